@@ -1,0 +1,28 @@
+// Matching is written once against this interface. PlaintextBackend (the reference) and MpcBackend
+// (shares, via @tenebra/mpc's JobContext) implement it. Every value the algorithm compares is a
+// secret S; control flow may depend only on values passed through reveal(), and every reveal is a
+// leak to the committee nodes that docs/leakage.md must list under its label.
+
+/** Names of deliberate leaks to the nodes. Each must have a row in docs/leakage.md. */
+export type LeakLabel = string;
+
+export interface Arith<S> {
+  readonly kind: 'plaintext' | 'mpc';
+  constant(v: bigint): S;
+  add(a: S, b: S): S;
+  sub(a: S, b: S): S;
+  lt(a: S, b: S): Promise<S>;
+  le(a: S, b: S): Promise<S>;
+  eq(a: S, b: S): Promise<S>;
+  min(a: S, b: S): Promise<S>;
+  mul(a: S, b: S): Promise<S>;
+  select(c: S, x: S, y: S): Promise<S>;
+  /** Opens b (0 or 1, or a small public count) to the nodes; recorded in the leak transcript. */
+  reveal(b: S, label: LeakLabel): Promise<bigint>;
+}
+
+/** One revealed value, in order; both backends must produce identical transcripts for one stream. */
+export interface LeakRecord {
+  label: LeakLabel;
+  value: bigint;
+}

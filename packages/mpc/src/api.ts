@@ -1,0 +1,77 @@
+// The contract the rest of Tenebra codes against. The engine (runtime.ts etc.) implements it.
+// Values are elements of the prime field of field.ts; "signed" means the representative in (-p/2, p/2).
+
+/** This party's shares of a vector of field elements. Immutable; opaque outside the engine. */
+export interface Sec {
+  readonly length: number;
+}
+
+/**
+ * Everything a job may do. Local operations return at once; interactive ones are vectorised
+ * elementwise and batched automatically: all operations issued by all concurrently running code of
+ * a job before the runtime's next deferred flush travel in ONE message per peer per round.
+ * Preprocessing is assigned in issue order, which is deterministic because round results are
+ * delivered to waiting operations in issue order.
+ */
+export interface JobContext {
+  readonly party: number;
+  readonly n: number;
+  readonly t: number;
+
+  /** Wraps shares this party received for a value it did not compute (e.g. an input from the gateway). */
+  fromShares(shares: readonly bigint[]): Sec;
+  /** A public vector as a (degree-0) sharing. */
+  constant(values: readonly bigint[]): Sec;
+  /** This party's shares of x (to store, or to send to an outside recipient such as the gateway). */
+  sharesOf(x: Sec): bigint[];
+  concat(parts: readonly Sec[]): Sec;
+  slice(x: Sec, start: number, end?: number): Sec;
+
+  add(a: Sec, b: Sec): Sec;
+  sub(a: Sec, b: Sec): Sec;
+  neg(a: Sec): Sec;
+  addPublic(a: Sec, c: readonly bigint[] | bigint): Sec;
+  mulPublic(a: Sec, c: readonly bigint[] | bigint): Sec;
+
+  /** Elementwise product (Beaver triple each). */
+  mul(a: Sec, b: Sec): Promise<Sec>;
+  /** [a < b] in {0,1}; a and b are signed integers with |a|,|b| < 2^L (L from the engine config, default 48). */
+  lt(a: Sec, b: Sec): Promise<Sec>;
+  /** [a <= b]. */
+  le(a: Sec, b: Sec): Promise<Sec>;
+  /** [a == b] in {0,1} for signed integers with |a|,|b| < 2^L. */
+  eq(a: Sec, b: Sec): Promise<Sec>;
+  min(a: Sec, b: Sec): Promise<Sec>;
+  max(a: Sec, b: Sec): Promise<Sec>;
+  /** c ? x : y, with c in {0,1}. */
+  select(c: Sec, x: Sec, y: Sec): Promise<Sec>;
+
+  /** Opens x to every party (a deliberate leak: callers label why). Field values in [0, p). */
+  open(x: Sec): Promise<bigint[]>;
+  /** Opens x to one party only; resolves to the values there and to null everywhere else. */
+  openTo(recipient: number, x: Sec): Promise<bigint[] | null>;
+}
+
+/** Raised when an opening holds more than t+1 shares that do not lie on one degree-t polynomial. */
+export class InconsistentSharesError extends Error {
+  constructor(readonly party: number, readonly index: number) {
+    super(`share from party ${party} at index ${index} is not on the degree-t polynomial of the others`);
+    this.name = 'InconsistentSharesError';
+  }
+}
+
+/** Raised when an operation needs preprocessing, the reserve is empty and fewer than 2t+1 parties are alive. */
+export class PreprocessingExhaustedError extends Error {
+  constructor(readonly kind: string, readonly needed: number, readonly available: number, readonly alive: number) {
+    super(`preprocessing exhausted: need ${needed} ${kind}, reserve holds ${available}, ${alive} parties alive (production needs 2t+1)`);
+    this.name = 'PreprocessingExhaustedError';
+  }
+}
+
+/** Raised (or reported) when fewer than t+1 parties are alive: nothing can be opened. */
+export class QuorumLostError extends Error {
+  constructor(readonly alive: number, readonly needed: number) {
+    super(`quorum lost: ${alive} parties alive, ${needed} needed`);
+    this.name = 'QuorumLostError';
+  }
+}
