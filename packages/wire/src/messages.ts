@@ -1,0 +1,67 @@
+// Internal frames between gateway, sequencer-enclave and committee nodes. JSON text frames over
+// WebSocket (ws). Large integers (sequence numbers, nanosecond times) travel as decimal strings.
+// Secret values never appear here in plaintext: they travel as `sealed` blobs (see @tenebra/seal),
+// each readable only by its one recipient.
+
+/** Fields the committee nodes see in plaintext for one operation (docs/leakage.md lists each). */
+export type PublicFields = Record<string, string | number | boolean | null>;
+
+/** An operation as the gateway submits it: public fields plus one sealed share blob per node. */
+export interface SealedOp {
+  /** 'place' | 'cancel' today; later issues add more kinds. */
+  kind: string;
+  symbol: string;
+  pub: PublicFields;
+  /** sealed[i] is for committee node i+1: base64 of seal(node_i_pub, encodeFieldVector(shares)). */
+  sealed: string[];
+}
+
+/** Enclave attestation quote (modelled): the platform key signs the measurement and the enclave key. */
+export interface Quote {
+  measurement: string; // hex sha256 of the enclave's code and configuration
+  enclave_pubkey: string; // hex Ed25519 public key of this enclave instance
+  issued_at: string; // RFC 3339
+  platform_signature: string; // hex Ed25519 signature by the platform (vendor) key
+}
+
+// gateway -> sequencer
+export interface SubmitFrame { t: 'submit'; rid: string; op: SealedOp }
+// sequencer -> gateway
+export interface AckFrame { t: 'ack'; rid: string; seq: string; ts_ns: string }
+export interface NackFrame { t: 'nack'; rid: string; code: string; message: string }
+// sequencer -> anyone, first frame of every connection
+export interface QuoteFrame { t: 'quote'; quote: Quote }
+
+// node -> sequencer: start (or resume) the feed at from_seq (inclusive)
+export interface FeedHelloFrame { t: 'feed'; node: number; from_seq: string }
+// sequencer -> node: one journaled operation, with only this node's sealed share
+export interface SequencedFrame {
+  t: 'op';
+  seq: string;
+  ts_ns: string;
+  kind: string;
+  symbol: string;
+  pub: PublicFields;
+  sealed: string;
+}
+
+// node -> gateway (gateway's internal listener)
+export interface ResultHelloFrame { t: 'hello'; node: number }
+// gateway -> node: send results from from_seq (inclusive)
+export interface ResumeFrame { t: 'resume'; from_seq: string }
+/** The outcome of one sequenced op at one node: what the nodes revealed, plus this node's output shares. */
+export interface ResultFrame {
+  t: 'result';
+  node: number;
+  seq: string;
+  pub: PublicFields;
+  /** base64 of seal(gateway_pub, encodeFieldVector(output shares)); empty string when no secret output. */
+  sealed: string;
+}
+
+export type GatewayToSequencer = SubmitFrame;
+export type SequencerToGateway = AckFrame | NackFrame | QuoteFrame;
+export type NodeToSequencer = FeedHelloFrame;
+export type SequencerToNode = QuoteFrame | SequencedFrame;
+export type NodeToGateway = ResultHelloFrame | ResultFrame;
+export type GatewayToNode = ResumeFrame;
