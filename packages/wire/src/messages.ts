@@ -54,7 +54,8 @@ export interface ResultFrame {
   t: 'result';
   node: number;
   seq: string;
-  pub: PublicFields;
+  /** JSON outcome the nodes revealed among themselves, e.g. PlaceOutcome / CancelOutcome below. */
+  pub: Record<string, unknown>;
   /** base64 of seal(gateway_pub, encodeFieldVector(output shares)); empty string when no secret output. */
   sealed: string;
 }
@@ -65,3 +66,23 @@ export type NodeToSequencer = FeedHelloFrame;
 export type SequencerToNode = QuoteFrame | SequencedFrame;
 export type NodeToGateway = ResultHelloFrame | ResultFrame;
 export type GatewayToNode = ResumeFrame;
+
+/** Outcome of a 'place' op. Secret output vector (sealed to the gateway): per fill, [qty_steps, price_ticks]. */
+export interface PlaceOutcome {
+  kind: 'place';
+  order_id: string;
+  /** maker order ids, in fill order; fill i's qty and price are secret outputs 2i and 2i+1 */
+  fills: string[];
+  rested: boolean;
+  /** why an unfilled remainder was cancelled (e.g. 'IOC_REMAINDER'), or null */
+  cancel_reason: string | null;
+  /** set when the committee rejected the op (e.g. 'INVALID_PRICE'), or null */
+  reject_reason: string | null;
+}
+
+/** Outcome of a 'cancel' op. No secret output. */
+export interface CancelOutcome {
+  kind: 'cancel';
+  order_id: string;
+  found: boolean;
+}
