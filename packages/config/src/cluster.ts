@@ -1,1 +1,178 @@
-export {};
+// Configuration of every process of a cluster, and the data-folder layout that holds it.
+// The launcher (scripts/src/start.ts) writes these files; each process reads only its own.
+import { readFileSync, writeFileSync, mkdirSync, existsSync, renameSync } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+
+export type Env = 'production' | 'test';
+export const ENVS: readonly Env[] = ['production', 'test'];
+
+/** Loopback ports of one environment; the test environment lives on other ports so both can run. */
+export interface PortPlan {
+  gateway: number;
+  gatewayInternal: number;
+  sequencer: number;
+  /** node i listens on nodeBase + i - 1 */
+  nodeBase: number;
+}
+
+export const DEFAULT_PORTS: Record<Env, PortPlan> = {
+  production: { gateway: 8080, gatewayInternal: 7200, sequencer: 7100, nodeBase: 7001 },
+  test: { gateway: 9080, gatewayInternal: 9200, sequencer: 9100, nodeBase: 9001 },
+};
+
+export interface PeerEntry {
+  index: number;
+  peerId: string;
+  addr: string;
+}
+
+export interface PreprocessingConfig {
+  mode: 'committee' | 'dealer';
+  targetTriples: number;
+  targetBits: number;
+}
+
+export interface NodeConfig {
+  role: 'committee';
+  env: Env;
+  index: number;
+  n: number;
+  t: number;
+  dataDir: string;
+  host: string;
+  port: number;
+  /** libp2p listen multiaddr */
+  listen: string;
+  peers: PeerEntry[];
+  libp2pKeyFile: string;
+  x25519KeyFile: string;
+  gatewayX25519PublicKey: string;
+  sequencerUrl: string;
+  gatewayInternalUrl: string;
+  platformPublicKey: string;
+  expectedMeasurement: string;
+  preprocessing: PreprocessingConfig;
+  /** sequenced ops per MPC job at most */
+  maxBatch: number;
+  logLevel: string;
+}
+
+export interface SequencerConfig {
+  role: 'sequencer';
+  dataDir: string;
+  host: string;
+  port: number;
+  n: number;
+  platformKeyFile: string;
+  logLevel?: string;
+}
+
+export interface GatewayConfig {
+  role: 'gateway';
+  env: Env;
+  dataDir: string;
+  host: string;
+  port: number;
+  internalPort: number;
+  n: number;
+  t: number;
+  sequencerUrl: string;
+  platformPublicKey: string;
+  expectedMeasurement: string;
+  nodes: { index: number; x25519PublicKey: string }[];
+  gatewayKeyFile: string;
+  jwtSecretFile: string;
+  adminSecretFile: string;
+  logLevel?: string;
+}
+
+export type ProcessConfig = NodeConfig | SequencerConfig | GatewayConfig;
+
+/** One running (or last-run) process, as listed in cluster.json. */
+export interface ProcessEntry {
+  role: 'committee' | 'sequencer' | 'gateway';
+  index: number;
+  pid: number | null;
+  ports: Record<string, number>;
+  peerId: string | null;
+  configFile: string;
+  logFile: string;
+}
+
+/** DIR/cluster.json: what a user, the accounts CLI and the chaos tools need to find the cluster. */
+export interface ClusterFile {
+  env: Env;
+  dataDir: string;
+  n: number;
+  t: number;
+  startedAt: string;
+  gateway: { baseUrl: string; wsUrl: string; adminUrl: string; adminSecretFile: string; internalUrl: string };
+  sequencer: { url: string; measurement: string };
+  processes: ProcessEntry[];
+}
+
+/** Where everything of a cluster lives inside its data folder. */
+export function layout(dataDir: string) {
+  const root = resolve(dataDir);
+  return {
+    root,
+    clusterFile: join(root, 'cluster.json'),
+    configDir: join(root, 'config'),
+    keysDir: join(root, 'keys'),
+    logsDir: join(root, 'logs'),
+    nodeConfig: (i: number) => join(root, 'config', `node-${i}.json`),
+    sequencerConfig: join(root, 'config', 'sequencer.json'),
+    gatewayConfig: join(root, 'config', 'gateway.json'),
+    nodeDir: (i: number) => join(root, `node-${i}`),
+    sequencerDir: join(root, 'sequencer'),
+    gatewayDir: join(root, 'gateway'),
+    platformKey: join(root, 'keys', 'platform.ed25519.json'),
+    gatewayKey: join(root, 'keys', 'gateway.x25519.json'),
+    jwtSecret: join(root, 'keys', 'jwt.secret'),
+    adminSecret: join(root, 'keys', 'admin.secret'),
+    nodeLibp2pKey: (i: number) => join(root, 'keys', `node-${i}.libp2p.key`),
+    nodeX25519Key: (i: number) => join(root, 'keys', `node-${i}.x25519.json`),
+  };
+}
+
+/** Reads and parses a JSON config file, failing with the file name in the message. */
+export function readJson<T>(file: string): T {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read ${file}: ${(e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new Error(`${file} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Writes JSON atomically (temp file + rename) so a crash never leaves half a config. */
+export function writeJson(file: string, value: unknown, mode = 0o644): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n', { mode });
+  renameSync(tmp, file);
+}
+
+/** Parses `--config <file>` from argv and reads it, checking the role. */
+export function loadProcessConfig<T extends ProcessConfig>(argv: string[], role: T['role']): T {
+  const i = argv.indexOf('--config');
+  const file = i >= 0 ? argv[i + 1] : undefined;
+  if (!file) throw new Error(`usage: --config <${role} config JSON file>`);
+  if (!existsSync(file)) throw new Error(`config file not found: ${file}`);
+  const cfg = readJson<T>(file);
+  if (cfg.role !== role) throw new Error(`${file} is a '${String(cfg.role)}' config, expected '${role}'`);
+  return cfg;
+}
+
+/** Validates n and t the way every process needs them (privacy t, liveness n - t >= t + 1). */
+export function checkCommitteeSize(n: number, t: number): void {
+  if (!Number.isInteger(n) || !Number.isInteger(t) || n < 3 || t < 1) {
+    throw new Error(`committee size n=${n}, t=${t} is invalid: need integers n >= 3, t >= 1`);
+  }
+  if (2 * t >= n) throw new Error(`threshold t=${t} must satisfy t < n/2 (n=${n}) for Shamir multiplication`);
+}
