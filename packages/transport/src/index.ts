@@ -1,1 +1,4 @@
+import './polyfill';
 export * from './types';
+export * from './simnet';
+export { Prng } from './prng';
