@@ -1,0 +1,277 @@
+// Creates (or resumes) a cluster's data folder and runs its processes as children.
+// Used by `npm start` and by the system and chaos tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, closeSync, fstatSync, writeFileSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  DEFAULT_PORTS, layout, readJson, writeJson, checkCommitteeSize,
+  type Env, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry,
+} from '@tenebra/config';
+import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
+import { generateIdentity } from '@tenebra/transport';
+import { expectedMeasurement } from '@tenebra/sequencer-enclave';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ENTRY = {
+  committee: join(ROOT, 'committee', 'src', 'main.ts'),
+  sequencer: join(ROOT, 'sequencer-enclave', 'src', 'main.ts'),
+  gateway: join(ROOT, 'gateway', 'src', 'main.ts'),
+} as const;
+
+export interface ClusterOptions {
+  dataDir: string;
+  env: Env;
+  n?: number;
+  t?: number;
+  ports?: PortPlan;
+  preprocessing?: 'committee' | 'dealer';
+  host?: string;
+  logLevel?: string;
+}
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+/** Generates keys and configs into dataDir unless they exist; returns the resolved configs. */
+export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: NodeConfig[]; sequencer: SequencerConfig; gateway: GatewayConfig }> {
+  const L = layout(opts.dataDir);
+  if (existsSync(L.gatewayConfig) && existsSync(L.sequencerConfig)) {
+    const sequencer = readJson<SequencerConfig>(L.sequencerConfig);
+    const gateway = readJson<GatewayConfig>(L.gatewayConfig);
+    const nodes = gateway.nodes.map((nd) => readJson<NodeConfig>(L.nodeConfig(nd.index)));
+    if (gateway.env !== opts.env) throw new Error(`${L.root} holds a '${gateway.env}' cluster, not '${opts.env}'`);
+    return { nodes, sequencer, gateway };
+  }
+  const n = opts.n ?? 5;
+  const t = opts.t ?? 2;
+  checkCommitteeSize(n, t);
+  const host = opts.host ?? '127.0.0.1';
+  const ports = opts.ports ?? DEFAULT_PORTS[opts.env];
+  for (const d of [L.root, L.configDir, L.keysDir, L.logsDir]) mkdirSync(d, { recursive: true });
+
+  const platform = generateEd25519();
+  writeKeyFile(L.platformKey, platform);
+  const gatewayKey = generateX25519();
+  writeKeyFile(L.gatewayKey, gatewayKey);
+  writeFileSync(L.jwtSecret, randomBytes(32).toString('hex'), { mode: 0o600 });
+  writeFileSync(L.adminSecret, randomBytes(24).toString('hex'), { mode: 0o600 });
+
+  const sequencer: SequencerConfig = {
+    role: 'sequencer', dataDir: L.sequencerDir, host, port: ports.sequencer, n,
+    platformKeyFile: L.platformKey, logLevel: opts.logLevel ?? 'info',
+  };
+  const measurement = expectedMeasurement(sequencer);
+  const sequencerUrl = `ws://${host}:${ports.sequencer}`;
+  const gatewayInternalUrl = `ws://${host}:${ports.gatewayInternal}`;
+
+  const idents = [];
+  const sealKeys = [];
+  for (let i = 1; i <= n; i++) {
+    const id = await generateIdentity();
+    writeFileSync(L.nodeLibp2pKey(i), Buffer.from(id.privateKey).toString('hex'), { mode: 0o600 });
+    idents.push(id);
+    const sk = generateX25519();
+    writeKeyFile(L.nodeX25519Key(i), sk);
+    sealKeys.push(sk);
+  }
+  const peers = idents.map((id, k) => ({
+    index: k + 1, peerId: id.peerId, addr: `/ip4/${host}/tcp/${ports.nodeBase + k}/p2p/${id.peerId}`,
+  }));
+  const nodes: NodeConfig[] = peers.map((p) => ({
+    role: 'committee', env: opts.env, index: p.index, n, t,
+    dataDir: L.nodeDir(p.index), host, port: ports.nodeBase + p.index - 1,
+    listen: `/ip4/${host}/tcp/${ports.nodeBase + p.index - 1}`, peers,
+    libp2pKeyFile: L.nodeLibp2pKey(p.index), x25519KeyFile: L.nodeX25519Key(p.index),
+    gatewayX25519PublicKey: hex(gatewayKey.publicKey), sequencerUrl, gatewayInternalUrl,
+    platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
+    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 20_000, targetBits: 20_000 },
+    maxBatch: 256, logLevel: opts.logLevel ?? 'info',
+  }));
+  const gateway: GatewayConfig = {
+    role: 'gateway', env: opts.env, dataDir: L.gatewayDir, host, port: ports.gateway, internalPort: ports.gatewayInternal,
+    n, t, sequencerUrl, platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
+    nodes: nodes.map((nd, k) => ({ index: nd.index, x25519PublicKey: hex(sealKeys[k]!.publicKey) })),
+    gatewayKeyFile: L.gatewayKey, jwtSecretFile: L.jwtSecret, adminSecretFile: L.adminSecret,
+    logLevel: opts.logLevel ?? 'info',
+  };
+  writeJson(L.sequencerConfig, sequencer);
+  writeJson(L.gatewayConfig, gateway);
+  for (const nd of nodes) writeJson(L.nodeConfig(nd.index), nd);
+  return { nodes, sequencer, gateway };
+}
+
+export type Role = ProcessEntry['role'];
+
+interface Running {
+  entry: ProcessEntry;
+  /** log size when this incarnation started: readiness is searched only after it */
+  logStart: number;
+  child: ChildProcess | null;
+  exited: Promise<number | null>;
+}
+
+/** A running cluster: its processes, and controls for chaos (kill / restart one process). */
+export class Cluster {
+  private readonly procs = new Map<string, Running>();
+  private constructor(
+    readonly opts: ClusterOptions,
+    readonly configs: Awaited<ReturnType<typeof ensureCluster>>,
+  ) {}
+
+  static async start(opts: ClusterOptions): Promise<Cluster> {
+    const configs = await ensureCluster(opts);
+    const c = new Cluster(opts, configs);
+    c.spawnProc('sequencer', 0);
+    for (const nd of configs.nodes) c.spawnProc('committee', nd.index);
+    c.spawnProc('gateway', 0);
+    c.writeClusterFile();
+    return c;
+  }
+
+  get baseUrl(): string {
+    const g = this.configs.gateway;
+    return `http://${g.host}:${g.port}/api/v1`;
+  }
+  get wsUrl(): string {
+    const g = this.configs.gateway;
+    return `ws://${g.host}:${g.port}/ws/v1`;
+  }
+
+  private key(role: Role, index: number): string {
+    return `${role}:${index}`;
+  }
+
+  private configFile(role: Role, index: number): string {
+    const L = layout(this.opts.dataDir);
+    return role === 'committee' ? L.nodeConfig(index) : role === 'sequencer' ? L.sequencerConfig : L.gatewayConfig;
+  }
+
+  /** Starts (or restarts) one process; its stdout/stderr (JSON log lines) go to DIR/logs/<role>-<index>.log. */
+  spawnProc(role: Role, index: number): void {
+    const L = layout(this.opts.dataDir);
+    mkdirSync(L.logsDir, { recursive: true });
+    const name = role === 'committee' ? `node-${index}` : role;
+    const logFile = join(L.logsDir, `${name}.log`);
+    const fd = openSync(logFile, 'a');
+    const logStart = fstatSync(fd).size;
+    const configFile = this.configFile(role, index);
+    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[role], '--config', configFile], {
+      cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env },
+    });
+    closeSync(fd);
+    const exited = new Promise<number | null>((res) => child.once('exit', (code, sig) => res(code ?? (sig ? -1 : null))));
+    const ports: Record<string, number> =
+      role === 'committee' ? { libp2p: this.configs.nodes[index - 1]!.port }
+      : role === 'sequencer' ? { ws: this.configs.sequencer.port }
+      : { http: this.configs.gateway.port, internal: this.configs.gateway.internalPort };
+    const peerId = role === 'committee' ? this.configs.nodes[index - 1]!.peers[index - 1]!.peerId : null;
+    this.procs.set(this.key(role, index), {
+      entry: { role, index, pid: child.pid ?? null, ports, peerId, configFile, logFile }, logStart, child, exited,
+    });
+  }
+
+  /** Sends a signal to one process (SIGKILL for chaos) and waits for it to exit. */
+  async kill(role: Role, index: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const p = this.procs.get(this.key(role, index));
+    if (!p?.child || p.child.exitCode !== null || p.child.signalCode !== null) return;
+    p.child.kill(signal);
+    await p.exited;
+    p.entry.pid = null;
+    this.writeClusterFile();
+  }
+
+  async restart(role: Role, index: number): Promise<void> {
+    await this.kill(role, index, 'SIGKILL');
+    this.spawnProc(role, index);
+    this.writeClusterFile();
+  }
+
+  processes(): ProcessEntry[] {
+    return [...this.procs.values()].map((p) => p.entry);
+  }
+
+  isRunning(role: Role, index: number): boolean {
+    const c = this.procs.get(this.key(role, index))?.child;
+    return !!c && c.exitCode === null && c.signalCode === null;
+  }
+
+  /** Resolves when `role:index` exits by itself (not through kill()). */
+  exitOf(role: Role, index: number): Promise<number | null> | undefined {
+    return this.procs.get(this.key(role, index))?.exited;
+  }
+
+  writeClusterFile(): void {
+    const L = layout(this.opts.dataDir);
+    const g = this.configs.gateway;
+    const file: ClusterFile = {
+      env: this.opts.env, dataDir: L.root, n: g.n, t: g.t, startedAt: new Date().toISOString(),
+      gateway: {
+        baseUrl: this.baseUrl, wsUrl: this.wsUrl, adminUrl: `http://${g.host}:${g.port}/admin`,
+        adminSecretFile: g.adminSecretFile, internalUrl: `ws://${g.host}:${g.internalPort}`,
+      },
+      sequencer: { url: g.sequencerUrl, measurement: g.expectedMeasurement },
+      processes: this.processes(),
+    };
+    writeJson(L.clusterFile, file);
+  }
+
+  /** Polls until the gateway answers and every live committee node reports ready in its log. */
+  async waitReady(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (await this.gatewayUp() && this.nodesReady()) return;
+      for (const p of this.procs.values()) {
+        if (p.child && (p.child.exitCode !== null || p.child.signalCode !== null)) {
+          throw new Error(`${p.entry.role} ${p.entry.index} exited during start-up; see ${p.entry.logFile}:\n${tail(p.entry.logFile)}`);
+        }
+      }
+      if (Date.now() > deadline) throw new Error(`cluster not ready after ${timeoutMs} ms; logs in ${layout(this.opts.dataDir).logsDir}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private async gatewayUp(): Promise<boolean> {
+    try {
+      const r = await fetch(`${this.baseUrl}/instruments`);
+      return r.ok;
+    } catch {
+      return false;
+    }
+  }
+
+  private nodesReady(): boolean {
+    return this.configs.nodes.every((nd) => {
+      const p = this.procs.get(this.key('committee', nd.index));
+      if (!p) return false;
+      if (!this.isRunning('committee', nd.index)) return true; // killed on purpose
+      try {
+        return readFileSync(p.entry.logFile).subarray(p.logStart).toString('utf8').includes('"msg":"node ready"');
+      } catch {
+        return false;
+      }
+    });
+  }
+
+  /** Stops every process: SIGTERM, then SIGKILL after graceMs. */
+  async stop(graceMs = 10_000): Promise<void> {
+    const running = [...this.procs.values()].filter((p) => p.child && p.child.exitCode === null && p.child.signalCode === null);
+    for (const p of running) p.child!.kill('SIGTERM');
+    const timer = setTimeout(() => { for (const p of running) p.child!.kill('SIGKILL'); }, graceMs);
+    await Promise.all(running.map((p) => p.exited));
+    clearTimeout(timer);
+    for (const p of this.procs.values()) p.entry.pid = null;
+    this.writeClusterFile();
+  }
+}
+
+/** The last lines of a log file, for error messages. */
+export function tail(file: string, lines = 20): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+export { readKeyFile };

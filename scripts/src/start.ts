@@ -1,0 +1,59 @@
+// `npm start [-- --data DIR] [--env production|test] [--dealer]`: runs the whole local cluster.
+import { resolve } from 'node:path';
+import { ENVS, type Env } from '@tenebra/config';
+import { Cluster } from './cluster';
+import { parseFlags } from './flags';
+
+const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--dealer] [--log-level info|debug]
+  --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
+  --env        production (ports 8080, 7100, 7001-7005, 7200) or test (9080, 9100, 9001-9005, 9200)
+  --dealer     preprocessing by a trusted dealer: INSECURE, for experiments only (new data folders only)`;
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level'], ['dealer', 'help']);
+  if (flags.bool.has('help')) {
+    console.log(USAGE);
+    return;
+  }
+  const env = (flags.str.get('env') ?? 'production') as Env;
+  if (!ENVS.includes(env)) throw new Error(`--env must be one of ${ENVS.join(', ')}`);
+  const dataDir = resolve(flags.str.get('data') ?? (env === 'test' ? 'data-test' : 'data'));
+  const cluster = await Cluster.start({
+    dataDir, env, preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee',
+    logLevel: flags.str.get('log-level') ?? 'info',
+  });
+  let stopping = false;
+  const stop = async (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\nstopping cluster (${why}) ...`);
+    await cluster.stop();
+    console.log('all processes stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  console.log(`starting ${env} cluster in ${dataDir} ...`);
+  await cluster.waitReady(120_000);
+  for (const p of cluster.processes()) {
+    console.log(`  ${p.role.padEnd(9)} ${String(p.index || '').padEnd(2)} pid ${p.pid}  ports ${JSON.stringify(p.ports)}${p.peerId ? `  peer ${p.peerId}` : ''}`);
+  }
+  if (cluster.configs.nodes[0]?.preprocessing.mode === 'dealer') {
+    console.log('  WARNING: preprocessing mode is dealer (INSECURE, experiments only)');
+  }
+  console.log(`\nbase_url ${cluster.baseUrl}\nws_url   ${cluster.wsUrl}`);
+  console.log(`cluster file ${dataDir}/cluster.json, logs in ${dataDir}/logs/`);
+  console.log(`create an account: npm run accounts -- --data ${dataDir} create --tier Core --deposit 10000`);
+  console.log('Ctrl-C stops every process.');
+  for (const p of cluster.processes()) {
+    void cluster.exitOf(p.role, p.index)?.then((code) => {
+      if (!stopping) console.log(`${p.role} ${p.index || ''} exited (code ${code}); see ${p.logFile}`);
+    });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(`npm start failed: ${(e as Error).message}`);
+  process.exit(1);
+});
