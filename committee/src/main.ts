@@ -1,0 +1,31 @@
+// Committee node process: `node --import tsx committee/src/main.ts --config node-<i>.json`.
+import '@tenebra/transport/src/polyfill';
+import { pino } from 'pino';
+import { loadProcessConfig, type NodeConfig } from '@tenebra/config';
+import { CommitteeNode } from './node';
+
+const cfg = loadProcessConfig<NodeConfig>(process.argv, 'committee');
+const log = pino({ level: cfg.logLevel ?? 'info', base: { role: 'committee', node: cfg.index, pid: process.pid } });
+const node = new CommitteeNode(cfg, log);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'stopping');
+  try {
+    await node.stop();
+    log.info('stopped');
+    process.exit(0);
+  } catch (e) {
+    log.error({ err: String(e) }, 'unclean stop');
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+node.start().catch((e: unknown) => {
+  log.fatal({ err: e instanceof Error ? e.stack : String(e) }, 'node failed to start');
+  process.exit(1);
+});

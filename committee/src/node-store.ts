@@ -1,0 +1,75 @@
+// What a committee node persists: its MPC party state (shares of the book, preprocessing reserve,
+// PRSS keys) at the last completed job, the last applied sequence number, and a bounded log of the
+// results it owes the gateway. One lmdb transaction per job keeps the three consistent.
+import { open, type RootDatabase, type Database } from 'lmdb';
+import type { ResultFrame } from '@tenebra/wire';
+
+/** Results older than this many sequence numbers behind the newest are pruned once the gateway has them. */
+const RESULT_RETENTION = 1_000_000n;
+
+export class NodeStore {
+  private readonly root: RootDatabase;
+  private readonly meta: Database<Uint8Array | string, string>;
+  private readonly results: Database<string, string>;
+
+  constructor(dir: string) {
+    this.root = open({ path: dir, compression: false });
+    this.meta = this.root.openDB({ name: 'meta', encoding: 'binary' }) as unknown as Database<Uint8Array | string, string>;
+    this.results = this.root.openDB({ name: 'results', encoding: 'string' });
+  }
+
+  /** Last applied sequence number (0n when nothing was applied yet). */
+  lastSeq(): bigint {
+    const v = this.meta.get('lastSeq');
+    return v === undefined ? 0n : BigInt(Buffer.from(v as Uint8Array).toString('utf8'));
+  }
+
+  /** The MPC party state as exported at the last completed job, if any. */
+  partyState(): Uint8Array | undefined {
+    const v = this.meta.get('party');
+    return v === undefined ? undefined : new Uint8Array(v as Uint8Array);
+  }
+
+  /** Atomically records a completed job: new party state, new cursor and the job's results. */
+  async commitJob(lastSeq: bigint, partyState: Uint8Array, results: ResultFrame[]): Promise<void> {
+    await this.root.transaction(() => {
+      this.meta.put('party', Buffer.from(partyState));
+      this.meta.put('lastSeq', Buffer.from(lastSeq.toString(), 'utf8'));
+      for (const r of results) this.results.put(seqKey(BigInt(r.seq)), JSON.stringify(r));
+    });
+  }
+
+  /** Records party state alone (after share recovery), keeping the cursor given. */
+  async commitRecovered(lastSeq: bigint, partyState: Uint8Array): Promise<void> {
+    await this.root.transaction(() => {
+      this.meta.put('party', Buffer.from(partyState));
+      this.meta.put('lastSeq', Buffer.from(lastSeq.toString(), 'utf8'));
+    });
+  }
+
+  /** Stored results with seq >= from, in order. */
+  *resultsFrom(from: bigint): Generator<ResultFrame> {
+    for (const { value } of this.results.getRange({ start: seqKey(from) })) {
+      yield JSON.parse(value) as ResultFrame;
+    }
+  }
+
+  /** Drops results the gateway has confirmed (below `upTo`), keeping a retention window. */
+  async prune(upTo: bigint): Promise<void> {
+    const newest = this.lastSeq();
+    const keepFrom = upTo < newest - RESULT_RETENTION ? upTo : newest - RESULT_RETENTION;
+    if (keepFrom <= 1n) return;
+    await this.root.transaction(() => {
+      for (const key of this.results.getKeys({ end: seqKey(keepFrom) })) void this.results.remove(key);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}
+
+/** Fixed-width decimal so lexicographic order is numeric order. */
+function seqKey(seq: bigint): string {
+  return seq.toString().padStart(20, '0');
+}

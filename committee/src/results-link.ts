@@ -1,0 +1,100 @@
+// Delivers this node's per-op results (public outcome + its output shares sealed to the gateway) to
+// the gateway's internal listener, in sequence order, resuming where the gateway says it stands.
+import WebSocket from 'ws';
+import type { Logger } from 'pino';
+import type { ResultFrame, GatewayToNode } from '@tenebra/wire';
+import type { NodeStore } from './node-store';
+
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 3_000;
+/** Results in flight on the socket before we wait for it to drain. */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+export class ResultsLink {
+  private ws: WebSocket | null = null;
+  private resumed = false;
+  /** next seq the gateway should receive on the current connection */
+  private nextSeq = 0n;
+  private closed = false;
+  private backoff = RECONNECT_MIN_MS;
+  private timer: NodeJS.Timeout | null = null;
+  private pumping = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly node: number,
+    private readonly store: NodeStore,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.connect();
+  }
+
+  /** Called after each job commit: sends whatever the gateway has not yet got. */
+  notify(): void {
+    void this.pump().catch((e: unknown) => this.log.error({ err: String(e) }, 'results pump failed'));
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    this.resumed = false;
+    ws.on('open', () => {
+      this.backoff = RECONNECT_MIN_MS;
+      ws.send(JSON.stringify({ t: 'hello', node: this.node }));
+    });
+    ws.on('message', (data) => {
+      let frame: GatewayToNode;
+      try {
+        frame = JSON.parse(String(data)) as GatewayToNode;
+      } catch {
+        this.log.warn('gateway sent a malformed frame');
+        return;
+      }
+      if (frame.t === 'resume') {
+        this.nextSeq = BigInt(frame.from_seq);
+        this.resumed = true;
+        this.log.info({ from_seq: frame.from_seq }, 'gateway link resumed');
+        void this.store.prune(this.nextSeq).catch((e: unknown) => this.log.warn({ err: String(e) }, 'prune failed'));
+        this.notify();
+      }
+    });
+    ws.on('error', (e) => this.log.debug({ err: e.message }, 'gateway link error'));
+    ws.on('close', () => {
+      this.ws = null;
+      this.resumed = false;
+      if (this.closed) return;
+      this.timer = setTimeout(() => this.connect(), this.backoff);
+      this.backoff = Math.min(this.backoff * 2, RECONNECT_MAX_MS);
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.ws && this.resumed && this.ws.readyState === WebSocket.OPEN) {
+        let sent = 0;
+        for (const r of this.store.resultsFrom(this.nextSeq)) {
+          if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return;
+          this.ws.send(JSON.stringify(r satisfies ResultFrame));
+          this.nextSeq = BigInt(r.seq) + 1n;
+          sent++;
+          if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) break;
+        }
+        if (sent === 0) return;
+        while (this.ws && this.ws.bufferedAmount > MAX_BUFFERED_BYTES) await new Promise((r) => setTimeout(r, 5));
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.ws?.close();
+  }
+}
