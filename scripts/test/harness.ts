@@ -1,0 +1,137 @@
+// Shared by the system, chaos and privacy tests: a real cluster of OS processes on free loopback
+// ports in a temporary data folder, and a small REST client that uses only the public interface.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createServer } from 'node:net';
+import { Cluster, ROOT, type ClusterOptions } from '../src/cluster';
+import type { PortPlan } from '@tenebra/config';
+
+const run = promisify(execFile);
+
+/** Finds `count` consecutive free TCP ports on 127.0.0.1 (best effort, then the OS decides). */
+export async function freePortBlock(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    let ok = true;
+    for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
+    if (ok) return base;
+  }
+  throw new Error('no free port block found');
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** Port plan on a free block: gateway, internal, sequencer, then n node ports. */
+export async function testPorts(n = 5): Promise<PortPlan> {
+  const base = await freePortBlock(3 + n);
+  return { gateway: base, gatewayInternal: base + 1, sequencer: base + 2, nodeBase: base + 3 };
+}
+
+export interface TestCluster {
+  cluster: Cluster;
+  dataDir: string;
+  baseUrl: string;
+  cleanup(): Promise<void>;
+}
+
+/** Starts a fresh cluster in a temp folder; cleanup() stops it and removes the folder. */
+export async function startTestCluster(opts: Partial<ClusterOptions> = {}): Promise<TestCluster> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'tenebra-test-'));
+  const ports = opts.ports ?? (await testPorts());
+  const cluster = await Cluster.start({ env: 'test', ...opts, dataDir, ports, logLevel: opts.logLevel ?? 'info' });
+  try {
+    await cluster.waitReady(90_000);
+  } catch (e) {
+    await cluster.stop(2_000);
+    throw e;
+  }
+  return {
+    cluster, dataDir, baseUrl: cluster.baseUrl,
+    async cleanup() {
+      await cluster.stop(5_000);
+      if (!process.env.TENEBRA_KEEP_DATA) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Credentials {
+  user_id: string;
+  api_key: string;
+  api_secret: string;
+  passphrase: string;
+}
+
+/** Creates an account through the accounts CLI, exactly as a user would. */
+export async function createAccount(dataDir: string, tier = 'Apex', deposit = '1000000'): Promise<Credentials> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/src/accounts.ts'), '--data', dataDir, 'create', '--tier', tier, '--deposit', deposit], { cwd: ROOT });
+  return JSON.parse(stdout.trim()) as Credentials;
+}
+
+export interface Envelope<T> {
+  code: number | string;
+  data?: T;
+  message?: string;
+  timestamp: string;
+  request_id: string;
+}
+
+/** A REST client for one account, using only the spec's interface. */
+export class Trader {
+  private token = '';
+  constructor(readonly baseUrl: string, readonly creds: Credentials) {}
+
+  async login(): Promise<void> {
+    const r = await fetch(`${this.baseUrl}/auth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'client_credentials', client_id: this.creds.api_key, client_secret: this.creds.api_secret, passphrase: this.creds.passphrase }),
+    });
+    const body = (await r.json()) as { access_token?: string };
+    if (!r.ok || !body.access_token) throw new Error(`login failed: ${r.status} ${JSON.stringify(body)}`);
+    this.token = body.access_token;
+  }
+
+  async call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: Envelope<T> }> {
+    const r = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    return { status: r.status, body: (text ? JSON.parse(text) : {}) as Envelope<T> };
+  }
+
+  async place(order: Record<string, unknown>): Promise<{ status: number; body: Envelope<{ order_id: string; status: string }> }> {
+    return this.call('POST', '/orders', order);
+  }
+
+  async order(id: string): Promise<Record<string, unknown>> {
+    const r = await this.call<Record<string, unknown>>('GET', `/orders/${id}`);
+    if (r.status !== 200 || !r.body.data) throw new Error(`GET /orders/${id}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.data;
+  }
+}
+
+/** Polls fn until it returns a truthy value or the time runs out. */
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,67 @@
+// System test: the real processes start with the launcher, trade through REST, and stop cleanly.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestCluster, createAccount, Trader, waitFor, type TestCluster } from './harness';
+
+describe('local cluster of real processes', () => {
+  let tc: TestCluster;
+  beforeAll(async () => {
+    tc = await startTestCluster();
+  }, 120_000);
+  afterAll(async () => {
+    await tc?.cleanup();
+  });
+
+  it('writes cluster.json listing every process', () => {
+    const file = JSON.parse(readFileSync(join(tc.dataDir, 'cluster.json'), 'utf8')) as {
+      processes: { role: string; index: number; pid: number | null; ports: Record<string, number>; peerId: string | null }[];
+      gateway: { baseUrl: string };
+    };
+    expect(file.processes.filter((p) => p.role === 'committee')).toHaveLength(5);
+    expect(file.processes.filter((p) => p.role === 'sequencer')).toHaveLength(1);
+    expect(file.processes.filter((p) => p.role === 'gateway')).toHaveLength(1);
+    for (const p of file.processes) expect(p.pid).toBeGreaterThan(0);
+    for (const p of file.processes.filter((q) => q.role === 'committee')) expect(p.peerId).toMatch(/^12D3Koo/);
+    expect(file.gateway.baseUrl).toBe(tc.baseUrl);
+  });
+
+  it('matches a crossing pair of limit orders on shares and reports the fills', async () => {
+    const [a, b] = await Promise.all([createAccount(tc.dataDir), createAccount(tc.dataDir)]);
+    const buyer = new Trader(tc.baseUrl, a!);
+    const seller = new Trader(tc.baseUrl, b!);
+    await Promise.all([buyer.login(), seller.login()]);
+
+    const sell = await seller.place({ symbol: 'ETH-USDC-PERP', side: 'sell', type: 'limit', quantity: 2, price: 3000, time_in_force: 'GTC' });
+    expect(sell.status).toBe(200);
+    expect(sell.body.data?.status).toBe('NEW');
+    const buy = await buyer.place({ symbol: 'ETH-USDC-PERP', side: 'buy', type: 'limit', quantity: 0.5, price: 3001, time_in_force: 'GTC' });
+    expect(buy.status).toBe(200);
+
+    const filled = await waitFor(async () => {
+      const o = await buyer.order(buy.body.data!.order_id);
+      return o.status === 'FILLED' ? o : null;
+    }, 30_000, 'the buy order to fill');
+    expect(filled.filled_quantity).toBe(0.5);
+    expect(filled.average_fill_price).toBe(3000); // at the resting order's price
+    const maker = await waitFor(async () => {
+      const o = await seller.order(sell.body.data!.order_id);
+      return o.status === 'PARTIALLY_FILLED' ? o : null;
+    }, 30_000, 'the sell order to be partially filled');
+    expect(maker.remaining_quantity).toBe(1.5);
+
+    const cancel = await seller.call('DELETE', `/orders/${sell.body.data!.order_id}`);
+    expect(cancel.status).toBe(200);
+    const cancelled = await waitFor(async () => {
+      const o = await seller.order(sell.body.data!.order_id);
+      return o.status === 'CANCELLED' ? o : null;
+    }, 30_000, 'the cancel');
+    expect(cancelled.cancel_reason).toBe('USER_REQUESTED');
+  });
+
+  it('stops every process cleanly', async () => {
+    await tc.cluster.stop(15_000);
+    const codes = await Promise.all(tc.cluster.processes().map((p) => tc.cluster.exitOf(p.role, p.index)));
+    expect(codes.every((c) => c === 0)).toBe(true);
+  });
+});
