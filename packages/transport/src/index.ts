@@ -2,3 +2,5 @@ import './polyfill';
 export * from './types';
 export * from './simnet';
 export { Prng } from './prng';
+export * from './libp2p';
+export { FrameDecoder, FrameError, FrameKind, frameHeader, FRAME_HEADER_BYTES } from './framing';

@@ -1,0 +1,484 @@
+// Transport between OS processes over libp2p: TCP + Noise + Yamux, a static list of n parties with
+// persistent Ed25519 identities, one protocol. Each party keeps one long-lived outbound stream per
+// peer (it only writes there) and reads whatever inbound streams its peers open to it. A peer is
+// "up" while our outbound stream to it is open; when it drops we redial with capped exponential
+// backoff, cut short whenever the peer connects to us.
+import './polyfill';
+import { noise } from '@chainsafe/libp2p-noise';
+import { yamux } from '@chainsafe/libp2p-yamux';
+import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys';
+import type { Libp2p, PeerId, Stream } from '@libp2p/interface';
+import { peerIdFromPrivateKey as peerIdOfKey } from '@libp2p/peer-id';
+import { tcp } from '@libp2p/tcp';
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
+import { createLibp2p } from 'libp2p';
+import { FrameDecoder, FrameKind, FRAME_HEADER_BYTES, frameHeader } from './framing';
+import type { Cancel, Clock, Transport } from './types';
+
+/** The one libp2p protocol committee parties speak. */
+export const TENEBRA_PROTOCOL = '/tenebra/mpc/1.0.0';
+
+/** One party of the static peer list. */
+export interface PeerEntry {
+  index: number;
+  peerId: string;
+  /** Multiaddr to dial, e.g. /ip4/127.0.0.1/tcp/7001; a trailing /p2p/<peerId> is optional. */
+  addr: string;
+}
+
+export interface Libp2pTransportOptions {
+  self: number;
+  n: number;
+  /** Protobuf-encoded Ed25519 private key (from generateIdentity). */
+  privateKey: Uint8Array;
+  /** Listen multiaddr, e.g. /ip4/127.0.0.1/tcp/7001. */
+  listen: string;
+  /** All n parties, including self. */
+  peers: PeerEntry[];
+  /** Largest message send() accepts and the receiver admits (default 16 MiB). */
+  maxMessageBytes?: number;
+  /** Outbound queue limit per peer, in messages (default 4096); the oldest is dropped beyond it. */
+  maxQueuedMessages?: number;
+  /** Outbound queue limit per peer, in bytes (default 64 MiB); the oldest is dropped beyond it. */
+  maxQueuedBytes?: number;
+  /** Redial backoff bounds (defaults 50 ms and 2000 ms). */
+  redialMinMs?: number;
+  redialMaxMs?: number;
+  /** Budget for one dial attempt (default 5000 ms). */
+  dialTimeoutMs?: number;
+  /** Receives non-fatal errors (handler exceptions, bad frames). Default: console.error. */
+  log?: (msg: string, err?: unknown) => void;
+}
+
+/** Counters for one peer link. */
+export interface Libp2pPeerStats {
+  up: boolean;
+  queuedMessages: number;
+  queuedBytes: number;
+  /** Messages dropped: outbound queue full, or their write failed when the stream broke. */
+  droppedOutbound: number;
+  sentMessages: number;
+  sentBytes: number;
+  receivedMessages: number;
+  receivedBytes: number;
+  /** Successful outbound stream openings (1 + reconnects). */
+  connects: number;
+}
+
+/** A Transport over libp2p, with its peer id, listen addresses and per-peer counters. */
+export interface Libp2pTransport extends Transport {
+  readonly peerId: string;
+  /** Actual listen addresses once started (useful with port 0). */
+  listenAddrs(): string[];
+  peerStats(peer: number): Libp2pPeerStats;
+}
+
+/** Wall-clock Clock: Date.now, setTimeout, setImmediate. */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (cb: () => void, ms: number): Cancel => {
+    const h = setTimeout(cb, ms);
+    return () => clearTimeout(h);
+  },
+  defer: (cb: () => void): void => {
+    setImmediate(cb);
+  },
+};
+
+/** Generates a fresh Ed25519 identity; persist privateKey to keep the peer id across restarts. */
+export async function generateIdentity(): Promise<{ privateKey: Uint8Array; peerId: string }> {
+  const key = await generateKeyPair('Ed25519');
+  return { privateKey: privateKeyToProtobuf(key), peerId: peerIdOfKey(key).toString() };
+}
+
+/** The peer id (base58 string) of a protobuf-encoded private key. */
+export async function peerIdFromPrivateKey(privateKey: Uint8Array): Promise<string> {
+  return peerIdOfKey(privateKeyFromProtobuf(privateKey)).toString();
+}
+
+/** Creates (does not start) a libp2p transport for party `self` of a static n-party list. */
+export async function createLibp2pTransport(opts: Libp2pTransportOptions): Promise<Libp2pTransport> {
+  const peerId = await peerIdFromPrivateKey(opts.privateKey);
+  return new Libp2pTransportImpl(opts, peerId);
+}
+
+/** Frames (possibly large) go to the stream in pieces of at most this size, so backpressure acts
+ *  between pieces and several small queued frames share one send(). Yamux frames are 64 KB too. */
+const WRITE_CHUNK_BYTES = 64 * 1024;
+
+/** Per-peer state: the outbound stream, its queue and the redial machinery. */
+class PeerLink {
+  stream: Stream | undefined;
+  up = false;
+  dialing = false;
+  writing = false;
+  writeScheduled = false;
+  backoffMs: number;
+  /** Wakes the dial loop from its backoff sleep. */
+  wake: (() => void) | undefined;
+  /** Encoded frames (header + payload) waiting to be written. */
+  readonly queue: Uint8Array[] = [];
+  queuedBytes = 0;
+  droppedOutbound = 0;
+  sentMessages = 0;
+  sentBytes = 0;
+  receivedMessages = 0;
+  receivedBytes = 0;
+  connects = 0;
+
+  constructor(
+    readonly index: number,
+    readonly peerId: string,
+    readonly addr: Multiaddr,
+    backoffMs: number,
+  ) {
+    this.backoffMs = backoffMs;
+  }
+}
+
+type LifeState = 'new' | 'starting' | 'running' | 'stopped';
+
+class Libp2pTransportImpl implements Libp2pTransport {
+  readonly self: number;
+  readonly n: number;
+  readonly clock: Clock = realClock;
+  readonly peerId: string;
+
+  private state: LifeState = 'new';
+  private node: Libp2p | undefined;
+  private readonly links = new Map<number, PeerLink>();
+  private readonly indexByPeerId = new Map<string, number>();
+  private readonly messageHandlers: Array<(from: number, data: Uint8Array) => void> = [];
+  private readonly peerHandlers: Array<(peer: number, up: boolean) => void> = [];
+  private readonly stopController = new AbortController();
+  private readonly maxMessageBytes: number;
+  private readonly maxQueuedMessages: number;
+  private readonly maxQueuedBytes: number;
+  private readonly redialMinMs: number;
+  private readonly redialMaxMs: number;
+  private readonly dialTimeoutMs: number;
+  private readonly log: (msg: string, err?: unknown) => void;
+
+  constructor(private readonly opts: Libp2pTransportOptions, peerId: string) {
+    const { self, n, peers } = opts;
+    if (!Number.isInteger(n) || n < 1) throw new RangeError(`libp2p transport: bad n ${n}`);
+    if (!Number.isInteger(self) || self < 1 || self > n) throw new RangeError(`libp2p transport: self ${self} out of range 1..${n}`);
+    if (peers.length !== n) throw new Error(`libp2p transport: peer list has ${peers.length} entries, expected n=${n}`);
+    this.self = self;
+    this.n = n;
+    this.peerId = peerId;
+    this.maxMessageBytes = opts.maxMessageBytes ?? 16 * 1024 * 1024;
+    this.maxQueuedMessages = opts.maxQueuedMessages ?? 4096;
+    this.maxQueuedBytes = opts.maxQueuedBytes ?? 64 * 1024 * 1024;
+    this.redialMinMs = opts.redialMinMs ?? 50;
+    this.redialMaxMs = opts.redialMaxMs ?? 2000;
+    this.dialTimeoutMs = opts.dialTimeoutMs ?? 5000;
+    this.log = opts.log ?? ((msg, err) => console.error(`[transport ${self}] ${msg}`, err ?? ''));
+    for (const p of peers) {
+      if (!Number.isInteger(p.index) || p.index < 1 || p.index > n) throw new RangeError(`libp2p transport: peer index ${p.index} out of range 1..${n}`);
+      if (this.indexByPeerId.has(p.peerId)) throw new Error(`libp2p transport: peer id ${p.peerId} listed twice`);
+      if ([...this.indexByPeerId.values()].includes(p.index)) throw new Error(`libp2p transport: index ${p.index} listed twice`);
+      this.indexByPeerId.set(p.peerId, p.index);
+      if (p.index === self) {
+        if (p.peerId !== peerId) throw new Error(`libp2p transport: entry ${self} has peer id ${p.peerId} but the private key gives ${peerId}`);
+        continue;
+      }
+      const ma = multiaddr(p.addr);
+      const withId = ma.getComponents().some((c) => c.name === 'p2p') ? ma : ma.encapsulate(`/p2p/${p.peerId}`);
+      this.links.set(p.index, new PeerLink(p.index, p.peerId, withId, this.redialMinMs));
+    }
+  }
+
+  onMessage(handler: (from: number, data: Uint8Array) => void): void {
+    this.messageHandlers.push(handler);
+  }
+
+  onPeer(handler: (peer: number, up: boolean) => void): void {
+    this.peerHandlers.push(handler);
+  }
+
+  isUp(peer: number): boolean {
+    if (peer === this.self) return this.state === 'running';
+    return this.link(peer).up;
+  }
+
+  listenAddrs(): string[] {
+    return this.node?.getMultiaddrs().map((m) => m.toString()) ?? [];
+  }
+
+  peerStats(peer: number): Libp2pPeerStats {
+    const l = this.link(peer);
+    return {
+      up: l.up,
+      queuedMessages: l.queue.length,
+      queuedBytes: l.queuedBytes,
+      droppedOutbound: l.droppedOutbound,
+      sentMessages: l.sentMessages,
+      sentBytes: l.sentBytes,
+      receivedMessages: l.receivedMessages,
+      receivedBytes: l.receivedBytes,
+      connects: l.connects,
+    };
+  }
+
+  send(to: number, data: Uint8Array): void {
+    if (data.byteLength > this.maxMessageBytes) throw new RangeError(`libp2p transport: message of ${data.byteLength} bytes exceeds maxMessageBytes ${this.maxMessageBytes}`);
+    if (this.state === 'stopped') return;
+    if (to === this.self) {
+      const copy = data.slice();
+      setImmediate(() => {
+        if (this.state === 'running') this.dispatch(this.self, copy);
+      });
+      return;
+    }
+    const link = this.link(to);
+    // Encode now: one copy, and the caller may reuse its buffer.
+    const frame = new Uint8Array(FRAME_HEADER_BYTES + data.byteLength);
+    frame.set(frameHeader(FrameKind.DATA, data.byteLength), 0);
+    frame.set(data, FRAME_HEADER_BYTES);
+    link.queue.push(frame);
+    link.queuedBytes += frame.byteLength;
+    while (link.queue.length > this.maxQueuedMessages || (link.queuedBytes > this.maxQueuedBytes && link.queue.length > 1)) {
+      const old = link.queue.shift()!;
+      link.queuedBytes -= old.byteLength;
+      link.droppedOutbound++;
+    }
+    this.scheduleWrite(link);
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`libp2p transport: start() called in state ${this.state}; create a new transport to restart`);
+    this.state = 'starting';
+    const allowed = (pid: PeerId): boolean => this.indexByPeerId.has(pid.toString()) && pid.toString() !== this.peerId;
+    const node = await createLibp2p({
+      privateKey: privateKeyFromProtobuf(this.opts.privateKey),
+      addresses: { listen: [this.opts.listen] },
+      transports: [tcp()],
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux()],
+      connectionGater: {
+        denyDialPeer: (pid) => !allowed(pid),
+        denyInboundEncryptedConnection: (pid) => !allowed(pid),
+        denyOutboundEncryptedConnection: (pid) => !allowed(pid),
+      },
+      connectionManager: {
+        // Redials after a restart come fast; the default rate limit would reset them.
+        inboundConnectionThreshold: 100_000,
+        maxConnections: Math.max(100, 4 * this.n),
+      },
+      start: false,
+    });
+    this.node = node;
+    await node.handle(TENEBRA_PROTOCOL, (stream, connection) => this.acceptInbound(stream, connection.remotePeer), { maxInboundStreams: 16 });
+    node.addEventListener('peer:connect', (evt) => {
+      // The peer is reachable again: skip the rest of our backoff.
+      const idx = this.indexByPeerId.get(evt.detail.toString());
+      const link = idx === undefined ? undefined : this.links.get(idx);
+      if (link !== undefined && link.stream === undefined) link.wake?.();
+    });
+    await node.start();
+    if (this.state !== 'starting') {
+      // stop() was called while starting.
+      await node.stop();
+      return;
+    }
+    this.state = 'running';
+    for (const link of this.links.values()) this.runDialLoop(link);
+  }
+
+  async stop(): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    this.stopController.abort(new Error('transport stopped'));
+    for (const link of this.links.values()) {
+      link.wake?.();
+      link.up = false;
+      link.stream = undefined;
+    }
+    await this.node?.stop();
+  }
+
+  // ---- internals ----
+
+  private link(peer: number): PeerLink {
+    const l = this.links.get(peer);
+    if (l === undefined) throw new RangeError(`libp2p transport: peer ${peer} out of range 1..${this.n}`);
+    return l;
+  }
+
+  private dispatch(from: number, data: Uint8Array): void {
+    for (const h of this.messageHandlers) {
+      try {
+        h(from, data);
+      } catch (err) {
+        this.log(`message handler threw on a message from ${from}`, err);
+      }
+    }
+  }
+
+  private setUp(link: PeerLink, up: boolean): void {
+    if (link.up === up || this.state !== 'running') return;
+    link.up = up;
+    for (const h of this.peerHandlers) {
+      try {
+        h(link.index, up);
+      } catch (err) {
+        this.log(`peer handler threw for peer ${link.index}`, err);
+      }
+    }
+  }
+
+  private acceptInbound(stream: Stream, remote: PeerId): void {
+    const from = this.indexByPeerId.get(remote.toString());
+    const link = from === undefined ? undefined : this.links.get(from);
+    if (from === undefined || link === undefined || this.state !== 'running') {
+      stream.abort(new Error('unknown peer or transport not running'));
+      return;
+    }
+    const decoder = new FrameDecoder(this.maxMessageBytes);
+    stream.addEventListener('message', (evt) => {
+      const bytes = evt.data instanceof Uint8Array ? evt.data : evt.data.subarray();
+      let frames;
+      try {
+        frames = decoder.push(bytes);
+      } catch (err) {
+        this.log(`bad frame from peer ${from}; dropping its stream`, err);
+        stream.abort(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      for (const f of frames) {
+        if (f.kind !== FrameKind.DATA || this.state !== 'running') continue;
+        link.receivedMessages++;
+        link.receivedBytes += f.payload.byteLength;
+        this.dispatch(from, f.payload);
+      }
+    });
+  }
+
+  /** Starts the dial loop for a link unless one is running; never rejects. */
+  private runDialLoop(link: PeerLink): void {
+    if (link.dialing || this.state !== 'running') return;
+    link.dialing = true;
+    this.dialLoop(link)
+      .catch((err: unknown) => this.log(`dial loop for peer ${link.index} failed`, err))
+      .finally(() => {
+        link.dialing = false;
+      });
+  }
+
+  private async dialLoop(link: PeerLink): Promise<void> {
+    const node = this.node;
+    if (node === undefined) throw new Error('libp2p transport: dial loop without a node');
+    while (this.state === 'running' && link.stream === undefined) {
+      try {
+        const signal = AbortSignal.any([this.stopController.signal, AbortSignal.timeout(this.dialTimeoutMs)]);
+        const stream = await node.dialProtocol(link.addr, TENEBRA_PROTOCOL, { signal });
+        if (this.state !== 'running') {
+          stream.abort(new Error('transport stopped'));
+          return;
+        }
+        this.attachOutbound(link, stream);
+        link.backoffMs = this.redialMinMs;
+        return;
+      } catch {
+        // Peer down or unreachable: wait, then retry. Expected while a peer restarts.
+        if (this.state !== 'running') return;
+        await this.sleep(link, link.backoffMs);
+        link.backoffMs = Math.min(link.backoffMs * 2, this.redialMaxMs);
+      }
+    }
+  }
+
+  private sleep(link: PeerLink, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const h = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(h);
+        link.wake = undefined;
+        resolve();
+      }
+      link.wake = done;
+    });
+  }
+
+  private attachOutbound(link: PeerLink, stream: Stream): void {
+    link.stream = stream;
+    link.connects++;
+    stream.addEventListener('close', () => {
+      if (link.stream !== stream) return;
+      link.stream = undefined;
+      this.setUp(link, false);
+      if (this.state === 'running') this.runDialLoop(link);
+    });
+    this.setUp(link, true);
+    this.scheduleWrite(link);
+  }
+
+  /** Runs the writer after the current synchronous burst of send()s, so they share writes. */
+  private scheduleWrite(link: PeerLink): void {
+    if (link.writeScheduled || link.writing || link.stream === undefined) return;
+    link.writeScheduled = true;
+    queueMicrotask(() => {
+      link.writeScheduled = false;
+      this.writeLoop(link).catch((err: unknown) => this.log(`writer for peer ${link.index} failed`, err));
+    });
+  }
+
+  /**
+   * Drains the link's queue into its stream, waiting for 'drain' when send() reports a full
+   * buffer. Frames leave the queue once all their bytes were accepted by the stream; frames whose
+   * write fails are dropped and counted (never resent: that could duplicate them).
+   */
+  private async writeLoop(link: PeerLink): Promise<void> {
+    if (link.writing) return;
+    link.writing = true;
+    try {
+      while (this.state === 'running' && link.stream !== undefined && link.queue.length > 0) {
+        const stream = link.stream;
+        // Coalesce small frames into one write; a large frame goes alone, in pieces.
+        let count = 1;
+        let bytes = link.queue[0]!.byteLength;
+        while (count < link.queue.length && bytes + link.queue[count]!.byteLength <= WRITE_CHUNK_BYTES) {
+          bytes += link.queue[count]!.byteLength;
+          count++;
+        }
+        let buf: Uint8Array;
+        if (count === 1) {
+          buf = link.queue[0]!;
+        } else {
+          buf = new Uint8Array(bytes);
+          let off = 0;
+          for (let i = 0; i < count; i++) {
+            buf.set(link.queue[i]!, off);
+            off += link.queue[i]!.byteLength;
+          }
+        }
+        try {
+          for (let off = 0; off < buf.byteLength; off += WRITE_CHUNK_BYTES) {
+            if (stream.writableNeedsDrain) await stream.onDrain({ signal: this.stopController.signal });
+            if (link.stream !== stream) throw new Error('stream replaced');
+            stream.send(buf.subarray(off, Math.min(off + WRITE_CHUNK_BYTES, buf.byteLength)));
+          }
+        } catch (err) {
+          // The stream failed under us. Part of this write may have reached the peer, so drop these
+          // frames rather than risk a duplicate (delivery is at most once); the close handler redials.
+          const lost = link.queue.splice(0, count);
+          for (const f of lost) link.queuedBytes -= f.byteLength;
+          link.droppedOutbound += lost.length;
+          stream.abort(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+        const sent = link.queue.splice(0, count);
+        for (const f of sent) {
+          link.queuedBytes -= f.byteLength;
+          link.sentMessages++;
+          link.sentBytes += f.byteLength - FRAME_HEADER_BYTES;
+        }
+      }
+    } finally {
+      link.writing = false;
+    }
+    // A new stream may have appeared while we were returning.
+    if (link.queue.length > 0 && link.stream !== undefined && this.state === 'running') this.scheduleWrite(link);
+  }
+}
