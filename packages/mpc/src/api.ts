@@ -52,10 +52,17 @@ export interface JobContext {
   openTo(recipient: number, x: Sec): Promise<bigint[] | null>;
 }
 
-/** Raised when an opening holds more than t+1 shares that do not lie on one degree-t polynomial. */
+/**
+ * Raised when an opening holds more than t+1 shares that do not lie on one degree-t polynomial.
+ * party is null when the bad share is detected but cannot be named (only t+2 shares, or several bad).
+ */
 export class InconsistentSharesError extends Error {
-  constructor(readonly party: number, readonly index: number) {
-    super(`share from party ${party} at index ${index} is not on the degree-t polynomial of the others`);
+  constructor(readonly party: number | null, readonly index: number) {
+    super(
+      party === null
+        ? `shares at index ${index} do not lie on one degree-t polynomial (the bad party cannot be named)`
+        : `share from party ${party} at index ${index} is not on the degree-t polynomial of the others`,
+    );
     this.name = 'InconsistentSharesError';
   }
 }

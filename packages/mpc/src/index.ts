@@ -1,1 +1,25 @@
+// @tenebra/mpc: modules in dependency order (field -> shamir -> prss -> messages -> runtime ->
+// protocols -> preprocessing -> recovery).
 export * from './api';
+/** All field arithmetic as a namespace: F.add, F.mul, F.inv, ... */
+export * as F from './field';
+export {
+  P,
+  P_BITS,
+  DEFAULT_L,
+  DEFAULT_KAPPA,
+  ELEMENT_BYTES,
+  FieldError,
+  toSigned,
+  fromSigned,
+  isElement,
+  assertElements,
+  encodeFieldVector,
+  decodeFieldVector,
+  comparisonBits,
+  comparisonBound,
+  assertComparisonFits,
+  maskGrowthBits,
+} from './field';
+export * from './shamir';
+export * from './prss';

@@ -1,0 +1,241 @@
+// The prime field of every sharing: GF(p), p = 2^127 - 1 (a Mersenne prime). No I/O.
+//
+// Why this prime. Secret values that are compared are signed integers x with |x| < 2^L, L = 48 by
+// default (prices in ticks, sizes in steps; products are computed but never compared). A comparison
+// a < b works on the difference d = a - b, |d| < 2^(L+1), so d needs L+2 bits in two's complement.
+// The comparison (Catrina & de Hoogh, SCN 2010; see protocols.ts) opens
+//     c = 2^(K-1) + d + r' + 2^M * r''
+// where r' is a random M-bit value (M = 4 * ceil((L+1)/4) = 52, a whole number of 4-bit blocks,
+// M >= L+1), K = M + 1 = 53, and r'' is a pseudo-random bounded integer made by PRSS (prss.ts): the
+// sum over the C(n,t) PRSS subsets of values below 2^(K+kappa-M), so r'' < C(n,t) * 2^(K+kappa-M).
+// With nu = ceil(log2 C(n,t)) (the PRSS bounded-mask growth) the opened value is below
+//     2^K + 2^M + 2^(K+kappa+nu)  <  2^(K+kappa+nu+1),
+// and it must not wrap mod p, so we need 2^(K+kappa+nu+1) <= p. The subset that no coalition of t
+// parties touches contributes a uniform term, which hides d with statistical distance <= 2^-kappa.
+//   n=5, t=2: C(5,2) = 10, nu = 4; kappa = 40, K = 53:  K + kappa + nu + 1 = 98  <= 126   (2^127-1 ok)
+//   the same with p = 2^89 - 1:                          98 > 88                          (fails)
+//   n=7, t=3: C(7,3) = 35, nu = 6:                       100 <= 126                       (ok)
+// comparisonFits() checks this for any (L, kappa, n, t) at construction time.
+
+/** The field modulus p = 2^127 - 1. */
+export const P = (1n << 127n) - 1n;
+/** Bits of p. */
+export const P_BITS = 127;
+/** Default bound on compared values: |x| < 2^L. */
+export const DEFAULT_L = 48;
+/** Default statistical security parameter kappa (bits). */
+export const DEFAULT_KAPPA = 40;
+/** Bits per comparison block (preprocessed one-hot 4-bit values; see preprocessing.ts). */
+export const BLOCK_BITS = 4;
+/** Bytes per encoded field element. */
+export const ELEMENT_BYTES = 16;
+
+const HALF = P >> 1n;
+const M64 = (1n << 64n) - 1n;
+
+/** Error for values or parameters that are not acceptable to the field layer. */
+export class FieldError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FieldError';
+  }
+}
+
+/** x mod p for 0 <= x < 2^254 (e.g. a product of two field elements), by the Mersenne fold; faster than %. */
+export function reduce(x: bigint): bigint {
+  x = (x & P) + (x >> 127n);
+  return x >= P ? x - P : x;
+}
+
+/** x mod p for any x >= 0 (e.g. a sum of many products), by repeated folds. */
+export function reduceWide(x: bigint): bigint {
+  while (x > P) x = (x & P) + (x >> 127n);
+  return x === P ? 0n : x;
+}
+
+/** x mod p for any bigint (negative or huge). */
+export function mod(x: bigint): bigint {
+  if (x >= 0n) {
+    if (x < P) return x;
+    if (x < 1n << 254n) return reduce(x);
+    return x % P;
+  }
+  const r = x % P;
+  return r === 0n ? 0n : r + P;
+}
+
+/** a + b mod p for field elements. */
+export function add(a: bigint, b: bigint): bigint {
+  const s = a + b;
+  return s >= P ? s - P : s;
+}
+
+/** a - b mod p for field elements. */
+export function sub(a: bigint, b: bigint): bigint {
+  const s = a - b;
+  return s < 0n ? s + P : s;
+}
+
+/** -a mod p for a field element. */
+export function neg(a: bigint): bigint {
+  return a === 0n ? 0n : P - a;
+}
+
+/** a * b mod p for field elements. */
+export function mul(a: bigint, b: bigint): bigint {
+  return reduce(a * b);
+}
+
+/** a^e mod p for e >= 0. */
+export function pow(a: bigint, e: bigint): bigint {
+  if (e < 0n) throw new FieldError('pow: negative exponent');
+  let result = 1n;
+  let base = mod(a);
+  while (e > 0n) {
+    if (e & 1n) result = reduce(result * base);
+    base = reduce(base * base);
+    e >>= 1n;
+  }
+  return result;
+}
+
+/** a^-1 mod p; throws on 0. Extended Euclid (faster than Fermat for one value). */
+export function inv(a: bigint): bigint {
+  a = mod(a);
+  if (a === 0n) throw new FieldError('inverse of zero');
+  let [r0, r1] = [P, a];
+  let [s0, s1] = [0n, 1n];
+  while (r1 !== 0n) {
+    const q = r0 / r1;
+    [r0, r1] = [r1, r0 - q * r1];
+    [s0, s1] = [s1, s0 - q * s1];
+  }
+  return mod(s0);
+}
+
+/** Elementwise inverses by Montgomery's batch trick (one inversion, 3 products per element); throws on 0. */
+export function invAll(xs: readonly bigint[]): bigint[] {
+  const m = xs.length;
+  const prefix = new Array<bigint>(m);
+  let acc = 1n;
+  for (let i = 0; i < m; i++) {
+    const x = xs[i]!;
+    if (x === 0n) throw new FieldError(`inverse of zero at index ${i}`);
+    prefix[i] = acc;
+    acc = reduce(acc * x);
+  }
+  let accInv = inv(acc);
+  const out = new Array<bigint>(m);
+  for (let i = m - 1; i >= 0; i--) {
+    out[i] = reduce(accInv * prefix[i]!);
+    accInv = reduce(accInv * xs[i]!);
+  }
+  return out;
+}
+
+/**
+ * The canonical square root of a quadratic residue: a^((p+1)/4), which for p = 2^127 - 1 is
+ * a^(2^125), i.e. 125 squarings. Throws if a is not a square.
+ */
+export function sqrt(a: bigint): bigint {
+  a = mod(a);
+  let r = a;
+  for (let i = 0; i < 125; i++) r = reduce(r * r);
+  if (reduce(r * r) !== a) throw new FieldError('sqrt of a non-residue');
+  return r;
+}
+
+/** The signed representative of a field element, in (-p/2, p/2]. */
+export function toSigned(a: bigint): bigint {
+  return a > HALF ? a - P : a;
+}
+
+/** The field element of a signed integer |x| < p/2. */
+export function fromSigned(x: bigint): bigint {
+  if (x > HALF || x < -HALF) throw new FieldError(`signed value out of range: ${x}`);
+  return x < 0n ? x + P : x;
+}
+
+/** True iff x is a field element in canonical form [0, p). */
+export function isElement(x: unknown): x is bigint {
+  return typeof x === 'bigint' && x >= 0n && x < P;
+}
+
+/** Throws a FieldError naming `what` and the index if any value is not in [0, p). */
+export function assertElements(xs: readonly bigint[], what = 'value'): void {
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i];
+    if (typeof x !== 'bigint' || x < 0n || x >= P) {
+      throw new FieldError(`${what} at index ${i} is not a field element in [0, 2^127-1): ${String(x)}`);
+    }
+  }
+}
+
+/** Writes x (a field element) as 16 big-endian bytes at byte offset off of view. */
+export function writeElement(view: DataView, off: number, x: bigint): void {
+  view.setBigUint64(off, x >> 64n);
+  view.setBigUint64(off + 8, x & M64);
+}
+
+/** Reads a 16-byte big-endian field element; throws if it is >= p. */
+export function readElement(view: DataView, off: number): bigint {
+  const x = (view.getBigUint64(off) << 64n) | view.getBigUint64(off + 8);
+  if (x >= P) throw new FieldError(`decoded value at byte ${off} is not a field element`);
+  return x;
+}
+
+/** Encodes field elements as 16-byte big-endian each; throws on values outside [0, p). */
+export function encodeFieldVector(xs: readonly bigint[]): Uint8Array {
+  assertElements(xs);
+  const out = new Uint8Array(xs.length * ELEMENT_BYTES);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < xs.length; i++) writeElement(view, i * ELEMENT_BYTES, xs[i]!);
+  return out;
+}
+
+/** Decodes a vector written by encodeFieldVector; throws on a length not divisible by 16 or a value >= p. */
+export function decodeFieldVector(bytes: Uint8Array): bigint[] {
+  if (bytes.length % ELEMENT_BYTES !== 0) throw new FieldError(`field vector length ${bytes.length} is not a multiple of 16`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const m = bytes.length / ELEMENT_BYTES;
+  const out = new Array<bigint>(m);
+  for (let i = 0; i < m; i++) out[i] = readElement(view, i * ELEMENT_BYTES);
+  return out;
+}
+
+/** C(n, k). */
+export function binomial(n: number, k: number): number {
+  if (k < 0 || k > n) return 0;
+  let r = 1;
+  for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
+  return Math.round(r);
+}
+
+/** Comparison geometry for bound L: M bits of r' (whole 4-bit blocks), K = M + 1 (see header). */
+export function comparisonBits(L: number): { M: number; K: number; blocks: number } {
+  const blocks = Math.ceil((L + 1) / BLOCK_BITS);
+  const M = blocks * BLOCK_BITS;
+  return { M, K: M + 1, blocks };
+}
+
+/** PRSS bounded-mask growth nu = ceil(log2 C(n,t)). */
+export function maskGrowthBits(n: number, t: number): number {
+  return Math.ceil(Math.log2(binomial(n, t)));
+}
+
+/** The exponent K + kappa + nu + 1 that must not exceed 126 (i.e. 2^that <= p); see header. */
+export function comparisonBound(L: number, kappa: number, n: number, t: number): number {
+  return comparisonBits(L).K + kappa + maskGrowthBits(n, t) + 1;
+}
+
+/** Throws unless comparisons of |x| < 2^L with statistical security kappa fit in this field for (n, t). */
+export function assertComparisonFits(L: number, kappa: number, n: number, t: number): void {
+  if (!Number.isInteger(L) || L < 1) throw new FieldError(`L must be a positive integer, got ${L}`);
+  if (!Number.isInteger(kappa) || kappa < 1) throw new FieldError(`kappa must be a positive integer, got ${kappa}`);
+  const need = comparisonBound(L, kappa, n, t);
+  if (need > P_BITS - 1) {
+    throw new FieldError(
+      `comparison does not fit: K + kappa + nu + 1 = ${need} bits > ${P_BITS - 1} (L=${L}, kappa=${kappa}, n=${n}, t=${t})`,
+    );
+  }
+}

@@ -1,0 +1,221 @@
+// Shamir secret sharing (Shamir 1979) over GF(2^127 - 1): split, Lagrange interpolation, and
+// reconstruction that checks consistency and names a bad share. No I/O.
+//
+// Party i (1..n) holds f(i) for a random polynomial f of degree t with f(0) = the secret. Any t+1
+// shares determine f; t reveal nothing. With more than t+1 shares we can check that they lie on one
+// polynomial; with at least t+3 a single bad share is the unique one whose removal leaves the rest
+// consistent (two consistent degree-t subsets of size t+2 would share t+1 points, hence be equal).
+
+import { randomBytes } from 'node:crypto';
+import { InconsistentSharesError } from './api';
+import { P, FieldError, assertElements, inv, mod, reduce, reduceWide } from './field';
+
+/** Errors for bad sharing parameters or inputs (wrong counts, bad party ids, t >= n/2). */
+export class SharingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SharingError';
+  }
+}
+
+/** A source of uniformly random field elements. */
+export type FieldRng = (count: number) => bigint[];
+
+/** Cryptographically random field elements from node:crypto. */
+export const cryptoRng: FieldRng = (count) => {
+  const bytes = randomBytes(count * 16);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Array<bigint>(count);
+  for (let i = 0; i < count; i++) {
+    const x = ((view.getBigUint64(i * 16) << 64n) | view.getBigUint64(i * 16 + 8)) & P;
+    out[i] = x === P ? 0n : x;
+  }
+  return out;
+};
+
+/** Throws unless 1 <= t, 2t < n (honest majority; needed for degree-2t products) and n is small. */
+export function assertParams(n: number, t: number): void {
+  if (!Number.isInteger(n) || n < 3 || n > 64) throw new SharingError(`n must be an integer in 3..64, got ${n}`);
+  if (!Number.isInteger(t) || t < 1) throw new SharingError(`t must be a positive integer, got ${t}`);
+  if (2 * t >= n) throw new SharingError(`t must be < n/2 (t=${t}, n=${n}): products of two sharings have degree 2t and need 2t+1 <= n parties`);
+}
+
+/** Throws unless id is a party id in 1..n. */
+export function assertParty(id: number, n: number, what = 'party'): void {
+  if (!Number.isInteger(id) || id < 1 || id > n) throw new SharingError(`${what} id must be an integer in 1..${n}, got ${id}`);
+}
+
+/** Splits each value into n shares of degree t; result[i-1] is party i's share vector. */
+export function shareSecret(values: readonly bigint[], n: number, t: number, rng: FieldRng = cryptoRng): bigint[][] {
+  assertParams(n, t);
+  assertElements(values, 'secret');
+  const m = values.length;
+  const coeffs = rng(m * t);
+  const out: bigint[][] = [];
+  for (let i = 1; i <= n; i++) {
+    const x = BigInt(i);
+    const row = new Array<bigint>(m);
+    for (let e = 0; e < m; e++) {
+      // Horner: f(x) = s + c1 x + ... + ct x^t
+      let acc = 0n;
+      for (let d = t - 1; d >= 0; d--) acc = reduce((acc + coeffs[e * t + d]!) * x);
+      row[e] = mod(acc + values[e]!);
+    }
+    out.push(row);
+  }
+  return out;
+}
+
+const lagrangeCache = new Map<string, bigint[]>();
+const LAGRANGE_CACHE_LIMIT = 4096;
+
+/**
+ * Lagrange coefficients lambda_j for interpolating at point x from the given distinct party points:
+ * f(x) = sum_j lambda_j f(parties[j]). Cached per (x, parties).
+ */
+export function lagrange(parties: readonly number[], x = 0): bigint[] {
+  const key = `${x}:${parties.join(',')}`;
+  const hit = lagrangeCache.get(key);
+  if (hit) return hit;
+  const seen = new Set<number>();
+  for (const p of parties) {
+    if (!Number.isInteger(p) || p < 1) throw new SharingError(`bad party id ${p}`);
+    if (seen.has(p)) throw new SharingError(`duplicate party id ${p}`);
+    seen.add(p);
+  }
+  const bx = BigInt(x);
+  const out = parties.map((pj) => {
+    let num = 1n;
+    let den = 1n;
+    for (const pk of parties) {
+      if (pk === pj) continue;
+      num = reduce(num * mod(bx - BigInt(pk)));
+      den = reduce(den * mod(BigInt(pj) - BigInt(pk)));
+    }
+    return reduce(num * inv(den));
+  });
+  if (lagrangeCache.size >= LAGRANGE_CACHE_LIMIT) lagrangeCache.clear();
+  lagrangeCache.set(key, out);
+  return out;
+}
+
+function assertShareSet(parties: readonly number[], shares: readonly (readonly bigint[])[], need: number, n?: number): number {
+  if (parties.length !== shares.length) throw new SharingError(`${parties.length} party ids but ${shares.length} share vectors`);
+  if (parties.length < need) throw new SharingError(`need at least ${need} shares, got ${parties.length}`);
+  const m = shares[0]?.length ?? 0;
+  for (let j = 0; j < shares.length; j++) {
+    if (n !== undefined) assertParty(parties[j]!, n);
+    if (shares[j]!.length !== m) throw new SharingError(`share vector of party ${parties[j]} has length ${shares[j]!.length}, expected ${m}`);
+  }
+  return m;
+}
+
+/** Interpolates every element at point x from exactly the given parties' shares (degree parties-1). */
+export function interpolate(parties: readonly number[], shares: readonly (readonly bigint[])[], x = 0): bigint[] {
+  const m = assertShareSet(parties, shares, 1);
+  const lam = lagrange(parties, x);
+  const k = parties.length;
+  const out = new Array<bigint>(m);
+  for (let e = 0; e < m; e++) {
+    let acc = 0n;
+    for (let j = 0; j < k; j++) acc += lam[j]! * shares[j]![e]!;
+    out[e] = reduceWide(acc);
+  }
+  return out;
+}
+
+/** Secrets from the first t+1 of the given shares (no consistency check). */
+export function reconstruct(parties: readonly number[], shares: readonly (readonly bigint[])[], t: number): bigint[] {
+  assertShareSet(parties, shares, t + 1);
+  return interpolate(parties.slice(0, t + 1), shares.slice(0, t + 1), 0);
+}
+
+/**
+ * Indices e where share j (j >= t+1) disagrees with the polynomial through the first t+1 shares,
+ * per extra party; fast path: one random linear combination per party, per-element only on mismatch.
+ */
+export function findInconsistent(parties: readonly number[], shares: readonly (readonly bigint[])[], t: number): { party: number; index: number }[] {
+  const m = assertShareSet(parties, shares, t + 1);
+  const base = parties.slice(0, t + 1);
+  const rho = randomSmall(m);
+  const dot = (v: readonly bigint[]): bigint => {
+    let acc = 0n;
+    for (let e = 0; e < m; e++) acc += rho[e]! * v[e]!;
+    return mod(acc);
+  };
+  const baseDots = shares.slice(0, t + 1).map(dot);
+  const bad: { party: number; index: number }[] = [];
+  for (let j = t + 1; j < parties.length; j++) {
+    const lam = lagrange(base, parties[j]!);
+    let expect = 0n;
+    for (let i = 0; i <= t; i++) expect += lam[i]! * baseDots[i]!;
+    if (reduceWide(expect) === dot(shares[j]!)) continue;
+    for (let e = 0; e < m; e++) {
+      let v = 0n;
+      for (let i = 0; i <= t; i++) v += lam[i]! * shares[i]![e]!;
+      if (reduceWide(v) !== shares[j]![e]) {
+        bad.push({ party: parties[j]!, index: e });
+        break;
+      }
+    }
+  }
+  return bad;
+}
+
+function consistentAt(parties: readonly number[], column: readonly bigint[], t: number): boolean {
+  const base = parties.slice(0, t + 1);
+  for (let j = t + 1; j < parties.length; j++) {
+    const lam = lagrange(base, parties[j]!);
+    let v = 0n;
+    for (let i = 0; i <= t; i++) v += lam[i]! * column[i]!;
+    if (reduceWide(v) !== column[j]) return false;
+  }
+  return true;
+}
+
+/**
+ * Secrets from more than t+1 shares, checked: throws InconsistentSharesError(party, index) if they
+ * do not lie on one degree-t polynomial. Names the bad party when there are >= t+3 shares and exactly
+ * one share of that element is off; otherwise party is null. With exactly t+1 shares: no check.
+ */
+export function reconstructChecked(parties: readonly number[], shares: readonly (readonly bigint[])[], t: number, n?: number): bigint[] {
+  const m = assertShareSet(parties, shares, t + 1, n);
+  for (const v of shares) assertElements(v, 'share');
+  if (parties.length > t + 1) {
+    const bad = findInconsistent(parties, shares, t);
+    if (bad.length > 0) {
+      // Locate the first bad element index over all extra parties, then name its culprit.
+      const index = Math.min(...bad.map((b) => b.index));
+      const column = shares.map((v) => v[index]!);
+      throw new InconsistentSharesError(nameBadParty(parties, column, t), index);
+    }
+  }
+  void m;
+  return interpolate(parties.slice(0, t + 1), shares.slice(0, t + 1), 0);
+}
+
+/** The single party whose share of one element is off, or null if it cannot be named. */
+export function nameBadParty(parties: readonly number[], column: readonly bigint[], t: number): number | null {
+  if (parties.length < t + 3) return null;
+  let culprit: number | null = null;
+  for (let j = 0; j < parties.length; j++) {
+    const ps = parties.filter((_, i) => i !== j);
+    const cs = column.filter((_, i) => i !== j);
+    if (consistentAt(ps, cs, t)) {
+      if (culprit !== null) return null; // two candidates: ambiguous
+      culprit = parties[j]!;
+    }
+  }
+  return culprit;
+}
+
+/** Random 64-bit multipliers for linear-combination checks (not secret; must be unpredictable to a cheater). */
+function randomSmall(m: number): bigint[] {
+  const bytes = randomBytes(m * 8);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Array<bigint>(m);
+  for (let i = 0; i < m; i++) out[i] = view.getBigUint64(i * 8);
+  return out;
+}
+
+export { FieldError };

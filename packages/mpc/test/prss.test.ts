@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import * as F from '../src/field';
+import { Prss, dealPrssKeys, makeOwnKeys, prssSubsetsOf, subsets } from '../src/prss';
+import { interpolate, reconstruct, reconstructChecked } from '../src/shamir';
+
+const ALL = (n: number) => [...Array(n).keys()].map((i) => i + 1);
+
+describe('prss', () => {
+  for (const [n, t] of [[3, 1], [5, 2], [7, 3]] as const) {
+    const keys = dealPrssKeys(n, t, `seed-${n}`);
+    const parties = ALL(n).map((i) => new Prss(n, t, i, keys[i - 1]!));
+
+    it(`random shares are consistent degree-${t} sharings (n=${n})`, () => {
+      const sh = parties.map((p) => p.randomShares('job1:r0', 20));
+      const v = reconstructChecked(ALL(n), sh, t, n);
+      expect(new Set(v.map(String)).size).toBe(20);
+      // a different nonce gives different values
+      const v2 = reconstruct(ALL(n), parties.map((p) => p.randomShares('job1:r1', 20)), t);
+      expect(v2[0]).not.toBe(v[0]);
+    });
+
+    it(`bounded shares are below C(n,t) * 2^bits (n=${n})`, () => {
+      const sh = parties.map((p) => p.boundedShares('mask', 50, 41));
+      const v = reconstructChecked(ALL(n), sh, t, n);
+      const bound = BigInt(F.binomial(n, t)) << 41n;
+      for (const x of v) expect(x < bound).toBe(true);
+      expect(v.some((x) => x > 1n << 41n)).toBe(true);
+    });
+
+    it(`PRZS is a degree-2t sharing of zero (n=${n})`, () => {
+      const sh = parties.map((p) => p.zeroShares2t('z', 10));
+      const v = interpolate(ALL(n).slice(0, 2 * t + 1), sh.slice(0, 2 * t + 1), 0);
+      expect(v.every((x) => x === 0n)).toBe(true);
+      // not of degree t: t+1 points do not give zero
+      const low = interpolate(ALL(n).slice(0, t + 1), sh.slice(0, t + 1), 0);
+      expect(low.some((x) => x !== 0n)).toBe(true);
+    });
+
+    it(`recovery masks are degree t and vanish at the recovering point (n=${n})`, () => {
+      const point = 2;
+      const helpers = ALL(n).filter((i) => i !== point);
+      const sh = helpers.map((i) => parties[i - 1]!.zeroAtShares('rec', 5, point));
+      const atPoint = interpolate(helpers.slice(0, t + 1), sh.slice(0, t + 1), point);
+      expect(atPoint.every((x) => x === 0n)).toBe(true);
+      expect(() => reconstructChecked(helpers, sh, t, n)).not.toThrow();
+      expect(() => parties[point - 1]!.zeroAtShares('rec', 1, point)).toThrow(/itself/);
+    });
+  }
+
+  it('key ownership: each party makes the keys of subsets it leads', () => {
+    const own = makeOwnKeys(5, 2, 3);
+    expect(own.size).toBe(subsets(5, 3).filter((a) => a[0] === 3).length);
+    expect(prssSubsetsOf(5, 2, 3).length).toBe(6);
+    expect(() => new Prss(5, 2, 3, own)).toThrow(/lacks the PRSS key/);
+  });
+});
