@@ -1,0 +1,54 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generateIdentity, type PeerEntry } from '../src/index';
+import { freePorts } from './helpers';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/party.ts', import.meta.url));
+
+interface Report { type: string; from?: number; ok?: boolean; peer?: number; up?: boolean; error?: string }
+
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+describe('libp2p across OS processes', () => {
+  it('3 child processes exchange messages all-to-all', async () => {
+    const n = 3;
+    const bytes = 100_000;
+    const ids = await Promise.all(Array.from({ length: n }, () => generateIdentity()));
+    const ports = await freePorts(n);
+    const peers: PeerEntry[] = ids.map((id, k) => ({ index: k + 1, peerId: id.peerId, addr: `/ip4/127.0.0.1/tcp/${ports[k]}` }));
+    const reports: Report[][] = ids.map(() => []);
+    const stderr: string[] = [];
+
+    const done = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`cross-process exchange timed out; reports=${JSON.stringify(reports)} stderr=${stderr.join('')}`)), 20_000);
+      const check = (): void => {
+        for (const r of reports) if (r.some((m) => m.type === 'error')) { clearTimeout(timer); reject(new Error(JSON.stringify(r))); return; }
+        if (reports.every((r) => r.filter((m) => m.type === 'received').length === n - 1)) { clearTimeout(timer); resolve(); }
+      };
+      ids.forEach((id, k) => {
+        const child = fork(FIXTURE, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+        children.push(child);
+        child.stderr?.on('data', (d: Buffer) => stderr.push(d.toString()));
+        child.on('message', (m: Report) => { reports[k]!.push(m); check(); });
+        child.on('exit', (code) => { if (code !== 0 && code !== null) reject(new Error(`party ${k + 1} exited with ${code}: ${stderr.join('')}`)); });
+        child.send({ type: 'config', config: { self: k + 1, n, privateKeyHex: Buffer.from(id.privateKey).toString('hex'), peers, bytes } });
+      });
+    });
+    await done;
+
+    for (let i = 1; i <= n; i++) {
+      const got = reports[i - 1]!.filter((m) => m.type === 'received');
+      expect(got.map((m) => m.from).sort()).toEqual([1, 2, 3].filter((j) => j !== i));
+      expect(got.every((m) => m.ok === true)).toBe(true);
+      expect(reports[i - 1]!.filter((m) => m.type === 'peer' && m.up).length).toBeGreaterThanOrEqual(n - 1);
+    }
+    // Orderly exit: every child stops its transport and exits 0.
+    const exits = children.map((c) => new Promise<number | null>((r) => c.once('exit', (code) => r(code))));
+    for (const c of children) c.send({ type: 'exit' });
+    expect(await Promise.all(exits)).toEqual([0, 0, 0]);
+  });
+});
