@@ -7,5 +7,5 @@ export { generateEd25519, ed25519PublicKey, sign, verify } from './ed25519';
 export type { Quote } from './quote';
 export { makeQuote, verifyQuote, quoteMessage, newChallenge, proveEnclaveKey, checkEnclaveProof } from './quote';
 export { measureFiles, canonicalJson } from './measure';
-export type { KeyPair } from './keyfile';
+export type { KeyPair, KeyType } from './keyfile';
 export { writeKeyFile, readKeyFile, writePublicKeyFile, readPublicKeyFile } from './keyfile';

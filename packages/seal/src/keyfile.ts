@@ -8,21 +8,23 @@ export interface KeyPair {
   publicKey: Uint8Array;
 }
 
-/** Writes {type, privateKey, publicKey} as hex JSON with mode 0600 (owner read/write only). */
-export function writeKeyFile(path: string, type: 'x25519' | 'ed25519', keys: KeyPair): void {
+export type KeyType = 'x25519' | 'ed25519';
+
+/** Writes {privateKey, publicKey[, type]} as hex JSON with mode 0600 (owner read/write only). */
+export function writeKeyFile(path: string, keys: KeyPair, type?: KeyType): void {
   const body = JSON.stringify({ type, privateKey: toHex(keys.privateKey), publicKey: toHex(keys.publicKey) }, null, 2);
   writeFileSync(path, `${body}\n`, { mode: 0o600 });
   chmodSync(path, 0o600); // writeFileSync keeps the mode of an existing file
 }
 
-/** Reads a key file written by writeKeyFile; throws if the type differs or the file is group/world readable. */
-export function readKeyFile(path: string, type: 'x25519' | 'ed25519'): KeyPair {
+/** Reads a key file written by writeKeyFile; throws if group/world readable, or if `type` is given and differs. */
+export function readKeyFile(path: string, type?: KeyType): KeyPair {
   const mode = statSync(path).mode & 0o777;
   if ((mode & 0o077) !== 0) throw new Error(`key file ${path} has mode ${mode.toString(8)}; expected 600`);
   const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
   if (typeof parsed !== 'object' || parsed === null) throw new Error(`key file ${path}: not a JSON object`);
   const o = parsed as Record<string, unknown>;
-  if (o.type !== type) throw new Error(`key file ${path}: type ${String(o.type)}, expected ${type}`);
+  if (type !== undefined && o.type !== undefined && o.type !== type) throw new Error(`key file ${path}: type ${String(o.type)}, expected ${type}`);
   if (typeof o.privateKey !== 'string' || typeof o.publicKey !== 'string') {
     throw new Error(`key file ${path}: privateKey and publicKey must be hex strings`);
   }
@@ -32,14 +34,15 @@ export function readKeyFile(path: string, type: 'x25519' | 'ed25519'): KeyPair {
 }
 
 /** Writes only a public key ({type, publicKey}) for distribution; mode 0644 is fine. */
-export function writePublicKeyFile(path: string, type: 'x25519' | 'ed25519', publicKey: Uint8Array): void {
+export function writePublicKeyFile(path: string, publicKey: Uint8Array, type?: KeyType): void {
   writeFileSync(path, `${JSON.stringify({ type, publicKey: toHex(publicKey) }, null, 2)}\n`);
 }
 
 /** Reads the publicKey of a key file (public-only or full). */
-export function readPublicKeyFile(path: string, type: 'x25519' | 'ed25519'): Uint8Array {
+export function readPublicKeyFile(path: string, type?: KeyType): Uint8Array {
   const o = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-  if (o.type !== type || typeof o.publicKey !== 'string') throw new Error(`key file ${path}: expected a ${type} publicKey`);
+  if (typeof o.publicKey !== 'string') throw new Error(`key file ${path}: no publicKey`);
+  if (type !== undefined && o.type !== undefined && o.type !== type) throw new Error(`key file ${path}: type ${String(o.type)}, expected ${type}`);
   const pk = fromHex(o.publicKey);
   if (pk.length !== 32) throw new Error(`key file ${path}: public key must be 32 bytes`);
   return pk;

@@ -90,7 +90,7 @@ describe('key files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'keys-'));
     const p = join(dir, 'node1.key.json');
     const k = generateX25519();
-    writeKeyFile(p, 'x25519', k);
+    writeKeyFile(p, k, 'x25519');
     expect(statSync(p).mode & 0o777).toBe(0o600);
     const back = readKeyFile(p, 'x25519');
     expect(Buffer.from(back.privateKey).equals(k.privateKey)).toBe(true);
@@ -98,8 +98,11 @@ describe('key files', () => {
     expect(() => readKeyFile(p, 'ed25519')).toThrow(/type x25519/);
     chmodSync(p, 0o644);
     expect(() => readKeyFile(p, 'x25519')).toThrow(/mode 644/);
+    const untyped = join(dir, 'platform.json');
+    writeKeyFile(untyped, k);
+    expect(Buffer.from(readKeyFile(untyped).publicKey).equals(k.publicKey)).toBe(true);
     const pub = join(dir, 'node1.pub.json');
-    writePublicKeyFile(pub, 'x25519', k.publicKey);
+    writePublicKeyFile(pub, k.publicKey, 'x25519');
     expect(Buffer.from(readPublicKeyFile(pub, 'x25519')).equals(k.publicKey)).toBe(true);
   });
 });
