@@ -1,1 +1,263 @@
-export {};
+// The instrument catalogue (the spec's 20 linear perpetuals) and the exact-decimal arithmetic that
+// turns their decimal fields into integer ticks, steps and micro-USDC at the edge.
+// Decimal values are kept as strings ("0.001"), never as floats: a float cannot hold 0.1 exactly.
+
+export type InstrumentStatus = 'trading' | 'halted' | 'pre-open' | 'delisted';
+export const INSTRUMENT_STATUSES: readonly InstrumentStatus[] = ['trading', 'halted', 'pre-open', 'delisted'];
+
+/** One instrument with every field of the spec's Instrument object; decimals as exact strings. */
+export interface InstrumentSpec {
+  /** Numeric id (1..20), the `symbol_id` of the encrypted WebSocket header. */
+  symbol_id: number;
+  symbol: string;
+  base_asset: string;
+  quote_asset: 'USDC';
+  type: 'perp';
+  status: InstrumentStatus;
+  tick_size: string;
+  step_size: string;
+  min_qty: string;
+  max_qty: string;
+  min_notional: string;
+  contract_size: string;
+  margin_asset: 'USDC';
+  max_leverage: number;
+  maker_fee_bps: string;
+  taker_fee_bps: string;
+  initial_margin_ratio: string;
+  maintenance_margin_ratio: string;
+  listed_at: string;
+  expires_at: null;
+}
+
+/** Version of the built-in catalogue; the gateway raises it when it changes any field at run time. */
+export const INSTRUMENTS_VERSION = 1;
+export const INSTRUMENTS_UPDATED_AT = '2025-01-15T00:00:00Z';
+
+/**
+ * Ticks and steps must stay below 2^40 so that book values, their differences and sums stay well
+ * inside the MPC comparison range (signed values below 2^48, see packages/mpc field.ts).
+ */
+export const MAX_BOOK_UNITS = (1n << 40n) - 1n;
+
+// base, tick, step, min_qty, max_qty, min_notional, max_leverage, maintenance ratio.
+// Sizes follow a reference price at listing time: a tick is about 1e-5..1e-4 of the price, a step
+// is worth roughly 0.1..10 USDC, max_qty is worth a few million USDC at most.
+type Row = [string, string, string, string, string, string, number, string];
+const ROWS: Row[] = [
+  ['AAVE', '0.01', '0.01', '0.01', '20000', '10', 8, '0.05'],
+  ['ADA', '0.0001', '1', '1', '5000000', '10', 8, '0.05'],
+  ['APT', '0.001', '0.1', '0.1', '500000', '10', 8, '0.05'],
+  ['ARB', '0.0001', '1', '1', '5000000', '10', 8, '0.05'],
+  ['AVAX', '0.001', '0.1', '0.1', '200000', '10', 8, '0.05'],
+  ['BNB', '0.01', '0.01', '0.01', '10000', '10', 10, '0.05'],
+  ['BTC', '0.1', '0.001', '0.001', '500', '10', 10, '0.05'],
+  ['DOGE', '0.00001', '1', '1', '20000000', '10', 5, '0.1'],
+  ['DOT', '0.001', '0.1', '0.1', '1000000', '10', 8, '0.05'],
+  ['ETH', '0.01', '0.001', '0.001', '5000', '10', 10, '0.05'],
+  ['HYPE', '0.001', '0.01', '0.01', '200000', '10', 5, '0.1'],
+  ['LINK', '0.001', '0.1', '0.1', '300000', '10', 8, '0.05'],
+  ['NEAR', '0.001', '0.1', '0.1', '1000000', '10', 8, '0.05'],
+  ['PEPE', '0.00000001', '1000', '1000', '10000000000', '10', 5, '0.1'],
+  ['POL', '0.0001', '1', '1', '10000000', '10', 8, '0.05'],
+  ['SOL', '0.01', '0.01', '0.01', '50000', '10', 10, '0.05'],
+  ['SUI', '0.0001', '0.1', '0.1', '2000000', '10', 8, '0.05'],
+  ['TRX', '0.00001', '1', '1', '20000000', '10', 8, '0.05'],
+  ['UNI', '0.001', '0.1', '0.1', '500000', '10', 8, '0.05'],
+  ['XRP', '0.0001', '1', '1', '3000000', '10', 10, '0.05'],
+];
+
+/** The built-in catalogue, ordered by symbol_id. */
+export const INSTRUMENTS: readonly InstrumentSpec[] = Object.freeze(
+  ROWS.map(([base, tick, step, minQty, maxQty, minNotional, maxLev, mmr], i): InstrumentSpec => Object.freeze({
+    symbol_id: i + 1,
+    symbol: `${base}-USDC-PERP`,
+    base_asset: base,
+    quote_asset: 'USDC',
+    type: 'perp',
+    status: 'trading',
+    tick_size: tick,
+    step_size: step,
+    min_qty: minQty,
+    max_qty: maxQty,
+    min_notional: minNotional,
+    contract_size: '1',
+    margin_asset: 'USDC',
+    max_leverage: maxLev,
+    // Core-tier defaults (0.02% / 0.05%); the account's fee tier governs execution.
+    maker_fee_bps: '2',
+    taker_fee_bps: '5',
+    initial_margin_ratio: ratioToDecimal(1n, BigInt(maxLev), 6),
+    maintenance_margin_ratio: mmr,
+    listed_at: '2025-01-15T00:00:00Z',
+    expires_at: null,
+  })),
+);
+
+const BY_SYMBOL = new Map(INSTRUMENTS.map((i) => [i.symbol, i]));
+const BY_ID = new Map(INSTRUMENTS.map((i) => [i.symbol_id, i]));
+
+/** The built-in instrument with this symbol, or undefined. */
+export function instrumentBySymbol(symbol: string): InstrumentSpec | undefined {
+  return BY_SYMBOL.get(symbol);
+}
+
+/** The built-in instrument with this symbol_id, or undefined. */
+export function instrumentById(id: number): InstrumentSpec | undefined {
+  return BY_ID.get(id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact decimals
+
+/** An exact non-negative decimal: units / 10^scale. */
+export interface Dec {
+  units: bigint;
+  scale: number;
+}
+
+const PLAIN = /^(\d+)(?:\.(\d+))?$/;
+const EXPONENT = /^(\d+)(?:\.(\d+))?[eE]([+-]?\d+)$/;
+/** Longest decimal text we parse; anything longer is not a price or size. */
+const MAX_DECIMAL_CHARS = 64;
+
+/** Parses a plain non-negative decimal ("12", "0.001", also "1e-7" as JS prints it); null if malformed. */
+export function parseDecimal(text: string): Dec | null {
+  if (typeof text !== 'string' || text.length === 0 || text.length > MAX_DECIMAL_CHARS) return null;
+  let m = PLAIN.exec(text);
+  if (m) {
+    const frac = m[2] ?? '';
+    return { units: BigInt(m[1]! + frac), scale: frac.length };
+  }
+  m = EXPONENT.exec(text);
+  if (!m) return null;
+  const frac = m[2] ?? '';
+  const exp = Number(m[3]);
+  if (!Number.isSafeInteger(exp) || Math.abs(exp) > 40) return null;
+  const units = BigInt(m[1]! + frac);
+  const scale = frac.length - exp;
+  return scale >= 0 ? { units, scale } : { units: units * 10n ** BigInt(-scale), scale: 0 };
+}
+
+/** The shortest decimal text of a JSON number (JS's own shortest round-trip form), or null if not a finite number >= 0. */
+export function decimalOfNumber(x: number): string | null {
+  if (typeof x !== 'number' || !Number.isFinite(x) || x < 0) return null;
+  const d = parseDecimal(String(x));
+  return d ? formatDecimal(d) : null;
+}
+
+/** Plain decimal text of d without trailing fractional zeros ("1.50" -> "1.5", "3.0" -> "3"). */
+export function formatDecimal(d: Dec): string {
+  let { units, scale } = d;
+  while (scale > 0 && units % 10n === 0n) {
+    units /= 10n;
+    scale--;
+  }
+  if (scale === 0) return units.toString();
+  const s = units.toString().padStart(scale + 1, '0');
+  return `${s.slice(0, s.length - scale)}.${s.slice(s.length - scale)}`;
+}
+
+/** Compares two decimals exactly: -1, 0 or 1. */
+export function compareDecimal(a: Dec, b: Dec): number {
+  const s = Math.max(a.scale, b.scale);
+  const x = a.units * 10n ** BigInt(s - a.scale);
+  const y = b.units * 10n ** BigInt(s - b.scale);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function mustParse(text: string, what: string): Dec {
+  const d = parseDecimal(text);
+  if (!d) throw new Error(`${what} '${text}' is not a decimal`);
+  return d;
+}
+
+/** value / unit when value is an exact multiple of unit (both decimal text); null when off the grid. */
+export function toUnits(value: string, unit: string): bigint | null {
+  const v = parseDecimal(value);
+  const u = mustParse(unit, 'unit');
+  if (!v || u.units === 0n) return null;
+  // value / unit = v.units * 10^u.scale / (u.units * 10^v.scale)
+  const num = v.units * 10n ** BigInt(u.scale);
+  const den = u.units * 10n ** BigInt(v.scale);
+  return num % den === 0n ? num / den : null;
+}
+
+/** units × unit as plain decimal text ("123" ticks of "0.01" -> "1.23"). */
+export function fromUnits(units: bigint, unit: string): string {
+  const u = mustParse(unit, 'unit');
+  const neg = units < 0n;
+  const text = formatDecimal({ units: (neg ? -units : units) * u.units, scale: u.scale });
+  return neg ? `-${text}` : text;
+}
+
+/** num/den as plain decimal text rounded half away from zero to at most `digits` fractional digits. */
+export function ratioToDecimal(num: bigint, den: bigint, digits: number): string {
+  if (den === 0n) throw new RangeError('ratioToDecimal: zero denominator');
+  if (den < 0n) {
+    num = -num;
+    den = -den;
+  }
+  const neg = num < 0n;
+  const a = neg ? -num : num;
+  const scale = 10n ** BigInt(digits);
+  const q = (a * scale * 2n + den) / (den * 2n);
+  const text = formatDecimal({ units: q, scale: digits });
+  return neg && text !== '0' ? `-${text}` : text;
+}
+
+/** Micro-USDC per (tick × step) of an instrument, as the exact fraction num/den. */
+export function microPerTickStep(inst: Pick<InstrumentSpec, 'tick_size' | 'step_size'>): { num: bigint; den: bigint } {
+  const t = mustParse(inst.tick_size, 'tick_size');
+  const s = mustParse(inst.step_size, 'step_size');
+  return { num: t.units * s.units * 1_000_000n, den: 10n ** BigInt(t.scale + s.scale) };
+}
+
+/** Micro-USDC of a notional given in tick×step units (Σ price_ticks × qty_steps), rounded as asked. */
+export function notionalMicro(inst: Pick<InstrumentSpec, 'tick_size' | 'step_size'>, tickSteps: bigint, rounding: 'floor' | 'ceil'): bigint {
+  const { num, den } = microPerTickStep(inst);
+  return divRound(tickSteps * num, den, rounding);
+}
+
+/** a / b for b > 0 rounded toward -infinity (floor) or +infinity (ceil); exact for negative a. */
+export function divRound(a: bigint, b: bigint, rounding: 'floor' | 'ceil'): bigint {
+  if (b <= 0n) throw new RangeError('divRound: divisor must be positive');
+  const q = a / b;
+  const r = a % b;
+  if (r === 0n) return q;
+  if (rounding === 'floor') return a < 0n ? q - 1n : q;
+  return a < 0n ? q : q + 1n;
+}
+
+/** Micro-USDC of a USDC decimal text ("12.5" -> 12500000n); null if malformed or finer than 1e-6. */
+export function usdcToMicro(text: string): bigint | null {
+  return toUnits(text, '0.000001');
+}
+
+/** USDC decimal text of a micro-USDC amount (12500000n -> "12.5"). */
+export function microToUsdc(micro: bigint): string {
+  return fromUnits(micro, '0.000001');
+}
+
+/**
+ * Checks an instrument's internal consistency: every decimal parses, min/max quantities lie on the
+ * step grid, min_qty <= max_qty, the largest order fits MAX_BOOK_UNITS; throws naming the fault.
+ */
+export function checkInstrument(inst: InstrumentSpec): void {
+  const where = `instrument ${inst.symbol}`;
+  for (const f of ['tick_size', 'step_size', 'min_qty', 'max_qty', 'min_notional', 'contract_size', 'initial_margin_ratio', 'maintenance_margin_ratio'] as const) {
+    const d = parseDecimal(inst[f]);
+    if (!d) throw new Error(`${where}: ${f} '${inst[f]}' is not a decimal`);
+  }
+  if (parseDecimal(inst.tick_size)!.units === 0n || parseDecimal(inst.step_size)!.units === 0n) throw new Error(`${where}: zero tick or step`);
+  const minSteps = toUnits(inst.min_qty, inst.step_size);
+  const maxSteps = toUnits(inst.max_qty, inst.step_size);
+  if (minSteps === null || maxSteps === null) throw new Error(`${where}: min_qty/max_qty off the step grid`);
+  if (minSteps < 1n || minSteps > maxSteps) throw new Error(`${where}: need 0 < min_qty <= max_qty`);
+  if (maxSteps > MAX_BOOK_UNITS) throw new Error(`${where}: max_qty is ${maxSteps} steps, above ${MAX_BOOK_UNITS}`);
+  if (!Number.isInteger(inst.max_leverage) || inst.max_leverage < 1) throw new Error(`${where}: max_leverage must be a positive integer`);
+  if (!/^-?\d+(\.\d+)?$/.test(inst.maker_fee_bps) || !/^\d+(\.\d+)?$/.test(inst.taker_fee_bps)) throw new Error(`${where}: bad fee fields`);
+  if (compareDecimal(parseDecimal(inst.initial_margin_ratio)!, parseDecimal(inst.maintenance_margin_ratio)!) <= 0) {
+    throw new Error(`${where}: initial margin ratio must exceed the maintenance ratio`);
+  }
+}
