@@ -1,1 +1,6 @@
-export {};
+// @tenebra/sequencer-enclave: the sequencer process, importable for launchers and tests.
+export { expectedMeasurement, measuredConfig, enclaveSourceFiles } from './measurement';
+export { startSequencer, type RunningSequencer } from './server';
+export { Sequencer, type SubmitOutcome } from './sequencer';
+export { LIMITS, KNOWN_KINDS, NACK } from './limits';
+export { decodeRecord, type OpRecord } from './record';

@@ -43,6 +43,12 @@ export interface SequencedFrame {
   symbol: string;
   pub: PublicFields;
   sealed: string;
+  /**
+   * True on the last op of a sequencer intake group (the ops taken in one event-loop turn, at most
+   * 256). Stored in the journal, so every node sees the same boundaries, also on replay: nodes may
+   * cut MPC batches there deterministically.
+   */
+  batch_end: boolean;
 }
 
 // node -> gateway (gateway's internal listener)
@@ -60,10 +66,16 @@ export interface ResultFrame {
   sealed: string;
 }
 
-export type GatewayToSequencer = SubmitFrame;
-export type SequencerToGateway = AckFrame | NackFrame | QuoteFrame;
-export type NodeToSequencer = FeedHelloFrame;
-export type SequencerToNode = QuoteFrame | SequencedFrame;
+// client -> sequencer, after the quote: prove that you hold the quoted enclave key (anti-replay).
+export interface ChallengeFrame { t: 'challenge'; nonce: string }
+// sequencer -> client: hex Ed25519 signature by the enclave key over the challenge (see @tenebra/seal).
+export interface ProofFrame { t: 'proof'; nonce: string; sig: string }
+
+export type GatewayToSequencer = SubmitFrame | ChallengeFrame;
+export type SequencerToGateway = AckFrame | NackFrame | QuoteFrame | ProofFrame;
+export type NodeToSequencer = FeedHelloFrame | ChallengeFrame;
+/** NackFrame here (rid '') reports a refused feed request, e.g. from_seq beyond the journal. */
+export type SequencerToNode = QuoteFrame | ProofFrame | SequencedFrame | NackFrame;
 export type NodeToGateway = ResultHelloFrame | ResultFrame;
 export type GatewayToNode = ResumeFrame;
 

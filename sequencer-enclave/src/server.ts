@@ -1,0 +1,161 @@
+// The enclave's WebSocket endpoint. Every connection first receives the quote; a client may then
+// send a challenge (answered with the enclave key's signature), submit frames (gateway) and one feed
+// request (committee node). Malformed frames are nacked and the connection stays usable.
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import WebSocket, { WebSocketServer } from 'ws';
+import { generateEd25519, makeQuote, proveEnclaveKey, type Quote } from '@tenebra/seal';
+import type { SequencerConfig } from '@tenebra/config';
+import { decodeToSequencer, encodeFrame, FrameError, type NackFrame, type QuoteFrame } from '@tenebra/wire';
+import { FeedSubscriber } from './feed';
+import { LIMITS, NACK } from './limits';
+import { expectedMeasurement } from './measurement';
+import { Sequencer } from './sequencer';
+
+/** A running sequencer enclave. */
+export interface RunningSequencer {
+  /** The port actually bound (useful with port 0). */
+  port: number;
+  url: string;
+  quote: Quote;
+  sequencer: Sequencer;
+  /** Stops accepting, closes connections, lets in-flight ops reach the journal, closes it. */
+  close(): Promise<void>;
+}
+
+/** Starts the enclave: opens the journal, makes a fresh enclave key and quote, listens. */
+export async function startSequencer(
+  config: SequencerConfig,
+  platformPrivateKey: Uint8Array,
+  log: Logger,
+): Promise<RunningSequencer> {
+  if (!Number.isInteger(config.n) || config.n < 1 || config.n > 64) throw new Error(`config.n must be an integer in 1..64, got ${config.n}`);
+  const measurement = expectedMeasurement(config);
+  // A fresh enclave key per start: it lives only in this process's memory, like a TEE's sealed key.
+  const enclave = generateEd25519();
+  const quote = makeQuote(platformPrivateKey, measurement, enclave.publicKey);
+  const quoteText = encodeFrame({ t: 'quote', quote } satisfies QuoteFrame);
+  const sequencer = Sequencer.open(config.dataDir, config.n, log);
+
+  const wss = new WebSocketServer({
+    host: config.host,
+    port: config.port,
+    maxPayload: LIMITS.maxPayloadBytes,
+    perMessageDeflate: false,
+  });
+  await new Promise<void>((resolve, reject) => {
+    wss.once('listening', resolve);
+    wss.once('error', reject);
+  });
+  wss.on('error', (e) => log.error({ err: e.message }, 'server error'));
+  const port = (wss.address() as AddressInfo).port;
+
+  let connSeq = 0;
+  const feeds = new Set<FeedSubscriber>();
+  wss.on('connection', (ws, req) => {
+    const conn = ++connSeq;
+    if (wss.clients.size > LIMITS.maxConnections) {
+      log.warn({ conn, clients: wss.clients.size }, 'too many connections; refusing');
+      ws.close(1013, 'too many connections');
+      return;
+    }
+    const clog = log.child({ conn, peer: `${req.socket.remoteAddress}:${req.socket.remotePort}` });
+    clog.debug({}, 'connection');
+    ws.send(quoteText);
+    let feed: FeedSubscriber | null = null;
+    const nack = (rid: string, code: string, message: string) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame({ t: 'nack', rid, code, message } satisfies NackFrame));
+    };
+
+    ws.on('message', (data, isBinary) => {
+      const text = isBinary ? null : (data as Buffer).toString('utf8');
+      if (text === null) return nack('', NACK.BAD_FRAME, 'binary frames are not accepted; send JSON text');
+      if (text.length > LIMITS.maxSubmitBytes) {
+        return nack(ridOf(text), NACK.FRAME_TOO_LARGE, `frame of ${text.length} bytes exceeds the ${LIMITS.maxSubmitBytes}-byte limit`);
+      }
+      let frame;
+      try {
+        frame = decodeToSequencer(text);
+      } catch (e) {
+        const fe = e instanceof FrameError ? e : new FrameError(String(e));
+        clog.warn({ err: fe.message }, 'malformed frame nacked');
+        return nack(fe.rid || ridOf(text), NACK.BAD_FRAME, fe.message);
+      }
+      switch (frame.t) {
+        case 'challenge':
+          ws.send(encodeFrame({ t: 'proof', nonce: frame.nonce, sig: proveEnclaveKey(enclave.privateKey, frame.nonce) }));
+          return;
+        case 'submit': {
+          const rid = frame.rid;
+          sequencer.submit(rid, frame.op).then(
+            (out) => {
+              if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame(out));
+            },
+            (e: unknown) => clog.error({ rid, err: String(e) }, 'submit failed unexpectedly'),
+          );
+          return;
+        }
+        case 'feed': {
+          if (feed) return nack('', NACK.FEED_ALREADY_STARTED, 'this connection already carries a feed');
+          if (frame.node > config.n) return nack('', NACK.BAD_NODE, `node ${frame.node} is not in 1..${config.n}`);
+          const from = BigInt(frame.from_seq);
+          const last = sequencer.lastSeq;
+          if (from > last + 1n) {
+            clog.error({ node: frame.node, from: frame.from_seq, last: last.toString() }, 'node asks for ops beyond the journal');
+            return nack('', NACK.FROM_SEQ_AHEAD, `from_seq ${from} is beyond the journal (last seq ${last})`);
+          }
+          feed = new FeedSubscriber(sequencer, ws, frame.node, from);
+          feeds.add(feed);
+          clog.info({ node: frame.node, from: frame.from_seq, last: last.toString() }, 'feed started');
+          feed.pump();
+          return;
+        }
+      }
+    });
+    ws.on('error', (e) => clog.warn({ err: e.message }, 'connection error'));
+    ws.on('close', () => {
+      if (feed) {
+        feed.stop();
+        feeds.delete(feed);
+        clog.info({ node: feed.node, next: feed.nextSeq.toString() }, 'feed closed');
+      }
+    });
+  });
+
+  const statsTimer = setInterval(() => {
+    log.info(
+      { lastSeq: sequencer.lastSeq.toString(), accepted: sequencer.acceptedCount, clients: wss.clients.size, feeds: feeds.size },
+      'stats',
+    );
+  }, 10_000);
+  statsTimer.unref();
+
+  log.info({ host: config.host, port, n: config.n, measurement, enclave_pubkey: quote.enclave_pubkey, lastSeq: sequencer.lastSeq.toString() }, 'listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    url: `ws://${config.host}:${port}`,
+    quote,
+    sequencer,
+    close() {
+      closing ??= (async () => {
+        clearInterval(statsTimer);
+        for (const f of feeds) f.stop();
+        feeds.clear();
+        const closed = new Promise<void>((r) => wss.close(() => r()));
+        for (const c of wss.clients) c.terminate();
+        await closed;
+        await sequencer.close();
+        log.info({ lastSeq: sequencer.lastSeq.toString() }, 'stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Best-effort rid of a frame that failed validation, so the nack can name the op. */
+function ridOf(text: string): string {
+  const m = /"rid"\s*:\s*"([\x21-\x7e]{1,128}?)"/.exec(text.slice(0, 4096));
+  return m?.[1] && !m[1].includes('"') ? m[1] : '';
+}
