@@ -17,12 +17,18 @@ export interface Arith<S> {
   min(a: S, b: S): Promise<S>;
   mul(a: S, b: S): Promise<S>;
   select(c: S, x: S, y: S): Promise<S>;
-  /** Opens b (0 or 1, or a small public count) to the nodes; recorded in the leak transcript. */
-  reveal(b: S, label: LeakLabel): Promise<bigint>;
+  /**
+   * Opens b (0 or 1, or a small public count) to the nodes; recorded in the leak transcript.
+   * `scope` (added by matching: the book's symbol) tags the record so transcripts of books that run
+   * concurrently can be compared per book, whatever the interleaving of their rounds.
+   */
+  reveal(b: S, label: LeakLabel, scope?: string): Promise<bigint>;
 }
 
 /** One revealed value, in order; both backends must produce identical transcripts for one stream. */
 export interface LeakRecord {
   label: LeakLabel;
   value: bigint;
+  /** The book (symbol) whose matching revealed it, when the caller said so. */
+  scope?: string;
 }

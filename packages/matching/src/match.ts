@@ -1,0 +1,294 @@
+// Price-time-priority matching, written once against Arith<S>. Control flow depends only on public
+// fields and on values passed through reveal(); every reveal label is listed in leaks.ts and in the
+// README's leak table. Operations on one book must run strictly one after another (Exchange does it).
+import type { Arith } from './backend';
+import type { Book, RestingOrder } from './book';
+import type { MakerBits, TakerView } from './liquidity';
+import { coversTarget, crossTest, selfTest } from './liquidity';
+import { LEAK } from './leaks';
+import type {
+  CancelOp,
+  CancelOutcome,
+  Execution,
+  ModifyOp,
+  ModifyOutcome,
+  OpResult,
+  OrderType,
+  PlaceOp,
+  PlaceOutcome,
+  Reject,
+  Side,
+  TimeInForce,
+} from './types';
+import { BookInvariantError } from './types';
+import { checkModify, checkPlace } from './validate';
+
+export interface MatchOptions {
+  /**
+   * Issue a maker's cross, self-trade and both exhaustion comparisons in one batch before revealing
+   * any (one comparison latency per maker instead of two; three wasted comparisons when the order
+   * does not cross). Reveals, and so the transcript, are identical either way. Default false.
+   */
+  speculate?: boolean;
+}
+
+/** An incoming order (a placement, or the new order of a replace). */
+interface Taker<S> extends TakerView<S> {
+  orderId: string;
+  seq: bigint;
+  type: OrderType;
+  tif: TimeInForce;
+  qty: S;
+  expiresAtNs: bigint | null;
+  aon: boolean;
+  minFill: S | null;
+}
+
+const opposite = (side: Side): Side => (side === 'buy' ? 'sell' : 'buy');
+
+function emptyExecution(): Execution {
+  return { fills: [], selfTradeCancelled: [], takerFilled: false, rested: false, cancelReason: null };
+}
+
+/**
+ * Matches an incoming order against the opposite side and then rests or cancels its remainder.
+ * Appends [qty, price] per fill to `outputs`.
+ */
+async function runTaker<S>(
+  arith: Arith<S>,
+  book: Book<S>,
+  t: Taker<S>,
+  outputs: S[],
+  opts: MatchOptions,
+): Promise<Execution> {
+  const ex = emptyExecution();
+  const scope = book.symbol;
+  const reveal = (b: S, label: string): Promise<bigint> => arith.reveal(b, label, scope);
+
+  if (t.tif === 'GTT' && t.expiresAtNs !== null && t.expiresAtNs <= book.clockNs) {
+    ex.cancelReason = 'GTT_EXPIRED'; // already due at its sequenced time: never trades
+    return ex;
+  }
+
+  // FOK / aon / min_fill: reveal only whether crossing, non-self liquidity covers the target.
+  let bits: MakerBits<S> | undefined;
+  const allOrNone = t.tif === 'FOK' || t.aon;
+  if (allOrNone || t.minFill !== null) {
+    const makers = book.side(opposite(t.side));
+    let covered = false;
+    if (makers.length > 0) {
+      const target = allOrNone ? t.qty : (t.minFill as S);
+      const r = await coversTarget(arith, makers, t, target);
+      covered = (await reveal(r.covers, allOrNone ? LEAK.fokLiquidity : LEAK.minFillLiquidity)) === 1n;
+      bits = r.bits;
+    }
+    if (!covered) {
+      ex.cancelReason = t.tif === 'FOK' ? 'FOK_NOT_FILLED' : 'IOC_REMAINDER';
+      return ex;
+    }
+  }
+
+  let remaining = t.qty;
+  const side = opposite(t.side);
+  for (let k = 0; ; k += 1) {
+    const maker = book.side(side)[0];
+    if (maker === undefined) break;
+    // Each iteration either stops or removes the head, so maker k is the k-th maker of `bits`.
+    const crossP = t.price === null ? null : (bits?.cross[k] ?? crossTest(arith, t, maker));
+    const selfP = (): S | Promise<S> | null => (bits ? (bits.self[k] ?? null) : selfTest(arith, t, maker));
+    const exhaust = (): [Promise<S>, Promise<S>] => [arith.le(maker.qty, remaining), arith.le(remaining, maker.qty)];
+
+    let crossS: S | null;
+    let selfS: S | null;
+    let makerEx: S;
+    let takerEx: S;
+    if (opts.speculate) {
+      [crossS, selfS, makerEx, takerEx] = await Promise.all([crossP, selfP(), ...exhaust()]);
+      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) break;
+    } else {
+      crossS = await crossP;
+      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) break;
+      [selfS, makerEx, takerEx] = await Promise.all([selfP(), ...exhaust()]);
+    }
+
+    if (selfS !== null && (await reveal(selfS, LEAK.selfTrade)) === 1n) {
+      book.remove(maker.orderId); // self-trade prevention: cancel the resting order, keep matching
+      ex.selfTradeCancelled.push(maker.orderId);
+      continue;
+    }
+
+    // Both bits in one opening round; the fill quantity then follows by public selection.
+    const [mDone, tDone] = await Promise.all([reveal(makerEx, LEAK.makerExhausted), reveal(takerEx, LEAK.takerExhausted)]);
+    if (mDone === 0n && tDone === 0n) throw new BookInvariantError(`${scope}: neither maker nor taker exhausted`);
+    const fillQty = mDone === 1n ? maker.qty : remaining;
+    outputs.push(fillQty, maker.price);
+    ex.fills.push(maker.orderId);
+    if (mDone === 1n) {
+      remaining = arith.sub(remaining, maker.qty);
+      book.remove(maker.orderId);
+    } else {
+      maker.qty = arith.sub(maker.qty, remaining);
+    }
+    if (tDone === 1n) {
+      ex.takerFilled = true;
+      return ex;
+    }
+  }
+
+  if (allOrNone) throw new BookInvariantError(`${scope}: ${t.orderId} covered by liquidity but not filled`);
+  if (t.tif === 'IOC' || t.tif === 'FOK') {
+    ex.cancelReason = 'IOC_REMAINDER';
+    return ex;
+  }
+  // GTC / GTT remainder rests at the rank found by binary search (equal price → behind).
+  if (t.price === null || t.type === 'market') throw new BookInvariantError(`${scope}: a market order cannot rest`);
+  const price = t.price;
+  const restSide = book.side(t.side);
+  let lo = 0;
+  let hi = restSide.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const other = restSide[mid] as RestingOrder<S>;
+    // Goes after `other` iff other's price is at least as good as ours.
+    const after = t.side === 'buy' ? arith.le(price, other.price) : arith.le(other.price, price);
+    if ((await reveal(await after, LEAK.insertRank)) === 1n) lo = mid + 1;
+    else hi = mid;
+  }
+  book.insertAt(
+    {
+      orderId: t.orderId,
+      seq: t.seq,
+      side: t.side,
+      type: t.type,
+      tif: t.tif,
+      expiresAtNs: t.expiresAtNs,
+      price,
+      qty: remaining,
+      owner: t.owner,
+    },
+    lo,
+  );
+  ex.rested = true;
+  return ex;
+}
+
+function rejectOf(reason: Reject['reason'], code: string, detail: string): Reject {
+  return { reason, code, detail };
+}
+
+/** Applies a placement to its book. */
+export async function place<S>(arith: Arith<S>, book: Book<S>, op: PlaceOp<S>, opts: MatchOptions = {}): Promise<OpResult<S>> {
+  const expired = op.nowNs !== undefined ? book.expire(op.nowNs) : [];
+  const outcome: PlaceOutcome = { kind: 'place', symbol: book.symbol, orderId: op.orderId, expired, reject: null, ...emptyExecution() };
+  const outputs: S[] = [];
+  book.noteSeq(op.seq);
+  const unsupported = checkPlace(op);
+  if (unsupported) {
+    outcome.reject = rejectOf('UNSUPPORTED_ORDER', unsupported.code, unsupported.message);
+    return { outcome, outputs };
+  }
+  if (book.has(op.orderId)) {
+    outcome.reject = rejectOf('DUPLICATE_ORDER_ID', 'DUPLICATE_ORDER_ID', `order ${op.orderId} already rests`);
+    return { outcome, outputs };
+  }
+  if ((op.tif === 'GTC' || op.tif === 'GTT') && book.size >= book.maxDepth) {
+    outcome.reject = rejectOf('BOOK_DEPTH_EXCEEDED', 'BOOK_DEPTH_EXCEEDED', `${book.symbol} holds ${book.size} orders (cap ${book.maxDepth})`);
+    return { outcome, outputs };
+  }
+  const ex = await runTaker(
+    arith,
+    book,
+    {
+      orderId: op.orderId,
+      seq: op.seq,
+      side: op.side,
+      type: op.type,
+      tif: op.tif,
+      price: op.price,
+      qty: op.qty,
+      owner: op.owner ?? null,
+      expiresAtNs: op.expiresAtNs ?? null,
+      aon: op.aon === true,
+      minFill: op.minFill ?? null,
+    },
+    outputs,
+    opts,
+  );
+  Object.assign(outcome, ex);
+  return { outcome, outputs };
+}
+
+/** Cancels a resting order by id (public lookup); found=false when it is not live. */
+export function cancel<S>(book: Book<S>, op: CancelOp): OpResult<S> {
+  const expired = op.nowNs !== undefined ? book.expire(op.nowNs) : [];
+  const found = book.remove(op.orderId) !== undefined;
+  const outcome: CancelOutcome = { kind: 'cancel', symbol: book.symbol, orderId: op.orderId, found, expired };
+  return { outcome, outputs: [] };
+}
+
+/**
+ * Modifies a resting order. reduce: remaining += min(qtyDelta, 0), priority kept. replace: the old
+ * order leaves and a new one (same id, this op's seq, new price if given, remaining + qtyDelta)
+ * enters as a taker and may match. Either way, if the new remaining would be <= 0 the order leaves
+ * the book (reveal 'modify-exhausted').
+ */
+export async function modify<S>(arith: Arith<S>, book: Book<S>, op: ModifyOp<S>, opts: MatchOptions = {}): Promise<OpResult<S>> {
+  const expired = op.nowNs !== undefined ? book.expire(op.nowNs) : [];
+  const outcome: ModifyOutcome = {
+    kind: 'modify',
+    symbol: book.symbol,
+    orderId: op.orderId,
+    mode: op.mode,
+    found: false,
+    exhausted: false,
+    execution: null,
+    expired,
+    reject: null,
+  };
+  const outputs: S[] = [];
+  book.noteSeq(op.seq);
+  const unsupported = checkModify(op);
+  if (unsupported) {
+    outcome.reject = rejectOf('UNSUPPORTED_ORDER', unsupported.code, unsupported.message);
+    return { outcome, outputs };
+  }
+  const o = book.get(op.orderId);
+  if (!o) return { outcome, outputs };
+  outcome.found = true;
+
+  // reduce clamps the delta to <= 0 on shares, so a reduce can never add quantity at old priority.
+  const delta = op.mode === 'reduce' ? await arith.min(op.qtyDelta, arith.constant(0n)) : op.qtyDelta;
+  // new remaining <= 0  ⇔  remaining <= −delta (both sides stay within ±2^48).
+  const gone = await arith.le(o.qty, arith.sub(arith.constant(0n), delta));
+  if ((await arith.reveal(gone, LEAK.modifyExhausted, book.symbol)) === 1n) {
+    book.remove(o.orderId);
+    outcome.exhausted = true;
+    return { outcome, outputs };
+  }
+  const newQty = arith.add(o.qty, delta);
+  if (op.mode === 'reduce') {
+    o.qty = newQty;
+    return { outcome, outputs };
+  }
+  book.remove(o.orderId);
+  outcome.execution = await runTaker(
+    arith,
+    book,
+    {
+      orderId: o.orderId,
+      seq: op.seq,
+      side: o.side,
+      type: o.type,
+      tif: o.tif,
+      price: op.price ?? o.price,
+      qty: newQty,
+      owner: o.owner,
+      expiresAtNs: o.expiresAtNs,
+      aon: false,
+      minFill: null,
+    },
+    outputs,
+    opts,
+  );
+  return { outcome, outputs };
+}

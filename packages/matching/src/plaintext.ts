@@ -1,0 +1,80 @@
+// The reference backend: S = bigint in the clear. It enforces the same preconditions as the MPC
+// engine (comparison inputs are signed integers below 2^L, selectors are bits) so a range bug shows
+// up in plaintext runs too, not only on shares.
+import type { Arith, LeakLabel } from './backend';
+import type { LeakRecorder } from './leaks';
+import { TranscriptRecorder } from './leaks';
+
+/** Bit length bound of comparison inputs; matches the MPC engine's default L. */
+export const DEFAULT_COMPARE_BITS = 48;
+
+/** Raised when a value violates a backend precondition (a bug in the algorithm or its input). */
+export class ArithRangeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ArithRangeError';
+  }
+}
+
+export interface PlaintextBackendOptions {
+  /** Comparison inputs must satisfy |x| < 2^compareBits (default 48). */
+  compareBits?: number;
+  /** Where reveals go; default a TranscriptRecorder. */
+  recorder?: LeakRecorder;
+}
+
+/** Arith<bigint> that computes in the clear and records every reveal. */
+export class PlaintextBackend implements Arith<bigint> {
+  readonly kind = 'plaintext' as const;
+  readonly recorder: LeakRecorder;
+  private readonly bound: bigint;
+
+  constructor(opts: PlaintextBackendOptions = {}) {
+    this.bound = 1n << BigInt(opts.compareBits ?? DEFAULT_COMPARE_BITS);
+    this.recorder = opts.recorder ?? new TranscriptRecorder();
+  }
+
+  private inRange(...xs: bigint[]): void {
+    for (const x of xs) {
+      if (x >= this.bound || x <= -this.bound) throw new ArithRangeError(`comparison input ${x} outside ±2^L`);
+    }
+  }
+
+  constant(v: bigint): bigint {
+    return v;
+  }
+  add(a: bigint, b: bigint): bigint {
+    return a + b;
+  }
+  sub(a: bigint, b: bigint): bigint {
+    return a - b;
+  }
+  async lt(a: bigint, b: bigint): Promise<bigint> {
+    this.inRange(a, b);
+    return a < b ? 1n : 0n;
+  }
+  async le(a: bigint, b: bigint): Promise<bigint> {
+    this.inRange(a, b);
+    return a <= b ? 1n : 0n;
+  }
+  async eq(a: bigint, b: bigint): Promise<bigint> {
+    this.inRange(a, b);
+    return a === b ? 1n : 0n;
+  }
+  async min(a: bigint, b: bigint): Promise<bigint> {
+    this.inRange(a, b);
+    return a < b ? a : b;
+  }
+  async mul(a: bigint, b: bigint): Promise<bigint> {
+    return a * b;
+  }
+  async select(c: bigint, x: bigint, y: bigint): Promise<bigint> {
+    if (c !== 0n && c !== 1n) throw new ArithRangeError(`select condition ${c} is not a bit`);
+    return c === 1n ? x : y;
+  }
+  async reveal(b: bigint, label: LeakLabel, scope?: string): Promise<bigint> {
+    if (b < 0n || b > 0xffff_ffffn) throw new ArithRangeError(`reveal '${label}' of ${b}: not a bit or small count`);
+    this.recorder.record(scope === undefined ? { label, value: b } : { label, value: b, scope });
+    return b;
+  }
+}

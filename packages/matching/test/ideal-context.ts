@@ -1,0 +1,167 @@
+// TEST DOUBLE: an "ideal functionality" JobContext. It computes on plain field values mod
+// p = 2^127 − 1 (signed interpretation for comparisons), holds NO shares and gives NO privacy. It
+// exists only so MpcBackend can be tested before the real engine lands. It mimics the engine's
+// observable behaviour: interactive operations resolve at a deferred flush (one "round" per flush,
+// results delivered in issue order) and comparison inputs must satisfy |x| < 2^L.
+import type { JobContext, Sec } from '@tenebra/mpc';
+
+export const P = (1n << 127n) - 1n;
+const HALF = P >> 1n;
+
+const mod = (x: bigint): bigint => ((x % P) + P) % P;
+const signed = (x: bigint): bigint => (x > HALF ? x - P : x);
+
+/** A "Sec" that is just the plain values (test double only). */
+export class IdealSec implements Sec {
+  constructor(readonly values: readonly bigint[]) {}
+  get length(): number {
+    return this.values.length;
+  }
+}
+
+export interface IdealStats {
+  /** Flushes that carried at least one interactive operation. */
+  rounds: number;
+  /** Interactive operations, by kind. */
+  ops: Record<string, number>;
+  /** Largest number of operations in one round. */
+  maxBatch: number;
+}
+
+/** Ideal-functionality JobContext (TEST DOUBLE: plain values, no privacy). */
+export class IdealJobContext implements JobContext {
+  readonly party = 1;
+  readonly n = 5;
+  readonly t = 2;
+  readonly stats: IdealStats = { rounds: 0, ops: {}, maxBatch: 0 };
+  private queue: (() => void)[] = [];
+  private scheduled = false;
+  private readonly bound: bigint;
+
+  constructor(readonly compareBits = 48) {
+    this.bound = 1n << BigInt(compareBits);
+  }
+
+  /** Plain value of a length-1 IdealSec (test helper). */
+  static value(x: Sec): bigint {
+    const v = (x as IdealSec).values[0];
+    if (v === undefined) throw new Error('empty Sec');
+    return signed(v);
+  }
+
+  private vals(x: Sec): readonly bigint[] {
+    if (!(x instanceof IdealSec)) throw new Error('not an IdealSec');
+    return x.values;
+  }
+  private zip(a: Sec, b: Sec, f: (x: bigint, y: bigint) => bigint): IdealSec {
+    const va = this.vals(a);
+    const vb = this.vals(b);
+    if (va.length !== vb.length) throw new Error(`length mismatch ${va.length} vs ${vb.length}`);
+    return new IdealSec(va.map((x, i) => mod(f(x, vb[i] as bigint))));
+  }
+  private checked(x: bigint): bigint {
+    const s = signed(x);
+    if (s >= this.bound || s <= -this.bound) throw new Error(`comparison input ${s} outside ±2^${this.compareBits}`);
+    return s;
+  }
+  private cmp(a: Sec, b: Sec, f: (x: bigint, y: bigint) => boolean): IdealSec {
+    return this.zip(a, b, (x, y) => (f(this.checked(x), this.checked(y)) ? 1n : 0n));
+  }
+
+  /** Queues an interactive operation for the next flush (one round). */
+  private round<T>(kind: string, compute: () => T): Promise<T> {
+    this.stats.ops[kind] = (this.stats.ops[kind] ?? 0) + 1;
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push(() => {
+        try {
+          resolve(compute());
+        } catch (e) {
+          reject(e);
+        }
+      });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    this.stats.rounds += 1;
+    this.stats.maxBatch = Math.max(this.stats.maxBatch, batch.length);
+    for (const run of batch) run();
+  }
+
+  fromShares(shares: readonly bigint[]): Sec {
+    return new IdealSec(shares.map(mod));
+  }
+  constant(values: readonly bigint[]): Sec {
+    return new IdealSec(values.map(mod));
+  }
+  sharesOf(x: Sec): bigint[] {
+    return [...this.vals(x)];
+  }
+  concat(parts: readonly Sec[]): Sec {
+    return new IdealSec(parts.flatMap((p) => this.vals(p)));
+  }
+  slice(x: Sec, start: number, end?: number): Sec {
+    return new IdealSec(this.vals(x).slice(start, end));
+  }
+  add(a: Sec, b: Sec): Sec {
+    return this.zip(a, b, (x, y) => x + y);
+  }
+  sub(a: Sec, b: Sec): Sec {
+    return this.zip(a, b, (x, y) => x - y);
+  }
+  neg(a: Sec): Sec {
+    return new IdealSec(this.vals(a).map((x) => mod(-x)));
+  }
+  addPublic(a: Sec, c: readonly bigint[] | bigint): Sec {
+    const va = this.vals(a);
+    return new IdealSec(va.map((x, i) => mod(x + (typeof c === 'bigint' ? c : (c[i] as bigint)))));
+  }
+  mulPublic(a: Sec, c: readonly bigint[] | bigint): Sec {
+    const va = this.vals(a);
+    return new IdealSec(va.map((x, i) => mod(x * (typeof c === 'bigint' ? c : (c[i] as bigint)))));
+  }
+  mul(a: Sec, b: Sec): Promise<Sec> {
+    return this.round('mul', () => this.zip(a, b, (x, y) => x * y));
+  }
+  lt(a: Sec, b: Sec): Promise<Sec> {
+    return this.round('lt', () => this.cmp(a, b, (x, y) => x < y));
+  }
+  le(a: Sec, b: Sec): Promise<Sec> {
+    return this.round('le', () => this.cmp(a, b, (x, y) => x <= y));
+  }
+  eq(a: Sec, b: Sec): Promise<Sec> {
+    return this.round('eq', () => this.cmp(a, b, (x, y) => x === y));
+  }
+  min(a: Sec, b: Sec): Promise<Sec> {
+    return this.round('min', () => this.zip(a, b, (x, y) => (this.checked(x) <= this.checked(y) ? x : y)));
+  }
+  max(a: Sec, b: Sec): Promise<Sec> {
+    return this.round('max', () => this.zip(a, b, (x, y) => (this.checked(x) >= this.checked(y) ? x : y)));
+  }
+  select(c: Sec, x: Sec, y: Sec): Promise<Sec> {
+    return this.round('select', () => {
+      const vc = this.vals(c);
+      const vx = this.vals(x);
+      const vy = this.vals(y);
+      return new IdealSec(
+        vc.map((b, i) => {
+          if (b !== 0n && b !== 1n) throw new Error(`select condition ${b} not a bit`);
+          return b === 1n ? (vx[i] as bigint) : (vy[i] as bigint);
+        }),
+      );
+    });
+  }
+  open(x: Sec): Promise<bigint[]> {
+    return this.round('open', () => [...this.vals(x)]);
+  }
+  openTo(recipient: number, x: Sec): Promise<bigint[] | null> {
+    return this.round('openTo', () => (recipient === this.party ? [...this.vals(x)] : null));
+  }
+}
