@@ -16,6 +16,8 @@ export interface ExchangeOptions extends MatchOptions {
   maxDepth?: number;
   /** Bound on operations queued behind one book (default 100,000); apply() throws beyond it. */
   maxPendingPerSymbol?: number;
+  /** Bound on books created on demand when no symbol list is given (default 1,000). */
+  maxSymbols?: number;
 }
 
 /** Raised by apply() when a book's queue is full (the caller outran matching). */
@@ -60,10 +62,10 @@ export class Exchange<S> {
     for (const s of opts.symbols ?? []) this.books.set(s, new Book<S>(s, { maxDepth: this.maxDepth }));
   }
 
-  /** The book of a symbol (created on first use when no symbol list was given); undefined if unknown. */
+  /** The book of a symbol (created on first use when no symbol list was given, up to maxSymbols); undefined if unknown. */
   book(symbol: string): Book<S> | undefined {
     let b = this.books.get(symbol);
-    if (!b && this.allowed === null) {
+    if (!b && this.allowed === null && this.books.size < (this.opts.maxSymbols ?? 1_000)) {
       b = new Book<S>(symbol, { maxDepth: this.maxDepth });
       this.books.set(symbol, b);
     }

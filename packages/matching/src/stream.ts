@@ -145,7 +145,7 @@ export function generateStream(o: StreamOptions): Op<bigint>[] {
   const recent = (sym: string): string | null => {
     const ids = placed.get(sym) ?? [];
     if (ids.length === 0) return null;
-    return ids[ids.length - 1 - rng.below(Math.min(ids.length, 200))] ?? null;
+    return ids[ids.length - 1 - rng.below(Math.min(ids.length, 60))] ?? null;
   };
 
   for (let seq = 1n; ops.length < o.orders; seq += 1n) {

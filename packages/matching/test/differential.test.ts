@@ -35,15 +35,15 @@ async function differential(ops: Op<bigint>[], concurrent: boolean, speculate = 
 }
 
 describe('plaintext backend vs MPC backend (ideal JobContext test double)', () => {
-  it('issue-3 streams: 4 seeds × 2,000 ops on 3 symbols, sequential and concurrent', async () => {
-    for (let seed = 1; seed <= 4; seed += 1) {
-      await differential(generateStream({ seed, orders: 2000, symbols: 3 }), seed % 2 === 0);
+  it('issue-3 streams: 8 seeds × 3,000 ops on 3 symbols, sequential and concurrent', async () => {
+    for (let seed = 1; seed <= 8; seed += 1) {
+      await differential(generateStream({ seed, orders: 3000, symbols: 3, owners: seed % 4 === 0 }), seed % 2 === 0);
     }
   });
 
-  it('full streams: 3 seeds × 1,500 ops with every order kind', async () => {
-    for (let seed = 50; seed < 53; seed += 1) {
-      await differential(generateStream({ seed, orders: 1500, symbols: 2, accounts: 6, features: 'all' }), seed % 2 === 0);
+  it('full streams: 6 seeds × 2,000 ops with every order kind', async () => {
+    for (let seed = 50; seed < 56; seed += 1) {
+      await differential(generateStream({ seed, orders: 2000, symbols: 2, accounts: 6, features: 'all' }), seed % 2 === 0);
     }
   });
 

@@ -1,0 +1,67 @@
+// Exchange: per-symbol sequencing, bounded queues, unknown symbols, poisoned books.
+import { describe, expect, it } from 'vitest';
+import type { Arith } from '../src/backend';
+import { Exchange, QueueFullError } from '../src/exchange';
+import { PlaintextBackend } from '../src/plaintext';
+import type { PlaceOp } from '../src/types';
+
+const order = (symbol: string, seq: bigint, side: 'buy' | 'sell', price: bigint, qty: bigint): PlaceOp<bigint> => ({
+  kind: 'place', symbol, orderId: `${symbol}-${seq}`, seq, side, type: 'limit', tif: 'GTC', price, qty,
+});
+
+describe('Exchange', () => {
+  it('operations on one symbol complete in submission order even when submitted at once', async () => {
+    const ex = new Exchange(new PlaintextBackend());
+    const done: string[] = [];
+    const ps = [order('A', 1n, 'sell', 10n, 1n), order('A', 2n, 'sell', 9n, 1n), order('A', 3n, 'buy', 10n, 2n), order('B', 4n, 'buy', 1n, 1n)].map((op) =>
+      ex.apply(op).then((r) => {
+        done.push(op.orderId);
+        return r;
+      }),
+    );
+    const rs = await Promise.all(ps);
+    expect(rs[2]!.outcome).toMatchObject({ fills: ['A-2', 'A-1'], takerFilled: true });
+    expect(done.filter((d) => d.startsWith('A'))).toEqual(['A-1', 'A-2', 'A-3']);
+  });
+
+  it('unknown symbols are rejected when a symbol list is given', async () => {
+    const ex = new Exchange(new PlaintextBackend(), { symbols: ['A'] });
+    const r = await ex.apply(order('Z', 1n, 'buy', 1n, 1n));
+    expect(r.outcome).toMatchObject({ reject: { reason: 'UNKNOWN_SYMBOL' } });
+    expect(ex.symbols()).toEqual(['A']);
+  });
+
+  it('a full queue throws QueueFullError instead of growing', async () => {
+    const ex = new Exchange(new PlaintextBackend(), { maxPendingPerSymbol: 3 });
+    const ps = [1n, 2n, 3n].map((s) => ex.apply(order('A', s, 'buy', 1n, 1n)));
+    await expect(ex.apply(order('A', 4n, 'buy', 1n, 1n))).rejects.toBeInstanceOf(QueueFullError);
+    await Promise.all(ps);
+    await expect(ex.apply(order('A', 5n, 'buy', 1n, 1n))).resolves.toBeDefined();
+  });
+
+  it('an engine failure mid-operation poisons only that book', async () => {
+    const base = new PlaintextBackend();
+    let fail = false;
+    const flaky: Arith<bigint> = Object.assign(Object.create(base) as PlaintextBackend, {
+      le: (a: bigint, b: bigint) => (fail ? Promise.reject(new Error('quorum lost')) : base.le(a, b)),
+    });
+    const ex = new Exchange<bigint>(flaky);
+    await ex.apply(order('A', 1n, 'sell', 10n, 1n));
+    await ex.apply(order('B', 2n, 'sell', 10n, 1n));
+    fail = true;
+    await expect(ex.apply(order('A', 3n, 'buy', 10n, 1n))).rejects.toThrow(/quorum lost/);
+    fail = false;
+    await expect(ex.apply(order('A', 4n, 'buy', 10n, 1n))).rejects.toThrow(/unusable/);
+    await expect(ex.apply(order('B', 5n, 'buy', 10n, 1n))).resolves.toMatchObject({ outcome: { fills: ['B-2'] } });
+  });
+
+  it('arith can be overridden per operation (one MPC job per batch)', async () => {
+    const a = new PlaintextBackend();
+    const b = new PlaintextBackend();
+    const ex = new Exchange(a);
+    await ex.apply(order('A', 1n, 'sell', 10n, 1n));
+    await ex.apply(order('A', 2n, 'buy', 10n, 1n), b);
+    expect((a.recorder as unknown as { records: unknown[] }).records).toHaveLength(0);
+    expect((b.recorder as unknown as { records: unknown[] }).records).toHaveLength(3);
+  });
+});

@@ -1,0 +1,76 @@
+// MpcBackend on the ideal-functionality JobContext (TEST DOUBLE): rounds batch as designed, reveals
+// are checked, shares round-trip.
+import { describe, expect, it } from 'vitest';
+import type { Sec } from '@tenebra/mpc';
+import { Exchange } from '../src/exchange';
+import { MpcBackend } from '../src/mpc-backend';
+import { TranscriptRecorder } from '../src/leaks';
+import type { PlaceOp } from '../src/types';
+import { IdealJobContext } from './ideal-context';
+
+function setup(speculate = false) {
+  const ctx = new IdealJobContext();
+  const rec = new TranscriptRecorder();
+  const arith = new MpcBackend(ctx, { recorder: rec });
+  const ex = new Exchange<Sec>(arith, { speculate });
+  const place = (seq: bigint, side: 'buy' | 'sell', price: bigint, qty: bigint, extra: Partial<PlaceOp<Sec>> = {}) =>
+    ex.apply({ kind: 'place', symbol: 'S', orderId: `o${seq}`, seq, side, type: 'limit', tif: 'GTC', price: ctx.fromShares([price]), qty: ctx.fromShares([qty]), ...extra });
+  return { ctx, rec, ex, place };
+}
+
+describe('MpcBackend', () => {
+  it('a crossing fill costs 4 rounds: cross test, its opening, both exhaustion tests, both openings', async () => {
+    const { ctx, rec, place } = setup();
+    await place(1n, 'sell', 100n, 5n);
+    const before = ctx.stats.rounds;
+    const r = await place(2n, 'buy', 100n, 5n);
+    expect(ctx.stats.rounds - before).toBe(4);
+    expect(r.outputs.map(IdealJobContext.value)).toEqual([5n, 100n]);
+    expect(rec.records.map((x) => `${x.label}=${x.value}`)).toEqual(['cross=1', 'maker-exhausted=1', 'taker-exhausted=1']);
+  });
+
+  it('speculative mode: 3 rounds for the same fill, same transcript', async () => {
+    const { ctx, rec, place } = setup(true);
+    await place(1n, 'sell', 100n, 5n);
+    const before = ctx.stats.rounds;
+    await place(2n, 'buy', 100n, 5n);
+    expect(ctx.stats.rounds - before).toBe(3);
+    expect(rec.records.map((x) => `${x.label}=${x.value}`)).toEqual(['cross=1', 'maker-exhausted=1', 'taker-exhausted=1']);
+  });
+
+  it('FOK liquidity check: rounds grow with log2(depth), one opening', async () => {
+    const { ctx, rec, place } = setup();
+    for (let i = 1n; i <= 16n; i += 1n) await place(i, 'sell', 100n + i, 1n);
+    rec.drain();
+    const opensBefore = ctx.stats.ops.open ?? 0;
+    const before = ctx.stats.rounds;
+    await place(100n, 'buy', 50n, 3n, { tif: 'FOK' });
+    // cross+cap, contribution (mul), 4 tree levels, final le, open = 8 rounds (no owners: no self mul)
+    expect(ctx.stats.rounds - before).toBe(8);
+    expect((ctx.stats.ops.open ?? 0) - opensBefore).toBe(1);
+    expect(rec.records.map((x) => `${x.label}=${x.value}`)).toEqual(['fok-liquidity=0']);
+  });
+
+  it('independent symbols share rounds', async () => {
+    const { ctx, ex } = setup();
+    const mk = (sym: string, seq: bigint, side: 'buy' | 'sell', price: bigint) =>
+      ex.apply({ kind: 'place', symbol: sym, orderId: `${sym}${seq}`, seq, side, type: 'limit', tif: 'GTC', price: ctx.fromShares([price]), qty: ctx.fromShares([1n]) });
+    await Promise.all(['A', 'B', 'C'].map((s) => mk(s, 1n, 'sell', 100n)));
+    const before = ctx.stats.rounds;
+    await Promise.all(['A', 'B', 'C'].map((s) => mk(s, 2n, 'buy', 100n)));
+    expect(ctx.stats.rounds - before).toBe(4);
+    expect(ctx.stats.maxBatch).toBeGreaterThanOrEqual(6);
+  });
+
+  it('shares round-trip; values must be single elements; reveals must be small', async () => {
+    const ctx = new IdealJobContext();
+    const arith = new MpcBackend(ctx);
+    const xs = [3n, 5n, 8n].map((v) => arith.constant(v));
+    const back = arith.fromShares(arith.sharesOf(xs));
+    expect(back.map(IdealJobContext.value)).toEqual([3n, 5n, 8n]);
+    expect(arith.sharesOf([])).toEqual([]);
+    expect(() => arith.add(ctx.constant([1n, 2n]), arith.constant(1n))).toThrow(/single elements/);
+    await expect(arith.reveal(arith.constant(1n << 40n), 'cross')).rejects.toThrow(/not a bit/);
+    await expect(arith.le(arith.constant(1n << 48n), arith.constant(0n))).rejects.toThrow(/outside/);
+  });
+});
