@@ -24,6 +24,8 @@ export function frameFor(r: OpRecord, node: number): SequencedFrame {
 export class FeedSubscriber {
   private next: bigint;
   private waitingDrain = false;
+  /** Times this subscriber stopped at the high-water mark and waited for the socket to drain. */
+  drainWaits = 0;
   private stopped = false;
   private readonly unsubscribe: () => void;
 
@@ -52,6 +54,7 @@ export class FeedSubscriber {
         // Slow consumer: stop here; the journal keeps everything. A ping queued behind the data
         // is written only once everything before it was flushed; its callback resumes from `next`.
         this.waitingDrain = true;
+        this.drainWaits++;
         ws.ping(undefined, undefined, () => {
           this.waitingDrain = false;
           this.pump();

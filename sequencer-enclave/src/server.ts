@@ -19,6 +19,8 @@ export interface RunningSequencer {
   url: string;
   quote: Quote;
   sequencer: Sequencer;
+  /** Live feed subscribers: node, next seq to send, and how often each waited for a slow socket. */
+  feedStats(): { node: number; next: bigint; drainWaits: number }[];
   /** Stops accepting, closes connections, lets in-flight ops reach the journal, closes it. */
   close(): Promise<void>;
 }
@@ -138,6 +140,7 @@ export async function startSequencer(
     url: `ws://${config.host}:${port}`,
     quote,
     sequencer,
+    feedStats: () => [...feeds].map((fd) => ({ node: fd.node, next: fd.nextSeq, drainWaits: fd.drainWaits })),
     close() {
       closing ??= (async () => {
         clearInterval(statsTimer);

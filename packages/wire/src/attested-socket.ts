@@ -83,6 +83,11 @@ export class AttestedSocket<In extends Frame> {
     return this.state === 'ready';
   }
 
+  /** True once closed for good (by close(), or because the first connection failed). */
+  get isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
   /**
    * Connects and attests. Resolves on the first ready connection; rejects with AttestationError if
    * the enclave's quote or proof does not verify (and stops), or with an Error if the sequencer

@@ -67,7 +67,12 @@ export class SequencerClient {
       onFrame: (f) => this.onFrame(f),
       onDown: () => {},
     });
-    await this.sock.start();
+    try {
+      await this.sock.start();
+    } catch (e) {
+      this.closed = true;
+      throw e;
+    }
   }
 
   /** True while an attested connection is up. */
@@ -86,7 +91,9 @@ export class SequencerClient {
    * Pass your own rid to make a retry after a gateway restart idempotent.
    */
   submit(op: SealedOp, opts: { rid?: string } = {}): Promise<SubmitResult> {
-    if (this.closed || !this.sock) return Promise.reject(new SequencerClosedError('SequencerClient is not connected'));
+    if (this.closed || !this.sock || this.sock.isClosed) {
+      return Promise.reject(new SequencerClosedError('SequencerClient is not connected'));
+    }
     const rid = opts.rid ?? randomUUID();
     if (this.pending.has(rid)) return Promise.reject(new Error(`rid ${rid} is already pending`));
     if (this.pending.size >= this.maxPending) {
