@@ -1,0 +1,107 @@
+// Bearer tokens: HS256 JWTs (jose) lasting 900 s, bound to one environment by issuer and audience,
+// revocable by jti (revocations persist until the token would have expired anyway).
+import { SignJWT, jwtVerify, compactVerify, errors as joseErrors } from 'jose';
+import { randomBytes } from 'node:crypto';
+import type { GatewayDb } from '../store/db';
+import type { GatewayClock } from '../clock';
+import { SCOPES, type Scope } from '../store/records';
+
+export const TOKEN_TTL_SECONDS = 900;
+const ISSUER = 'tenebra-gateway';
+
+export interface TokenClaims {
+  userId: string;
+  scopes: Scope[];
+  jti: string;
+  exp: number;
+}
+
+export type TokenCheck =
+  | { ok: true; claims: TokenClaims }
+  | { ok: false; error: 'token_expired' | 'token_revoked' | 'invalid_token'; detail: string };
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+}
+
+export class TokenService {
+  private readonly audience: string;
+
+  constructor(
+    private readonly secret: Uint8Array,
+    env: string,
+    private readonly db: GatewayDb,
+    private readonly clock: GatewayClock,
+  ) {
+    if (secret.length < 32) throw new Error('JWT secret must be at least 32 bytes');
+    this.audience = `tenebra:${env}`;
+  }
+
+  /** A fresh token for userId with the given scopes. */
+  async issue(userId: string, scopes: Scope[]): Promise<TokenResponse> {
+    const iat = Math.floor(this.clock.nowMs() / 1000);
+    const scope = scopes.join(' ');
+    const access_token = await new SignJWT({ scope })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(userId)
+      .setJti(randomBytes(16).toString('base64url'))
+      .setIssuer(ISSUER)
+      .setAudience(this.audience)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + TOKEN_TTL_SECONDS)
+      .sign(this.secret);
+    return { access_token, token_type: 'Bearer', expires_in: TOKEN_TTL_SECONDS, scope };
+  }
+
+  /** Checks signature, issuer, audience, expiry and revocation. */
+  async verify(token: string): Promise<TokenCheck> {
+    try {
+      const { payload } = await jwtVerify(token, this.secret, {
+        algorithms: ['HS256'], issuer: ISSUER, audience: this.audience, currentDate: new Date(this.clock.nowMs()),
+      });
+      const claims = toClaims(payload);
+      if (!claims) return { ok: false, error: 'invalid_token', detail: 'the bearer token lacks required claims' };
+      if (this.db.revoked.get(claims.jti) !== undefined) return { ok: false, error: 'token_revoked', detail: 'the bearer token has been revoked; request a new token' };
+      return { ok: true, claims };
+    } catch (e) {
+      if (e instanceof joseErrors.JWTExpired) return { ok: false, error: 'token_expired', detail: 'the bearer token is past its lifetime; request a new token' };
+      if (e instanceof joseErrors.JWTClaimValidationFailed) {
+        return { ok: false, error: 'invalid_token', detail: `the bearer token was not issued for this environment (${e.claim})` };
+      }
+      return { ok: false, error: 'invalid_token', detail: 'the bearer token is malformed or its signature does not verify' };
+    }
+  }
+
+  /** Revokes a token of ours (RFC 7009: unknown, malformed or expired tokens are a silent no-op). */
+  async revoke(token: string): Promise<void> {
+    let payload: Record<string, unknown>;
+    try {
+      const r = await compactVerify(token, this.secret, { algorithms: ['HS256'] });
+      payload = JSON.parse(new TextDecoder().decode(r.payload)) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (payload.aud !== this.audience || payload.iss !== ISSUER) return;
+    const claims = toClaims(payload);
+    if (!claims || claims.exp <= Math.floor(this.clock.nowMs() / 1000)) return;
+    this.db.tx(() => this.db.revoked.putSync(claims.jti, claims.exp));
+  }
+
+  /** Drops revocations of tokens that have expired anyway; returns how many. */
+  pruneRevoked(): number {
+    const now = Math.floor(this.clock.nowMs() / 1000);
+    const stale: string[] = [];
+    for (const { key, value } of this.db.revoked.getRange()) if (value <= now) stale.push(key);
+    if (stale.length) this.db.tx(() => { for (const k of stale) this.db.revoked.removeSync(k); });
+    return stale.length;
+  }
+}
+
+function toClaims(p: Record<string, unknown>): TokenClaims | null {
+  if (typeof p.sub !== 'string' || typeof p.jti !== 'string' || typeof p.exp !== 'number' || typeof p.scope !== 'string') return null;
+  const scopes = p.scope.split(' ').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
+  return { userId: p.sub, scopes, jti: p.jti, exp: p.exp };
+}

@@ -1,0 +1,69 @@
+// Every error the REST interface can answer, with its HTTP status, numeric envelope code and string
+// name. The spec's authentication error names (invalid_request, ...) and reject_reason values
+// (MARGIN_INSUFFICIENT, ...) are kept as the `error` field and lead the message; gateway/README.md
+// lists the whole catalogue.
+
+export interface ErrorKind {
+  http: number;
+  code: number;
+  error: string;
+}
+
+function kind(http: number, code: number, error: string): ErrorKind {
+  return { http, code, error };
+}
+
+export const ERR = {
+  // Authentication and request-shape errors (spec: Errors / Authentication errors)
+  invalid_request: kind(400, 40000, 'invalid_request'),
+  unsupported_grant_type: kind(400, 40001, 'unsupported_grant_type'),
+  invalid_scope: kind(400, 40002, 'invalid_scope'),
+  invalid_client: kind(401, 40100, 'invalid_client'),
+  token_expired: kind(401, 40101, 'token_expired'),
+  token_revoked: kind(401, 40102, 'token_revoked'),
+  invalid_token: kind(401, 40103, 'invalid_token'),
+  insufficient_scope: kind(403, 40300, 'insufficient_scope'),
+  forbidden: kind(403, 40301, 'forbidden'),
+  not_found: kind(404, 40400, 'not_found'),
+  payload_too_large: kind(413, 41300, 'payload_too_large'),
+  unsupported_media_type: kind(415, 41500, 'unsupported_media_type'),
+  rate_limited: kind(429, 42900, 'rate_limited'),
+  internal_error: kind(500, 50000, 'internal_error'),
+  // Trade acknowledgement codes (orders); 1410 is the spec's insufficient-margin code.
+  INVALID_ORDER: kind(400, 1400, 'INVALID_ORDER'),
+  UNKNOWN_SYMBOL: kind(400, 1401, 'UNKNOWN_SYMBOL'),
+  INVALID_PRICE: kind(400, 1402, 'INVALID_PRICE'),
+  INVALID_QUANTITY: kind(400, 1403, 'INVALID_QUANTITY'),
+  MIN_NOTIONAL: kind(400, 1404, 'MIN_NOTIONAL'),
+  UNSUPPORTED_ORDER: kind(400, 1405, 'UNSUPPORTED_ORDER'),
+  INSTRUMENT_HALTED: kind(400, 1407, 'INSTRUMENT_HALTED'),
+  MARGIN_INSUFFICIENT: kind(400, 1410, 'MARGIN_INSUFFICIENT'),
+  OPEN_ORDER_LIMIT: kind(400, 1412, 'OPEN_ORDER_LIMIT'),
+  ORDER_NOT_FOUND: kind(404, 1420, 'ORDER_NOT_FOUND'),
+  ORDER_NOT_LIVE: kind(409, 1421, 'ORDER_NOT_LIVE'),
+  SEQUENCER_REJECTED: kind(503, 1501, 'SEQUENCER_REJECTED'),
+  QUEUED: kind(202, 1502, 'QUEUED'),
+  SEQUENCER_UNAVAILABLE: kind(503, 1503, 'SEQUENCER_UNAVAILABLE'),
+} as const;
+
+export type ErrorName = keyof typeof ERR;
+
+/** An error the HTTP layer turns into the spec's error envelope (plus optional data and headers). */
+export class ApiError extends Error {
+  readonly kind: ErrorKind;
+  constructor(
+    name: ErrorName,
+    detail: string,
+    readonly data?: unknown,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(`${ERR[name].error}: ${detail}`);
+    this.name = 'ApiError';
+    this.kind = ERR[name];
+  }
+}
+
+/** Shorthand: throws ApiError(name, detail). */
+export function fail(name: ErrorName, detail: string): never {
+  throw new ApiError(name, detail);
+}

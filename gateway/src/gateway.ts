@@ -1,0 +1,212 @@
+// Composition of the gateway process: storage, auth, REST server, sequencer link, results listener.
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { checkCommitteeSize, type GatewayConfig } from '@tenebra/config';
+import { fromHex, readKeyFile } from '@tenebra/seal';
+import { SequencerClient } from '@tenebra/wire';
+import type { Logger } from 'pino';
+import { createLogger } from './log';
+import { systemClock, type GatewayClock } from './clock';
+import { GatewayDb } from './store/db';
+import { TokenService } from './auth/tokens';
+import { AccountService } from './accounts';
+import { InstrumentRegistry } from './instruments';
+import { RateLimiter } from './ratelimit';
+import { OpSealer } from './sharing';
+import { GatewayEvents } from './events';
+import { Clearing } from './results/clearing';
+import { ResultCollector } from './results/collector';
+import { OutcomeWaiters, ResultPipeline } from './results/pipeline';
+import { ResultServer } from './results/server';
+import { OrderService, type SequencerPort } from './orders/service';
+import { buildApp } from './http/app';
+import { registerPublicRoutes } from './http/routes-public';
+import { registerOrderRoutes } from './http/routes-orders';
+import { registerAdminRoutes } from './http/routes-admin';
+import type { RestLimits } from './tiers';
+
+/** A sequencer link the gateway owns: SequencerClient of @tenebra/wire, or a stand-in in tests. */
+export interface SequencerLink extends SequencerPort {
+  connect(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Optional overrides, mostly for tests. */
+export interface GatewayOptions {
+  log?: Logger;
+  clock?: GatewayClock;
+  /** replaces the SequencerClient (default: attested SequencerClient to config.sequencerUrl) */
+  sequencer?: SequencerLink;
+  /** per-IP budget for requests without a valid token */
+  publicLimits?: RestLimits;
+  ackTimeoutMs?: number;
+  cancelTimeoutMs?: number;
+  /** grace for the remaining nodes once t+1 results agree (ms) */
+  resultGraceMs?: number;
+  /** first sequencer connection: how long to keep trying (ms) */
+  sequencerConnectTimeoutMs?: number;
+}
+
+export interface GatewayUrls {
+  baseUrl: string;
+  wsUrl: string;
+  adminUrl: string;
+  internalUrl: string;
+}
+
+export interface Gateway {
+  /** Listens (REST and results), connects to the sequencer (attested), resubmits unacknowledged ops. */
+  start(): Promise<void>;
+  /** Stops serving and closes every connection and the store. */
+  stop(): Promise<void>;
+  /** Where it listens (after start(); ports chosen by the OS when configured as 0). */
+  readonly urls: GatewayUrls;
+  /** The fastify instance (inject() works before start()). */
+  readonly app: FastifyInstance;
+  readonly events: GatewayEvents;
+  readonly log: Logger;
+  /** Next sequence number whose outcome will be applied. */
+  readonly resultsCursor: bigint;
+}
+
+/** Builds a gateway from its config file contents; nothing listens until start(). */
+export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}): Gateway {
+  checkConfig(config);
+  const log = opts.log ?? createLogger(config.logLevel ?? 'info', config.env);
+  const clock = opts.clock ?? systemClock();
+  const jwtSecret = readSecret(config.jwtSecretFile, 'jwtSecretFile');
+  const adminSecret = readSecret(config.adminSecretFile, 'adminSecretFile');
+  const gatewayKey = readKeyFile(config.gatewayKeyFile, 'x25519');
+
+  const db = new GatewayDb(config.dataDir);
+  const events = new GatewayEvents();
+  const registry = new InstrumentRegistry(db);
+  const tokens = new TokenService(new TextEncoder().encode(jwtSecret), config.env, db, clock);
+  const accounts = new AccountService(db, clock);
+  const limiter = new RateLimiter(() => clock.nowMs());
+  const sealer = new OpSealer(config.nodes.map((nd) => ({ index: nd.index, publicKey: fromHex(nd.x25519PublicKey) })), config.n, config.t);
+  const waiters = new OutcomeWaiters();
+  const clearing = new Clearing(db, registry, clock, log.child({ component: 'clearing' }));
+  const collector = new ResultCollector(
+    { n: config.n, t: config.t, gatewayPrivateKey: gatewayKey.privateKey, ...(opts.resultGraceMs !== undefined ? { graceMs: opts.resultGraceMs } : {}) },
+    log.child({ component: 'results' }),
+  );
+  const pipeline = new ResultPipeline(collector, clearing, waiters, events, clock, log.child({ component: 'results' }));
+  const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }));
+  const sequencer = opts.sequencer ?? attestedSequencer(config, log, opts.sequencerConnectTimeoutMs);
+  const orders = new OrderService(db, registry, sealer, sequencer, waiters, events, clock, log.child({ component: 'orders' }), {
+    ...(opts.ackTimeoutMs !== undefined ? { ackTimeoutMs: opts.ackTimeoutMs } : {}),
+    ...(opts.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: opts.cancelTimeoutMs } : {}),
+  });
+
+  const app = buildApp({ log, tokens, accounts, limiter, ...(opts.publicLimits ? { publicLimits: opts.publicLimits } : {}) });
+  registerPublicRoutes(app, { tokens, accounts, registry, clock });
+  registerOrderRoutes(app, orders, limiter);
+  registerAdminRoutes(app, { adminSecret, accounts, registry, db, clock });
+
+  let httpPort = config.port;
+  let internalPort = config.internalPort;
+  let pruneTimer: NodeJS.Timeout | null = null;
+  let state: 'new' | 'started' | 'stopped' = 'new';
+
+  const stop = async (): Promise<void> => {
+    if (state === 'stopped') return;
+    state = 'stopped';
+    if (pruneTimer) clearInterval(pruneTimer);
+    pipeline.stop();
+    await app.close();
+    await resultServer.close();
+    await sequencer.close();
+    await db.close();
+    log.info('gateway stopped');
+  };
+
+  return {
+    app, events, log,
+    get resultsCursor() {
+      return pipeline.cursor;
+    },
+    get urls(): GatewayUrls {
+      const h = config.host;
+      return {
+        baseUrl: `http://${h}:${httpPort}/api/v1`, wsUrl: `ws://${h}:${httpPort}/ws/v1`,
+        adminUrl: `http://${h}:${httpPort}/admin`, internalUrl: `ws://${h}:${internalPort}`,
+      };
+    },
+    async start() {
+      if (state !== 'new') throw new Error('gateway: start() called twice');
+      state = 'started';
+      try {
+        internalPort = await resultServer.listen(config.host, config.internalPort);
+        await app.listen({ host: config.host, port: config.port });
+        const addr = app.server.address();
+        if (addr && typeof addr === 'object') httpPort = addr.port;
+        log.info({ ...this.urls, cursor: pipeline.cursor.toString() }, 'gateway listening; connecting to the sequencer');
+        await sequencer.connect();
+        orders.resubmitOutbox();
+        pruneTimer = setInterval(() => {
+          try {
+            tokens.pruneRevoked();
+          } catch (e) {
+            log.warn({ err: String(e) }, 'pruning revoked tokens failed');
+          }
+        }, 60_000);
+        pruneTimer.unref();
+        log.info({ ...this.urls }, 'gateway ready');
+      } catch (e) {
+        await stop().catch(() => undefined);
+        throw e;
+      }
+    },
+    stop,
+  };
+}
+
+/** The production sequencer link: SequencerClient, which verifies the enclave's quote and proof. */
+function attestedSequencer(config: GatewayConfig, log: Logger, firstConnectTimeoutMs?: number): SequencerLink {
+  const client = new SequencerClient();
+  return {
+    get connected() {
+      return client.connected;
+    },
+    submit: (op, o) => client.submit(op, o),
+    connect: () => client.connect({
+      url: config.sequencerUrl,
+      platformPublicKey: fromHex(config.platformPublicKey),
+      expectedMeasurement: config.expectedMeasurement,
+      log: log.child({ component: 'sequencer-client' }),
+      ...(firstConnectTimeoutMs !== undefined ? { firstConnectTimeoutMs } : {}),
+    }),
+    close: () => client.close(),
+  };
+}
+
+function readSecret(file: string, what: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new Error(`gateway config: cannot read ${what} ${file}: ${(e as Error).message}`);
+  }
+  if (text.length < 32) throw new Error(`gateway config: ${what} ${file} must hold at least 32 characters`);
+  return text;
+}
+
+/** Throws naming the first problem of a gateway config. */
+export function checkConfig(c: GatewayConfig): void {
+  if (c.role !== 'gateway') throw new Error(`gateway config: role is '${String(c.role)}'`);
+  if (c.env !== 'production' && c.env !== 'test') throw new Error(`gateway config: env must be production or test`);
+  checkCommitteeSize(c.n, c.t);
+  for (const [k, v] of [['port', c.port], ['internalPort', c.internalPort]] as const) {
+    if (!Number.isInteger(v) || v < 0 || v > 65535) throw new Error(`gateway config: ${k} must be a TCP port`);
+  }
+  if (!Array.isArray(c.nodes) || c.nodes.length !== c.n) throw new Error(`gateway config: nodes must list ${c.n} committee nodes`);
+  for (const nd of c.nodes) {
+    if (!/^[0-9a-f]{64}$/.test(nd.x25519PublicKey ?? '')) throw new Error(`gateway config: node ${nd.index} x25519PublicKey must be 64 hex chars`);
+  }
+  if (!/^[0-9a-f]{64}$/.test(c.platformPublicKey ?? '')) throw new Error('gateway config: platformPublicKey must be 64 hex chars');
+  if (!/^[0-9a-f]{64}$/.test(c.expectedMeasurement ?? '')) throw new Error('gateway config: expectedMeasurement must be 64 hex chars');
+  for (const k of ['dataDir', 'host', 'sequencerUrl', 'gatewayKeyFile', 'jwtSecretFile', 'adminSecretFile'] as const) {
+    if (typeof c[k] !== 'string' || c[k] === '') throw new Error(`gateway config: ${k} is required`);
+  }
+}

@@ -1,0 +1,314 @@
+// Applies the committee's decided outcomes (fills, rests, cancels) to orders, balances and positions,
+// strictly in sequence order, each batch with the results cursor in ONE lmdb transaction: after a
+// crash the cursor says exactly which outcomes are in the state, so nothing is applied twice or lost.
+import type { InstrumentSpec } from '@tenebra/config';
+import type { CancelOutcome, PlaceOutcome } from '@tenebra/wire';
+import type { Logger } from 'pino';
+import type { GatewayDb } from '../store/db';
+import { positionKey } from '../store/db';
+import { big, isLive, str, type AccountRec, type OrderRec, type PositionRec } from '../store/records';
+import type { InstrumentRegistry } from '../instruments';
+import type { GatewayClock } from '../clock';
+import { TIER_INFO } from '../tiers';
+import { feeMicro, initialMargin, reservation } from '../orders/margin';
+import { notionalMicro } from '@tenebra/config';
+import type { OrderEvent, PositionEvent } from '../events';
+
+export const CURSOR_KEY = 'results_cursor';
+const FEES_KEY = 'venue_fees';
+
+/** One sequence number's outcome as the nodes agreed on it, with the reconstructed secret outputs. */
+export interface Decision {
+  seq: bigint;
+  pub: Record<string, unknown>;
+  values: bigint[];
+}
+
+export type CancelResult = 'cancelled' | 'not_live';
+
+/** What a committed batch changed, for waiters and event subscribers. */
+export interface Effects {
+  orderEvents: OrderEvent[];
+  positionEvents: PositionEvent[];
+  cancels: Map<string, CancelResult>;
+  /** outcome applied for these placements (the order id) */
+  placed: string[];
+}
+
+/** Reads and writes of one batch, cached so a record touched twice is read once and written once. */
+class UnitOfWork {
+  readonly orders = new Map<string, OrderRec>();
+  readonly accounts = new Map<string, AccountRec>();
+  readonly positions = new Map<string, PositionRec>();
+  fees = 0n;
+
+  constructor(private readonly db: GatewayDb) {}
+
+  order(id: string): OrderRec | undefined {
+    const hit = this.orders.get(id);
+    if (hit) return hit;
+    const rec = this.db.orders.get(id);
+    if (rec) this.orders.set(id, { ...rec });
+    return this.orders.get(id);
+  }
+
+  account(id: string): AccountRec {
+    const hit = this.accounts.get(id);
+    if (hit) return hit;
+    const rec = this.db.accounts.get(id);
+    if (!rec) throw new Error(`internal: order owner ${id} has no account`);
+    const copy = { ...rec, open_by_symbol: { ...rec.open_by_symbol } };
+    this.accounts.set(id, copy);
+    return copy;
+  }
+
+  position(userId: string, symbol: string, leverage: number, nowNs: bigint): PositionRec {
+    const key = positionKey(userId, symbol);
+    const hit = this.positions.get(key);
+    if (hit) return hit;
+    const rec = this.db.positions.get(key) ?? {
+      user_id: userId, symbol, size_steps: '0', basis_ts: '0', margin: '0', realized_pnl: '0', fees_paid: '0', leverage, updated_ns: str(nowNs),
+    };
+    const copy = { ...rec };
+    this.positions.set(key, copy);
+    return copy;
+  }
+
+  flush(): void {
+    for (const [k, v] of this.orders) this.db.orders.putSync(k, v);
+    for (const [k, v] of this.accounts) this.db.accounts.putSync(k, v);
+    for (const [k, v] of this.positions) this.db.positions.putSync(k, v);
+    if (this.fees !== 0n) this.db.meta.putSync(FEES_KEY, str(big((this.db.meta.get(FEES_KEY) as string | undefined) ?? '0') + this.fees));
+  }
+}
+
+export class Clearing {
+  constructor(
+    private readonly db: GatewayDb,
+    private readonly registry: InstrumentRegistry,
+    private readonly clock: GatewayClock,
+    private readonly log: Logger,
+  ) {}
+
+  /** The next sequence number whose outcome is to be applied (1 on a fresh gateway). */
+  cursor(): bigint {
+    const v = this.db.meta.get(CURSOR_KEY) as string | undefined;
+    return v === undefined ? 1n : BigInt(v);
+  }
+
+  /** Venue fee income so far (micro-USDC; maker rebates are subtracted). */
+  venueFees(): bigint {
+    return big((this.db.meta.get(FEES_KEY) as string | undefined) ?? '0');
+  }
+
+  /** Applies consecutive decisions starting at the cursor and advances it, atomically. */
+  applyBatch(decisions: readonly Decision[]): Effects {
+    const effects: Effects = { orderEvents: [], positionEvents: [], cancels: new Map(), placed: [] };
+    if (decisions.length === 0) return effects;
+    this.db.tx(() => {
+      let next = this.cursor();
+      const uow = new UnitOfWork(this.db);
+      for (const d of decisions) {
+        if (d.seq !== next) throw new Error(`internal: decision for seq ${d.seq} while the cursor is at ${next}`);
+        this.applyOne(uow, d, effects);
+        next = d.seq + 1n;
+      }
+      uow.flush();
+      this.db.meta.putSync(CURSOR_KEY, str(next));
+    });
+    return effects;
+  }
+
+  private applyOne(uow: UnitOfWork, d: Decision, fx: Effects): void {
+    const kind = d.pub.kind;
+    if (kind === 'place') {
+      const o = asPlaceOutcome(d.pub);
+      if (!o) return this.skip(d, 'malformed place outcome');
+      if (d.values.length !== 2 * o.fills.length) return this.skip(d, `place outcome has ${o.fills.length} fills but ${d.values.length} secret outputs`);
+      this.applyPlace(uow, d.seq, o, d.values, fx);
+    } else if (kind === 'cancel') {
+      const o = asCancelOutcome(d.pub);
+      if (!o) return this.skip(d, 'malformed cancel outcome');
+      this.applyCancel(uow, o, fx);
+    } else {
+      this.skip(d, `unknown outcome kind ${JSON.stringify(kind)}`);
+    }
+  }
+
+  private skip(d: Decision, why: string): void {
+    this.log.error({ seq: d.seq.toString(), pub: d.pub }, `outcome not applied: ${why}`);
+  }
+
+  private applyPlace(uow: UnitOfWork, seq: bigint, o: PlaceOutcome, values: bigint[], fx: Effects): void {
+    const taker = uow.order(o.order_id);
+    if (!taker) return this.log.error({ seq: seq.toString(), order_id: o.order_id }, 'placement outcome for an order this gateway does not know');
+    if (taker.placed) return this.log.error({ seq: seq.toString(), order_id: o.order_id }, 'second placement outcome for one order ignored');
+    if (!isLive(taker.status)) return this.log.error({ seq: seq.toString(), order_id: o.order_id, status: taker.status }, 'placement outcome for an order already finished at the gateway');
+    const inst = this.registry.get(taker.symbol)!;
+    const now = this.clock.nowNs();
+    taker.placed = true;
+    taker.seq ??= str(seq);
+    fx.placed.push(taker.order_id);
+
+    if (o.reject_reason !== null) {
+      if (o.fills.length > 0) this.log.error({ seq: seq.toString(), order_id: o.order_id }, 'rejected placement with fills: fills ignored');
+      this.finish(uow, taker, 'REJECTED', now);
+      taker.reject_reason = o.reject_reason;
+      fx.orderEvents.push({ message_type: 'rejected', order: { ...taker } });
+      return;
+    }
+    for (let i = 0; i < o.fills.length; i++) {
+      const qty = values[2 * i]!;
+      const price = values[2 * i + 1]!;
+      const maker = uow.order(o.fills[i]!);
+      const why = invalidFill(taker, maker, qty, price);
+      if (why) {
+        this.log.error({ seq: seq.toString(), taker: taker.order_id, maker: o.fills[i], fill: i, why }, 'committee reported an impossible fill; not applied');
+        continue;
+      }
+      this.fill(uow, inst, maker!, qty, price, 'maker', now, fx);
+      this.fill(uow, inst, taker, qty, price, 'taker', now, fx);
+    }
+    if (big(taker.filled_steps) === big(taker.qty_steps)) return; // FILLED in fill()
+    if (!o.rested) {
+      this.finish(uow, taker, 'CANCELLED', now);
+      taker.cancel_reason = o.cancel_reason ?? (taker.time_in_force === 'IOC' ? 'IOC_REMAINDER' : 'SYSTEM_CANCEL');
+      fx.orderEvents.push({ message_type: 'cancelled', order: { ...taker } });
+    } else if (o.fills.length === 0) {
+      taker.out_time_ns = str(now);
+      fx.orderEvents.push({ message_type: 'open', order: { ...taker } });
+    }
+  }
+
+  private applyCancel(uow: UnitOfWork, o: CancelOutcome, fx: Effects): void {
+    const order = uow.order(o.order_id);
+    if (!order) return this.log.error({ order_id: o.order_id }, 'cancel outcome for an order this gateway does not know');
+    if (o.found && isLive(order.status)) {
+      this.finish(uow, order, 'CANCELLED', this.clock.nowNs());
+      order.cancel_reason = 'USER_REQUESTED';
+      fx.cancels.set(order.order_id, 'cancelled');
+      fx.orderEvents.push({ message_type: 'cancelled', order: { ...order } });
+      return;
+    }
+    if (o.found) this.log.error({ order_id: o.order_id, status: order.status }, 'committee cancelled an order the gateway holds as finished');
+    fx.cancels.set(order.order_id, 'not_live');
+    fx.orderEvents.push({ message_type: 'cancel_rejected', order: { ...order }, reject_reason: 'ORDER_NOT_LIVE' });
+  }
+
+  /** Moves an order to a terminal status and releases what it still reserves. */
+  private finish(uow: UnitOfWork, order: OrderRec, status: 'FILLED' | 'CANCELLED' | 'REJECTED', now: bigint): void {
+    if (!isLive(order.status)) throw new Error(`internal: order ${order.order_id} is already ${order.status}`);
+    const acct = uow.account(order.user_id);
+    acct.reserved = str(big(acct.reserved) - big(order.reserved));
+    order.reserved = '0';
+    acct.open_orders -= 1;
+    const left = (acct.open_by_symbol[order.symbol] ?? 1) - 1;
+    if (left > 0) acct.open_by_symbol[order.symbol] = left;
+    else delete acct.open_by_symbol[order.symbol];
+    order.status = status;
+    order.out_time_ns = str(now);
+  }
+
+  /** One side of one fill: order progress, reservation, fee, position and balance. */
+  private fill(uow: UnitOfWork, inst: InstrumentSpec, order: OrderRec, qty: bigint, price: bigint, role: 'maker' | 'taker', now: bigint, fx: Effects): void {
+    const acct = uow.account(order.user_id);
+    const filled = big(order.filled_steps) + qty;
+    const remaining = big(order.qty_steps) - filled;
+    order.filled_steps = str(filled);
+    order.notional_ts = str(big(order.notional_ts) + qty * price);
+    order.last_fill_steps = str(qty);
+    order.last_fill_ticks = str(price);
+    order.out_time_ns = str(now);
+
+    // The reservation shrinks to what the remainder needs at the order's own limit price.
+    const keep = reservation(inst, remaining, big(order.price_ticks), order.leverage, big(order.fee_pips));
+    acct.reserved = str(big(acct.reserved) - (big(order.reserved) - keep));
+    order.reserved = str(keep);
+
+    const tier = TIER_INFO[acct.tier];
+    const fee = feeMicro(inst, qty * price, role === 'maker' ? tier.makerFeePips : tier.takerFeePips);
+    acct.balance = str(big(acct.balance) - fee);
+    uow.fees += fee;
+
+    const pos = uow.position(order.user_id, order.symbol, order.leverage, now);
+    pos.fees_paid = str(big(pos.fees_paid) + fee);
+    this.movePosition(inst, acct, pos, order.side === 'buy' ? qty : -qty, price, order.leverage, now);
+    fx.positionEvents.push({ update_reason: big(pos.size_steps) === 0n ? 'closed' : 'fill', position: { ...pos } });
+
+    if (remaining === 0n) {
+      this.finish(uow, order, 'FILLED', now);
+      fx.orderEvents.push({ message_type: 'filled', order: { ...order } });
+    } else {
+      order.status = 'PARTIALLY_FILLED';
+      fx.orderEvents.push({ message_type: 'partial_fill', order: { ...order } });
+    }
+  }
+
+  /**
+   * Isolated position update for a signed fill. Opening adds size, cost basis and initial margin
+   * (taken from the balance); closing releases a proportional share of basis and margin and
+   * realises PnL into the balance (floored to the micro-USDC); a flip opens the rest the other way.
+   */
+  private movePosition(inst: InstrumentSpec, acct: AccountRec, pos: PositionRec, signedQty: bigint, price: bigint, leverage: number, now: bigint): void {
+    let size = big(pos.size_steps);
+    let basis = big(pos.basis_ts);
+    let margin = big(pos.margin);
+    let balance = big(acct.balance);
+    let open = signedQty < 0n ? -signedQty : signedQty;
+    const dir = signedQty < 0n ? -1n : 1n;
+    if (size !== 0n && (size < 0n ? -1n : 1n) !== dir) {
+      const abs = size < 0n ? -size : size;
+      const close = open < abs ? open : abs;
+      const basisOut = close === abs ? basis : (basis * close) / abs;
+      const marginOut = close === abs ? margin : (margin * close) / abs;
+      const pnlTs = (size > 0n ? 1n : -1n) * (close * price - basisOut);
+      const pnl = notionalMicro(inst, pnlTs, 'floor');
+      size += dir * close;
+      basis -= basisOut;
+      margin -= marginOut;
+      balance += marginOut + pnl;
+      pos.realized_pnl = str(big(pos.realized_pnl) + pnl);
+      open -= close;
+    }
+    if (open > 0n) {
+      if (size === 0n) pos.leverage = leverage;
+      const im = initialMargin(inst, open * price, leverage);
+      size += dir * open;
+      basis += open * price;
+      margin += im;
+      balance -= im;
+    }
+    pos.size_steps = str(size);
+    pos.basis_ts = str(basis);
+    pos.margin = str(margin);
+    pos.updated_ns = str(now);
+    acct.balance = str(balance);
+  }
+}
+
+/** Why a reported fill cannot be right (a fill must be positive, fit both remainders and be at the maker's price, crossing the taker's limit). */
+function invalidFill(taker: OrderRec, maker: OrderRec | undefined, qty: bigint, price: bigint): string | null {
+  if (!maker) return 'unknown maker order';
+  if (maker.order_id === taker.order_id) return 'order filled against itself';
+  if (maker.symbol !== taker.symbol) return 'maker is on another symbol';
+  if (maker.side === taker.side) return 'maker is on the same side';
+  if (!isLive(maker.status)) return `maker is ${maker.status}`;
+  if (qty <= 0n) return 'non-positive quantity';
+  if (qty > big(maker.qty_steps) - big(maker.filled_steps)) return 'quantity exceeds the maker remainder';
+  if (qty > big(taker.qty_steps) - big(taker.filled_steps)) return 'quantity exceeds the taker remainder';
+  if (price !== big(maker.price_ticks)) return "price differs from the maker's limit price";
+  const limit = big(taker.price_ticks);
+  if (taker.side === 'buy' ? price > limit : price < limit) return "price does not cross the taker's limit";
+  return null;
+}
+
+function asPlaceOutcome(p: Record<string, unknown>): PlaceOutcome | null {
+  const ok = typeof p.order_id === 'string' && Array.isArray(p.fills) && p.fills.every((f) => typeof f === 'string')
+    && typeof p.rested === 'boolean' && (p.cancel_reason === null || typeof p.cancel_reason === 'string')
+    && (p.reject_reason === null || typeof p.reject_reason === 'string');
+  return ok ? (p as unknown as PlaceOutcome) : null;
+}
+
+function asCancelOutcome(p: Record<string, unknown>): CancelOutcome | null {
+  return typeof p.order_id === 'string' && typeof p.found === 'boolean' ? (p as unknown as CancelOutcome) : null;
+}

@@ -1,0 +1,163 @@
+// Gathers the committee nodes' results per sequence number and decides each one: the public outcome
+// must be the same at t+1 nodes or more, and the secret outputs are reconstructed from the agreeing
+// nodes' shares (checked, and corrected where the count allows, when more than t+1 arrived).
+// It never waits for a particular node: a decision needs t+1 agreeing results, and waits only a short
+// grace period for the other connected nodes so their shares can be checked too.
+import type { ResultFrame } from '@tenebra/wire';
+import { canonicalJson, SealError } from '@tenebra/seal';
+import { reconstructChecked, InconsistentSharesError } from '@tenebra/mpc';
+import type { Logger } from 'pino';
+import { decodeOutputs, openResult, type NodeVector } from '../sharing';
+import type { Decision } from './clearing';
+
+interface Entry {
+  node: number;
+  pubText: string;
+  pub: Record<string, unknown>;
+  /** null when the sealed shares could not be opened (a fault of that node) */
+  values: bigint[] | null;
+}
+
+interface Slot {
+  entries: Entry[];
+  /** when this seq first became decidable while some connected node had not reported */
+  decidableAt: number | null;
+  reported: Set<string>;
+}
+
+interface DecidedSeq {
+  pubText: string;
+  /** the t+1 share vectors the decision used: enough to check any late share */
+  basis: NodeVector[];
+}
+
+export interface CollectorOptions {
+  n: number;
+  t: number;
+  gatewayPrivateKey: Uint8Array;
+  /** how long to wait for the remaining connected nodes once t+1 agree (default 30 ms) */
+  graceMs?: number;
+  /** how many decided seqs to remember for checking late results (default 1024) */
+  keepDecided?: number;
+}
+
+export class ResultCollector {
+  private readonly slots = new Map<bigint, Slot>();
+  private readonly decided = new Map<bigint, DecidedSeq>();
+  private readonly graceMs: number;
+  private readonly keepDecided: number;
+
+  constructor(private readonly opts: CollectorOptions, private readonly log: Logger) {
+    this.graceMs = opts.graceMs ?? 30;
+    this.keepDecided = opts.keepDecided ?? 1024;
+  }
+
+  /** Seqs held undecided. */
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** Records one node's result for a seq at or after the cursor; checks late ones against the decision. */
+  add(frame: ResultFrame, cursor: bigint): void {
+    const seq = BigInt(frame.seq);
+    let values: bigint[] | null;
+    try {
+      values = openResult(this.opts.gatewayPrivateKey, frame.sealed, frame.seq, frame.node);
+    } catch (e) {
+      if (!(e instanceof SealError) && !(e instanceof RangeError) && !(e instanceof TypeError)) throw e;
+      this.log.error({ seq: frame.seq, node: frame.node, err: (e as Error).message }, `node ${frame.node} sent output shares the gateway cannot open`);
+      values = null;
+    }
+    const entry: Entry = { node: frame.node, pubText: canonicalJson(frame.pub), pub: frame.pub, values };
+    if (seq < cursor) return this.checkLate(seq, entry);
+    let slot = this.slots.get(seq);
+    if (!slot) {
+      slot = { entries: [], decidableAt: null, reported: new Set() };
+      this.slots.set(seq, slot);
+    }
+    const i = slot.entries.findIndex((e) => e.node === frame.node);
+    if (i >= 0) slot.entries[i] = entry; // a node resent after reconnecting: keep its latest
+    else slot.entries.push(entry);
+  }
+
+  /**
+   * The decision for seq if it can be made now: t+1 or more nodes agree on the public outcome and
+   * their shares decode, and every connected node has reported or the grace period has passed.
+   * Returns 'wait-grace' with the time to re-check, or null to wait for more results.
+   */
+  decide(seq: bigint, connected: ReadonlySet<number>, nowMs: number): Decision | { retryInMs: number } | null {
+    const slot = this.slots.get(seq);
+    if (!slot) return null;
+    const t = this.opts.t;
+    const groups = new Map<string, Entry[]>();
+    for (const e of slot.entries) if (e.values !== null) groups.set(e.pubText, [...(groups.get(e.pubText) ?? []), e]);
+    const quorum = [...groups.values()].filter((g) => g.length >= t + 1);
+    if (quorum.length !== 1) {
+      if (quorum.length > 1) this.reportOnce(slot, 'split', { seq: seq.toString() }, 'nodes split into two agreeing groups on the outcome; waiting for more results');
+      else if (slot.entries.length >= this.opts.n) this.reportOnce(slot, 'noquorum', { seq: seq.toString() }, `no ${t + 1} nodes agree on the outcome of seq ${seq}; results stall here`);
+      return null;
+    }
+    const group = quorum[0]!;
+    const decoded = decodeOutputs(group.map((e) => ({ node: e.node, values: e.values! })), t);
+    if (!decoded.ok) {
+      if (slot.entries.length >= this.opts.n) this.reportOnce(slot, 'decode', { seq: seq.toString(), reason: decoded.reason }, `cannot reconstruct the outputs of seq ${seq}; results stall here`);
+      return null;
+    }
+    const waiting = [...connected].filter((nd) => !slot.entries.some((e) => e.node === nd));
+    if (waiting.length > 0 && slot.entries.length < this.opts.n) {
+      slot.decidableAt ??= nowMs;
+      const left = slot.decidableAt + this.graceMs - nowMs;
+      if (left > 0) return { retryInMs: left };
+    }
+    // Name every node that disagreed, sent shares we cannot open, or sent inconsistent shares.
+    for (const e of slot.entries) {
+      if (e.values === null) continue; // already logged when it arrived
+      if (e.pubText !== group[0]!.pubText) this.log.error({ seq: seq.toString(), node: e.node, pub: e.pub }, `node ${e.node} reported a different outcome than ${group.length} others`);
+    }
+    for (const nd of decoded.bad) this.log.error({ seq: seq.toString(), node: nd }, `inconsistent output share from node ${nd}: excluded from the reconstruction`);
+    this.remember(seq, {
+      pubText: group[0]!.pubText,
+      basis: group.filter((e) => decoded.used.includes(e.node)).slice(0, t + 1).map((e) => ({ node: e.node, values: e.values! })),
+    });
+    this.slots.delete(seq);
+    return { seq, pub: group[0]!.pub, values: decoded.values };
+  }
+
+  private remember(seq: bigint, d: DecidedSeq): void {
+    this.decided.set(seq, d);
+    if (this.decided.size > this.keepDecided) this.decided.delete(this.decided.keys().next().value!);
+  }
+
+  /** A result for an already applied seq: check it agrees with the decision, name the node if not. */
+  private checkLate(seq: bigint, e: Entry): void {
+    const d = this.decided.get(seq);
+    if (!d || e.values === null || d.basis.some((b) => b.node === e.node)) return;
+    if (e.pubText !== d.pubText) {
+      this.log.error({ seq: seq.toString(), node: e.node, pub: e.pub }, `node ${e.node} reported a different outcome than the applied one`);
+      return;
+    }
+    const pts = [...d.basis, { node: e.node, values: e.values }];
+    if (pts.some((p) => p.values.length !== e.values!.length)) {
+      this.log.error({ seq: seq.toString(), node: e.node }, `inconsistent output share from node ${e.node}: wrong number of outputs`);
+      return;
+    }
+    if (e.values.length === 0) return;
+    try {
+      reconstructChecked(pts.map((p) => p.node), pts.map((p) => p.values), this.opts.t);
+    } catch (err) {
+      if (!(err instanceof InconsistentSharesError)) throw err;
+      this.log.error({ seq: seq.toString(), node: e.node }, `inconsistent output share from node ${e.node} (arrived after the decision)`);
+    }
+  }
+
+  private reportOnce(slot: Slot, key: string, obj: object, msg: string): void {
+    if (slot.reported.has(key)) return;
+    slot.reported.add(key);
+    this.log.error(obj, msg);
+  }
+
+  /** Drops everything held for seqs below cursor (after a batch is applied). */
+  dropBelow(cursor: bigint): void {
+    for (const s of this.slots.keys()) if (s < cursor) this.slots.delete(s);
+  }
+}

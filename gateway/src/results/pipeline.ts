@@ -1,0 +1,151 @@
+// From node results to committed state: hands frames to the collector, decides seqs in order from
+// the cursor, applies each run of decided seqs in one transaction, then wakes waiters and emits events.
+import type { ResultFrame } from '@tenebra/wire';
+import type { Logger } from 'pino';
+import type { GatewayClock } from '../clock';
+import type { GatewayEvents } from '../events';
+import type { Clearing, CancelResult, Decision } from './clearing';
+import type { ResultCollector } from './collector';
+
+/** Most seqs applied in one transaction. */
+const MAX_BATCH = 512;
+/** Results further ahead of the cursor than this are refused (the node is told to resume later). */
+export const MAX_AHEAD = 100_000n;
+
+/** Promises for outcomes a request handler waits on (a cancel's result), keyed by order id. */
+export class OutcomeWaiters {
+  private readonly waiting = new Map<string, ((r: CancelResult) => void)[]>();
+
+  /** Resolves with the next cancel result for orderId. */
+  wait(orderId: string): Promise<CancelResult> {
+    return new Promise((resolve) => {
+      const list = this.waiting.get(orderId) ?? [];
+      list.push(resolve);
+      this.waiting.set(orderId, list);
+    });
+  }
+
+  /** Resolves every waiter of orderId. */
+  settle(orderId: string, r: CancelResult): void {
+    const list = this.waiting.get(orderId);
+    if (!list) return;
+    this.waiting.delete(orderId);
+    for (const f of list) f(r);
+  }
+
+  /** Forgets a waiter that gave up (timeout). */
+  abandon(orderId: string): void {
+    this.waiting.delete(orderId);
+  }
+}
+
+export class ResultPipeline {
+  private readonly connected = new Set<number>();
+  private scheduled = false;
+  private graceTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private cursorCache: bigint;
+
+  constructor(
+    private readonly collector: ResultCollector,
+    private readonly clearing: Clearing,
+    private readonly waiters: OutcomeWaiters,
+    private readonly events: GatewayEvents,
+    private readonly clock: GatewayClock,
+    private readonly log: Logger,
+  ) {
+    this.cursorCache = clearing.cursor();
+  }
+
+  /** The next seq to apply. */
+  get cursor(): bigint {
+    return this.cursorCache;
+  }
+
+  nodeUp(node: number): void {
+    this.connected.add(node);
+  }
+
+  nodeDown(node: number): void {
+    this.connected.delete(node);
+    this.schedule(); // a seq may have been waiting only for this node
+  }
+
+  /** Connected node indices. */
+  get nodes(): ReadonlySet<number> {
+    return this.connected;
+  }
+
+  /** Accepts a result frame; false if it is too far ahead of the cursor to hold. */
+  onResult(frame: ResultFrame): boolean {
+    const seq = BigInt(frame.seq);
+    if (seq >= this.cursorCache + MAX_AHEAD) return false;
+    this.collector.add(frame, this.cursorCache);
+    this.schedule();
+    return true;
+  }
+
+  /** Runs advance() once after the current I/O callbacks, so a burst of frames makes one transaction. */
+  schedule(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      try {
+        this.advance();
+      } catch (e) {
+        // A failed transaction leaves the cursor where it was; the next frame or timer retries.
+        this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'applying results failed');
+      }
+    });
+  }
+
+  /** Decides and applies every seq that can be decided now, in order from the cursor. */
+  advance(): void {
+    if (this.stopped) return;
+    for (;;) {
+      const batch: Decision[] = [];
+      let seq = this.cursorCache;
+      let retryInMs: number | null = null;
+      while (batch.length < MAX_BATCH) {
+        const d = this.collector.decide(seq, this.connected, this.clock.nowMs());
+        if (d === null) break;
+        if ('retryInMs' in d) {
+          retryInMs = d.retryInMs;
+          break;
+        }
+        batch.push(d);
+        seq++;
+      }
+      if (batch.length > 0) this.commit(batch);
+      if (retryInMs !== null) {
+        this.armGrace(retryInMs);
+        return;
+      }
+      if (batch.length < MAX_BATCH) return;
+    }
+  }
+
+  private commit(batch: Decision[]): void {
+    const fx = this.clearing.applyBatch(batch);
+    this.cursorCache = batch[batch.length - 1]!.seq + 1n;
+    this.collector.dropBelow(this.cursorCache);
+    for (const [orderId, r] of fx.cancels) this.waiters.settle(orderId, r);
+    for (const ev of fx.orderEvents) this.events.emit('order', ev);
+    for (const ev of fx.positionEvents) this.events.emit('position', ev);
+  }
+
+  private armGrace(ms: number): void {
+    if (this.graceTimer) return;
+    this.graceTimer = setTimeout(() => {
+      this.graceTimer = null;
+      this.schedule();
+    }, Math.max(1, Math.ceil(ms)));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.graceTimer = null;
+  }
+}

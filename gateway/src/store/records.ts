@@ -1,0 +1,103 @@
+// What the gateway persists. Big integers are stored as decimal strings (bigint does not survive
+// every encoder); helpers below convert. Money is micro-USDC, prices ticks, sizes steps.
+import type { SealedOp } from '@tenebra/wire';
+import type { Tier } from '../tiers';
+
+export type Scope = 'trade' | 'read';
+export const SCOPES: readonly Scope[] = ['trade', 'read'];
+
+export type OrderStatus = 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELLED' | 'REJECTED';
+export type Side = 'buy' | 'sell';
+export type TimeInForce = 'GTC' | 'IOC';
+
+export interface AccountRec {
+  user_id: string;
+  /** 32 hex chars (16 bytes): the user_uuid of the encrypted WebSocket header */
+  user_uuid: string;
+  tier: Tier;
+  /** configured leverage; an order uses min(leverage, instrument max_leverage) */
+  leverage: number;
+  scopes: Scope[];
+  api_key: string;
+  /** scrypt hashes, see auth/secrets.ts */
+  secret_hash: string;
+  pass_hash: string;
+  /** cash collateral not locked in positions, micro-USDC */
+  balance: string;
+  /** margin (and worst-case fees) reserved by live orders, micro-USDC */
+  reserved: string;
+  open_orders: number;
+  open_by_symbol: Record<string, number>;
+  deposited: string;
+  created_at: string;
+}
+
+export interface OrderRec {
+  order_id: string;
+  user_id: string;
+  client_order_id: string | null;
+  symbol: string;
+  side: Side;
+  type: 'limit';
+  time_in_force: TimeInForce;
+  price_ticks: string;
+  qty_steps: string;
+  filled_steps: string;
+  /** Σ fill qty_steps × price_ticks, for the exact average fill price */
+  notional_ts: string;
+  last_fill_steps: string | null;
+  last_fill_ticks: string | null;
+  status: OrderStatus;
+  cancel_reason: string | null;
+  reject_reason: string | null;
+  in_time_ns: string;
+  out_time_ns: string;
+  /** leverage and taker fee (pips) the reservation was computed with */
+  leverage: number;
+  fee_pips: string;
+  reserved: string;
+  /** the sequencer has acknowledged (journaled) the placement */
+  journaled: boolean;
+  /** sequence number of the placement, once known (ack or outcome) */
+  seq: string | null;
+  /** the committee's placement outcome has been applied */
+  placed: boolean;
+}
+
+export interface PositionRec {
+  user_id: string;
+  symbol: string;
+  /** signed: > 0 long, < 0 short */
+  size_steps: string;
+  /** Σ price_ticks × qty_steps of the open size (cost basis) */
+  basis_ts: string;
+  margin: string;
+  realized_pnl: string;
+  fees_paid: string;
+  leverage: number;
+  updated_ns: string;
+}
+
+/** An operation persisted before it is submitted, so a restart can resubmit it under the same rid. */
+export interface OutboxRec {
+  rid: string;
+  kind: 'place' | 'cancel';
+  order_id: string;
+  op: SealedOp;
+  created_ns: string;
+}
+
+export interface DepositRec {
+  deposit_id: string;
+  user_id: string;
+  amount: string;
+  at: string;
+}
+
+/** True iff the status can still change by a fill or a cancel. */
+export function isLive(status: OrderStatus): boolean {
+  return status === 'NEW' || status === 'PARTIALLY_FILLED';
+}
+
+export const big = (s: string): bigint => BigInt(s);
+export const str = (b: bigint): string => b.toString();
