@@ -66,18 +66,23 @@ export class Book<S> {
   side(side: Side): readonly RestingOrder<S>[] {
     return this.sides[side];
   }
+  /** Bids in priority order. */
   get bids(): readonly RestingOrder<S>[] {
     return this.sides.buy;
   }
+  /** Asks in priority order. */
   get asks(): readonly RestingOrder<S>[] {
     return this.sides.sell;
   }
+  /** Number of resting orders on both sides. */
   get size(): number {
     return this.byId.size;
   }
+  /** The live order with this id, if any. */
   get(orderId: string): RestingOrder<S> | undefined {
     return this.byId.get(orderId);
   }
+  /** Whether an order with this id rests. */
   has(orderId: string): boolean {
     return this.byId.has(orderId);
   }

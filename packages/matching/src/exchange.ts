@@ -51,6 +51,7 @@ export interface ExchangeSnapshotPub {
 export class Exchange<S> {
   private readonly books = new Map<string, Book<S>>();
   private readonly lanes = new Map<string, Lane>();
+  private readonly dirty = new Set<string>();
   private readonly allowed: ReadonlySet<string> | null;
   private readonly maxPending: number;
   private readonly maxDepth: number;
@@ -86,6 +87,7 @@ export class Exchange<S> {
     const book = this.book(op.symbol);
     if (!book) return Promise.resolve(unknownSymbol(op));
     return this.enqueue(op.symbol, () => {
+      this.dirty.add(op.symbol);
       switch (op.kind) {
         case 'place':
           return place(arith, book, op, this.opts);
@@ -103,7 +105,11 @@ export class Exchange<S> {
       symbols.map((s) => {
         const book = this.book(s);
         if (!book) return Promise.resolve([] as { symbol: string; orderId: string }[]);
-        return this.enqueue(s, async () => book.expire(op.nowNs).map((orderId) => ({ symbol: s, orderId })));
+        return this.enqueue(s, async () => {
+          const ids = book.expire(op.nowNs);
+          if (ids.length > 0) this.dirty.add(s);
+          return ids.map((orderId) => ({ symbol: s, orderId }));
+        });
       }),
     );
     const outcome: ExpireOutcome = { kind: 'expire', nowNs: op.nowNs, expired: per.flat() };
@@ -133,6 +139,22 @@ export class Exchange<S> {
     // The chain only orders work; each caller observes its own result's failure.
     l.tail = result.catch(() => undefined);
     return result;
+  }
+
+  /** Symbols whose books operations touched since the last call (to persist only those), sorted. */
+  takeDirty(): string[] {
+    const out = [...this.dirty].sort();
+    this.dirty.clear();
+    return out;
+  }
+
+  /** Installs a book (e.g. loaded from the MPC store), replacing any book of that symbol; its queue must be idle. */
+  restoreBook(book: Book<S>): void {
+    const lane = this.lanes.get(book.symbol);
+    if (lane && lane.pending > 0) throw new Error(`${book.symbol}: cannot replace a book with queued operations`);
+    if (this.allowed !== null && !this.allowed.has(book.symbol)) throw new Error(`${book.symbol} not in the symbol list`);
+    this.books.set(book.symbol, book);
+    this.lanes.delete(book.symbol); // a fresh lane also clears a poisoned state
   }
 
   /** Waits until every queued operation has finished. */

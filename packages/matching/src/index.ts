@@ -9,3 +9,4 @@ export * from './exchange';
 export * from './plaintext';
 export * from './mpc-backend';
 export * from './stream';
+export * from './mpc-store';

@@ -41,6 +41,7 @@ export class Rng {
   chance(num: number, den: number): boolean {
     return this.below(den) < num;
   }
+  /** A uniformly chosen element of a non-empty list. */
   pick<T>(xs: readonly T[]): T {
     const x = xs[this.below(xs.length)];
     if (x === undefined) throw new RangeError('pick from an empty list');

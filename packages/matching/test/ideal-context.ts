@@ -33,7 +33,13 @@ export class IdealJobContext implements JobContext {
   readonly party = 1;
   readonly n = 5;
   readonly t = 2;
+  readonly jobId = 'ideal-job';
   readonly stats: IdealStats = { rounds: 0, ops: {}, maxBatch: 0 };
+  // Store: committed values plus this "job's" staged writes (null = removed), like the engine's.
+  private readonly store = new Map<string, IdealSec>();
+  private readonly pubStore = new Map<string, string>();
+  private staged = new Map<string, IdealSec | null>();
+  private stagedPub = new Map<string, string | null>();
   private queue: (() => void)[] = [];
   private scheduled = false;
   private readonly bound: bigint;
@@ -158,10 +164,67 @@ export class IdealJobContext implements JobContext {
       );
     });
   }
+  ltz(a: Sec): Promise<Sec> {
+    return this.round('ltz', () => {
+      const va = this.vals(a);
+      return new IdealSec(
+        va.map((x) => {
+          const v = signed(x);
+          if (v >= 2n * this.bound || v <= -2n * this.bound) throw new Error(`ltz input ${v} outside ±2^(L+1)`);
+          return v < 0n ? 1n : 0n;
+        }),
+      );
+    });
+  }
   open(x: Sec): Promise<bigint[]> {
     return this.round('open', () => [...this.vals(x)]);
   }
   openTo(recipient: number, x: Sec): Promise<bigint[] | null> {
     return this.round('openTo', () => (recipient === this.party ? [...this.vals(x)] : null));
+  }
+
+  load(name: string): Sec | undefined {
+    const st = this.staged.get(name);
+    if (st !== undefined) return st ?? undefined;
+    return this.store.get(name);
+  }
+  save(name: string, x: Sec): void {
+    this.staged.set(name, new IdealSec(this.vals(x)));
+  }
+  remove(name: string): void {
+    this.staged.set(name, null);
+  }
+  names(): string[] {
+    const all = new Set(this.store.keys());
+    for (const [k, v] of this.staged) if (v === null) all.delete(k); else all.add(k);
+    return [...all].sort();
+  }
+  loadPublic(name: string): string | undefined {
+    const st = this.stagedPub.get(name);
+    if (st !== undefined) return st ?? undefined;
+    return this.pubStore.get(name);
+  }
+  savePublic(name: string, json: string): void {
+    this.stagedPub.set(name, json);
+  }
+  removePublic(name: string): void {
+    this.stagedPub.set(name, null);
+  }
+  publicNames(): string[] {
+    const all = new Set(this.pubStore.keys());
+    for (const [k, v] of this.stagedPub) if (v === null) all.delete(k); else all.add(k);
+    return [...all].sort();
+  }
+  /** Test helper: the "job" completed; staged writes become the store. */
+  commit(): void {
+    for (const [k, v] of this.staged) if (v === null) this.store.delete(k); else this.store.set(k, v);
+    for (const [k, v] of this.stagedPub) if (v === null) this.pubStore.delete(k); else this.pubStore.set(k, v);
+    this.staged = new Map();
+    this.stagedPub = new Map();
+  }
+  /** Test helper: the "job" failed; staged writes are dropped. */
+  abort(): void {
+    this.staged = new Map();
+    this.stagedPub = new Map();
   }
 }

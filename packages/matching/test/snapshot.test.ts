@@ -66,3 +66,33 @@ describe('book snapshots', () => {
     expect(back.expire(99n)).toEqual(['b']);
   });
 });
+
+describe('books in the MPC store (ideal JobContext test double)', () => {
+  it('jobs of 40 ops save touched books; a node rebuilt from the store continues identically; a failed job leaves the store as it was', async () => {
+    const { saveBook, loadBook, storedBookSymbols } = await import('../src/mpc-store');
+    const whole = await runPlain(ops);
+    const ctx = new IdealJobContext();
+    const ex = new Exchange<Sec>(new MpcBackend(ctx));
+    const jobs = 20;
+    for (let j = 0; j < jobs; j += 1) {
+      const arith = new MpcBackend(ctx); // one backend per job
+      for (const op of ops.slice(j * 40, (j + 1) * 40)) await ex.apply(mapOp(op, (v) => ctx.fromShares([v])), arith);
+      for (const s of ex.takeDirty()) saveBook(ctx, ex.book(s)!);
+      ctx.commit();
+    }
+    // A job whose writes are aborted: the store keeps the state after job `jobs - 1`.
+    for (const s of ex.symbols()) ex.book(s)!.expire(1n << 80n);
+    for (const s of ex.symbols()) saveBook(ctx, ex.book(s)!);
+    ctx.abort();
+
+    const fresh = new Exchange<Sec>(new MpcBackend(ctx));
+    for (const s of storedBookSymbols(ctx)) fresh.restoreBook(loadBook(ctx, s)!);
+    const rest = [];
+    for (const op of ops.slice(jobs * 40)) rest.push(plainResult(await fresh.apply(mapOp(op, (v) => ctx.fromShares([v]))), IdealJobContext.value));
+    expect(rest).toEqual(whole.results.slice(jobs * 40));
+    expect(fresh.symbols().sort()).toEqual(whole.exchange.symbols().sort());
+    for (const s of whole.exchange.symbols()) {
+      expect(bookRows(fresh.book(s), IdealJobContext.value)).toEqual(bookRows(whole.exchange.book(s), (v) => v));
+    }
+  });
+});
