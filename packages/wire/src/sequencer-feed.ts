@@ -89,6 +89,7 @@ export class SequencerFeed {
     }
     if (f.t !== 'op') throw new Error(`unexpected '${f.t}' frame after the handshake`);
     const seq = BigInt(f.seq);
+    if (seq < this.recvNext) return; // already have it (harmless duplicate)
     if (seq !== this.recvNext) {
       // Never deliver out of order: drop the connection and ask again from the first missing seq.
       throw new Error(`feed out of order: expected seq ${this.recvNext}, got ${seq}`);
