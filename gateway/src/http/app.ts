@@ -1,6 +1,6 @@
 // The REST server (fastify 5): request ids, authentication and rate limits on every request, the
 // spec's envelope on every response and error, strict body parsing. Routes live in routes-*.ts.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
@@ -57,7 +57,7 @@ export function rateHeaders(reply: FastifyReply, d: RateDecision): void {
 export function buildApp(deps: HttpDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.log.child({ component: 'http' }) as unknown as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
