@@ -50,6 +50,29 @@ export interface JobContext {
   open(x: Sec): Promise<bigint[]>;
   /** Opens x to one party only; resolves to the values there and to null everywhere else. */
   openTo(recipient: number, x: Sec): Promise<bigint[] | null>;
+
+  // ---- added by the engine (compatible extension) ----
+
+  /** The id this job runs under (identical at every party). */
+  readonly jobId: string;
+  /** [a < 0] for one signed value |a| < 2^(L+1) (lt(a, b) is ltz(a - b)). */
+  ltz(a: Sec): Promise<Sec>;
+
+  /**
+   * Transactional store of named secret values that survives across jobs and is covered by share
+   * recovery. Writes become visible to later jobs only if this job completes; a job that throws
+   * leaves the store as it was, identically at every party.
+   */
+  load(name: string): Sec | undefined;
+  save(name: string, x: Sec): void;
+  remove(name: string): void;
+  /** Names of stored secret values, sorted. */
+  names(): string[];
+  /** Public metadata (JSON text), transactional like the secret store. */
+  loadPublic(name: string): string | undefined;
+  savePublic(name: string, json: string): void;
+  removePublic(name: string): void;
+  publicNames(): string[];
 }
 
 /**

@@ -23,3 +23,9 @@ export {
 } from './field';
 export * from './shamir';
 export * from './prss';
+export * from './messages';
+export { Reserve, NIBBLE_WIDTH, type Triples } from './reserve';
+export { Preprocessor, DEALER_LABEL, nibblesFrom, seededRng, type PreprocessingOptions, type Needs } from './preprocessing';
+export { costOf, geometry, PREPROCESSING_TABLE, type OpCost } from './protocols';
+export { createParty, type Party, type PartyOptions, type PartyStatus, type PartyEvent } from './runtime';
+export { RECOVERY_PART_ELEMENTS } from './recovery';

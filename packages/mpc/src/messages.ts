@@ -1,0 +1,153 @@
+// Wire format of everything parties send each other. Compact binary, no JSON for field vectors:
+//   u8 type | u32 prepCommitted | u32 prepNext | u32 a | u32 b | u16 keyLen | key (utf8)
+//   | u16 vectorCount | per vector: u32 length, 16-byte big-endian elements | u32 extraLen | extra
+// `a`/`b` are per type (round and recipient for job rounds, round and batch for preprocessing).
+// prepCommitted / prepNext piggyback the sender's preprocessing log (see preprocessing.ts) on every
+// message so a receiver can settle a pending batch before it consumes from it.
+
+import { ELEMENT_BYTES, readElement, writeElement } from './field';
+
+/** Message types. */
+export const Msg = {
+  /** PRSS key for one subset, sent by the subset's lowest member during setup (extra: key bytes). */
+  SetupKey: 1,
+  /** Shares for one job round (key: job id, a: round; vectors: [open-to-all, open-to-receiver]). */
+  JobRound: 2,
+  /** Phase-A data of a preprocessing batch (a: round, b: batch). */
+  PrepRound: 3,
+  /** ready(b): phase A done, items staged (b: batch). */
+  PrepReady: 4,
+  /** committed(b) (b: batch). */
+  PrepCommit: 5,
+  /** veto(b): the sender never sent and never will send ready(b) (b: batch). */
+  PrepVeto: 6,
+  /** Preprocessing status (extra: JSON of pending/vetoed/committed batch ids; sent when all n are up). */
+  PrepStatus: 7,
+  /** A recovering party asks for its shares (key: request nonce). */
+  RecoverRequest: 8,
+  /** One part of a helper's masked answer (key: nonce; a: part, b: parts; vectors; extra: JSON layout). */
+  RecoverReply: 9,
+  /** A helper cannot answer yet (key: nonce; extra: reason). */
+  RecoverBusy: 10,
+} as const;
+export type Msg = (typeof Msg)[keyof typeof Msg];
+
+/** A decoded message. Vectors stay as bytes until a consumer decodes them (most are decoded once). */
+export interface Envelope {
+  type: Msg;
+  prepCommitted: number;
+  prepNext: number;
+  a: number;
+  b: number;
+  key: string;
+  vectors: Uint8Array[];
+  extra: Uint8Array;
+}
+
+const HEADER = 1 + 4 * 4 + 2;
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** Limits on what decode() accepts (a malformed or hostile peer must not make us allocate wildly). */
+export const MAX_KEY_BYTES = 1024;
+export const MAX_VECTORS = 16;
+
+/** Error for malformed messages. */
+export class MessageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MessageError';
+  }
+}
+
+/** Encodes a message; vectors are field elements (each must be in [0, p): not re-checked here for speed). */
+export function encode(m: {
+  type: Msg;
+  prepCommitted: number;
+  prepNext: number;
+  a?: number;
+  b?: number;
+  key?: string;
+  vectors?: readonly (readonly bigint[])[];
+  extra?: Uint8Array;
+}): Uint8Array {
+  const key = enc.encode(m.key ?? '');
+  if (key.length > MAX_KEY_BYTES) throw new MessageError(`message key too long (${key.length} bytes)`);
+  const vectors = m.vectors ?? [];
+  if (vectors.length > MAX_VECTORS) throw new MessageError(`too many vectors (${vectors.length})`);
+  const extra = m.extra ?? new Uint8Array(0);
+  let size = HEADER + key.length + 2 + 4 + extra.length;
+  for (const v of vectors) size += 4 + v.length * ELEMENT_BYTES;
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  let off = 0;
+  view.setUint8(off, m.type); off += 1;
+  view.setUint32(off, m.prepCommitted >>> 0); off += 4;
+  view.setUint32(off, m.prepNext >>> 0); off += 4;
+  view.setUint32(off, (m.a ?? 0) >>> 0); off += 4;
+  view.setUint32(off, (m.b ?? 0) >>> 0); off += 4;
+  view.setUint16(off, key.length); off += 2;
+  out.set(key, off); off += key.length;
+  view.setUint16(off, vectors.length); off += 2;
+  for (const v of vectors) {
+    view.setUint32(off, v.length); off += 4;
+    for (let i = 0; i < v.length; i++, off += ELEMENT_BYTES) writeElement(view, off, v[i]!);
+  }
+  view.setUint32(off, extra.length); off += 4;
+  out.set(extra, off); off += extra.length;
+  if (off !== size) throw new MessageError('internal: encoded size mismatch');
+  return out;
+}
+
+/** Decodes the envelope of a message (vectors stay encoded); throws MessageError when malformed. */
+export function decode(data: Uint8Array): Envelope {
+  if (data.length < HEADER + 6) throw new MessageError(`message too short (${data.length} bytes)`);
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let off = 0;
+  const type = view.getUint8(off) as Msg; off += 1;
+  if (type < Msg.SetupKey || type > Msg.RecoverBusy) throw new MessageError(`unknown message type ${type}`);
+  const prepCommitted = view.getUint32(off); off += 4;
+  const prepNext = view.getUint32(off); off += 4;
+  const a = view.getUint32(off); off += 4;
+  const b = view.getUint32(off); off += 4;
+  const keyLen = view.getUint16(off); off += 2;
+  if (keyLen > MAX_KEY_BYTES || off + keyLen + 2 > data.length) throw new MessageError('bad key length');
+  const key = dec.decode(data.subarray(off, off + keyLen)); off += keyLen;
+  const count = view.getUint16(off); off += 2;
+  if (count > MAX_VECTORS) throw new MessageError(`too many vectors (${count})`);
+  const vectors: Uint8Array[] = [];
+  for (let i = 0; i < count; i++) {
+    if (off + 4 > data.length) throw new MessageError('truncated vector header');
+    const len = view.getUint32(off); off += 4;
+    const bytes = len * ELEMENT_BYTES;
+    if (off + bytes > data.length) throw new MessageError('truncated vector');
+    vectors.push(data.subarray(off, off + bytes)); off += bytes;
+  }
+  if (off + 4 > data.length) throw new MessageError('truncated extra header');
+  const extraLen = view.getUint32(off); off += 4;
+  if (off + extraLen !== data.length) throw new MessageError('bad extra length');
+  const extra = data.subarray(off, off + extraLen);
+  return { type, prepCommitted, prepNext, a, b, key, vectors, extra };
+}
+
+/** Number of field elements in an encoded vector. */
+export function vectorLength(bytes: Uint8Array): number {
+  return bytes.length / ELEMENT_BYTES;
+}
+
+/** Decodes an encoded vector into field elements (throws on values >= p). */
+export function decodeVector(bytes: Uint8Array): bigint[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const m = bytes.length / ELEMENT_BYTES;
+  const out = new Array<bigint>(m);
+  for (let i = 0; i < m; i++) out[i] = readElement(view, i * ELEMENT_BYTES);
+  return out;
+}
+
+/** UTF-8 helpers for the `extra` section. */
+export function textBytes(s: string): Uint8Array {
+  return enc.encode(s);
+}
+export function bytesText(b: Uint8Array): string {
+  return dec.decode(b);
+}

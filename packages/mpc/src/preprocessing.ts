@@ -1,0 +1,723 @@
+// Preprocessing: Beaver triples and random nibbles, made by the committee itself (default) or by a
+// seeded dealer (INSECURE, experiments only), kept in a Reserve (reserve.ts).
+//
+// Committee production (all n parties; degree reduction of a product needs 2t+1 of them):
+//  - triples: a, b from PRSS (prss.ts), c = a*b by Gennaro, Rabin, Rabin (PODC 1998) resharing of
+//    the local degree-2t product: each party Shamir-shares its product share, everyone combines the
+//    received shares with the degree-2t Lagrange coefficients at 0.
+//  - random bits (the square-root trick, e.g. Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006): r from
+//    PRSS, open y = r^2 + PRZS (degree 2t, all n shares), s = sqrt(y) (canonical root), bit =
+//    (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform.
+//  - nibbles: 4 bits x0..x3, their 11 products of 2..4 bits (two more GRR rounds), then the 16
+//    indicators [v == j] by inclusion-exclusion (local), plus v = x0 + 2x1 + 4x2 + 8x3.
+// No single party learns any triple or bit: every value is a sum over PRSS subsets or a resharing.
+//
+// Consistency across failures (batch b; all parties run batches in number order, one at a time):
+//  phase A computes the items; the party then stages them and sends ready(b) to all. A party commits b
+//  when it holds ready(b) from all n, or receives committed(b), or a message whose piggybacked log
+//  shows the sender committed b; it then sends committed(b). A party that has not sent ready(b) may
+//  veto b (it then never will): it does so when it loses a peer in phase A, or when an operation needs
+//  production and it does not see all n up. A veto makes everyone who hears it drop b: nobody can
+//  have committed b, since that needs the vetoer's ready. A staged party never drops b on its own: it
+//  waits for commit or veto (re-sent on reconnect), so b stays "pending" while parties are down.
+//  Consumption is FIFO over committed batches only. An operation that would exhaust the reserve waits
+//  for a batch in flight; with none it produces inline if it sees all n up; otherwise (or if the batch
+//  it waited for is dropped) it throws PreprocessingExhaustedError. Every party decides identically:
+//  the committed reserve is the same everywhere, and a dropped batch is dropped for everybody.
+
+import { PreprocessingExhaustedError } from './api';
+import { P, inv, invAll, mod, reduce, reduceWide, sqrt } from './field';
+import { Msg, type Envelope, decodeVector } from './messages';
+import { Reserve, NIBBLE_WIDTH, type Triples } from './reserve';
+import { lagrange, shareSecret, type FieldRng } from './shamir';
+import type { Prss } from './prss';
+import { createHash } from 'node:crypto';
+
+/** Preprocessing options (identical at every party). */
+export interface PreprocessingOptions {
+  /** 'committee' (default): the parties make their own material. 'dealer': a seeded dealer, INSECURE. */
+  mode?: 'committee' | 'dealer';
+  /** Background production keeps at least this many triples (default 2048). */
+  targetTriples?: number;
+  /** Background production keeps at least this many random bits (stored as 4-bit nibbles; default 4096). */
+  targetBits?: number;
+  /** Nibbles per batch (default 128); each batch also makes 2x that many triples. */
+  batch?: number;
+  /** Dealer mode seed (default 'tenebra-insecure-dealer'). */
+  dealerSeed?: string;
+}
+
+/** The label used wherever dealer mode is on. */
+export const DEALER_LABEL = 'dealer (INSECURE, experiments only)';
+
+/** What one operation (or a whole round) consumes. */
+export interface Needs {
+  triples: number;
+  nibbles: number;
+}
+
+type BatchState = 'running' | 'staged' | 'committed' | 'dropped';
+
+interface Batch {
+  id: number;
+  state: BatchState;
+  readies: Set<number>;
+  /** Phase-A round currently computed (0..2), or 3 when staged. */
+  round: number;
+  incoming: Map<number, Map<number, Envelope>>;
+  sent: Map<number, Map<number, Uint8Array>>; // round -> to -> bytes (for re-sends)
+  items?: { triples: Triples; nibbles: bigint[] };
+  // phase-A intermediates
+  a?: bigint[];
+  b?: bigint[];
+  ownGrr?: bigint[][];
+  r?: bigint[];
+  y?: bigint[];
+  x?: bigint[];
+  p2?: bigint[];
+  waiters: { resolve: () => void }[];
+}
+
+/** What the preprocessor needs from its party. */
+export interface PrepHost {
+  readonly n: number;
+  readonly t: number;
+  readonly self: number;
+  prss(): Prss;
+  allUp(): boolean;
+  aliveCount(): number;
+  send(to: number, bytes: Uint8Array): void;
+  /** Encodes a message with the piggybacked preprocessing log. */
+  envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[])[]; extra?: Uint8Array }): Uint8Array;
+  log(ev: Record<string, unknown>): void;
+  emitBatch(ev: { batch: number; state: 'staged' | 'committed' | 'dropped'; triples: number; nibbles: number }): void;
+  /** True while no job is running (background batches start only then). */
+  idle(): boolean;
+  rng: FieldRng;
+}
+
+/** Persisted form of the preprocessing log. */
+export interface PrepSnapshot {
+  resolved: number;
+  committed: number;
+  staged?: { id: number; triples: Triples; nibbles: bigint[] };
+  running?: number;
+}
+
+const MAX_FUTURE_BATCH_MESSAGES = 256;
+const INV2 = inv(2n);
+
+/** Owns the reserve, batch production and the commit protocol of one party. */
+export class Preprocessor {
+  readonly reserve = new Reserve();
+  readonly mode: 'committee' | 'dealer';
+  readonly targetTriples: number;
+  readonly targetNibbles: number;
+  readonly batchNibbles: number;
+  readonly batchTriples: number;
+  private readonly dealerSeed: string;
+  /** Batches 0..resolved-1 are committed or dropped here. */
+  resolved = 0;
+  /** Committed batches among 0..resolved-1. */
+  committed = 0;
+  private current: Batch | undefined;
+  private readonly futureMsgs: { from: number; env: Envelope }[] = [];
+  private readonly vetoedAhead = new Set<number>();
+  private stopped = false;
+  private enabled = false;
+  /** Set when a peer's log shows a committed batch this party never had: only recovery helps. */
+  stale = false;
+  /** Counters for status() and benchmarks. */
+  readonly stats = { batches: 0, triplesMade: 0, nibblesMade: 0, productionMs: 0, dropped: 0 };
+
+  constructor(private readonly host: PrepHost, opts: PreprocessingOptions = {}) {
+    this.mode = opts.mode ?? 'committee';
+    if (this.mode !== 'committee' && this.mode !== 'dealer') throw new Error(`preprocessing mode must be 'committee' or 'dealer', got ${String(opts.mode)}`);
+    this.batchNibbles = opts.batch ?? 128;
+    if (!Number.isInteger(this.batchNibbles) || this.batchNibbles < 1 || this.batchNibbles > 65536) throw new Error(`preprocessing batch must be in 1..65536, got ${opts.batch}`);
+    this.batchTriples = 2 * this.batchNibbles;
+    this.targetTriples = opts.targetTriples ?? 2048;
+    this.targetNibbles = Math.ceil((opts.targetBits ?? 4096) / 4);
+    if (this.targetTriples < 0 || this.targetNibbles < 0) throw new Error('preprocessing targets must be >= 0');
+    this.dealerSeed = opts.dealerSeed ?? 'tenebra-insecure-dealer';
+  }
+
+  /** Label for status() and logs. */
+  get modeLabel(): string {
+    return this.mode === 'dealer' ? DEALER_LABEL : 'committee';
+  }
+
+  /** Allows background production (after setup or recovery). */
+  enable(): void {
+    this.enabled = true;
+    this.kick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wakeAll();
+  }
+
+  /** Number of a batch in flight here, if any. */
+  get inFlight(): number | undefined {
+    return this.current?.id;
+  }
+
+  // ---- consumption ----
+
+  /**
+   * Resolves when the committed reserve holds `need`, producing inline if needed and possible;
+   * throws PreprocessingExhaustedError (identically at every party, see header) otherwise.
+   */
+  async ensure(need: Needs): Promise<void> {
+    const enough = (): boolean => this.reserve.triplesAvailable >= need.triples && this.reserve.nibblesAvailable >= need.nibbles;
+    const exhausted = (): PreprocessingExhaustedError => {
+      const tShort = this.reserve.triplesAvailable < need.triples;
+      return tShort
+        ? new PreprocessingExhaustedError('triples', need.triples, this.reserve.triplesAvailable, this.host.aliveCount())
+        : new PreprocessingExhaustedError('random bits', need.nibbles * 4, this.reserve.nibblesAvailable * 4, this.host.aliveCount());
+    };
+    for (;;) {
+      if (enough()) return;
+      if (this.stopped) throw new Error('party stopped');
+      if (this.stale) throw new Error('preprocessing log is stale (a committed batch is missing here): recover() this party');
+      if (this.mode === 'dealer') {
+        this.dealBatch();
+        continue;
+      }
+      let b = this.current;
+      if (!b) {
+        if (!this.host.allUp()) {
+          this.veto(this.resolved);
+          throw exhausted();
+        }
+        b = this.startBatch(this.resolved);
+      }
+      await this.waitResolved(b);
+      if (b.state === 'dropped') throw exhausted();
+    }
+  }
+
+  // ---- background production ----
+
+  /** Starts a background batch if idle, all n up and the reserve is below target. */
+  kick(): void {
+    if (!this.enabled || this.stopped || this.stale || this.current) return;
+    const low = this.reserve.triplesAvailable < this.targetTriples || this.reserve.nibblesAvailable < this.targetNibbles;
+    if (!low) return;
+    if (this.mode === 'dealer') {
+      while (this.reserve.triplesAvailable < this.targetTriples || this.reserve.nibblesAvailable < this.targetNibbles) this.dealBatch();
+      return;
+    }
+    if (!this.host.idle() || !this.host.allUp()) return;
+    this.startBatch(this.resolved);
+  }
+
+  private waitResolved(b: Batch): Promise<void> {
+    if (b.state === 'committed' || b.state === 'dropped') return Promise.resolve();
+    return new Promise((resolve) => b.waiters.push({ resolve }));
+  }
+
+  private wakeAll(): void {
+    const b = this.current;
+    if (b) for (const w of b.waiters.splice(0)) w.resolve();
+  }
+
+  // ---- dealer ----
+
+  private dealBatch(): void {
+    const id = this.resolved;
+    const { n, t, self } = this.host;
+    const rng = seededRng(`${this.dealerSeed}:${id}`);
+    const T = this.batchTriples;
+    const U = this.batchNibbles;
+    const a = rng(T);
+    const b = rng(T);
+    const c = a.map((x, i) => reduce(x * b[i]!));
+    const plainNibbles: bigint[] = [];
+    const vals = rng(U);
+    for (let u = 0; u < U; u++) {
+      const v = Number(vals[u]! & 15n);
+      for (let j = 0; j < 16; j++) plainNibbles.push(j === v ? 1n : 0n);
+      plainNibbles.push(BigInt(v));
+    }
+    const pick = (xs: bigint[]): bigint[] => shareSecret(xs, n, t, rng)[self - 1]!;
+    const triples = { a: pick(a), b: pick(b), c: pick(c) };
+    const nibbles = pick(plainNibbles);
+    this.reserve.append(triples, nibbles);
+    this.resolved++;
+    this.committed++;
+    this.stats.batches++;
+    this.stats.triplesMade += T;
+    this.stats.nibblesMade += U;
+    this.host.log({ ev: 'prep-batch', batch: id, state: 'committed', mode: DEALER_LABEL });
+    this.host.emitBatch({ batch: id, state: 'committed', triples: T, nibbles: U });
+  }
+
+  // ---- committee batches ----
+
+  private newBatch(id: number): Batch {
+    return { id, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [] };
+  }
+
+  private startBatch(id: number): Batch {
+    if (this.current) throw new Error('internal: batch already in flight');
+    const b = this.newBatch(id);
+    this.current = b;
+    if (this.vetoedAhead.has(id)) {
+      this.vetoedAhead.delete(id);
+      this.drop(b, 'vetoed earlier');
+      return b;
+    }
+    this.host.log({ ev: 'prep-start', batch: id });
+    this.phaseA(b);
+    // adopt messages that arrived before we started
+    const adopt: { from: number; env: Envelope }[] = [];
+    const keep: { from: number; env: Envelope }[] = [];
+    for (const m of this.futureMsgs.splice(0)) {
+      if (m.env.b === id) adopt.push(m);
+      else if (m.env.b > id) keep.push(m);
+    }
+    this.futureMsgs.push(...keep);
+    for (const m of adopt) this.onMessage(m.from, m.env);
+    return b;
+  }
+
+  private phaseA(b: Batch): void {
+    const t0 = Date.now();
+    try {
+      if (b.round === 0) this.round0(b);
+      else if (b.round === 1) this.round1(b);
+      else if (b.round === 2) this.round2(b);
+    } finally {
+      this.stats.productionMs += Date.now() - t0;
+    }
+  }
+
+  private nonce(b: Batch, what: string): string {
+    return `prep:${b.id}:${what}`;
+  }
+
+  private sendRound(b: Batch, round: number, per: (j: number) => (readonly bigint[])[]): void {
+    const sent = new Map<number, Uint8Array>();
+    for (let j = 1; j <= this.host.n; j++) {
+      if (j === this.host.self) continue;
+      const bytes = this.host.envelope({ type: Msg.PrepRound, a: round, b: b.id, vectors: per(j) });
+      sent.set(j, bytes);
+      this.host.send(j, bytes);
+    }
+    b.sent.set(round, sent);
+  }
+
+  /** GRR: shares of each local product value for every party; own row kept. */
+  private grr(h: bigint[]): bigint[][] {
+    return shareSecret(h, this.host.n, this.host.t, this.host.rng);
+  }
+
+  /** Combines the GRR rows received from every party (index party-1) into shares of the products. */
+  private grrCombine(rows: bigint[][]): bigint[] {
+    const n = this.host.n;
+    const lam = lagrange(allParties(n), 0);
+    const m = rows[0]!.length;
+    const out = new Array<bigint>(m);
+    for (let e = 0; e < m; e++) {
+      let acc = 0n;
+      for (let i = 0; i < n; i++) acc += lam[i]! * rows[i]![e]!;
+      out[e] = reduceWide(acc);
+    }
+    return out;
+  }
+
+  private round0(b: Batch): void {
+    const prss = this.host.prss();
+    const T = this.batchTriples;
+    const nb = 4 * this.batchNibbles;
+    b.a = prss.randomShares(this.nonce(b, 'a'), T);
+    b.b = prss.randomShares(this.nonce(b, 'b'), T);
+    const h = b.a.map((x, i) => reduce(x * b.b![i]!));
+    b.ownGrr = this.grr(h);
+    b.r = prss.randomShares(this.nonce(b, 'r'), nb);
+    const z = prss.zeroShares2t(this.nonce(b, 'z'), nb);
+    b.y = b.r.map((r, i) => reduceWide(r * r + z[i]!));
+    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, b.y!]);
+    this.tryAdvance(b);
+  }
+
+  private round1(b: Batch): void {
+    const x = b.x!;
+    const U = this.batchNibbles;
+    const h: bigint[] = new Array(6 * U);
+    for (let u = 0; u < U; u++) {
+      const [x0, x1, x2, x3] = [x[4 * u]!, x[4 * u + 1]!, x[4 * u + 2]!, x[4 * u + 3]!];
+      h[6 * u] = reduce(x0 * x1);
+      h[6 * u + 1] = reduce(x0 * x2);
+      h[6 * u + 2] = reduce(x0 * x3);
+      h[6 * u + 3] = reduce(x1 * x2);
+      h[6 * u + 4] = reduce(x1 * x3);
+      h[6 * u + 5] = reduce(x2 * x3);
+    }
+    b.ownGrr = this.grr(h);
+    this.sendRound(b, 1, (j) => [b.ownGrr![j - 1]!]);
+    this.tryAdvance(b);
+  }
+
+  private round2(b: Batch): void {
+    const x = b.x!;
+    const p = b.p2!;
+    const U = this.batchNibbles;
+    const h: bigint[] = new Array(5 * U);
+    for (let u = 0; u < U; u++) {
+      const x2 = x[4 * u + 2]!;
+      const x3 = x[4 * u + 3]!;
+      const [p01, p02, , p12, , p23] = [p[6 * u]!, p[6 * u + 1]!, p[6 * u + 2]!, p[6 * u + 3]!, p[6 * u + 4]!, p[6 * u + 5]!];
+      h[5 * u] = reduce(p01 * x2); // 012
+      h[5 * u + 1] = reduce(p01 * x3); // 013
+      h[5 * u + 2] = reduce(p02 * x3); // 023
+      h[5 * u + 3] = reduce(p12 * x3); // 123
+      h[5 * u + 4] = reduce(p01 * p23); // 0123
+    }
+    b.ownGrr = this.grr(h);
+    this.sendRound(b, 2, (j) => [b.ownGrr![j - 1]!]);
+    this.tryAdvance(b);
+  }
+
+  /** Completes the current phase-A round if every peer's message for it is here. */
+  private tryAdvance(b: Batch): void {
+    if (b.state !== 'running' || this.current !== b || !b.sent.has(b.round)) return;
+    const got = b.incoming.get(b.round);
+    const n = this.host.n;
+    if ((got?.size ?? 0) < n - 1) return;
+    const t0 = Date.now();
+    const self = this.host.self;
+    const rows: bigint[][] = [];
+    for (let i = 1; i <= n; i++) rows.push(i === self ? b.ownGrr![self - 1]! : decodeVector(got!.get(i)!.vectors[0]!));
+    const prod = this.grrCombine(rows);
+    b.incoming.delete(b.round);
+    if (b.round === 0) {
+      const ys: bigint[][] = [];
+      for (let i = 1; i <= n; i++) ys.push(i === self ? b.y! : decodeVector(got!.get(i)!.vectors[1]!));
+      const lam = lagrange(allParties(n), 0);
+      const nb = b.r!.length;
+      const Y = new Array<bigint>(nb);
+      for (let e = 0; e < nb; e++) {
+        let acc = 0n;
+        for (let i = 0; i < n; i++) acc += lam[i]! * ys[i]![e]!;
+        Y[e] = reduceWide(acc);
+      }
+      // y == 0 means r == 0 (probability 2^-127): use r itself, a valid sharing of the bit 0.
+      const roots = Y.map((y) => (y === 0n ? 1n : sqrt(y)));
+      const rinv = invAll(roots);
+      b.x = b.r!.map((r, e) => (Y[e] === 0n ? r : reduce((reduce(r * rinv[e]!) + 1n) * INV2)));
+      b.items = { triples: { a: b.a!, b: b.b!, c: prod }, nibbles: [] };
+      b.a = b.b = b.r = b.y = undefined;
+      b.round = 1;
+      this.stats.productionMs += Date.now() - t0;
+      this.round1(b);
+    } else if (b.round === 1) {
+      b.p2 = prod;
+      b.round = 2;
+      this.stats.productionMs += Date.now() - t0;
+      this.round2(b);
+    } else {
+      b.items!.nibbles = nibblesFrom(b.x!, b.p2!, prod, this.batchNibbles);
+      b.x = b.p2 = b.ownGrr = undefined;
+      b.round = 3;
+      this.stats.productionMs += Date.now() - t0;
+      this.stage(b);
+    }
+  }
+
+  private stage(b: Batch): void {
+    b.state = 'staged';
+    b.readies.add(this.host.self);
+    this.host.emitBatch({ batch: b.id, state: 'staged', triples: this.batchTriples, nibbles: this.batchNibbles });
+    this.broadcast(Msg.PrepReady, b.id);
+    this.tryCommit(b);
+  }
+
+  private tryCommit(b: Batch): void {
+    if (b.state === 'staged' && b.readies.size === this.host.n) this.commit(b);
+  }
+
+  private commit(b: Batch): void {
+    if (b.state === 'committed') return;
+    if (b.state !== 'staged' || !b.items) {
+      // Commit is only possible after our own ready, which needs staged items.
+      this.host.log({ ev: 'prep-error', batch: b.id, error: `commit in state ${b.state}` });
+      this.stale = true;
+      return;
+    }
+    b.state = 'committed';
+    this.reserve.append(b.items.triples, b.items.nibbles);
+    b.items = undefined;
+    this.committed++;
+    this.resolved = b.id + 1;
+    this.current = undefined;
+    this.stats.batches++;
+    this.stats.triplesMade += this.batchTriples;
+    this.stats.nibblesMade += this.batchNibbles;
+    this.broadcast(Msg.PrepCommit, b.id);
+    this.host.log({ ev: 'prep-batch', batch: b.id, state: 'committed', triples: this.reserve.triplesAvailable, nibbles: this.reserve.nibblesAvailable });
+    this.host.emitBatch({ batch: b.id, state: 'committed', triples: this.batchTriples, nibbles: this.batchNibbles });
+    for (const w of b.waiters.splice(0)) w.resolve();
+    this.kick();
+  }
+
+  private drop(b: Batch, why: string): void {
+    if (b.state === 'committed' || b.state === 'dropped') return;
+    b.state = 'dropped';
+    b.items = undefined;
+    this.resolved = Math.max(this.resolved, b.id + 1);
+    if (this.current === b) this.current = undefined;
+    this.stats.dropped++;
+    this.host.log({ ev: 'prep-drop', batch: b.id, why });
+    this.host.emitBatch({ batch: b.id, state: 'dropped', triples: 0, nibbles: 0 });
+    for (const w of b.waiters.splice(0)) w.resolve();
+  }
+
+  /** Vetoes batch id (which this party has not sent ready for) and tells everyone. */
+  veto(id: number): void {
+    const b = this.current;
+    if (b && b.id === id) {
+      if (b.state !== 'running') return; // staged: too late to veto
+      this.drop(b, 'vetoed here');
+    } else if (id === this.resolved) {
+      this.resolved = id + 1;
+      this.stats.dropped++;
+      this.host.log({ ev: 'prep-drop', batch: id, why: 'vetoed here before start' });
+    } else if (id < this.resolved) {
+      return;
+    }
+    this.lastVeto = id;
+    this.broadcast(Msg.PrepVeto, id);
+  }
+  private lastVeto = -1;
+
+  private broadcast(type: Msg, id: number): void {
+    for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self) this.host.send(j, this.host.envelope({ type, b: id }));
+  }
+
+  // ---- messages and peers ----
+
+  /** Applies the piggybacked log of any message from a peer (before the message is used). */
+  onPiggyback(from: number, committed: number, resolved: number): void {
+    if (this.mode === 'dealer') return;
+    const b = this.current;
+    if (b && resolved > b.id) {
+      // The sender resolved b; batches after b need us, so they were all dropped there.
+      if (committed > this.committed) {
+        if (b.state === 'staged') this.commit(b);
+        else if (b.state === 'running') {
+          this.host.log({ ev: 'prep-error', batch: b.id, error: `peer ${from} committed a batch we never staged` });
+          this.stale = true;
+        }
+      } else if (committed === this.committed) {
+        this.drop(b, `peer ${from} dropped it`);
+      }
+      return;
+    }
+    if (!b && resolved > this.resolved) {
+      if (committed === this.committed) {
+        // Batches we never started cannot have been committed anywhere: skip them.
+        this.resolved = resolved;
+      } else if (committed > this.committed) {
+        this.host.log({ ev: 'prep-stale', from, theirCommitted: committed, ours: this.committed });
+        this.stale = true;
+      }
+    }
+  }
+
+  /** Handles PrepRound/Ready/Commit/Veto/Status messages. */
+  onMessage(from: number, env: Envelope): void {
+    if (this.mode === 'dealer') return;
+    switch (env.type) {
+      case Msg.PrepRound: {
+        const b = this.current;
+        if (b && env.b === b.id) return this.route(from, env);
+        if (env.b < this.resolved || (b && env.b < b.id)) return; // old
+        if (!b && env.b === this.resolved && this.enabled && !this.stale) {
+          // A peer started the next batch: join if we can, otherwise veto it.
+          if (this.host.allUp()) {
+            this.startBatch(env.b);
+            this.route(from, env);
+          } else this.veto(env.b);
+          return;
+        }
+        if (this.futureMsgs.length < MAX_FUTURE_BATCH_MESSAGES) this.futureMsgs.push({ from, env });
+        return;
+      }
+      case Msg.PrepReady: {
+        const b = this.current;
+        if (b && env.b === b.id) {
+          b.readies.add(from);
+          this.tryCommit(b);
+        } else if (env.b >= this.resolved && this.futureMsgs.length < MAX_FUTURE_BATCH_MESSAGES) this.futureMsgs.push({ from, env });
+        return;
+      }
+      case Msg.PrepCommit: {
+        const b = this.current;
+        if (b && env.b === b.id) {
+          if (b.state === 'staged') this.commit(b);
+          else if (b.state === 'running') {
+            this.host.log({ ev: 'prep-error', batch: b.id, error: `peer ${from} committed a batch we never staged` });
+            this.stale = true;
+          }
+        }
+        return;
+      }
+      case Msg.PrepVeto: {
+        const b = this.current;
+        if (b && env.b === b.id) this.drop(b, `vetoed by ${from}`);
+        else if (!b && env.b === this.resolved) {
+          this.resolved++;
+          this.stats.dropped++;
+          this.host.log({ ev: 'prep-drop', batch: env.b, why: `vetoed by ${from} before start` });
+        } else if (env.b > this.resolved && this.vetoedAhead.size < 64) this.vetoedAhead.add(env.b);
+        return;
+      }
+      case Msg.PrepStatus:
+        return; // the piggyback carries everything
+    }
+  }
+
+  private route(from: number, env: Envelope): void {
+    const b = this.current!;
+    if (b.state !== 'running') return;
+    if (env.a < b.round) return;
+    let m = b.incoming.get(env.a);
+    if (!m) b.incoming.set(env.a, (m = new Map()));
+    if (!m.has(from)) m.set(from, env);
+    this.phaseAAdvanceFromHandler(b);
+  }
+
+  private phaseAAdvanceFromHandler(b: Batch): void {
+    const t0 = Date.now();
+    this.tryAdvance(b);
+    this.stats.productionMs += Date.now() - t0;
+  }
+
+  /** Peer connectivity changed. */
+  onPeer(peer: number, up: boolean): void {
+    if (this.mode === 'dealer') return;
+    const b = this.current;
+    if (!up) {
+      if (b && b.state === 'running') this.veto(b.id);
+      return;
+    }
+    // Re-send what the peer may have missed: our phase-A messages, ready, veto, commit log.
+    if (b) {
+      for (const [, sent] of b.sent) {
+        const bytes = sent.get(peer);
+        if (bytes) this.host.send(peer, bytes);
+      }
+      if (b.state === 'staged') this.host.send(peer, this.host.envelope({ type: Msg.PrepReady, b: b.id }));
+    }
+    if (this.lastVeto >= 0) this.host.send(peer, this.host.envelope({ type: Msg.PrepVeto, b: this.lastVeto }));
+    this.host.send(peer, this.host.envelope({ type: Msg.PrepStatus }));
+    this.kick();
+  }
+
+  // ---- persistence ----
+
+  /** The log and any staged batch, for exportState(). */
+  snapshot(): PrepSnapshot {
+    const b = this.current;
+    const snap: PrepSnapshot = { resolved: this.resolved, committed: this.committed };
+    if (b && b.state === 'staged' && b.items) snap.staged = { id: b.id, triples: b.items.triples, nibbles: b.items.nibbles };
+    if (b && b.state === 'running') snap.running = b.id;
+    return snap;
+  }
+
+  /** Restores the log after a restart: a staged batch stays staged (its ready is re-sent); a running one is vetoed. */
+  restore(s: PrepSnapshot): void {
+    this.resolved = s.resolved;
+    this.committed = s.committed;
+    this.current = undefined;
+    if (s.staged) {
+      const b = this.newBatch(s.staged.id);
+      b.state = 'staged';
+      b.round = 3;
+      b.items = { triples: s.staged.triples, nibbles: s.staged.nibbles };
+      b.readies.add(this.host.self);
+      this.current = b;
+    } else if (s.running !== undefined) {
+      this.resolved = Math.max(this.resolved, s.running);
+      this.veto(s.running);
+    }
+  }
+
+  /** After recovery: adopt the helpers' log; a batch they have in flight is vetoed (we have no items for it). */
+  adopt(resolved: number, committed: number, helpersInFlight: number | undefined): void {
+    this.resolved = resolved;
+    this.committed = committed;
+    this.current = undefined;
+    this.stale = false;
+    if (helpersInFlight !== undefined && helpersInFlight >= resolved) this.veto(helpersInFlight);
+  }
+}
+
+/** 1..n */
+export function allParties(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i + 1);
+}
+
+/**
+ * Builds stored nibbles (16 indicators + value, NIBBLE_WIDTH each) from shares of 4 bits per nibble
+ * (x), their 6 pair products (p2: 01,02,03,12,13,23) and 5 higher products (p3: 012,013,023,123,0123).
+ * Indicator [v == j] = sum over S containing bits(j) of (-1)^{|S|-|bits(j)|} prod_S x (inclusion-exclusion).
+ */
+export function nibblesFrom(x: readonly bigint[], p2: readonly bigint[], p3: readonly bigint[], U: number): bigint[] {
+  const out = new Array<bigint>(U * NIBBLE_WIDTH);
+  const prod = new Array<bigint>(16);
+  for (let u = 0; u < U; u++) {
+    prod[0] = 1n;
+    prod[1] = x[4 * u]!;
+    prod[2] = x[4 * u + 1]!;
+    prod[4] = x[4 * u + 2]!;
+    prod[8] = x[4 * u + 3]!;
+    prod[3] = p2[6 * u]!;
+    prod[5] = p2[6 * u + 1]!;
+    prod[9] = p2[6 * u + 2]!;
+    prod[6] = p2[6 * u + 3]!;
+    prod[10] = p2[6 * u + 4]!;
+    prod[12] = p2[6 * u + 5]!;
+    prod[7] = p3[5 * u]!;
+    prod[11] = p3[5 * u + 1]!;
+    prod[13] = p3[5 * u + 2]!;
+    prod[14] = p3[5 * u + 3]!;
+    prod[15] = p3[5 * u + 4]!;
+    for (let j = 0; j < 16; j++) {
+      let acc = 0n;
+      for (let s = j; s < 16; s = (s + 1) | j) {
+        const sign = (popcount(s) - popcount(j)) & 1;
+        acc = sign ? acc - prod[s]! : acc + prod[s]!;
+      }
+      out[u * NIBBLE_WIDTH + j] = mod(acc);
+    }
+    out[u * NIBBLE_WIDTH + 16] = mod(prod[1]! + 2n * prod[2]! + 4n * prod[4]! + 8n * prod[8]!);
+  }
+  return out;
+}
+
+function popcount(x: number): number {
+  let c = 0;
+  while (x) {
+    c += x & 1;
+    x >>= 1;
+  }
+  return c;
+}
+
+/** A deterministic field RNG from a seed (dealer mode and tests only: NOT secret). */
+export function seededRng(seed: string): FieldRng {
+  let counter = 0;
+  return (count) => {
+    const out = new Array<bigint>(count);
+    for (let i = 0; i < count; i++) {
+      const h = createHash('sha256').update(seed).update(`#${counter++}`).digest();
+      const x = ((h.readBigUInt64BE(0) << 64n) | h.readBigUInt64BE(8)) & P;
+      out[i] = x === P ? 0n : x;
+    }
+    return out;
+  };
+}

@@ -1,0 +1,364 @@
+// Protocols on shares, written against one primitive: round(needs, prepare), which opens a vector of
+// this party's shares to all parties in the next round of the job (batched with every other
+// operation of that round) after assigning the declared preprocessing. Each protocol states what it
+// consumes (PREPROCESSING_TABLE / costOf), like JIFF's preprocessing map.
+//
+//  mul     Beaver, "Efficient multiparty protocols using circuit randomization", CRYPTO 1991.
+//  lt      Catrina & de Hoogh, "Improved primitives for secure multiparty integer computation",
+//          SCN 2010: LTZ via Mod2m, with the random M-bit r' made of preprocessed one-hot 4-bit blocks
+//          and the statistical mask r'' from PRSS (no interaction). The BitLT of the public c' against
+//          the shared r' is the lexicographic block comparison with a logarithmic-depth tree of
+//          (lt, eq) combinations (the carry/prefix idea of Damgard, Fitzi, Kiltz, Nielsen, Toft,
+//          TCC 2006, and Nishide & Ohta, PKC 2007, over radix 16): per block, [c_j < r_j] and
+//          [c_j == r_j] are LOCAL sums of the block's one-hot indicators, so only the tree multiplies.
+//  eq      equality to zero in the same style: open d + 2^(M-1) + r' + 2^M r'', then
+//          [d == 0] = prod_j [w_j == r_j] (local indicators, tree of products).
+//  select  y + c (x - y); min/max from lt and select.
+
+import { P, comparisonBits, reduce, reduceWide } from './field';
+import { NIBBLE_WIDTH, type Triples } from './reserve';
+
+/** Preprocessing handed to one operation at its round. */
+export interface Prep {
+  triples: Triples;
+  /** NIBBLE_WIDTH field elements per nibble. */
+  nibbles: bigint[];
+  /** PRSS bounded integers (statistical masks), maskBits bits per PRSS subset. */
+  masks: bigint[];
+}
+
+/** What one operation's round consumes. */
+export interface OpNeeds {
+  triples: number;
+  nibbles: number;
+  masks: number;
+}
+
+/** The runtime primitive protocols are written against. */
+export interface RoundEngine {
+  readonly n: number;
+  readonly t: number;
+  readonly L: number;
+  readonly kappa: number;
+  /** Opens prepare(prep) (this party's shares) to all in the next round; resolves with the values. */
+  round(needs: OpNeeds, prepare: (p: Prep) => bigint[]): Promise<{ opened: bigint[]; prep: Prep }>;
+}
+
+const NO_NEEDS: OpNeeds = { triples: 0, nibbles: 0, masks: 0 };
+
+// ---- local vector operations (shares of the same sharing degree) ----
+
+/** Elementwise a + b. */
+export function vAdd(a: readonly bigint[], b: readonly bigint[]): bigint[] {
+  const out = new Array<bigint>(a.length);
+  for (let i = 0; i < a.length; i++) {
+    const s = a[i]! + b[i]!;
+    out[i] = s >= P ? s - P : s;
+  }
+  return out;
+}
+
+/** Elementwise a - b. */
+export function vSub(a: readonly bigint[], b: readonly bigint[]): bigint[] {
+  const out = new Array<bigint>(a.length);
+  for (let i = 0; i < a.length; i++) {
+    const s = a[i]! - b[i]!;
+    out[i] = s < 0n ? s + P : s;
+  }
+  return out;
+}
+
+/** Elementwise -a. */
+export function vNeg(a: readonly bigint[]): bigint[] {
+  return a.map((x) => (x === 0n ? 0n : P - x));
+}
+
+/** Elementwise a + c (public; a constant is added to the shares of a degree-t sharing directly). */
+export function vAddPublic(a: readonly bigint[], c: readonly bigint[]): bigint[] {
+  return vAdd(a, c);
+}
+
+/** Elementwise a * c (public). */
+export function vMulPublic(a: readonly bigint[], c: readonly bigint[]): bigint[] {
+  const out = new Array<bigint>(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = reduce(a[i]! * c[i]!);
+  return out;
+}
+
+// ---- protocols ----
+
+/** Shares of the elementwise product (Beaver): open d = x - a, e = y - b; z = c + d b + e a + d e. */
+export async function mul(eng: RoundEngine, x: readonly bigint[], y: readonly bigint[]): Promise<bigint[]> {
+  const m = x.length;
+  if (m === 0) return [];
+  const { opened, prep } = await eng.round({ ...NO_NEEDS, triples: m }, (p) => {
+    const out = new Array<bigint>(2 * m);
+    for (let i = 0; i < m; i++) {
+      const d = x[i]! - p.triples.a[i]!;
+      const e = y[i]! - p.triples.b[i]!;
+      out[i] = d < 0n ? d + P : d;
+      out[m + i] = e < 0n ? e + P : e;
+    }
+    return out;
+  });
+  const { a, b, c } = prep.triples;
+  const z = new Array<bigint>(m);
+  for (let i = 0; i < m; i++) {
+    const d = opened[i]!;
+    const e = opened[m + i]!;
+    z[i] = reduceWide(c[i]! + d * b[i]! + e * a[i]! + reduce(d * e));
+  }
+  return z;
+}
+
+/** Geometry of the comparison for bound L (see field.ts): M bits in `blocks` 4-bit blocks, K = M + 1. */
+export function geometry(L: number, kappa: number): { M: number; K: number; blocks: number; maskBits: number } {
+  const { M, K, blocks } = comparisonBits(L);
+  return { M, K, blocks, maskBits: K + kappa - M };
+}
+
+/** r' = sum_j 16^j v_j from the blocks' value shares (NIBBLE_WIDTH-strided, element-major). */
+function composeR(nib: readonly bigint[], e: number, blocks: number): bigint {
+  let acc = 0n;
+  const base = e * blocks * NIBBLE_WIDTH;
+  for (let j = blocks - 1; j >= 0; j--) acc = (acc << 4n) + nib[base + j * NIBBLE_WIDTH + 16]!;
+  return acc;
+}
+
+/**
+ * Opens c = offset + x + r' + 2^M r'' for each element (x: shares of integers, offset public) and
+ * returns c with the nibbles and masks used. One round; consumes `blocks` nibbles and 1 mask each.
+ */
+async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint): Promise<{ c: bigint[]; nib: bigint[]; masks: bigint[] }> {
+  const { M, blocks } = geometry(eng.L, eng.kappa);
+  const m = x.length;
+  const twoM = 1n << BigInt(M);
+  const { opened, prep } = await eng.round({ triples: 0, nibbles: m * blocks, masks: m }, (p) => {
+    const out = new Array<bigint>(m);
+    for (let e = 0; e < m; e++) out[e] = reduceWide(offset + x[e]! + composeR(p.nibbles, e, blocks) + twoM * p.masks[e]!);
+    return out;
+  });
+  return { c: opened, nib: prep.nibbles, masks: prep.masks };
+}
+
+/**
+ * Reduces per-element lists of (lt, eq) block pairs, most significant block first, by the
+ * associative combination (lt1, eq1) o (lt2, eq2) = (lt1 + eq1 lt2, eq1 eq2); ceil(log2 blocks)
+ * rounds, 2 products per combination (1 at the last level, where eq is not needed). Returns lt.
+ */
+async function lexTree(eng: RoundEngine, lt: bigint[][], eq: bigint[][]): Promise<bigint[]> {
+  const m = lt.length;
+  let width = lt[0]?.length ?? 0;
+  while (width > 1) {
+    const pairs = Math.floor(width / 2);
+    const last = width === 2 || (width === 3 && false);
+    const finalLevel = pairs === 1 && width === 2;
+    const xs: bigint[] = [];
+    const ys: bigint[] = [];
+    for (let e = 0; e < m; e++) {
+      for (let k = 0; k < pairs; k++) {
+        xs.push(eq[e]![2 * k]!);
+        ys.push(lt[e]![2 * k + 1]!);
+      }
+    }
+    if (!finalLevel) {
+      for (let e = 0; e < m; e++) {
+        for (let k = 0; k < pairs; k++) {
+          xs.push(eq[e]![2 * k]!);
+          ys.push(eq[e]![2 * k + 1]!);
+        }
+      }
+    }
+    void last;
+    const prod = await mul(eng, xs, ys);
+    const nlt: bigint[][] = [];
+    const neq: bigint[][] = [];
+    for (let e = 0; e < m; e++) {
+      const l: bigint[] = [];
+      const q: bigint[] = [];
+      for (let k = 0; k < pairs; k++) {
+        const s = lt[e]![2 * k]! + prod[e * pairs + k]!;
+        l.push(s >= P ? s - P : s);
+        if (!finalLevel) q.push(prod[m * pairs + e * pairs + k]!);
+      }
+      if (width % 2 === 1) {
+        l.push(lt[e]![width - 1]!);
+        if (!finalLevel) q.push(eq[e]![width - 1]!);
+      }
+      nlt.push(l);
+      neq.push(q);
+    }
+    lt = nlt;
+    eq = neq;
+    width = lt[0]!.length;
+  }
+  return lt.map((l) => l[0]!);
+}
+
+/** Product of each element's list of factors by a balanced tree (ceil(log2 width) rounds). */
+async function prodTree(eng: RoundEngine, f: bigint[][]): Promise<bigint[]> {
+  const m = f.length;
+  let width = f[0]?.length ?? 0;
+  while (width > 1) {
+    const pairs = Math.floor(width / 2);
+    const xs: bigint[] = [];
+    const ys: bigint[] = [];
+    for (let e = 0; e < m; e++) for (let k = 0; k < pairs; k++) {
+      xs.push(f[e]![2 * k]!);
+      ys.push(f[e]![2 * k + 1]!);
+    }
+    const prod = await mul(eng, xs, ys);
+    const nf: bigint[][] = [];
+    for (let e = 0; e < m; e++) {
+      const row = prod.slice(e * pairs, (e + 1) * pairs);
+      if (width % 2 === 1) row.push(f[e]![width - 1]!);
+      nf.push(row);
+    }
+    f = nf;
+    width = f[0]!.length;
+  }
+  return f.map((r) => r[0]!);
+}
+
+/** [a < 0] for signed a with |a| < 2^(L+1) (so a = x - y for |x|,|y| < 2^L). Catrina & de Hoogh LTZ. */
+export async function ltz(eng: RoundEngine, a: readonly bigint[]): Promise<bigint[]> {
+  const m = a.length;
+  if (m === 0) return [];
+  const { M, K, blocks } = geometry(eng.L, eng.kappa);
+  const half = 1n << BigInt(K - 1); // 2^(K-1) = 2^M
+  const { c, nib, masks } = await maskedOpen(eng, a, half);
+  const lowMask = (1n << BigInt(M)) - 1n;
+  const lt: bigint[][] = [];
+  const eq: bigint[][] = [];
+  const his: bigint[] = [];
+  for (let e = 0; e < m; e++) {
+    const ce = c[e]!;
+    his.push(ce >> BigInt(M));
+    const low = ce & lowMask;
+    const l: bigint[] = [];
+    const q: bigint[] = [];
+    for (let j = blocks - 1; j >= 0; j--) {
+      const cj = Number((low >> BigInt(4 * j)) & 15n);
+      const base = (e * blocks + j) * NIBBLE_WIDTH;
+      // [c_j < r_j] = sum_{v > c_j} [r_j == v];  [c_j == r_j] = [r_j == c_j]
+      let s = 0n;
+      for (let v = cj + 1; v < 16; v++) s += nib[base + v]!;
+      l.push(reduceWide(s));
+      q.push(nib[base + cj]!);
+    }
+    lt.push(l);
+    eq.push(q);
+  }
+  const u = await lexTree(eng, lt, eq); // [c' < r']
+  // floor(x / 2^M) = floor(c / 2^M) - r'' - u, x = 2^M + a; [a < 0] = 1 - that.
+  const out = new Array<bigint>(m);
+  for (let e = 0; e < m; e++) {
+    const v = 1n - his[e]! + masks[e]! + u[e]!;
+    out[e] = v < 0n ? ((v % P) + P) % P : reduceWide(v);
+  }
+  return out;
+}
+
+/** [x < y] for signed |x|, |y| < 2^L. */
+export async function lt(eng: RoundEngine, x: readonly bigint[], y: readonly bigint[]): Promise<bigint[]> {
+  return ltz(eng, vSub(x, y));
+}
+
+/** [x == y] for signed |x|, |y| < 2^L: opens d + 2^(M-1) + r' + 2^M r'', compares blocks with r'. */
+export async function eq(eng: RoundEngine, x: readonly bigint[], y: readonly bigint[]): Promise<bigint[]> {
+  const m = x.length;
+  if (m === 0) return [];
+  const { M, blocks } = geometry(eng.L, eng.kappa);
+  const d = vSub(x, y);
+  const off = 1n << BigInt(M - 1);
+  const { c, nib } = await maskedOpen(eng, d, off);
+  const modM = (1n << BigInt(M)) - 1n;
+  const f: bigint[][] = [];
+  for (let e = 0; e < m; e++) {
+    const w = (c[e]! - off) & modM; // (x + r') mod 2^M with x = d + 2^(M-1); d == 0 iff w == r'
+    const row: bigint[] = [];
+    for (let j = 0; j < blocks; j++) {
+      const wj = Number((w >> BigInt(4 * j)) & 15n);
+      row.push(nib[(e * blocks + j) * NIBBLE_WIDTH + wj]!);
+    }
+    f.push(row);
+  }
+  return prodTree(eng, f);
+}
+
+/** c ? x : y = y + c (x - y), one product. */
+export async function select(eng: RoundEngine, c: readonly bigint[], x: readonly bigint[], y: readonly bigint[]): Promise<bigint[]> {
+  return vAdd(y, await mul(eng, c, vSub(x, y)));
+}
+
+/** min(x, y) = select([x < y], x, y). */
+export async function min(eng: RoundEngine, x: readonly bigint[], y: readonly bigint[]): Promise<bigint[]> {
+  return select(eng, await lt(eng, x, y), x, y);
+}
+
+/** max(x, y) = select([x < y], y, x). */
+export async function max(eng: RoundEngine, x: readonly bigint[], y: readonly bigint[]): Promise<bigint[]> {
+  return select(eng, await lt(eng, x, y), y, x);
+}
+
+// ---- declared costs ----
+
+/** What one element of an operation consumes and costs. */
+export interface OpCost {
+  rounds: number;
+  triples: number;
+  /** Random bits, as 4-bit one-hot nibbles (4 bits each). */
+  nibbles: number;
+  bits: number;
+  /** PRSS statistical masks (no interaction, no reserve). */
+  masks: number;
+  /** Field elements each party sends to each peer. */
+  elementsPerPeer: number;
+}
+
+function treeCost(width: number, lexicographic: boolean): { rounds: number; products: number } {
+  let rounds = 0;
+  let products = 0;
+  while (width > 1) {
+    const pairs = Math.floor(width / 2);
+    const finalLevel = pairs === 1 && width === 2;
+    products += lexicographic && !finalLevel ? 2 * pairs : pairs;
+    rounds++;
+    width = pairs + (width % 2);
+  }
+  return { rounds, products };
+}
+
+/** Per-element cost of each operation for bound L (the preprocessing map, as JIFF's). */
+export function costOf(op: 'mul' | 'select' | 'lt' | 'le' | 'eq' | 'min' | 'max' | 'open', L: number, kappa = 40): OpCost {
+  const { blocks } = geometry(L, kappa);
+  const c = (rounds: number, triples: number, nibbles: number, masks: number, opened: number): OpCost => ({
+    rounds, triples, nibbles, bits: 4 * nibbles, masks, elementsPerPeer: opened,
+  });
+  switch (op) {
+    case 'open':
+      return c(1, 0, 0, 0, 1);
+    case 'mul':
+    case 'select':
+      return c(1, 1, 0, 0, 2);
+    case 'lt':
+    case 'le': {
+      const tr = treeCost(blocks, true);
+      return c(1 + tr.rounds, tr.products, blocks, 1, 1 + 2 * tr.products);
+    }
+    case 'eq': {
+      const tr = treeCost(blocks, false);
+      return c(1 + tr.rounds, tr.products, blocks, 1, 1 + 2 * tr.products);
+    }
+    case 'min':
+    case 'max': {
+      const tr = treeCost(blocks, true);
+      return c(2 + tr.rounds, tr.products + 1, blocks, 1, 3 + 2 * tr.products);
+    }
+  }
+}
+
+/** The preprocessing table for the default L = 48. */
+export const PREPROCESSING_TABLE = Object.fromEntries(
+  (['mul', 'select', 'lt', 'le', 'eq', 'min', 'max'] as const).map((op) => [op, costOf(op, 48)]),
+) as Record<'mul' | 'select' | 'lt' | 'le' | 'eq' | 'min' | 'max', OpCost>;

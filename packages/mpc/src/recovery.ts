@@ -1,0 +1,221 @@
+// Share recovery for a party that restarted with its memory gone (it keeps only its identity and
+// PRSS keys). Technique: Herzberg, Jarecki, Krawczyk, Yung, "Proactive secret sharing or: how to cope
+// with perpetual leakage", CRYPTO 1995 (share recovery). Each helper j sends s(j) + z(j), where z is a
+// random degree-t sharing with z(r) = 0 at the recovering point r; the recovering party interpolates
+// s + z at r and gets s(r) and nothing else. z comes from PRSS restricted to subsets without r
+// (prss.ts zeroAtShares), so it needs no interaction among helpers and a helper dying mid-way does
+// not spoil anything: any t+1 answers for the same nonce and the same helper state suffice.
+// Helpers answer with their state as of the start of their current job, identified by a hash over
+// everything public (last finished job, cursors, batch log, names, public store), so answers from
+// helpers at the same point agree, and public entries are taken only when t+1 helpers agree on them.
+
+import { createHash, randomBytes } from 'node:crypto';
+import type { Clock } from '@tenebra/transport';
+import { add } from './field';
+import { Msg, bytesText, decodeVector, textBytes, type Envelope } from './messages';
+import type { Prss } from './prss';
+import { NIBBLE_WIDTH } from './reserve';
+import { findInconsistent, interpolate, nameBadParty } from './shamir';
+import type { PartySnapshot } from './state';
+
+/** Elements per reply part (2 MiB of field elements). */
+export const RECOVERY_PART_ELEMENTS = 131_072;
+
+interface ReplyMeta {
+  stateId: string;
+  store: [string, number][];
+  pub: [string, string][];
+  tripleCursor: number;
+  nibbleCursor: number;
+  triples: number;
+  nibbles: number;
+  finished: string[];
+  prep: { resolved: number; committed: number };
+  inFlight?: number;
+}
+
+type Envelop = (m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[])[]; extra?: Uint8Array }) => Uint8Array;
+
+/** A helper's masked answer to recovering party `to` for `nonce`, as messages. */
+export function answerRecovery(prss: Prss, to: number, nonce: string, snap: PartySnapshot, inFlight: number | undefined, envelope: Envelop): Uint8Array[] {
+  const values: bigint[] = [];
+  for (const [, v] of snap.store) for (const x of v) values.push(x);
+  for (const x of snap.triples.a) values.push(x);
+  for (const x of snap.triples.b) values.push(x);
+  for (const x of snap.triples.c) values.push(x);
+  for (const x of snap.nibbles) values.push(x);
+  const z = prss.zeroAtShares(nonce, values.length, to);
+  for (let i = 0; i < values.length; i++) values[i] = add(values[i]!, z[i]!);
+  const base = {
+    store: snap.store.map(([k, v]) => [k, v.length] as [string, number]),
+    pub: snap.pub,
+    tripleCursor: snap.tripleCursor,
+    nibbleCursor: snap.nibbleCursor,
+    triples: snap.triples.a.length,
+    nibbles: snap.nibbles.length / NIBBLE_WIDTH,
+    finished: snap.finished,
+    prep: { resolved: snap.prep.resolved, committed: snap.prep.committed },
+  };
+  const stateId = createHash('sha256').update(JSON.stringify(base)).digest('hex');
+  const meta: ReplyMeta = { stateId, ...base, ...(inFlight !== undefined ? { inFlight } : {}) };
+  const parts = Math.max(1, Math.ceil(values.length / RECOVERY_PART_ELEMENTS));
+  const out: Uint8Array[] = [];
+  for (let p = 0; p < parts; p++) {
+    const chunk = values.slice(p * RECOVERY_PART_ELEMENTS, (p + 1) * RECOVERY_PART_ELEMENTS);
+    out.push(envelope({ type: Msg.RecoverReply, key: nonce, a: p, b: parts, vectors: [chunk], ...(p === 0 ? { extra: textBytes(JSON.stringify(meta)) } : {}) }));
+  }
+  return out;
+}
+
+export interface RecoveryHost {
+  n: number;
+  t: number;
+  self: number;
+  clock: Clock;
+  aliveHelpers(): number[];
+  send(to: number, bytes: Uint8Array): void;
+  envelope: Envelop;
+  log(ev: Record<string, unknown>): void;
+  emit(ev: 'recovery-waiting' | 'inconsistent-share', payload: Record<string, unknown>): void;
+}
+
+export interface RecoveryResult {
+  snapshot: Omit<PartySnapshot, 'keys' | 'mode' | 'n' | 't' | 'L' | 'kappa'> & { n: number; t: number; L: number; kappa: number };
+  helpersInFlight: number | undefined;
+  helpers: number[];
+}
+
+interface HelperReply {
+  parts: (Uint8Array | undefined)[];
+  got: number;
+  meta?: ReplyMeta;
+  values?: bigint[];
+}
+
+/** The recovering side: asks, collects, combines; re-asks with a fresh nonce if helpers disagree for too long. */
+export class Recovery {
+  private nonce = '';
+  private replies = new Map<number, HelperReply>();
+  private excluded = new Set<number>();
+  private done: ((r: RecoveryResult) => void) | undefined;
+  private fail: ((e: unknown) => void) | undefined;
+  private cancelTimer: (() => void) | undefined;
+  private finished = false;
+
+  constructor(private readonly host: RecoveryHost, private readonly retryMs = 2000) {}
+
+  run(): Promise<RecoveryResult> {
+    return new Promise((resolve, reject) => {
+      this.done = resolve;
+      this.fail = reject;
+      this.attempt();
+    });
+  }
+
+  stop(): void {
+    this.finished = true;
+    this.cancelTimer?.();
+    this.fail?.(new Error('recovery stopped'));
+  }
+
+  private attempt(): void {
+    if (this.finished) return;
+    this.nonce = randomBytes(16).toString('hex');
+    this.replies.clear();
+    this.excluded.clear();
+    const helpers = this.host.aliveHelpers();
+    this.host.log({ ev: 'recovery-request', nonce: this.nonce, helpers });
+    if (helpers.length < this.host.t + 1) this.host.emit('recovery-waiting', { alive: helpers.length, needed: this.host.t + 1, note: `waiting for ${this.host.t + 1} helpers` });
+    for (const j of helpers) this.request(j);
+    this.cancelTimer?.();
+    this.cancelTimer = this.host.clock.setTimeout(() => this.attempt(), this.retryMs);
+  }
+
+  private request(j: number): void {
+    this.host.send(j, this.host.envelope({ type: Msg.RecoverRequest, key: this.nonce }));
+  }
+
+  onPeerUp(peer: number): void {
+    if (!this.finished && !this.replies.has(peer)) this.request(peer);
+  }
+
+  onMessage(from: number, env: Envelope): void {
+    if (this.finished || env.key !== this.nonce) return;
+    if (env.type === Msg.RecoverBusy) {
+      this.host.log({ ev: 'recovery-busy', from, why: bytesText(env.extra) });
+      return;
+    }
+    let r = this.replies.get(from);
+    if (!r) this.replies.set(from, (r = { parts: new Array(env.b).fill(undefined), got: 0 }));
+    if (env.b !== r.parts.length || env.a >= r.parts.length || r.parts[env.a]) return;
+    r.parts[env.a] = env.vectors[0] ?? new Uint8Array(0);
+    r.got++;
+    if (env.a === 0) r.meta = JSON.parse(bytesText(env.extra)) as ReplyMeta;
+    if (r.got < r.parts.length || !r.meta) return;
+    const values: bigint[] = [];
+    for (const p of r.parts) for (const x of decodeVector(p!)) values.push(x);
+    r.values = values;
+    this.tryCombine();
+  }
+
+  private tryCombine(): void {
+    const groups = new Map<string, number[]>();
+    for (const [j, r] of this.replies) {
+      if (!r.values || this.excluded.has(j)) continue;
+      const g = groups.get(r.meta!.stateId) ?? [];
+      g.push(j);
+      groups.set(r.meta!.stateId, g);
+    }
+    const t = this.host.t;
+    for (const [, helpers] of groups) {
+      if (helpers.length < t + 1) continue;
+      const shares = helpers.map((j) => this.replies.get(j)!.values!);
+      if (helpers.length > t + 1) {
+        const bad = findInconsistent(helpers, shares, t);
+        if (bad.length > 0) {
+          const index = Math.min(...bad.map((b) => b.index));
+          const culprit = nameBadParty(helpers, shares.map((s) => s[index]!), t);
+          this.host.emit('inconsistent-share', { recovery: true, badParty: culprit, index });
+          if (culprit !== null) {
+            this.excluded.add(culprit);
+            this.tryCombine();
+          }
+          return;
+        }
+      }
+      const mine = interpolate(helpers.slice(0, t + 1), shares.slice(0, t + 1), this.host.self);
+      const meta = this.replies.get(helpers[0]!)!.meta!;
+      this.finish(meta, mine, helpers);
+      return;
+    }
+  }
+
+  private finish(meta: ReplyMeta, v: bigint[], helpers: number[]): void {
+    this.finished = true;
+    this.cancelTimer?.();
+    let off = 0;
+    const take = (k: number): bigint[] => {
+      const out = v.slice(off, off + k);
+      off += k;
+      return out;
+    };
+    const store = meta.store.map(([k, len]) => [k, take(len)] as [string, bigint[]]);
+    const triples = { a: take(meta.triples), b: take(meta.triples), c: take(meta.triples) };
+    const nibbles = take(meta.nibbles * NIBBLE_WIDTH);
+    if (off !== v.length) {
+      this.fail?.(new Error(`recovery: layout mismatch (${off} of ${v.length} values used)`));
+      return;
+    }
+    const inFlight = helpers.map((j) => this.replies.get(j)!.meta!.inFlight).find((x) => x !== undefined);
+    this.host.log({ ev: 'recovery-combined', helpers: helpers.slice(0, this.host.t + 1), values: store.length, lastFinishedJob: meta.finished[meta.finished.length - 1] });
+    this.done?.({
+      snapshot: {
+        n: this.host.n, t: this.host.t, L: 0, kappa: 0,
+        store, pub: meta.pub, tripleCursor: meta.tripleCursor, nibbleCursor: meta.nibbleCursor, triples, nibbles,
+        finished: meta.finished, prep: meta.prep,
+      },
+      helpersInFlight: inFlight,
+      helpers,
+    });
+  }
+}

@@ -1,0 +1,1117 @@
+// A Party runs jobs over a Transport. It owns: PRSS keys (setup), the transactional store, the
+// reserve and its production (preprocessing.ts), openings with the round barrier, re-sends, and share
+// recovery (recovery.ts).
+//
+// Round barrier. Interactive operations issued by any code of a job are queued; on clock.defer the
+// queue is flushed as ONE message per peer per round, preprocessing assigned in queue order. When the
+// round's openings complete, waiting operations resume in queue order; their next operations form the
+// next round. Rounds of a job are strictly sequential, so every party forms identical rounds.
+// Openings complete with the first t+1 shares from any parties (or, with checkOpenings, with every
+// live party's share, checked). Messages are keyed by (job id, round); late and duplicate ones are
+// harmless; messages of future jobs are buffered (bounded); sent messages of the current and last few
+// jobs are re-sent to a peer that comes back up.
+
+import { EventEmitter } from 'node:events';
+import type { Transport } from '@tenebra/transport';
+import { InconsistentSharesError, QuorumLostError, type JobContext, type Sec } from './api';
+import { DEFAULT_KAPPA, DEFAULT_L, assertComparisonFits, assertElements, mod } from './field';
+import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
+import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
+import * as proto from './protocols';
+import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
+import { NIBBLE_WIDTH } from './reserve';
+import { Recovery, answerRecovery } from './recovery';
+import { assertParams, cryptoRng, findInconsistent, interpolate, lagrange, nameBadParty, reconstructChecked } from './shamir';
+import { decodeSnapshot, encodeSnapshot, type PartySnapshot } from './state';
+
+/** Options of createParty. */
+export interface PartyOptions {
+  n: number;
+  t: number;
+  /** Bound on compared values, |x| < 2^L (default 48). */
+  L?: number;
+  /** Statistical security parameter kappa (default 40). */
+  k?: number;
+  transport: Transport;
+  preprocessing?: PreprocessingOptions;
+  /** From exportState(): resume as of that job boundary. */
+  state?: Uint8Array;
+  /** From exportKeys(): identity and PRSS keys only (memory gone); call recover() after start(). */
+  keys?: Uint8Array;
+  /** Wait for every live party's share and check consistency (names a bad share). Default false. */
+  checkOpenings?: boolean;
+  /** Re-send a waiting round's messages after this many clock ms (doubling, max 8 s). Default 500. */
+  retransmitMs?: number;
+  log?: (event: object) => void;
+  limits?: {
+    /** Buffered messages of jobs not started yet (default 20,000). */
+    futureMessages?: number;
+    /** Finished jobs whose sent messages are kept for re-sending (default 8). */
+    archivedJobs?: number;
+    /** Byte cap of kept sent messages (default 256 MiB). */
+    archiveBytes?: number;
+    /** Finished job ids remembered (default 4096). */
+    finishedJobs?: number;
+  };
+}
+
+export type PartyEvent = 'quorum-lost' | 'quorum-restored' | 'inconsistent-share' | 'prep-batch' | 'stale' | 'recovered' | 'recovery-waiting';
+
+export interface PartyStatus {
+  party: number;
+  phase: Phase;
+  alive: number[];
+  quorum: boolean;
+  reserve: { triples: number; bits: number; nibbles: number; tripleCursor: number; nibbleCursor: number };
+  preprocessing: { resolvedBatches: number; committedBatches: number; inFlight: number | undefined; stale: boolean; made: { triples: number; nibbles: number; batches: number; dropped: number; productionMs: number } };
+  mode: string;
+  lastFinishedJob: string | undefined;
+  currentJob: string | undefined;
+}
+
+/** One committee party. */
+export interface Party {
+  readonly id: number;
+  readonly n: number;
+  readonly t: number;
+  /** Starts the transport; on a fresh party sets up PRSS keys (needs all n up); then background preprocessing. */
+  start(): Promise<void>;
+  /** Runs a job; all parties run the same job ids in the same order, one at a time in call order. */
+  runJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>): Promise<T>;
+  /** Everything to persist (state as of the start of the running job, or now between jobs). */
+  exportState(): Uint8Array;
+  /** Identity material only (PRSS keys): what survives a memory loss. */
+  exportKeys(): Uint8Array;
+  /** For a party started with `keys` only: fresh shares of every live value from t+1 helpers. */
+  recover(): Promise<void>;
+  status(): PartyStatus;
+  /** The last job this party finished (after recovery: the helpers' last finished job). */
+  lastFinishedJob(): string | undefined;
+  on(event: PartyEvent, listener: (payload: Record<string, unknown>) => void): void;
+  off(event: PartyEvent, listener: (payload: Record<string, unknown>) => void): void;
+  stop(): Promise<void>;
+}
+
+type Phase = 'new' | 'setup' | 'ready' | 'needs-recovery' | 'recovering' | 'stopped';
+
+/** This party's shares of a vector. */
+class SecVec implements Sec {
+  constructor(readonly v: readonly bigint[]) {}
+  get length(): number {
+    return this.v.length;
+  }
+}
+
+function vecOf(x: Sec): readonly bigint[] {
+  if (!(x instanceof SecVec)) throw new TypeError('not a Sec of this engine');
+  return x.v;
+}
+
+interface PendingOp {
+  needs: proto.OpNeeds;
+  to: number; // 0: open to all
+  prepare: (p: proto.Prep) => bigint[];
+  resolve: (v: { opened: bigint[] | null; prep: proto.Prep }) => void;
+  reject: (e: unknown) => void;
+  len?: number;
+  prep?: proto.Prep;
+}
+
+interface RoundState {
+  r: number;
+  ops: PendingOp[];
+  ready: boolean; // own shares computed and sent
+  allMine: bigint[];
+  toMine: bigint[] | undefined; // shares of values opened to me (mine included)
+  sharesAll: Map<number, bigint[]>;
+  sharesTo: Map<number, bigint[]>;
+  expectTo: boolean;
+  retransmit?: () => void;
+  waitingSince: number;
+}
+
+interface SentRound {
+  per: Map<number, Uint8Array>;
+}
+
+interface ArchivedJob {
+  id: string;
+  rounds: SentRound[];
+  bytes: number;
+}
+
+interface LateCheck {
+  base: number[];
+  shares: bigint[][];
+  extra: Map<number, bigint[]>;
+  flagged: boolean;
+}
+
+const MAX_LATE_CHECKS = 32;
+const MAX_NAME = 256;
+
+/** Creates a party (not started). */
+export function createParty(opts: PartyOptions): Party {
+  return new PartyImpl(opts);
+}
+
+class JobRun {
+  round = 0;
+  queue: PendingOp[] = [];
+  flushScheduled = false;
+  inflight: RoundState | undefined;
+  incoming = new Map<number, Map<number, Envelope>>();
+  overlay = new Map<string, readonly bigint[] | null>();
+  pubOverlay = new Map<string, string | null>();
+  failed: unknown = undefined;
+  sent: ArchivedJob;
+  constructor(readonly id: string, readonly nonceBase: string) {
+    this.sent = { id, rounds: [], bytes: 0 };
+  }
+}
+
+class PartyImpl implements Party {
+  readonly id: number;
+  readonly n: number;
+  readonly t: number;
+  readonly L: number;
+  readonly kappa: number;
+  private readonly transport: Transport;
+  private readonly emitter = new EventEmitter();
+  private readonly logFn: (event: object) => void;
+  private readonly checkOpenings: boolean;
+  private readonly retransmitMs: number;
+  private readonly limits: Required<NonNullable<PartyOptions['limits']>>;
+  readonly prep: Preprocessor;
+  private phase: Phase = 'new';
+  private keys: PrssKeys = new Map();
+  private prssInst: Prss | undefined;
+  private ownKeys: PrssKeys = new Map();
+  store = new Map<string, readonly bigint[]>();
+  pub = new Map<string, string>();
+  private finished: string[] = [];
+  private finishedSet = new Set<string>();
+  private job: JobRun | undefined;
+  private jobStart: { tripleCursor: number; nibbleCursor: number } | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+  private future = new Map<string, { from: number; env: Envelope }[]>();
+  private futureCount = 0;
+  private archive: ArchivedJob[] = [];
+  private archiveBytes = 0;
+  private lateChecks = new Map<string, LateCheck>();
+  private quorumLost = false;
+  private setupDone: (() => void) | undefined;
+  private recovery: Recovery | undefined;
+  private answered = new Set<string>();
+  private pendingState: PartySnapshot | undefined;
+  private startedTransport = false;
+
+  constructor(opts: PartyOptions) {
+    assertParams(opts.n, opts.t);
+    if (!opts.transport) throw new Error('createParty: transport is required');
+    if (opts.transport.n !== opts.n) throw new Error(`createParty: transport is for n=${opts.transport.n}, party for n=${opts.n}`);
+    if (!Number.isInteger(opts.transport.self) || opts.transport.self < 1 || opts.transport.self > opts.n) throw new Error(`createParty: transport self ${opts.transport.self} outside 1..${opts.n}`);
+    this.n = opts.n;
+    this.t = opts.t;
+    this.L = opts.L ?? DEFAULT_L;
+    this.kappa = opts.k ?? DEFAULT_KAPPA;
+    assertComparisonFits(this.L, this.kappa, this.n, this.t);
+    this.transport = opts.transport;
+    this.id = opts.transport.self;
+    this.checkOpenings = opts.checkOpenings ?? false;
+    this.retransmitMs = opts.retransmitMs ?? 500;
+    this.limits = {
+      futureMessages: opts.limits?.futureMessages ?? 20_000,
+      archivedJobs: opts.limits?.archivedJobs ?? 8,
+      archiveBytes: opts.limits?.archiveBytes ?? 256 * 1024 * 1024,
+      finishedJobs: opts.limits?.finishedJobs ?? 4096,
+    };
+    const userLog = opts.log ?? (() => {});
+    const dealer = opts.preprocessing?.mode === 'dealer';
+    this.logFn = (ev) => userLog(dealer ? { party: this.id, mode: DEALER_LABEL, ...ev } : { party: this.id, ...ev });
+    this.prep = new Preprocessor(
+      {
+        n: this.n,
+        t: this.t,
+        self: this.id,
+        prss: () => this.prss(),
+        allUp: () => this.aliveParties().length === this.n,
+        aliveCount: () => this.aliveParties().length,
+        send: (to, bytes) => this.transport.send(to, bytes),
+        envelope: (m) => this.envelope(m),
+        log: (ev) => this.logFn(ev),
+        emitBatch: (ev) => this.emit('prep-batch', ev),
+        idle: () => this.job === undefined,
+        rng: cryptoRng,
+      },
+      opts.preprocessing,
+    );
+    if (opts.state) {
+      const s = decodeSnapshot(opts.state);
+      this.checkCompatible(s);
+      this.pendingState = s;
+    } else if (opts.keys) {
+      this.keys = decodeKeys(opts.keys);
+      this.prssInst = new Prss(this.n, this.t, this.id, this.keys);
+    }
+  }
+
+  // ---- lifecycle ----
+
+  async start(): Promise<void> {
+    if (this.phase !== 'new') throw new Error(`party ${this.id}: start() in phase ${this.phase}`);
+    this.transport.onMessage((from, data) => this.onMessage(from, data));
+    this.transport.onPeer((peer, up) => this.onPeer(peer, up));
+    await this.transport.start();
+    this.startedTransport = true;
+    if (this.pendingState) {
+      this.installSnapshot(this.pendingState, true);
+      this.pendingState = undefined;
+      this.phase = 'ready';
+      this.logFn({ ev: 'start', from: 'state', lastFinishedJob: this.lastFinishedJob() });
+      this.prep.enable();
+      for (let j = 1; j <= this.n; j++) if (j !== this.id && this.transport.isUp(j)) this.onPeer(j, true);
+      return;
+    }
+    if (this.prssInst) {
+      this.phase = 'needs-recovery';
+      this.logFn({ ev: 'start', from: 'keys', note: 'memory gone: call recover()' });
+      return;
+    }
+    this.phase = 'setup';
+    this.ownKeys = makeOwnKeys(this.n, this.t, this.id);
+    for (const [k, v] of this.ownKeys) this.keys.set(k, v);
+    const done = new Promise<void>((resolve) => (this.setupDone = resolve));
+    this.sendKeys();
+    this.checkSetup();
+    await done;
+  }
+
+  private sendKeys(to?: number): void {
+    for (const [name, key] of this.ownKeys) {
+      const members = name.split(',').map(Number);
+      for (const j of members) {
+        if (j === this.id || (to !== undefined && j !== to)) continue;
+        this.transport.send(j, this.envelope({ type: Msg.SetupKey, key: name, extra: key }));
+      }
+    }
+  }
+
+  private checkSetup(): void {
+    if (this.phase !== 'setup') return;
+    const mine = prssSubsetsOf(this.n, this.t, this.id);
+    if (!mine.every((a) => this.keys.has(subsetKey(a)))) return;
+    this.prssInst = new Prss(this.n, this.t, this.id, this.keys);
+    this.phase = 'ready';
+    this.logFn({ ev: 'setup-done', mode: this.prep.modeLabel });
+    this.prep.enable();
+    this.setupDone?.();
+  }
+
+  async stop(): Promise<void> {
+    if (this.phase === 'stopped') return;
+    this.phase = 'stopped';
+    this.prep.stop();
+    if (this.job) this.failJob(this.job, new Error(`party ${this.id} stopped`));
+    this.recovery?.stop();
+    if (this.startedTransport) await this.transport.stop();
+  }
+
+  // ---- public helpers ----
+
+  prss(): Prss {
+    if (!this.prssInst) throw new Error(`party ${this.id}: PRSS keys are not set up`);
+    return this.prssInst;
+  }
+
+  on(event: PartyEvent, listener: (payload: Record<string, unknown>) => void): void {
+    this.emitter.on(event, listener);
+  }
+
+  off(event: PartyEvent, listener: (payload: Record<string, unknown>) => void): void {
+    this.emitter.off(event, listener);
+  }
+
+  private emit(event: PartyEvent, payload: Record<string, unknown>): void {
+    this.logFn({ ev: event, ...payload });
+    this.emitter.emit(event, { party: this.id, ...payload });
+  }
+
+  aliveParties(): number[] {
+    const out: number[] = [];
+    for (let j = 1; j <= this.n; j++) if (j === this.id ? this.phase !== 'stopped' : this.transport.isUp(j)) out.push(j);
+    return out;
+  }
+
+  status(): PartyStatus {
+    const alive = this.aliveParties();
+    const r = this.prep.reserve;
+    return {
+      party: this.id,
+      phase: this.phase,
+      alive,
+      quorum: alive.length >= this.t + 1,
+      reserve: { triples: r.triplesAvailable, nibbles: r.nibblesAvailable, bits: 4 * r.nibblesAvailable, tripleCursor: r.tripleCursor, nibbleCursor: r.nibbleCursor },
+      preprocessing: {
+        resolvedBatches: this.prep.resolved,
+        committedBatches: this.prep.committed,
+        inFlight: this.prep.inFlight,
+        stale: this.prep.stale,
+        made: { triples: this.prep.stats.triplesMade, nibbles: this.prep.stats.nibblesMade, batches: this.prep.stats.batches, dropped: this.prep.stats.dropped, productionMs: this.prep.stats.productionMs },
+      },
+      mode: this.prep.modeLabel,
+      lastFinishedJob: this.lastFinishedJob(),
+      currentJob: this.job?.id,
+    };
+  }
+
+  lastFinishedJob(): string | undefined {
+    return this.finished[this.finished.length - 1];
+  }
+
+  envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[])[]; extra?: Uint8Array }): Uint8Array {
+    const ready = this.phase === 'ready';
+    return encode({ ...m, prepCommitted: ready ? this.prep.committed : 0, prepNext: ready ? this.prep.resolved : 0 });
+  }
+
+  // ---- state ----
+
+  private checkCompatible(s: PartySnapshot): void {
+    if (s.n !== this.n || s.t !== this.t || s.L !== this.L || s.kappa !== this.kappa) {
+      throw new Error(`state is for n=${s.n} t=${s.t} L=${s.L} kappa=${s.kappa}, party is n=${this.n} t=${this.t} L=${this.L} kappa=${this.kappa}`);
+    }
+    if (s.mode !== this.prep.mode) throw new Error(`state was made in ${s.mode} mode, party is in ${this.prep.mode} mode`);
+  }
+
+  /** The state as of the start of the running job (or now between jobs). */
+  snapshot(includeStaged: boolean): PartySnapshot {
+    const r = this.prep.reserve;
+    const tc = this.jobStart?.tripleCursor ?? r.tripleCursor;
+    const nc = this.jobStart?.nibbleCursor ?? r.nibbleCursor;
+    const ends = r.ends;
+    const prepSnap = this.prep.snapshot();
+    return {
+      n: this.n, t: this.t, L: this.L, kappa: this.kappa, mode: this.prep.mode,
+      keys: [...this.keys].map(([k, v]) => [k, Buffer.from(v).toString('hex')] as [string, string]).sort(),
+      store: [...this.store].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, v.slice()] as [string, bigint[]]),
+      pub: [...this.pub].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+      tripleCursor: tc,
+      nibbleCursor: nc,
+      triples: r.triplesRange(tc, ends.triples - tc),
+      nibbles: r.nibblesRange(nc, ends.nibbles - nc),
+      finished: this.finished.slice(-this.limits.finishedJobs),
+      prep: includeStaged ? prepSnap : { resolved: prepSnap.resolved, committed: prepSnap.committed },
+    };
+  }
+
+  exportState(): Uint8Array {
+    if (this.phase !== 'ready') throw new Error(`party ${this.id}: exportState() in phase ${this.phase}`);
+    return encodeSnapshot(this.snapshot(true));
+  }
+
+  exportKeys(): Uint8Array {
+    if (!this.prssInst) throw new Error(`party ${this.id}: no PRSS keys yet`);
+    return encodeKeys(this.keys);
+  }
+
+  /** Installs a snapshot (own state, or recovered shares). */
+  installSnapshot(s: PartySnapshot, own: boolean): void {
+    if (own) {
+      this.keys = new Map(s.keys.map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'hex'))]));
+      this.prssInst = new Prss(this.n, this.t, this.id, this.keys);
+      this.ownKeys = new Map([...this.keys].filter(([k]) => Number(k.split(',')[0]) === this.id));
+    }
+    this.store = new Map(s.store);
+    this.pub = new Map(s.pub);
+    this.prep.reserve.reset(s.tripleCursor, s.triples, s.nibbleCursor, s.nibbles);
+    this.finished = s.finished.slice();
+    this.finishedSet = new Set(this.finished);
+    if (own) this.prep.restore(s.prep);
+  }
+
+  // ---- recovery ----
+
+  async recover(): Promise<void> {
+    if (this.phase === 'new') await this.start();
+    if (this.phase !== 'needs-recovery') throw new Error(`party ${this.id}: recover() in phase ${this.phase} (only a party started with keys only recovers)`);
+    this.phase = 'recovering';
+    this.recovery = new Recovery({
+      n: this.n,
+      t: this.t,
+      self: this.id,
+      clock: this.transport.clock,
+      aliveHelpers: () => this.aliveParties().filter((j) => j !== this.id),
+      send: (to, bytes) => this.transport.send(to, bytes),
+      envelope: (m) => this.envelope(m),
+      log: (ev) => this.logFn(ev),
+      emit: (ev, payload) => this.emit(ev, payload),
+    });
+    const got = await this.recovery.run();
+    this.recovery = undefined;
+    if (this.phase !== 'recovering') throw new Error(`party ${this.id}: stopped during recovery`);
+    this.installSnapshot({ ...got.snapshot, keys: [], mode: this.prep.mode }, false);
+    this.prep.adopt(got.snapshot.prep.resolved, got.snapshot.prep.committed, got.helpersInFlight);
+    this.phase = 'ready';
+    this.emit('recovered', { lastFinishedJob: this.lastFinishedJob(), values: got.snapshot.store.length, triples: got.snapshot.triples.a.length, nibbles: got.snapshot.nibbles.length / NIBBLE_WIDTH, helpers: got.helpers });
+    this.prep.enable();
+    // Ask everyone to re-send what we missed of the current job (they do on peer-up; here again).
+    for (let j = 1; j <= this.n; j++) if (j !== this.id && this.transport.isUp(j)) this.transport.send(j, this.envelope({ type: Msg.PrepStatus }));
+  }
+
+  private answerRecovery(from: number, env: Envelope): void {
+    const nonce = env.key;
+    const tag = `${from}:${nonce}`;
+    if (this.phase !== 'ready') {
+      this.transport.send(from, this.envelope({ type: Msg.RecoverBusy, key: nonce, extra: new TextEncoder().encode(`phase ${this.phase}`) }));
+      return;
+    }
+    if (this.answered.has(tag)) return; // one answer per nonce: two answers with one mask would leak differences
+    if (this.answered.size > 1024) this.answered.clear();
+    this.answered.add(tag);
+    const snap = this.snapshot(false);
+    const inFlight = this.prep.inFlight;
+    for (const bytes of answerRecovery(this.prss(), from, nonce, snap, inFlight, (m) => this.envelope(m))) this.transport.send(from, bytes);
+    this.logFn({ ev: 'recovery-answer', to: from, values: snap.store.length, lastFinishedJob: snap.finished[snap.finished.length - 1] });
+    this.resendArchive(from);
+  }
+
+  // ---- transport events ----
+
+  private onMessage(from: number, data: Uint8Array): void {
+    if (this.phase === 'stopped') return;
+    let env: Envelope;
+    try {
+      env = decode(data);
+    } catch (e) {
+      this.logFn({ ev: 'bad-message', from, error: String(e) });
+      return;
+    }
+    if (from < 1 || from > this.n || from === this.id) return;
+    try {
+      if (this.phase === 'ready') this.prep.onPiggyback(from, env.prepCommitted, env.prepNext);
+      switch (env.type) {
+        case Msg.SetupKey:
+          return this.onKey(from, env);
+        case Msg.JobRound:
+          return this.onJobMessage(from, env);
+        case Msg.PrepRound:
+        case Msg.PrepReady:
+        case Msg.PrepCommit:
+        case Msg.PrepVeto:
+        case Msg.PrepStatus:
+          if (this.phase === 'ready' || this.phase === 'setup') this.prep.onMessage(from, env);
+          if (this.prep.stale) this.emit('stale', { note: 'a peer committed a preprocessing batch this party lacks; recover() it' });
+          return;
+        case Msg.RecoverRequest:
+          return this.answerRecovery(from, env);
+        case Msg.RecoverReply:
+        case Msg.RecoverBusy:
+          this.recovery?.onMessage(from, env);
+          return;
+      }
+    } catch (e) {
+      this.logFn({ ev: 'handler-error', from, type: env.type, error: e instanceof Error ? e.stack : String(e) });
+    }
+  }
+
+  private onKey(from: number, env: Envelope): void {
+    const members = env.key.split(',').map(Number);
+    if (members[0] !== from || !members.includes(this.id) || members.length !== this.n - this.t) return;
+    const have = this.keys.get(env.key);
+    if (have) {
+      if (Buffer.compare(Buffer.from(have), Buffer.from(env.extra)) !== 0) this.logFn({ ev: 'key-mismatch', from, subset: env.key });
+      return;
+    }
+    if (this.phase !== 'setup') return;
+    this.keys.set(env.key, new Uint8Array(env.extra));
+    this.checkSetup();
+  }
+
+  private onPeer(peer: number, up: boolean): void {
+    if (this.phase === 'stopped') return;
+    try {
+      if (up) {
+        if (this.phase === 'setup' || this.phase === 'ready') this.sendKeys(peer);
+        if (this.phase === 'ready') {
+          this.resendArchive(peer);
+          this.prep.onPeer(peer, true);
+        }
+        this.recovery?.onPeerUp(peer);
+      } else if (this.phase === 'ready') {
+        this.prep.onPeer(peer, false);
+      }
+      this.checkQuorum();
+      const job = this.job;
+      if (job?.inflight?.ready) this.checkRound(job, job.inflight);
+    } catch (e) {
+      this.logFn({ ev: 'handler-error', peer, up, error: e instanceof Error ? e.stack : String(e) });
+    }
+  }
+
+  private checkQuorum(): void {
+    const alive = this.aliveParties().length;
+    const waiting = this.job?.inflight !== undefined;
+    if (alive < this.t + 1 && waiting && !this.quorumLost) {
+      this.quorumLost = true;
+      this.emit('quorum-lost', { alive, needed: this.t + 1, job: this.job?.id, error: new QuorumLostError(alive, this.t + 1).message });
+    } else if (alive >= this.t + 1 && this.quorumLost) {
+      this.quorumLost = false;
+      this.emit('quorum-restored', { alive, job: this.job?.id });
+    }
+  }
+
+  private resendArchive(peer: number): void {
+    const jobs = this.job ? [...this.archive, this.job.sent] : this.archive;
+    for (const j of jobs) for (const r of j.rounds) {
+      const bytes = r.per.get(peer);
+      if (bytes) this.transport.send(peer, bytes);
+    }
+  }
+
+  // ---- jobs ----
+
+  runJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>): Promise<T> {
+    if (typeof jobId !== 'string' || jobId.length === 0 || jobId.length > 512) throw new Error('job id must be a non-empty string of at most 512 characters');
+    const run = this.chain.then(() => this.execJob(jobId, fn));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async execJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>): Promise<T> {
+    if (this.phase !== 'ready') throw new Error(`party ${this.id}: cannot run job ${jobId} in phase ${this.phase}`);
+    if (this.finishedSet.has(jobId)) throw new Error(`party ${this.id}: job ${jobId} already ran (job ids must be unique)`);
+    const r = this.prep.reserve;
+    // PRSS nonces: the job id plus the reserve cursors, which only grow, so a retried id never reuses masks.
+    const job = new JobRun(jobId, `job:${jobId}:${r.tripleCursor}:${r.nibbleCursor}`);
+    this.job = job;
+    this.jobStart = { tripleCursor: r.tripleCursor, nibbleCursor: r.nibbleCursor };
+    this.logFn({ ev: 'job-start', job: jobId });
+    const buffered = this.future.get(jobId);
+    if (buffered) {
+      this.future.delete(jobId);
+      this.futureCount -= buffered.length;
+      for (const m of buffered) this.onJobMessage(m.from, m.env);
+    }
+    const ctx = new Ctx(this, job);
+    let result: T | undefined;
+    let error: unknown;
+    let ok = false;
+    try {
+      result = await fn(ctx);
+      ok = true;
+    } catch (e) {
+      error = e;
+    }
+    if (job.failed !== undefined) {
+      ok = false;
+      error = job.failed;
+    } else if (ok && (job.queue.length > 0 || job.inflight)) {
+      ok = false;
+      error = new Error(`job ${jobId} returned while operations were still pending (await every operation)`);
+      this.failJob(job, error);
+    }
+    if (ok) {
+      for (const [k, v] of job.overlay) v === null ? this.store.delete(k) : this.store.set(k, v);
+      for (const [k, v] of job.pubOverlay) v === null ? this.pub.delete(k) : this.pub.set(k, v);
+    }
+    // A failed job burns the preprocessing it consumed (identically everywhere): re-using a triple
+    // whose masked differences were opened would leak the difference of two inputs.
+    this.finishJob(job);
+    this.logFn({ ev: 'job-end', job: jobId, ok, rounds: job.round, ...(ok ? {} : { error: String(error) }) });
+    if (!ok) throw error;
+    return result as T;
+  }
+
+  private finishJob(job: JobRun): void {
+    this.job = undefined;
+    this.jobStart = undefined;
+    this.finished.push(job.id);
+    this.finishedSet.add(job.id);
+    while (this.finished.length > this.limits.finishedJobs) this.finishedSet.delete(this.finished.shift()!);
+    this.archive.push(job.sent);
+    this.archiveBytes += job.sent.bytes;
+    while (this.archive.length > this.limits.archivedJobs || (this.archiveBytes > this.limits.archiveBytes && this.archive.length > 1)) {
+      this.archiveBytes -= this.archive.shift()!.bytes;
+    }
+    const r = this.prep.reserve;
+    r.trim(r.tripleCursor, r.nibbleCursor);
+    if (this.quorumLost && this.aliveParties().length >= this.t + 1) this.checkQuorum();
+    this.prep.kick();
+  }
+
+  private onJobMessage(from: number, env: Envelope): void {
+    const job = this.job;
+    if (job && env.key === job.id) {
+      const rs = job.inflight;
+      if (rs && env.a === rs.r && rs.ready) return this.addShares(job, rs, from, env);
+      if (env.a >= job.round || (rs && env.a === rs.r)) {
+        let m = job.incoming.get(env.a);
+        if (!m) job.incoming.set(env.a, (m = new Map()));
+        if (!m.has(from)) m.set(from, env);
+        return;
+      }
+      return this.lateShare(job.id, env.a, from, env);
+    }
+    if (this.finishedSet.has(env.key)) return this.lateShare(env.key, env.a, from, env);
+    if (this.phase === 'stopped') return;
+    // a future job: buffer (bounded; the oldest buffered job's messages go first)
+    let list = this.future.get(env.key);
+    if (!list) this.future.set(env.key, (list = []));
+    list.push({ from, env });
+    this.futureCount++;
+    while (this.futureCount > this.limits.futureMessages) {
+      const [oldest, msgs] = this.future.entries().next().value as [string, { from: number; env: Envelope }[]];
+      msgs.shift();
+      this.futureCount--;
+      if (msgs.length === 0) this.future.delete(oldest);
+    }
+  }
+
+  enqueue(job: JobRun, op: PendingOp): void {
+    if (job.failed !== undefined) {
+      op.reject(job.failed);
+      return;
+    }
+    if (this.job !== job) {
+      op.reject(new Error(`job ${job.id} is over: operation issued after it returned`));
+      return;
+    }
+    job.queue.push(op);
+    this.scheduleFlush(job);
+  }
+
+  private scheduleFlush(job: JobRun): void {
+    if (job.flushScheduled) return;
+    job.flushScheduled = true;
+    this.transport.clock.defer(() => {
+      job.flushScheduled = false;
+      this.flush(job).catch((e: unknown) => this.failJob(job, e));
+    });
+  }
+
+  private async flush(job: JobRun): Promise<void> {
+    if (job.inflight || job.failed !== undefined || job.queue.length === 0 || this.job !== job) return;
+    const ops = job.queue.splice(0);
+    const r = job.round++;
+    const rs: RoundState = {
+      r, ops, ready: false, allMine: [], toMine: undefined, sharesAll: new Map(), sharesTo: new Map(), expectTo: false, waitingSince: this.transport.clock.now(),
+    };
+    job.inflight = rs;
+    let triples = 0;
+    let nibbles = 0;
+    let masks = 0;
+    for (const op of ops) {
+      triples += op.needs.triples;
+      nibbles += op.needs.nibbles;
+      masks += op.needs.masks;
+    }
+    await this.prep.ensure({ triples, nibbles });
+    if (job.failed !== undefined || this.job !== job) return;
+    // Assign preprocessing in queue order.
+    const res = this.prep.reserve;
+    const T = triples > 0 ? res.takeTriples(triples) : { a: [], b: [], c: [] };
+    const N = nibbles > 0 ? res.takeNibbles(nibbles) : [];
+    const { maskBits } = proto.geometry(this.L, this.kappa);
+    const Mk = masks > 0 ? this.prss().boundedShares(`${job.nonceBase}:${r}`, masks, maskBits) : [];
+    let ti = 0;
+    let ni = 0;
+    let mi = 0;
+    const all: bigint[] = [];
+    const to = new Map<number, bigint[]>();
+    for (const op of ops) {
+      const { triples: k, nibbles: u, masks: q } = op.needs;
+      const p: proto.Prep = {
+        triples: { a: T.a.slice(ti, ti + k), b: T.b.slice(ti, ti + k), c: T.c.slice(ti, ti + k) },
+        nibbles: N.slice(ni * NIBBLE_WIDTH, (ni + u) * NIBBLE_WIDTH),
+        masks: Mk.slice(mi, mi + q),
+      };
+      ti += k;
+      ni += u;
+      mi += q;
+      op.prep = p;
+      const shares = op.prepare(p);
+      op.len = shares.length;
+      if (op.to === 0) for (const x of shares) all.push(x);
+      else {
+        let v = to.get(op.to);
+        if (!v) to.set(op.to, (v = []));
+        for (const x of shares) v.push(x);
+      }
+    }
+    rs.allMine = all;
+    rs.toMine = to.get(this.id);
+    rs.expectTo = rs.toMine !== undefined;
+    // One message per peer: [open-to-all shares, shares opened to that peer].
+    const sent: SentRound = { per: new Map() };
+    let common: Uint8Array | undefined;
+    for (let j = 1; j <= this.n; j++) {
+      if (j === this.id) continue;
+      const mine = to.get(j);
+      if (all.length === 0 && !mine) continue;
+      let bytes: Uint8Array;
+      if (!mine) bytes = common ??= this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, []] });
+      else bytes = this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, mine] });
+      sent.per.set(j, bytes);
+      job.sent.bytes += bytes.length;
+      this.transport.send(j, bytes);
+    }
+    job.sent.rounds.push(sent);
+    rs.sharesAll.set(this.id, all);
+    if (rs.toMine) rs.sharesTo.set(this.id, rs.toMine);
+    rs.ready = true;
+    const early = job.incoming.get(r);
+    if (early) {
+      job.incoming.delete(r);
+      for (const [from, env] of early) this.addShares(job, rs, from, env);
+    }
+    if (job.inflight === rs) {
+      this.checkRound(job, rs);
+      if (job.inflight === rs) {
+        this.checkQuorum();
+        this.armRetransmit(job, rs, sent, this.retransmitMs);
+      }
+    }
+  }
+
+  private armRetransmit(job: JobRun, rs: RoundState, sent: SentRound, ms: number): void {
+    const cancel = this.transport.clock.setTimeout(() => {
+      if (job.inflight !== rs || this.job !== job) return;
+      for (const [j, bytes] of sent.per) if (this.transport.isUp(j)) this.transport.send(j, bytes);
+      this.armRetransmit(job, rs, sent, Math.min(ms * 2, 8000));
+    }, ms);
+    rs.retransmit = cancel;
+  }
+
+  private addShares(job: JobRun, rs: RoundState, from: number, env: Envelope): void {
+    const [allBytes, toBytes] = env.vectors;
+    if (!allBytes || !toBytes) return;
+    try {
+      if (rs.allMine.length > 0 && !rs.sharesAll.has(from)) {
+        const v = decodeVector(allBytes);
+        if (v.length === rs.allMine.length) rs.sharesAll.set(from, v);
+        else this.logFn({ ev: 'bad-share-length', from, job: job.id, round: rs.r, got: v.length, want: rs.allMine.length });
+      }
+      if (rs.toMine && !rs.sharesTo.has(from)) {
+        const v = decodeVector(toBytes);
+        if (v.length === rs.toMine.length) rs.sharesTo.set(from, v);
+      }
+    } catch (e) {
+      this.logFn({ ev: 'bad-share', from, job: job.id, round: rs.r, error: String(e) });
+      return;
+    }
+    this.checkRound(job, rs);
+  }
+
+  /** Completes the round if enough shares are in. */
+  private checkRound(job: JobRun, rs: RoundState): void {
+    if (job.inflight !== rs || !rs.ready) return;
+    const need = (have: Map<number, bigint[]>): boolean => {
+      if (have.size < this.t + 1) return false;
+      if (!this.checkOpenings) return true;
+      for (const j of this.aliveParties()) if (!have.has(j)) return false;
+      return true;
+    };
+    const allDone = rs.allMine.length === 0 || need(rs.sharesAll);
+    const toDone = !rs.expectTo || need(rs.sharesTo);
+    if (!allDone || !toDone) return;
+    job.inflight = undefined;
+    rs.retransmit?.();
+    let openedAll: bigint[] = [];
+    let openedTo: bigint[] | undefined;
+    try {
+      if (rs.allMine.length > 0) openedAll = this.open(job.id, rs.r, 'all', rs.sharesAll);
+      if (rs.expectTo) openedTo = this.open(job.id, rs.r, 'to', rs.sharesTo);
+    } catch (e) {
+      this.failJob(job, e);
+      return;
+    }
+    let ai = 0;
+    let oi = 0;
+    for (const op of rs.ops) {
+      const len = op.len!;
+      if (op.to === 0) {
+        op.resolve({ opened: openedAll.slice(ai, ai + len), prep: op.prep! });
+        ai += len;
+      } else if (op.to === this.id) {
+        op.resolve({ opened: openedTo!.slice(oi, oi + len), prep: op.prep! });
+        oi += len;
+      } else op.resolve({ opened: null, prep: op.prep! });
+    }
+    if (job.queue.length > 0) this.scheduleFlush(job);
+  }
+
+  /** Reconstructs from the shares in hand (checked if configured) and registers the late-share check. */
+  private open(jobId: string, r: number, part: 'all' | 'to', have: Map<number, bigint[]>): bigint[] {
+    const parties = [...have.keys()];
+    const shares = parties.map((p) => have.get(p)!);
+    let out: bigint[];
+    if (this.checkOpenings && parties.length > this.t + 1) {
+      try {
+        out = reconstructChecked(parties, shares, this.t, this.n);
+      } catch (e) {
+        if (e instanceof InconsistentSharesError) this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: e.party, index: e.index });
+        throw e;
+      }
+    } else {
+      out = interpolate(parties.slice(0, this.t + 1), shares.slice(0, this.t + 1), 0);
+    }
+    const key = `${jobId}#${r}#${part}`;
+    const base = parties.slice(0, this.t + 1);
+    const lc: LateCheck = { base, shares: shares.slice(0, this.t + 1), extra: new Map(), flagged: false };
+    for (let i = this.t + 1; i < parties.length; i++) lc.extra.set(parties[i]!, shares[i]!);
+    this.lateChecks.set(key, lc);
+    while (this.lateChecks.size > MAX_LATE_CHECKS) this.lateChecks.delete(this.lateChecks.keys().next().value as string);
+    return out;
+  }
+
+  /** A share for an opening that already completed: check it lies on the same polynomial. */
+  private lateShare(jobId: string, r: number, from: number, env: Envelope): void {
+    for (const part of ['all', 'to'] as const) {
+      const lc = this.lateChecks.get(`${jobId}#${r}#${part}`);
+      if (!lc || lc.base.includes(from) || lc.extra.has(from)) continue;
+      const bytes = env.vectors[part === 'all' ? 0 : 1];
+      if (!bytes || bytes.length === 0) continue;
+      let v: bigint[];
+      try {
+        v = decodeVector(bytes);
+      } catch {
+        this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: from, index: -1, late: true });
+        continue;
+      }
+      if (v.length !== lc.shares[0]!.length) continue;
+      lc.extra.set(from, v);
+      const parties = [...lc.base, ...lc.extra.keys()];
+      const shares = [...lc.shares, ...lc.extra.values()];
+      const bad = findInconsistent(parties, shares, this.t);
+      if (bad.length === 0) continue;
+      const index = Math.min(...bad.map((b) => b.index));
+      const culprit = nameBadParty(parties, shares.map((s) => s[index]!), this.t);
+      if (!lc.flagged || culprit !== null) {
+        lc.flagged = true;
+        this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: culprit, index, late: true });
+      }
+    }
+  }
+
+  failJob(job: JobRun, e: unknown): void {
+    if (job.failed !== undefined) return;
+    job.failed = e;
+    const rs = job.inflight;
+    job.inflight = undefined;
+    rs?.retransmit?.();
+    for (const op of rs?.ops ?? []) op.reject(e);
+    for (const op of job.queue.splice(0)) op.reject(e);
+  }
+}
+
+/** The JobContext handed to job code. */
+class Ctx implements JobContext, proto.RoundEngine {
+  readonly party: number;
+  readonly n: number;
+  readonly t: number;
+  readonly L: number;
+  readonly kappa: number;
+  readonly jobId: string;
+
+  constructor(private readonly p: PartyImpl, private readonly job: JobRun) {
+    this.party = p.id;
+    this.n = p.n;
+    this.t = p.t;
+    this.L = p.L;
+    this.kappa = p.kappa;
+    this.jobId = job.id;
+  }
+
+  round(needs: proto.OpNeeds, prepare: (p: proto.Prep) => bigint[]): Promise<{ opened: bigint[]; prep: proto.Prep }> {
+    return new Promise((resolve, reject) => {
+      this.p.enqueue(this.job, {
+        needs, to: 0, prepare,
+        resolve: (v) => resolve({ opened: v.opened!, prep: v.prep }),
+        reject,
+      });
+    });
+  }
+
+  private wrap(v: readonly bigint[]): Sec {
+    return new SecVec(v);
+  }
+
+  private same(a: Sec, b: Sec, what: string): void {
+    if (a.length !== b.length) throw new RangeError(`${what}: length mismatch ${a.length} vs ${b.length}`);
+  }
+
+  private publicVec(c: readonly bigint[] | bigint, len: number, what: string): bigint[] {
+    const v = typeof c === 'bigint' ? new Array<bigint>(len).fill(mod(c)) : c.map((x) => mod(x));
+    if (v.length !== len) throw new RangeError(`${what}: ${v.length} public values for ${len} elements`);
+    return v;
+  }
+
+  fromShares(shares: readonly bigint[]): Sec {
+    assertElements(shares, 'share');
+    return this.wrap(shares.slice());
+  }
+
+  constant(values: readonly bigint[]): Sec {
+    return this.wrap(values.map((x) => mod(x)));
+  }
+
+  sharesOf(x: Sec): bigint[] {
+    return vecOf(x).slice();
+  }
+
+  concat(parts: readonly Sec[]): Sec {
+    const out: bigint[] = [];
+    for (const x of parts) for (const v of vecOf(x)) out.push(v);
+    return this.wrap(out);
+  }
+
+  slice(x: Sec, start: number, end?: number): Sec {
+    return this.wrap(vecOf(x).slice(start, end));
+  }
+
+  add(a: Sec, b: Sec): Sec {
+    this.same(a, b, 'add');
+    return this.wrap(proto.vAdd(vecOf(a), vecOf(b)));
+  }
+
+  sub(a: Sec, b: Sec): Sec {
+    this.same(a, b, 'sub');
+    return this.wrap(proto.vSub(vecOf(a), vecOf(b)));
+  }
+
+  neg(a: Sec): Sec {
+    return this.wrap(proto.vNeg(vecOf(a)));
+  }
+
+  addPublic(a: Sec, c: readonly bigint[] | bigint): Sec {
+    return this.wrap(proto.vAddPublic(vecOf(a), this.publicVec(c, a.length, 'addPublic')));
+  }
+
+  mulPublic(a: Sec, c: readonly bigint[] | bigint): Sec {
+    return this.wrap(proto.vMulPublic(vecOf(a), this.publicVec(c, a.length, 'mulPublic')));
+  }
+
+  async mul(a: Sec, b: Sec): Promise<Sec> {
+    this.same(a, b, 'mul');
+    return this.wrap(await proto.mul(this, vecOf(a), vecOf(b)));
+  }
+
+  async lt(a: Sec, b: Sec): Promise<Sec> {
+    this.same(a, b, 'lt');
+    return this.wrap(await proto.lt(this, vecOf(a), vecOf(b)));
+  }
+
+  async le(a: Sec, b: Sec): Promise<Sec> {
+    this.same(a, b, 'le');
+    const gt = await proto.lt(this, vecOf(b), vecOf(a));
+    return this.wrap(proto.vSub(new Array<bigint>(gt.length).fill(1n), gt));
+  }
+
+  async ltz(a: Sec): Promise<Sec> {
+    return this.wrap(await proto.ltz(this, vecOf(a)));
+  }
+
+  async eq(a: Sec, b: Sec): Promise<Sec> {
+    this.same(a, b, 'eq');
+    return this.wrap(await proto.eq(this, vecOf(a), vecOf(b)));
+  }
+
+  async min(a: Sec, b: Sec): Promise<Sec> {
+    this.same(a, b, 'min');
+    return this.wrap(await proto.min(this, vecOf(a), vecOf(b)));
+  }
+
+  async max(a: Sec, b: Sec): Promise<Sec> {
+    this.same(a, b, 'max');
+    return this.wrap(await proto.max(this, vecOf(a), vecOf(b)));
+  }
+
+  async select(c: Sec, x: Sec, y: Sec): Promise<Sec> {
+    this.same(c, x, 'select');
+    this.same(x, y, 'select');
+    return this.wrap(await proto.select(this, vecOf(c), vecOf(x), vecOf(y)));
+  }
+
+  async open(x: Sec): Promise<bigint[]> {
+    const v = vecOf(x);
+    if (v.length === 0) return [];
+    const { opened } = await this.round({ triples: 0, nibbles: 0, masks: 0 }, () => v.slice());
+    return opened;
+  }
+
+  openTo(recipient: number, x: Sec): Promise<bigint[] | null> {
+    if (!Number.isInteger(recipient) || recipient < 1 || recipient > this.n) throw new RangeError(`openTo: recipient ${recipient} outside 1..${this.n}`);
+    const v = vecOf(x);
+    return new Promise((resolve, reject) => {
+      this.p.enqueue(this.job, {
+        needs: { triples: 0, nibbles: 0, masks: 0 }, to: recipient, prepare: () => v.slice(),
+        resolve: (r) => resolve(r.opened), reject,
+      });
+    });
+  }
+
+  // ---- store ----
+
+  private checkName(name: string): void {
+    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME) throw new RangeError(`store name must be a non-empty string of at most ${MAX_NAME} characters`);
+  }
+
+  load(name: string): Sec | undefined {
+    this.checkName(name);
+    const o = this.job.overlay.get(name);
+    if (o === null) return undefined;
+    const v = o ?? this.p.store.get(name);
+    return v ? this.wrap(v) : undefined;
+  }
+
+  save(name: string, x: Sec): void {
+    this.checkName(name);
+    this.job.overlay.set(name, vecOf(x));
+  }
+
+  remove(name: string): void {
+    this.checkName(name);
+    this.job.overlay.set(name, null);
+  }
+
+  names(): string[] {
+    const s = new Set(this.p.store.keys());
+    for (const [k, v] of this.job.overlay) v === null ? s.delete(k) : s.add(k);
+    return [...s].sort();
+  }
+
+  loadPublic(name: string): string | undefined {
+    this.checkName(name);
+    const o = this.job.pubOverlay.get(name);
+    if (o === null) return undefined;
+    return o ?? this.p.pub.get(name);
+  }
+
+  savePublic(name: string, json: string): void {
+    this.checkName(name);
+    if (typeof json !== 'string') throw new TypeError('savePublic takes a JSON string');
+    this.job.pubOverlay.set(name, json);
+  }
+
+  removePublic(name: string): void {
+    this.checkName(name);
+    this.job.pubOverlay.set(name, null);
+  }
+
+  publicNames(): string[] {
+    const s = new Set(this.p.pub.keys());
+    for (const [k, v] of this.job.pubOverlay) v === null ? s.delete(k) : s.add(k);
+    return [...s].sort();
+  }
+}
+
+function encodeKeys(keys: PrssKeys): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify([...keys].map(([k, v]) => [k, Buffer.from(v).toString('hex')])));
+}
+
+function decodeKeys(bytes: Uint8Array): PrssKeys {
+  const arr = JSON.parse(new TextDecoder().decode(bytes)) as [string, string][];
+  return new Map(arr.map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'hex'))]));
+}
+
+export { allParties, lagrange };

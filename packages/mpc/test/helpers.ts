@@ -1,0 +1,69 @@
+import { SimNetwork } from '@tenebra/transport';
+import type { JobContext } from '../src/api';
+import * as F from '../src/field';
+import type { PreprocessingOptions } from '../src/preprocessing';
+import { createParty, type Party, type PartyOptions } from '../src/runtime';
+import { shareSecret } from '../src/shamir';
+
+export interface Cluster {
+  net: SimNetwork;
+  parties: Party[];
+  logs: object[];
+}
+
+export async function cluster(o: {
+  n?: number;
+  t?: number;
+  seed?: number;
+  prep?: PreprocessingOptions;
+  checkOpenings?: boolean;
+  latencyMs?: number;
+  jitterMs?: number;
+  fill?: boolean;
+}): Promise<Cluster> {
+  const n = o.n ?? 5;
+  const t = o.t ?? 2;
+  const net = new SimNetwork({ n, seed: o.seed ?? 1, link: { latencyMs: o.latencyMs ?? 1, jitterMs: o.jitterMs ?? 0.5 } });
+  const logs: object[] = [];
+  const parties: Party[] = [];
+  for (let i = 1; i <= n; i++) {
+    const opts: PartyOptions = {
+      n, t, transport: net.transport(i),
+      preprocessing: { targetTriples: 300, targetBits: 400, batch: 40, ...o.prep },
+      checkOpenings: o.checkOpenings ?? false,
+      log: (e) => { if (logs.length < 20000) logs.push(e); },
+    };
+    parties.push(createParty(opts));
+  }
+  await net.settle(Promise.all(parties.map((p) => p.start())));
+  if (o.fill !== false) await fillReserve({ net, parties, logs });
+  return { net, parties, logs };
+}
+
+/** Runs the simulation until every live party's reserve reached its target and nothing is in flight. */
+export async function fillReserve(c: Cluster, parties = c.parties): Promise<void> {
+  await c.net.run({
+    until: () => parties.every((p) => {
+      const s = p.status();
+      return s.preprocessing.inFlight === undefined && s.reserve.triples >= 300 && s.reserve.bits >= 400;
+    }),
+    maxTimeMs: 600_000,
+  });
+}
+
+/** Shares plaintext vectors: result[i-1] = party i's shares, per input vector. */
+export function deal(n: number, t: number, ...vectors: bigint[][]): bigint[][][] {
+  const per: bigint[][][] = Array.from({ length: n }, () => []);
+  for (const v of vectors) {
+    const sh = shareSecret(v.map((x) => F.fromSigned(x)), n, t);
+    for (let i = 0; i < n; i++) per[i]!.push(sh[i]!);
+  }
+  return per;
+}
+
+/** Runs the same job at the given parties. */
+export function runAll<T>(parties: Party[], jobId: string, fn: (ctx: JobContext, id: number) => Promise<T>): Promise<T>[] {
+  return parties.map((p) => p.runJob(jobId, (ctx) => fn(ctx, p.id)));
+}
+
+export const signed = (xs: bigint[]): bigint[] => xs.map(F.toSigned);

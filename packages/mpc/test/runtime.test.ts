@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { cluster, deal, runAll, signed } from './helpers';
+
+describe('runtime basics', () => {
+  it('mul, lt, eq, min, select on 5 parties', async () => {
+    const c = await cluster({ seed: 7 });
+    const xs = [0n, 5n, -7n, 100n, (1n << 48n) - 1n, -((1n << 48n) - 1n), 3n];
+    const ys = [0n, 9n, -7n, -100n, -((1n << 48n) - 1n), (1n << 48n) - 1n, 3n];
+    const inputs = deal(5, 2, xs, ys);
+    const outs = await c.net.settle(Promise.all(runAll(c.parties, 'j1', async (ctx, id) => {
+      const [xsh, ysh] = inputs[id - 1]!;
+      const x = ctx.fromShares(xsh!);
+      const y = ctx.fromShares(ysh!);
+      const [m, l, e, mn] = await Promise.all([ctx.mul(x, y), ctx.lt(x, y), ctx.eq(x, y), ctx.min(x, y)]);
+      return Promise.all([ctx.open(m), ctx.open(l), ctx.open(e), ctx.open(mn)]);
+    })));
+    for (const [m, l, e, mn] of outs) {
+      expect(signed(m!)).toEqual(xs.map((x, i) => x * ys[i]!));
+      expect(l).toEqual(xs.map((x, i) => (x < ys[i]! ? 1n : 0n)));
+      expect(e).toEqual(xs.map((x, i) => (x === ys[i]! ? 1n : 0n)));
+      expect(signed(mn!)).toEqual(xs.map((x, i) => (x < ys[i]! ? x : ys[i]!)));
+    }
+  });
+});
