@@ -32,11 +32,18 @@ export function encodeRecord(r: OpRecord): Uint8Array {
 
 /** Parses record bytes; throws if the record is not one this code wrote (journal damage). */
 export function decodeRecord(bytes: Uint8Array, expectSeq: bigint): OpRecord {
+  const r = decodeRecordUnchecked(bytes, expectSeq);
+  validateSealedOp(r.op);
+  return r;
+}
+
+/** decodeRecord without re-validating the op (for the start-up scan, which only needs rid and time). */
+export function decodeRecordUnchecked(bytes: Uint8Array, expectSeq: bigint): OpRecord {
   const o = JSON.parse(dec.decode(bytes)) as Record<string, unknown>;
   const seq = BigInt(o.seq as string);
   if (seq !== expectSeq) throw new Error(`journal record at seq ${expectSeq} says seq ${seq}`);
   if (typeof o.rid !== 'string' || typeof o.digest !== 'string' || typeof o.batch_end !== 'boolean') {
     throw new Error(`journal record at seq ${expectSeq} is malformed`);
   }
-  return { seq, tsNs: BigInt(o.ts_ns as string), rid: o.rid, digest: o.digest, batchEnd: o.batch_end, op: validateSealedOp(o.op) };
+  return { seq, tsNs: BigInt(o.ts_ns as string), rid: o.rid, digest: o.digest, batchEnd: o.batch_end, op: o.op as SealedOp };
 }

@@ -8,7 +8,7 @@ import type { AckFrame, NackFrame, SealedOp } from '@tenebra/wire';
 import { NsClock } from './clock';
 import { DedupeWindow, type PendingEntry } from './dedupe';
 import { KNOWN_KINDS, LIMITS, NACK } from './limits';
-import { decodeRecord, encodeRecord, opDigest, type OpRecord } from './record';
+import { decodeRecord, decodeRecordUnchecked, encodeRecord, opDigest, type OpRecord } from './record';
 
 /** Outcome of a submit, ready to send. */
 export type SubmitOutcome = AckFrame | NackFrame;
@@ -51,7 +51,7 @@ export class Sequencer {
       const batch = journal.readBatch(seq, LIMITS.replayBatch);
       if (batch.length === 0) throw new Error(`journal ends at ${seq - 1n}, expected ${last}`);
       for (const e of batch) {
-        const r = decodeRecord(e.record, e.seq);
+        const r = decodeRecordUnchecked(e.record, e.seq);
         if (r.tsNs <= lastTs) throw new Error(`journal timestamps not increasing at seq ${r.seq}`);
         lastTs = r.tsNs;
         dedupe.setDone(r.rid, r.seq, r.tsNs, r.digest);
