@@ -30,6 +30,30 @@ export class NodeStore {
     return v === undefined ? undefined : new Uint8Array(v as Uint8Array);
   }
 
+  /** PRSS keys and identity material (exportKeys()), saved once at the first start. */
+  partyKeys(): Uint8Array | undefined {
+    const v = this.meta.get('keys');
+    return v === undefined ? undefined : new Uint8Array(v as Uint8Array);
+  }
+
+  async saveKeys(keys: Uint8Array): Promise<void> {
+    await this.meta.put('keys', Buffer.from(keys));
+  }
+
+  /** True when the previous run ended with markCleanStop() (not killed). */
+  wasCleanStop(): boolean {
+    const v = this.meta.get('clean');
+    return v !== undefined && Buffer.from(v as Uint8Array).toString('utf8') === '1';
+  }
+
+  async markRunning(): Promise<void> {
+    await this.meta.put('clean', Buffer.from('0', 'utf8'));
+  }
+
+  async markCleanStop(): Promise<void> {
+    await this.meta.put('clean', Buffer.from('1', 'utf8'));
+  }
+
   /** Atomically records a completed job: new party state, new cursor and the job's results. */
   async commitJob(lastSeq: bigint, partyState: Uint8Array, results: ResultFrame[]): Promise<void> {
     await this.root.transaction(() => {

@@ -4,7 +4,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Transport } from '@tenebra/transport';
-import { createParty, type Party } from '@tenebra/mpc';
+import { createParty, PreprocessingExhaustedError, type Party } from '@tenebra/mpc';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 import { readKeyFile, fromHex } from '@tenebra/seal';
 import { NodeStore } from './node-store';
@@ -13,6 +13,16 @@ import { BatchApplier, type IncomingOp } from './apply';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
 const MAX_PENDING_OPS = 20_000;
+/** How long a crashed node waits for share-recovery helpers before resuming from its own state. */
+const RECOVERY_WAIT_MS = 15_000;
+/** Pause before retrying a batch whose job ran out of preprocessing. */
+const EXHAUSTED_RETRY_MS = 1_000;
+
+/** Last sequence number covered by a job id `batch:<first>-<last>:<attempt>` (0 when none). */
+export function lastSeqOfJob(jobId: string | undefined): bigint {
+  const m = jobId ? /^batch:\d+-(\d+):\d+$/.exec(jobId) : null;
+  return m ? BigInt(m[1]!) : 0n;
+}
 
 export class CommitteeNode {
   private transport: Transport | null = null;
@@ -32,44 +42,97 @@ export class CommitteeNode {
   async start(): Promise<void> {
     const cfg = this.cfg;
     mkdirSync(cfg.dataDir, { recursive: true });
-    this.store = new NodeStore(cfg.dataDir);
-    const privateKey = fromHex(readFileSync(cfg.libp2pKeyFile, 'utf8').trim());
-    const sealKey = readKeyFile(cfg.x25519KeyFile);
-    this.transport = await createLibp2pTransport({
-      self: cfg.index, n: cfg.n, privateKey, listen: cfg.listen, peers: cfg.peers,
-    });
-    const state = this.store.partyState();
-    this.party = createParty({
-      n: cfg.n, t: cfg.t, transport: this.transport, state,
-      preprocessing: { mode: cfg.preprocessing.mode, targetTriples: cfg.preprocessing.targetTriples, targetBits: cfg.preprocessing.targetBits },
-      log: (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
-    });
-    this.party.on('quorum-lost', (ev: unknown) => this.log.warn({ ev }, 'quorum lost: waiting for parties to return'));
-    this.party.on('quorum-restored', (ev: unknown) => this.log.info({ ev }, 'quorum restored'));
-    this.party.on('inconsistent-share', (ev: unknown) => this.log.error({ ev }, 'inconsistent share'));
-    await this.party.start();
+    const store = (this.store = new NodeStore(cfg.dataDir));
+    const persisted = store.partyState();
+    const keys = store.partyKeys();
+    const cleanStop = store.wasCleanStop();
+    await store.markRunning();
 
-    let lastSeq = this.store.lastSeq();
-    if (state === undefined && lastSeq === 0n) {
-      this.log.info('fresh node');
+    let lastSeq: bigint;
+    if (!persisted && !keys) {
+      // A fresh cluster: every node sets up PRSS keys with the others (needs all n up).
+      await this.startParty({});
+      await store.saveKeys(this.party!.exportKeys());
+      lastSeq = 0n;
+      this.log.info('fresh node: PRSS keys set up');
+    } else if (persisted && cleanStop) {
+      // Stopped cleanly with the others (a whole-cluster restart): resume from our own state.
+      await this.startParty({ state: persisted });
+      lastSeq = store.lastSeq();
+      this.log.info({ lastSeq: lastSeq.toString() }, 'resumed from persisted state after a clean stop');
     } else {
-      this.log.info({ lastSeq: lastSeq.toString() }, 'resuming from persisted state');
+      // Crashed: our shares may be stale. Ask the live nodes for fresh shares of everything.
+      lastSeq = await this.recoverOrResume(keys, persisted);
     }
+
     this.applier = new BatchApplier({
-      index: cfg.index, n: cfg.n, sealKey, gatewayPublicKey: fromHex(cfg.gatewayX25519PublicKey), log: this.log,
+      index: cfg.index, n: cfg.n, sealKey: readKeyFile(cfg.x25519KeyFile), gatewayPublicKey: fromHex(cfg.gatewayX25519PublicKey), log: this.log,
     });
-    this.link = new ResultsLink(cfg.gatewayInternalUrl, cfg.index, this.store, this.log);
+    this.link = new ResultsLink(cfg.gatewayInternalUrl, cfg.index, store, this.log);
     this.link.start();
 
     this.running = true;
-    this.loopDone = this.jobLoop();
+    this.loopDone = this.jobLoop().catch((e: unknown) => this.fatal('job loop failed', e));
     this.feed = new SequencerFeed();
     await this.feed.connect({
       url: cfg.sequencerUrl, node: cfg.index, fromSeq: lastSeq + 1n,
       platformPublicKey: fromHex(cfg.platformPublicKey), expectedMeasurement: cfg.expectedMeasurement,
       onOp: (frame: SequencedFrame) => this.enqueue(frame),
+      onError: (err: Error) => this.fatal('sequencer feed stopped', err),
     });
-    this.log.info({ lastSeq: lastSeq.toString(), status: this.party.status() }, 'node ready');
+    this.log.info({ lastSeq: lastSeq.toString(), status: this.party!.status() }, 'node ready');
+  }
+
+  private async startParty(from: { state?: Uint8Array; keys?: Uint8Array }): Promise<void> {
+    const cfg = this.cfg;
+    const privateKey = fromHex(readFileSync(cfg.libp2pKeyFile, 'utf8').trim());
+    this.transport = await createLibp2pTransport({
+      self: cfg.index, n: cfg.n, privateKey, listen: cfg.listen, peers: cfg.peers,
+    });
+    const party = createParty({
+      n: cfg.n, t: cfg.t, transport: this.transport, ...from,
+      preprocessing: { mode: cfg.preprocessing.mode, targetTriples: cfg.preprocessing.targetTriples, targetBits: cfg.preprocessing.targetBits },
+      log: (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
+    });
+    party.on('quorum-lost', (ev) => this.log.warn({ ev }, 'quorum lost: waiting for parties to return'));
+    party.on('quorum-restored', (ev) => this.log.info({ ev }, 'quorum restored'));
+    party.on('inconsistent-share', (ev) => this.log.error({ ev }, 'inconsistent share'));
+    party.on('stale', (ev) => this.log.warn({ ev }, 'preprocessing state is stale'));
+    party.on('recovery-waiting', (ev) => this.log.warn({ ev }, 'share recovery waiting for helpers'));
+    this.party = party;
+    await party.start();
+  }
+
+  /**
+   * After a crash: share recovery from t+1 live helpers (fresh shares of the books and the reserve as
+   * of their current job). If no helpers answer in time (e.g. the whole committee crashed), fall
+   * back to our own last persisted state, which the others will also be resuming from.
+   */
+  private async recoverOrResume(keys: Uint8Array | undefined, persisted: Uint8Array | undefined): Promise<bigint> {
+    if (keys) {
+      await this.startParty({ keys });
+      const recovered = await Promise.race([
+        this.party!.recover().then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), RECOVERY_WAIT_MS)),
+      ]);
+      if (recovered) {
+        const last = lastSeqOfJob(this.party!.lastFinishedJob());
+        await this.store!.commitRecovered(last, this.party!.exportState());
+        this.log.info({ lastSeq: last.toString(), status: this.party!.status() }, 'recovered shares from helpers');
+        return last;
+      }
+      this.log.warn({ waitedMs: RECOVERY_WAIT_MS }, 'no helpers for share recovery; resuming from persisted state');
+      await this.party!.stop();
+      await this.transport?.stop();
+    }
+    if (!persisted) throw new Error('crashed before the first job and no helpers answered: nothing to resume from');
+    await this.startParty({ state: persisted });
+    return this.store!.lastSeq();
+  }
+
+  private fatal(what: string, e: unknown): void {
+    this.log.fatal({ err: e instanceof Error ? e.stack : String(e) }, what);
+    process.exit(1);
   }
 
   /** Feed callback: queue the op; pause the feed while too many are waiting. */
@@ -112,8 +175,21 @@ export class CommitteeNode {
     const first = batch[0]!.seq;
     const last = batch[batch.length - 1]!.seq;
     const t0 = performance.now();
-    const results: ResultFrame[] = await party.runJob(`batch:${first}`, (ctx) => this.applier!.apply(ctx, batch, last));
-    await this.store!.commitJob(last, party.exportState(), results);
+    for (let attempt = 0; ; attempt++) {
+      // Job ids are identical at every node: the batch's seq range plus the attempt number (every node
+      // fails an attempt identically, e.g. on an exhausted reserve, and retries it under a new id).
+      const jobId = `batch:${first}-${last}:${attempt}`;
+      try {
+        const results: ResultFrame[] = await party.runJob(jobId, (ctx) => this.applier!.apply(ctx, batch, last));
+        await this.store!.commitJob(last, party.exportState(), results);
+        break;
+      } catch (e) {
+        this.applier!.invalidate();
+        if (!(e instanceof PreprocessingExhaustedError)) throw e;
+        this.log.warn({ jobId, err: e.message }, 'preprocessing exhausted: retrying the batch when parties return');
+        await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
+      }
+    }
     this.link!.notify();
     this.log.info({ first: first.toString(), last: last.toString(), ops: batch.length, ms: Math.round(performance.now() - t0) }, 'batch applied');
   }
@@ -126,6 +202,9 @@ export class CommitteeNode {
     this.link?.close();
     await this.party?.stop();
     await this.transport?.stop();
-    await this.store?.close();
+    if (this.store) {
+      await this.store.markCleanStop();
+      await this.store.close();
+    }
   }
 }

@@ -41,6 +41,17 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     const gateway = readJson<GatewayConfig>(L.gatewayConfig);
     const nodes = gateway.nodes.map((nd) => readJson<NodeConfig>(L.nodeConfig(nd.index)));
     if (gateway.env !== opts.env) throw new Error(`${L.root} holds a '${gateway.env}' cluster, not '${opts.env}'`);
+    // The enclave's measurement covers its code: recompute it so a resumed folder trusts the
+    // sequencer this checkout runs (a real deployment would pin it instead).
+    const measurement = expectedMeasurement(sequencer);
+    if (gateway.expectedMeasurement !== measurement) {
+      gateway.expectedMeasurement = measurement;
+      writeJson(L.gatewayConfig, gateway);
+      for (const nd of nodes) {
+        nd.expectedMeasurement = measurement;
+        writeJson(L.nodeConfig(nd.index), nd);
+      }
+    }
     return { nodes, sequencer, gateway };
   }
   const n = opts.n ?? 5;
@@ -65,8 +76,8 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
   const sequencerUrl = `ws://${host}:${ports.sequencer}`;
   const gatewayInternalUrl = `ws://${host}:${ports.gatewayInternal}`;
 
-  const idents = [];
-  const sealKeys = [];
+  const idents: { privateKey: Uint8Array; peerId: string }[] = [];
+  const sealKeys: { privateKey: Uint8Array; publicKey: Uint8Array }[] = [];
   for (let i = 1; i <= n; i++) {
     const id = await generateIdentity();
     writeFileSync(L.nodeLibp2pKey(i), Buffer.from(id.privateKey).toString('hex'), { mode: 0o600 });

@@ -7,3 +7,4 @@ export {
 } from './sequencer-client';
 export { SequencerFeed, type SequencerFeedOptions } from './sequencer-feed';
 export { AttestationError } from '@tenebra/seal';
+export { opAad, resultAad } from './aad';
