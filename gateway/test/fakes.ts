@@ -67,6 +67,8 @@ export class FakeSequencer extends EventEmitter {
   private held: (() => void)[] = [];
   /** rids to refuse with a nack */
   readonly nackRids = new Set<string>();
+  /** refuse the next submit with a nack */
+  nackNext = false;
   port = 0;
 
   constructor(private readonly env: TestEnv, private readonly measurement = env.measurement) {
@@ -96,7 +98,8 @@ export class FakeSequencer extends EventEmitter {
   }
 
   private onSubmit(ws: WebSocket, rid: string, op: SealedOp): void {
-    if (this.nackRids.has(rid)) {
+    if (this.nackNext || this.nackRids.has(rid)) {
+      this.nackNext = false;
       ws.send(encodeFrame({ t: 'nack', rid, code: 'REFUSED', message: 'test refuses this op' }));
       return;
     }
