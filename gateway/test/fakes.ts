@@ -113,6 +113,11 @@ export class FakeSequencer extends EventEmitter {
     ws.send(encodeFrame({ t: 'ack', rid, seq: j.seq.toString(), ts_ns: (BigInt(Date.now()) * 1_000_000n).toString() }));
   }
 
+  /** Submits held so far. */
+  get heldCount(): number {
+    return this.held.length;
+  }
+
   /** Acks every held submit. */
   release(): void {
     this.hold = false;
@@ -173,13 +178,33 @@ class FakeNode {
     this.flush();
   }
 
+  /** when > 0, results go out one seq per trickleMs (all nodes in step), so a test can act mid-stream */
+  trickleMs = 0;
+  private trickling = false;
+
   private flush(): void {
     if (!this.ws || this.ws.readyState !== WebSocket.OPEN || this.from < 1n || this.fault === 'silent') return;
+    if (this.trickleMs > 0) {
+      if (!this.trickling) this.trickle();
+      return;
+    }
     for (const r of this.results) {
       if (BigInt(r.seq) >= this.from) this.ws.send(encodeFrame(r));
     }
     const last = this.results[this.results.length - 1];
     if (last) this.from = BigInt(last.seq) + 1n;
+  }
+
+  private trickle(): void {
+    const next = this.results.find((r) => BigInt(r.seq) >= this.from);
+    if (!next || !this.ws || this.ws.readyState !== WebSocket.OPEN) {
+      this.trickling = false;
+      return;
+    }
+    this.trickling = true;
+    this.ws.send(encodeFrame(next));
+    this.from = BigInt(next.seq) + 1n;
+    setTimeout(() => this.trickle(), this.trickleMs);
   }
 
   close(): void {
