@@ -62,7 +62,7 @@ interface Batch {
   id: number;
   state: BatchState;
   readies: Set<number>;
-  /** Phase-A round currently computed (0..2), or 3 when staged. */
+  /** Phase-A round currently computed (0: GRR for triples + squares, 1: roots, 2-3: bit products), 4 when staged. */
   round: number;
   incoming: Map<number, Map<number, Envelope>>;
   sent: Map<number, Map<number, Uint8Array>>; // round -> to -> bytes (for re-sends)
@@ -73,6 +73,8 @@ interface Batch {
   ownGrr?: bigint[][];
   r?: bigint[];
   y?: bigint[];
+  Y?: bigint[];
+  ownRoots?: bigint[];
   x?: bigint[];
   p2?: bigint[];
   waiters: { resolve: () => void }[];
@@ -343,7 +345,18 @@ export class Preprocessor {
     this.tryAdvance(b);
   }
 
+  /** Round 1: each party takes the square roots of its share of the opened squares (index = self-1 mod n). */
   private round1(b: Batch): void {
+    const { n, self } = this.host;
+    const Y = b.Y!;
+    const roots: bigint[] = [];
+    for (let e = self - 1; e < Y.length; e += n) roots.push(Y[e] === 0n ? 1n : sqrt(Y[e]!));
+    b.ownRoots = roots;
+    this.sendRound(b, 1, () => [roots]);
+    this.tryAdvance(b);
+  }
+
+  private round2(b: Batch): void {
     const x = b.x!;
     const U = this.batchNibbles;
     const h: bigint[] = new Array(6 * U);
@@ -357,11 +370,11 @@ export class Preprocessor {
       h[6 * u + 5] = reduce(x2 * x3);
     }
     b.ownGrr = this.grr(h);
-    this.sendRound(b, 1, (j) => [b.ownGrr![j - 1]!]);
+    this.sendRound(b, 2, (j) => [b.ownGrr![j - 1]!]);
     this.tryAdvance(b);
   }
 
-  private round2(b: Batch): void {
+  private round3(b: Batch): void {
     const x = b.x!;
     const p = b.p2!;
     const U = this.batchNibbles;
@@ -377,7 +390,7 @@ export class Preprocessor {
       h[5 * u + 4] = reduce(p01 * p23); // 0123
     }
     b.ownGrr = this.grr(h);
-    this.sendRound(b, 2, (j) => [b.ownGrr![j - 1]!]);
+    this.sendRound(b, 3, (j) => [b.ownGrr![j - 1]!]);
     this.tryAdvance(b);
   }
 
@@ -389,39 +402,58 @@ export class Preprocessor {
     if ((got?.size ?? 0) < n - 1) return;
     const t0 = Date.now();
     const self = this.host.self;
-    const rows: bigint[][] = [];
-    for (let i = 1; i <= n; i++) rows.push(i === self ? b.ownGrr![self - 1]! : decodeVector(got!.get(i)!.vectors[0]!));
-    const prod = this.grrCombine(rows);
+    const vec = (i: number, k: number): bigint[] => decodeVector(got!.get(i)!.vectors[k]!);
     b.incoming.delete(b.round);
+    const lam = lagrange(allParties(n), 0);
+    if (b.round === 1) {
+      // roots from everyone, interleaved by index
+      const Y = b.Y!;
+      const roots = new Array<bigint>(Y.length);
+      for (let i = 1; i <= n; i++) {
+        const r = i === self ? b.ownRoots! : vec(i, 0);
+        for (let k = 0, e = i - 1; e < Y.length; k++, e += n) {
+          const s = r[k];
+          if (s === undefined || reduce(s * s) !== (Y[e] === 0n ? 1n : Y[e])) throw new Error(`prep batch ${b.id}: bad square root from party ${i}`);
+          roots[e] = s;
+        }
+      }
+      const rinv = invAll(roots);
+      // y == 0 means r == 0 (probability 2^-127): r itself is then a valid sharing of the bit 0.
+      b.x = b.r!.map((r, e) => (Y[e] === 0n ? r : reduce((reduce(r * rinv[e]!) + 1n) * INV2)));
+      b.r = b.Y = b.ownRoots = undefined;
+      b.round = 2;
+      this.stats.productionMs += Date.now() - t0;
+      this.round2(b);
+      return;
+    }
+    const rows: bigint[][] = [];
+    for (let i = 1; i <= n; i++) rows.push(i === self ? b.ownGrr![self - 1]! : vec(i, 0));
+    const prod = this.grrCombine(rows);
     if (b.round === 0) {
-      const ys: bigint[][] = [];
-      for (let i = 1; i <= n; i++) ys.push(i === self ? b.y! : decodeVector(got!.get(i)!.vectors[1]!));
-      const lam = lagrange(allParties(n), 0);
       const nb = b.r!.length;
+      const ys: bigint[][] = [];
+      for (let i = 1; i <= n; i++) ys.push(i === self ? b.y! : vec(i, 1));
       const Y = new Array<bigint>(nb);
       for (let e = 0; e < nb; e++) {
         let acc = 0n;
         for (let i = 0; i < n; i++) acc += lam[i]! * ys[i]![e]!;
         Y[e] = reduceWide(acc);
       }
-      // y == 0 means r == 0 (probability 2^-127): use r itself, a valid sharing of the bit 0.
-      const roots = Y.map((y) => (y === 0n ? 1n : sqrt(y)));
-      const rinv = invAll(roots);
-      b.x = b.r!.map((r, e) => (Y[e] === 0n ? r : reduce((reduce(r * rinv[e]!) + 1n) * INV2)));
+      b.Y = Y;
       b.items = { triples: { a: b.a!, b: b.b!, c: prod }, nibbles: [] };
-      b.a = b.b = b.r = b.y = undefined;
+      b.a = b.b = b.y = undefined;
       b.round = 1;
       this.stats.productionMs += Date.now() - t0;
       this.round1(b);
-    } else if (b.round === 1) {
+    } else if (b.round === 2) {
       b.p2 = prod;
-      b.round = 2;
+      b.round = 3;
       this.stats.productionMs += Date.now() - t0;
-      this.round2(b);
+      this.round3(b);
     } else {
       b.items!.nibbles = nibblesFrom(b.x!, b.p2!, prod, this.batchNibbles);
       b.x = b.p2 = b.ownGrr = undefined;
-      b.round = 3;
+      b.round = 4;
       this.stats.productionMs += Date.now() - t0;
       this.stage(b);
     }
@@ -636,7 +668,7 @@ export class Preprocessor {
     if (s.staged) {
       const b = this.newBatch(s.staged.id);
       b.state = 'staged';
-      b.round = 3;
+      b.round = 4;
       b.items = { triples: s.staged.triples, nibbles: s.staged.nibbles };
       b.readies.add(this.host.self);
       this.current = b;

@@ -41,11 +41,11 @@ export async function cluster(o: {
 }
 
 /** Runs the simulation until every live party's reserve reached its target and nothing is in flight. */
-export async function fillReserve(c: Cluster, parties = c.parties): Promise<void> {
+export async function fillReserve(c: Cluster, parties = c.parties, minTriples = 300, minBits = 400): Promise<void> {
   await c.net.run({
     until: () => parties.every((p) => {
       const s = p.status();
-      return s.preprocessing.inFlight === undefined && s.reserve.triples >= 300 && s.reserve.bits >= 400;
+      return s.preprocessing.inFlight === undefined && s.reserve.triples >= minTriples && s.reserve.bits >= minBits;
     }),
     maxTimeMs: 600_000,
   });

@@ -1,0 +1,128 @@
+// Property tests against plaintext for every operation, over the simulated network (n=5, t=2).
+import { beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import * as F from '../src/field';
+import { cluster, deal, runAll, signed, type Cluster } from './helpers';
+import { shareSecret, reconstruct } from '../src/shamir';
+import { costOf, PREPROCESSING_TABLE } from '../src/protocols';
+
+const MAX = (1n << 48n) - 1n;
+const edge = fc.constantFrom(0n, 1n, -1n, MAX, -MAX, MAX - 1n, -MAX + 1n, 1n << 47n, -(1n << 47n));
+const val = fc.oneof(edge, fc.bigInt({ min: -MAX, max: MAX }), fc.bigInt({ min: -20n, max: 20n }));
+/** Pairs with a bias to equal operands. */
+const pair = fc.oneof(fc.tuple(val, val), val.map((v) => [v, v] as [bigint, bigint]));
+const pairs = fc.array(pair, { minLength: 1, maxLength: 5 });
+
+let c: Cluster;
+let jobNo = 0;
+
+async function run<T>(fn: Parameters<typeof runAll<T>>[2]): Promise<T[]> {
+  const id = `prop-${jobNo++}`;
+  return c.net.settle(Promise.all(runAll(c.parties, id, fn)));
+}
+
+beforeAll(async () => {
+  c = await cluster({ seed: 11, prep: { targetTriples: 2000, targetBits: 4000, batch: 200 } });
+});
+
+describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
+  it('every operation, random vectors with edge values', async () => {
+    await fc.assert(
+      fc.asyncProperty(pairs, fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }), async (ps, bits) => {
+        const xs = ps.map((p) => p[0]);
+        const ys = ps.map((p) => p[1]);
+        const cs = xs.map((_, i) => (bits[i % bits.length] ? 1n : 0n));
+        const k = 12345n;
+        const inputs = deal(5, 2, xs, ys, cs);
+        const outs = await run(async (ctx, id) => {
+          const [xsh, ysh, csh] = inputs[id - 1]!;
+          const x = ctx.fromShares(xsh!);
+          const y = ctx.fromShares(ysh!);
+          const cc = ctx.fromShares(csh!);
+          const all = await Promise.all([
+            ctx.add(x, y), ctx.sub(x, y), ctx.neg(x), ctx.addPublic(x, k), ctx.mulPublic(x, -3n),
+            ctx.mul(x, y), ctx.lt(x, y), ctx.le(x, y), ctx.eq(x, y), ctx.min(x, y), ctx.max(x, y), ctx.select(cc, x, y),
+            ctx.ltz(x),
+          ]);
+          return ctx.open(ctx.concat(all));
+        });
+        const m = xs.length;
+        const b = (v: boolean): bigint => (v ? 1n : 0n);
+        const expected = [
+          ...xs.map((x, i) => x + ys[i]!), ...xs.map((x, i) => x - ys[i]!), ...xs.map((x) => -x), ...xs.map((x) => x + k), ...xs.map((x) => -3n * x),
+          ...xs.map((x, i) => x * ys[i]!), ...xs.map((x, i) => b(x < ys[i]!)), ...xs.map((x, i) => b(x <= ys[i]!)), ...xs.map((x, i) => b(x === ys[i]!)),
+          ...xs.map((x, i) => (x < ys[i]! ? x : ys[i]!)), ...xs.map((x, i) => (x > ys[i]! ? x : ys[i]!)), ...xs.map((x, i) => (cs[i] ? x : ys[i]!)),
+          ...xs.map((x) => b(x < 0n)),
+        ];
+        for (const o of outs) {
+          expect(o.length).toBe(13 * m);
+          expect(signed(o)).toEqual(expected);
+        }
+      }),
+      { numRuns: 15 },
+    );
+  });
+
+  it('openTo reaches only the recipient; mixed with open-to-all in one round', async () => {
+    const xs = [3n, -4n, MAX];
+    const inputs = deal(5, 2, xs);
+    const outs = await run(async (ctx, id) => {
+      const x = ctx.fromShares(inputs[id - 1]![0]!);
+      const [to3, all] = await Promise.all([ctx.openTo(3, x), ctx.open(ctx.addPublic(x, 1n))]);
+      return { to3, all };
+    });
+    outs.forEach((o, i) => {
+      expect(o.to3 === null ? null : signed(o.to3)).toEqual(i === 2 ? xs : null);
+      expect(signed(o.all)).toEqual(xs.map((x) => x + 1n));
+    });
+  });
+
+  it('concurrent tasks share rounds: 20 independent comparisons cost the rounds of one', async () => {
+    const xs = Array.from({ length: 20 }, (_, i) => BigInt(i * 7 - 60));
+    const ys = Array.from({ length: 20 }, (_, i) => BigInt(60 - i * 5));
+    const inputs = deal(5, 2, xs, ys);
+    const before = c.net.stats.messages;
+    const outs = await run(async (ctx, id) => {
+      const [xsh, ysh] = inputs[id - 1]!;
+      const tasks = xsh!.map(async (_, i) => {
+        const l = await ctx.lt(ctx.fromShares([xsh![i]!]), ctx.fromShares([ysh![i]!]));
+        return (await ctx.open(l))[0]!;
+      });
+      return Promise.all(tasks);
+    });
+    const msgs = c.net.stats.messages - before;
+    for (const o of outs) expect(o).toEqual(xs.map((x, i) => (x < ys[i]! ? 1n : 0n)));
+    const rounds = costOf('lt', 48).rounds + 1; // + the final open
+    // one message per peer per round: 5 parties x 4 peers x rounds, plus preprocessing traffic (none needed here)
+    expect(msgs).toBeLessThanOrEqual(5 * 4 * rounds + 200);
+  });
+
+  it('declares its preprocessing', () => {
+    expect(PREPROCESSING_TABLE.lt).toMatchObject({ rounds: 5, triples: 23, nibbles: 13, bits: 52, masks: 1 });
+    expect(PREPROCESSING_TABLE.eq).toMatchObject({ rounds: 5, triples: 12, nibbles: 13 });
+    expect(PREPROCESSING_TABLE.mul).toMatchObject({ rounds: 1, triples: 1, nibbles: 0 });
+  });
+
+  it('committee-made triples and nibbles are correct sharings', () => {
+    type Internal = { prep: { reserve: { triplesRange(f: number, k: number): { a: bigint[]; b: bigint[]; c: bigint[] }; nibblesRange(f: number, k: number): bigint[]; tripleCursor: number; nibbleCursor: number } } };
+    const rs = c.parties.map((p) => (p as unknown as Internal).prep.reserve);
+    const tc = rs[0]!.tripleCursor;
+    const nc = rs[0]!.nibbleCursor;
+    const tr = rs.map((r) => r.triplesRange(tc, 50));
+    const nb = rs.map((r) => r.nibblesRange(nc, 20));
+    const open = (v: bigint[][]): bigint[] => reconstruct([1, 2, 3, 4, 5], v, 2);
+    const a = open(tr.map((x) => x.a));
+    const b = open(tr.map((x) => x.b));
+    const cc = open(tr.map((x) => x.c));
+    a.forEach((x, i) => expect(F.mul(x, b[i]!)).toBe(cc[i]));
+    const e = open(nb);
+    for (let u = 0; u < 20; u++) {
+      const ind = e.slice(u * 17, u * 17 + 16);
+      const v = Number(e[u * 17 + 16]);
+      expect(ind.filter((x) => x === 1n).length).toBe(1);
+      expect(ind.filter((x) => x === 0n).length).toBe(15);
+      expect(ind[v]).toBe(1n);
+    }
+    void shareSecret;
+  });
+});
