@@ -1,0 +1,160 @@
+// Pure pieces: the instrument catalogue and exact decimals, margin and fee arithmetic, output
+// reconstruction with bad shares, the rate limiter's windows, the exact JSON writer.
+import { describe, it, expect } from 'vitest';
+import fc from 'fast-check';
+import {
+  INSTRUMENTS, checkInstrument, decimalOfNumber, fromUnits, toUnits, parseDecimal, formatDecimal, ratioToDecimal,
+  usdcToMicro, microToUsdc, divRound, instrumentBySymbol, instrumentById,
+} from '@tenebra/config';
+import { shareSecret } from '@tenebra/mpc';
+import { decodeOutputs } from '../src/sharing';
+import { initialMargin, feeMicro, reservation, effectiveLeverage } from '../src/orders/margin';
+import { averagePrice } from '../src/orders/view';
+import { RateLimiter } from '../src/ratelimit';
+import { stringify, RawNumber } from '../src/json';
+import { etagMatches } from '../src/http/routes-public';
+
+describe('instrument catalogue', () => {
+  it('has the 20 spec symbols, consistent, with ids 1..20', () => {
+    expect(INSTRUMENTS).toHaveLength(20);
+    for (const i of INSTRUMENTS) checkInstrument(i);
+    expect(INSTRUMENTS.map((i) => i.symbol_id)).toEqual(Array.from({ length: 20 }, (_, k) => k + 1));
+    expect(instrumentById(instrumentBySymbol('PEPE-USDC-PERP')!.symbol_id)!.symbol).toBe('PEPE-USDC-PERP');
+    expect(() => checkInstrument({ ...INSTRUMENTS[0]!, min_qty: '0.015' })).toThrow(/step grid/);
+  });
+});
+
+describe('exact decimals', () => {
+  it('reads JSON numbers through their shortest decimal text', () => {
+    expect(decimalOfNumber(0.1)).toBe('0.1');
+    expect(decimalOfNumber(1e-7)).toBe('0.0000001');
+    expect(decimalOfNumber(3000)).toBe('3000');
+    expect(decimalOfNumber(1.5e21)).toBe('1500000000000000000000');
+    expect(decimalOfNumber(0.1 + 0.2)).toBe('0.30000000000000004');
+    expect(decimalOfNumber(-1)).toBeNull();
+    expect(decimalOfNumber(Number.NaN)).toBeNull();
+  });
+
+  it('converts to grid units exactly and refuses off-grid values', () => {
+    expect(toUnits('65432.1', '0.1')).toBe(654321n);
+    expect(toUnits('0.00001', '0.00000001')).toBe(1000n);
+    expect(toUnits('1.25', '0.5')).toBeNull();
+    expect(toUnits('1.5', '0.5')).toBe(3n);
+    expect(toUnits('12', '1000')).toBeNull();
+    expect(toUnits('abc', '1')).toBeNull();
+    expect(fromUnits(123n, '0.01')).toBe('1.23');
+    expect(fromUnits(-5n, '0.5')).toBe('-2.5');
+    expect(usdcToMicro('12.5')).toBe(12_500_000n);
+    expect(usdcToMicro('0.0000001')).toBeNull();
+    expect(microToUsdc(-1n)).toBe('-0.000001');
+    expect(ratioToDecimal(2n, 3n, 4)).toBe('0.6667');
+    expect(ratioToDecimal(-1n, 8n, 2)).toBe('-0.13');
+    expect(divRound(-7n, 2n, 'floor')).toBe(-4n);
+    expect(divRound(-7n, 2n, 'ceil')).toBe(-3n);
+  });
+
+  it('round-trips every grid value: units -> text -> units', () => {
+    fc.assert(fc.property(fc.bigInt({ min: 0n, max: (1n << 40n) - 1n }), fc.constantFrom(...INSTRUMENTS), (u, inst) => {
+      expect(toUnits(fromUnits(u, inst.tick_size), inst.tick_size)).toBe(u);
+      expect(toUnits(fromUnits(u, inst.step_size), inst.step_size)).toBe(u);
+      const d = parseDecimal(fromUnits(u, inst.tick_size))!;
+      expect(formatDecimal(d)).toBe(fromUnits(u, inst.tick_size));
+    }));
+  });
+});
+
+describe('margin and fees', () => {
+  const eth = instrumentBySymbol('ETH-USDC-PERP')!;
+  const pepe = instrumentBySymbol('PEPE-USDC-PERP')!;
+  it('initial margin = ceil(notional / leverage) in micro-USDC', () => {
+    // 0.5 ETH (500 steps) at 3000 (300000 ticks) = 1500 USDC; / 10 = 150 USDC
+    expect(initialMargin(eth, 500n * 300000n, 10)).toBe(150_000_000n);
+    // 1000 PEPE at 0.00000001 = 0.00001 USDC = 10 micro; / 3 = 3.33 -> 4
+    expect(initialMargin(pepe, 1n * 1n, 3)).toBe(4n);
+    expect(effectiveLeverage({ leverage: 50 }, eth)).toBe(10);
+    expect(effectiveLeverage({ leverage: 3 }, eth)).toBe(3);
+  });
+  it('fees: charges round up, rebates round toward zero', () => {
+    expect(feeMicro(eth, 500n * 300000n, 200n)).toBe(300_000n); // 2 bps of 1500
+    expect(feeMicro(pepe, 1n, 500n)).toBe(1n); // 0.005 micro -> 1
+    expect(feeMicro(pepe, 1n, -100n)).toBe(0n); // 0.001 micro rebate -> 0
+    expect(feeMicro(eth, 500n * 300000n, -100n)).toBe(-150_000n);
+    expect(reservation(eth, 0n, 300000n, 10, 500n)).toBe(0n);
+    expect(reservation(eth, 1000n, 300000n, 10, 500n)).toBe(300_000_000n + 1_500_000n);
+  });
+  it('average price rounds the exact mean half up at four digits past the tick', () => {
+    const sol = instrumentBySymbol('SOL-USDC-PERP')!;
+    expect(averagePrice(100n * 10000n + 200n * 10001n, 300n, sol)).toBe('100.006667');
+    expect(averagePrice(2n * 300000n, 2n, eth)).toBe('3000');
+  });
+});
+
+describe('decodeOutputs', () => {
+  const t = 2;
+  const values = [123n, 456n, 789n, 10n];
+  const shares = shareSecret(values, 5, t);
+  const pts = (nodes: number[], bad: Record<number, bigint[]> = {}) => nodes.map((nd) => ({ node: nd, values: bad[nd] ?? shares[nd - 1]! }));
+
+  it('reconstructs from t+1 or more consistent vectors', () => {
+    expect(decodeOutputs(pts([2, 4, 5]), t)).toMatchObject({ ok: true, values, bad: [] });
+    expect(decodeOutputs(pts([1, 2, 3, 4, 5]), t)).toMatchObject({ ok: true, values, bad: [] });
+    expect(decodeOutputs(pts([1, 2]), t).ok).toBe(false);
+  });
+  it('corrects one bad vector among five, wherever it is, and names it', () => {
+    for (let badNode = 1; badNode <= 5; badNode++) {
+      const wrong = shares[badNode - 1]!.map((v, i) => (i === 2 ? v + 7n : v));
+      const r = decodeOutputs(pts([1, 2, 3, 4, 5], { [badNode]: wrong }), t);
+      expect(r).toMatchObject({ ok: true, values, bad: [badNode] });
+    }
+  });
+  it('refuses to guess with one bad vector among four, and flags a wrong length', () => {
+    const wrong = shares[0]!.map((v) => v + 1n);
+    expect(decodeOutputs(pts([1, 2, 3, 4], { 1: wrong }), t).ok).toBe(false);
+    const r = decodeOutputs(pts([1, 2, 3, 4], { 4: [1n] }), t);
+    expect(r).toMatchObject({ ok: true, values, bad: [4] });
+  });
+});
+
+describe('rate limiter', () => {
+  it('counts a fixed minute window and a token bucket; reports the binding budget', () => {
+    let now = 60_000 * 1000 + 10_000;
+    const rl = new RateLimiter(() => now);
+    const lim = { perMinute: 10, perSecond: 2, burst: 3 };
+    const got = Array.from({ length: 4 }, () => rl.request('k', lim));
+    expect(got.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(got[2]).toMatchObject({ limit: 10, remaining: 7, reset: 60_060 });
+    expect(got[3]).toMatchObject({ limit: 3, remaining: 0, retryAfter: 1 });
+    now += 500; // one token back
+    expect(rl.request('k', lim).allowed).toBe(true);
+    expect(rl.request('k', lim).allowed).toBe(false);
+    for (let i = 0; i < 6; i++) {
+      now += 1000;
+      rl.request('k', lim);
+    }
+    now += 1000;
+    expect(rl.request('k', lim)).toMatchObject({ allowed: false, limit: 10, retryAfter: 43 }); // window ends at 60060 s, now 60017.5 s
+    now = 60_000 * 1001;
+    expect(rl.request('k', lim)).toMatchObject({ allowed: true, remaining: 9 });
+    expect(rl.request('other', lim)).toMatchObject({ allowed: true, remaining: 9 });
+  });
+  it('weighs trading actions: a placement is 1, a cancel 0.2', () => {
+    const rl = new RateLimiter(() => 0);
+    for (let i = 0; i < 9; i++) expect(rl.action('k', 10, 1000).allowed).toBe(true);
+    for (let i = 0; i < 5; i++) expect(rl.action('k', 10, 200).allowed).toBe(true);
+    expect(rl.action('k', 10, 200).allowed).toBe(false);
+  });
+});
+
+describe('exact JSON', () => {
+  it('writes bigints and RawNumbers verbatim', () => {
+    expect(stringify({ a: 1795323670901499293n, p: new RawNumber('0.00000001'), n: null, s: 'x', u: undefined, l: [1, true] }))
+      .toBe('{"a":1795323670901499293,"p":0.00000001,"n":null,"s":"x","l":[1,true]}');
+    expect(() => new RawNumber('1e-8')).toThrow();
+  });
+  it('matches If-None-Match the way caches send it', () => {
+    expect(etagMatches('"3"', '3')).toBe(true);
+    expect(etagMatches('W/"3", "4"', '4')).toBe(true);
+    expect(etagMatches('"33"', '3')).toBe(false);
+    expect(etagMatches(undefined, '3')).toBe(false);
+  });
+});
