@@ -822,7 +822,7 @@ class PartyImpl implements Party {
       if (rs.allMine.length > 0) openedAll = this.open(job.id, rs.r, 'all', rs.sharesAll);
       if (rs.expectTo) openedTo = this.open(job.id, rs.r, 'to', rs.sharesTo);
     } catch (e) {
-      this.failJob(job, e);
+      this.failJob(job, e, rs);
       return;
     }
     let ai = 0;
@@ -893,10 +893,10 @@ class PartyImpl implements Party {
     }
   }
 
-  failJob(job: JobRun, e: unknown): void {
+  failJob(job: JobRun, e: unknown, completing?: RoundState): void {
     if (job.failed !== undefined) return;
     job.failed = e;
-    const rs = job.inflight;
+    const rs = job.inflight ?? completing;
     job.inflight = undefined;
     rs?.retransmit?.();
     for (const op of rs?.ops ?? []) op.reject(e);

@@ -1,0 +1,184 @@
+// A flipped share is named; bad construction inputs give clear errors; state round-trips.
+import { describe, expect, it } from 'vitest';
+import { SimNetwork, type Transport } from '@tenebra/transport';
+import { InconsistentSharesError } from '../src/api';
+import * as F from '../src/field';
+import { Msg, decode, decodeVector, encode } from '../src/messages';
+import { createParty, type Party } from '../src/runtime';
+import { DEALER_LABEL } from '../src/preprocessing';
+import { deal, fillReserve, signed } from './helpers';
+
+/** A transport that adds 1 to element `index` of the open-to-all shares it sends in job `jobId`. */
+function flipping(inner: Transport, jobId: string, index: number): Transport {
+  return {
+    self: inner.self, n: inner.n, clock: inner.clock,
+    send(to, data) {
+      const env = decode(data);
+      if (env.type === Msg.JobRound && env.key === jobId) {
+        const all = decodeVector(env.vectors[0]!);
+        if (all.length > index) all[index] = F.add(all[index]!, 1n);
+        data = encode({ ...env, vectors: [all, decodeVector(env.vectors[1]!)] });
+      }
+      inner.send(to, data);
+    },
+    onMessage: (h) => inner.onMessage(h),
+    onPeer: (h) => inner.onPeer(h),
+    isUp: (p) => inner.isUp(p),
+    start: () => inner.start(),
+    stop: () => inner.stop(),
+  };
+}
+
+async function tamperedCluster(seed: number, checkOpenings: boolean): Promise<{ net: SimNetwork; parties: Party[]; events: Record<string, unknown>[] }> {
+  const net = new SimNetwork({ n: 5, seed, link: { latencyMs: 1, jitterMs: 1 } });
+  const events: Record<string, unknown>[] = [];
+  const parties = [1, 2, 3, 4, 5].map((i) => {
+    const tr = i === 4 ? flipping(net.transport(i), 'flip', 1) : net.transport(i);
+    const p = createParty({ n: 5, t: 2, transport: tr, checkOpenings, preprocessing: { targetTriples: 50, targetBits: 64, batch: 16 } });
+    p.on('inconsistent-share', (e) => events.push(e));
+    return p;
+  });
+  await net.settle(Promise.all(parties.map((p) => p.start())));
+  return { net, parties, events };
+}
+
+describe('consistency checks', () => {
+  it('checkOpenings: a flipped share is named (party and index) at every honest party', async () => {
+    const { net, parties, events } = await tamperedCluster(3, true);
+    const inputs = deal(5, 2, [10n, 20n, 30n]);
+    const jobs = parties.map((p) => p.runJob('flip', async (ctx) => ctx.open(ctx.fromShares(inputs[p.id - 1]![0]!))));
+    const res = await net.settle(Promise.allSettled(jobs));
+    for (const p of parties) {
+      const r = res[p.id - 1]!;
+      if (p.id === 4) {
+        expect(r.status).toBe('fulfilled'); // its own view is consistent
+        continue;
+      }
+      expect(r.status).toBe('rejected');
+      const e = (r as PromiseRejectedResult).reason as InconsistentSharesError;
+      expect(e).toBeInstanceOf(InconsistentSharesError);
+      expect(e.party).toBe(4);
+      expect(e.index).toBe(1);
+    }
+    expect(events.filter((e) => e.badParty === 4).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('default mode: openings complete from t+1 shares; late shares are checked and the bad party named', async () => {
+    const { net, parties, events } = await tamperedCluster(5, false);
+    const inputs = deal(5, 2, [10n, 20n, 30n]);
+    const jobs = parties.map((p) => p.runJob('flip', async (ctx) => ctx.open(ctx.fromShares(inputs[p.id - 1]![0]!))));
+    await net.settle(Promise.allSettled(jobs));
+    await net.run({ maxTimeMs: 100 });
+    const named = new Set(events.filter((e) => e.badParty === 4 && e.index === 1).map((e) => e.party));
+    expect([...named].sort()).toEqual([1, 2, 3, 5]);
+  });
+});
+
+describe('bad inputs', () => {
+  const net = new SimNetwork({ n: 5, seed: 1 });
+  it('construction errors are clear', () => {
+    expect(() => createParty({ n: 4, t: 2, transport: new SimNetwork({ n: 4, seed: 1 }).transport(1) })).toThrow(/t must be < n\/2/);
+    expect(() => createParty({ n: 5, t: 0, transport: net.transport(1) })).toThrow(/t must be a positive integer/);
+    expect(() => createParty({ n: 7, t: 2, transport: net.transport(1) })).toThrow(/transport is for n=5/);
+    expect(() => createParty({ n: 5, t: 2, L: 90, transport: net.transport(1) })).toThrow(/does not fit/);
+    expect(() => createParty({ n: 5, t: 2, transport: net.transport(1), preprocessing: { mode: 'magic' as 'dealer' } })).toThrow(/mode must be/);
+    expect(() => createParty({ n: 5, t: 2, transport: net.transport(1), preprocessing: { batch: 0 } })).toThrow(/batch must be/);
+    expect(() => createParty({ n: 5, t: 2, transport: net.transport(1), state: new Uint8Array([0, 0, 0, 9, 1]) })).toThrow(/state/);
+  });
+
+  it('operation errors are clear, and a failed job leaves the store as it was', async () => {
+    const n5 = new SimNetwork({ n: 5, seed: 2 });
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: n5.transport(i), preprocessing: { mode: 'dealer', targetTriples: 10, targetBits: 16, batch: 8 } }));
+    await n5.settle(Promise.all(parties.map((p) => p.start())));
+    expect(parties[0]!.status().mode).toBe(DEALER_LABEL);
+    const errs = await n5.settle(Promise.all(parties.map((p) => p.runJob('bad', async (ctx) => {
+      const out: string[] = [];
+      const a = ctx.constant([1n, 2n]);
+      const b = ctx.constant([1n]);
+      for (const f of [
+        () => ctx.add(a, b),
+        () => ctx.fromShares([F.P]),
+        () => ctx.fromShares([-1n]),
+        () => ctx.openTo(9, a),
+        () => ctx.save('', a),
+        () => ctx.mulPublic(a, [1n, 2n, 3n]),
+      ]) {
+        try {
+          f();
+          out.push('no error');
+        } catch (e) {
+          out.push((e as Error).message);
+        }
+      }
+      return out;
+    }))));
+    for (const e of errs) {
+      expect(e[0]).toMatch(/length mismatch/);
+      expect(e[1]).toMatch(/not a field element/);
+      expect(e[2]).toMatch(/not a field element/);
+      expect(e[3]).toMatch(/outside 1\.\.5/);
+      expect(e[4]).toMatch(/non-empty/);
+      expect(e[5]).toMatch(/3 public values for 2/);
+    }
+    await expect(n5.settle(parties[0]!.runJob('bad', async () => 1))).rejects.toThrow(/already ran/);
+    // a job that throws leaves the store unchanged
+    const threw = parties.map((p) => p.runJob('throws', async (ctx) => {
+      ctx.save('v', ctx.constant([7n]));
+      await ctx.mul(ctx.constant([2n]), ctx.constant([3n]));
+      throw new Error('deliberate');
+    }));
+    const r = await n5.settle(Promise.allSettled(threw));
+    expect(r.every((x) => x.status === 'rejected')).toBe(true);
+    const names = await n5.settle(Promise.all(parties.map((p) => p.runJob('look', async (ctx) => ctx.names()))));
+    expect(names).toEqual([[], [], [], [], []]);
+  });
+});
+
+describe('parameters n=3,t=1 and n=7,t=3', () => {
+  for (const [n, t] of [[3, 1], [7, 3]] as const) {
+    it(`sharing, opening, openTo, mul and lt with n=${n}, t=${t}`, async () => {
+      const net = new SimNetwork({ n, seed: n, link: { latencyMs: 1, jitterMs: 1 } });
+      const parties = Array.from({ length: n }, (_, i) => createParty({ n, t, transport: net.transport(i + 1), preprocessing: { targetTriples: 100, targetBits: 200, batch: 30 } }));
+      await net.settle(Promise.all(parties.map((p) => p.start())));
+      await fillReserve({ net, parties, logs: [] }, parties, 100, 200);
+      const xs = [4n, -9n, (1n << 48n) - 1n];
+      const ys = [4n, 11n, -5n];
+      const inputs = deal(n, t, xs, ys);
+      const outs = await net.settle(Promise.all(parties.map((p) => p.runJob('j', async (ctx) => {
+        const x = ctx.fromShares(inputs[p.id - 1]![0]!);
+        const y = ctx.fromShares(inputs[p.id - 1]![1]!);
+        const [m, l, to] = await Promise.all([ctx.mul(x, y), ctx.lt(x, y), ctx.openTo(n, x)]);
+        return { v: await ctx.open(ctx.concat([x, m, l])), to };
+      }))));
+      for (const o of outs) expect(signed(o.v)).toEqual([...xs, ...xs.map((x, i) => x * ys[i]!), ...xs.map((x, i) => (x < ys[i]! ? 1n : 0n))]);
+      outs.forEach((o, i) => expect(o.to === null ? null : signed(o.to)).toEqual(i === n - 1 ? xs : null));
+    });
+  }
+});
+
+describe('state', () => {
+  it('exportState and restart from it keeps store, public store and reserve', async () => {
+    const net = new SimNetwork({ n: 5, seed: 8, link: { latencyMs: 1 } });
+    const opts = { targetTriples: 60, targetBits: 80, batch: 20 };
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: net.transport(i), preprocessing: opts }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    await fillReserve({ net, parties, logs: [] }, parties, 60, 80);
+    const inputs = deal(5, 2, [42n, -1n]);
+    await net.settle(Promise.all(parties.map((p) => p.runJob('s1', async (ctx) => {
+      ctx.save('a', ctx.fromShares(inputs[p.id - 1]![0]!));
+      ctx.savePublic('p', '"x"');
+    }))));
+    await fillReserve({ net, parties, logs: [] }, parties, 60, 80);
+    const st = parties[1]!.exportState();
+    const before = parties[1]!.status().reserve;
+    const again = createParty({ n: 5, t: 2, transport: net.restart(2), state: st, preprocessing: opts });
+    await net.settle(again.start());
+    expect(again.status().reserve).toEqual(before);
+    const all = [parties[0]!, again, parties[2]!, parties[3]!, parties[4]!];
+    const outs = await net.settle(Promise.all(all.map((p) => p.runJob('s2', async (ctx) => {
+      const a = ctx.load('a')!;
+      return { v: await ctx.open(await ctx.mul(a, a)), p: ctx.loadPublic('p') };
+    }))));
+    for (const o of outs) expect(o).toEqual({ v: [1764n, 1n], p: '"x"' });
+  });
+});
