@@ -4,18 +4,10 @@
 import {
   shareSecret, reconstruct, reconstructChecked, encodeFieldVector, decodeFieldVector, InconsistentSharesError,
 } from '@tenebra/mpc';
-import { seal, unseal, utf8 } from '@tenebra/seal';
-import type { SealedOp } from '@tenebra/wire';
-
-/** Associated data binding a node's sealed input to its operation (the node unseals with the same bytes). */
-export function opAad(kind: 'place' | 'cancel', orderId: string, symbol: string): Uint8Array {
-  return utf8(`tenebra-op-v1|${kind}|${orderId}|${symbol}`);
-}
-
-/** Associated data binding a node's sealed output shares to the sequence number and the node. */
-export function resultAad(seq: string, node: number): Uint8Array {
-  return utf8(`tenebra-result-v1|${seq}|${node}`);
-}
+import { seal, unseal } from '@tenebra/seal';
+import { opAad, resultAad, type SealedOp } from '@tenebra/wire';
+// The associated data of sealed inputs (opAad: kind, order id, symbol) and of sealed outputs
+// (resultAad: seq, node) are shared with the committee through @tenebra/wire.
 
 export interface NodeKey {
   index: number;

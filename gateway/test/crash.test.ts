@@ -73,9 +73,9 @@ describe('gateway process: kill -9 and restart', () => {
     const admin = { 'content-type': 'application/json', [ADMIN_SECRET_HEADER]: env.adminSecret };
     const mk = async () => {
       const r = await fetch(`${host}/admin/accounts`, { method: 'POST', headers: admin, body: JSON.stringify({ tier: 'Apex', deposit: '100000' }) });
-      const c = ((await r.json()) as { data: Record<string, string> }).data;
+      const c = ((await r.json()) as { data: Record<string, string> }).data as Record<string, string> & { user_id: string };
       const t = await fetch(`${base}/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'client_credentials', client_id: c.api_key, client_secret: c.api_secret, passphrase: c.passphrase }) });
-      return { ...c, token: ((await t.json()) as { access_token: string }).access_token };
+      return { ...c, user_id: c.user_id!, token: ((await t.json()) as { access_token: string }).access_token };
     };
     const [a, b] = await Promise.all([mk(), mk()]);
     const post = (who: { token: string }, body: object) => fetch(`${base}/orders`, {

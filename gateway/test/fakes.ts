@@ -12,11 +12,10 @@ import {
 } from '@tenebra/seal';
 import { shareSecret, reconstruct, encodeFieldVector, decodeFieldVector } from '@tenebra/mpc';
 import {
-  decodeGatewayToSequencer, decodeGatewayToNode, encodeFrame,
+  decodeGatewayToSequencer, decodeGatewayToNode, encodeFrame, opAad, resultAad,
   type SealedOp, type ResultFrame, type PlaceOutcome, type CancelOutcome,
 } from '@tenebra/wire';
 import type { GatewayConfig } from '@tenebra/config';
-import { opAad, resultAad } from '../src/sharing';
 
 export interface TestEnv {
   dir: string;
@@ -217,6 +216,8 @@ class FakeNode {
 export class FakeCommittee {
   readonly nodes: FakeNode[];
   private readonly books = new Map<string, { buy: BookOrder[]; sell: BookOrder[] }>();
+  /** when set, rewrites the next op's public outcome (to model committee behaviour the fake lacks) */
+  amendNext: ((pub: PlaceOutcome | CancelOutcome) => Record<string, unknown>) | null = null;
   /** plaintext inputs the nodes reconstructed, by order id (to check the gateway's sharing) */
   readonly inputs = new Map<string, { price: bigint; qty: bigint }>();
 
@@ -250,7 +251,7 @@ export class FakeCommittee {
     const { op } = j;
     const orderId = String(op.pub.order_id);
     // Each node opens only its own sealed share (bound to this op by the aad).
-    const shares = op.sealed.map((s, i) => decodeFieldVector(unseal(this.env.nodeKeys[i]!.privateKey, Buffer.from(s, 'base64'), opAad(op.kind as 'place' | 'cancel', orderId, op.symbol))));
+    const shares = op.sealed.map((s, i) => decodeFieldVector(unseal(this.env.nodeKeys[i]!.privateKey, Buffer.from(s, 'base64'), opAad(op.kind, orderId, op.symbol))));
     let pub: PlaceOutcome | CancelOutcome;
     let outputs: bigint[] = [];
     const book = this.books.get(op.symbol) ?? { buy: [], sell: [] };
@@ -290,6 +291,10 @@ export class FakeCommittee {
       }
       pub = { kind: 'cancel', order_id: orderId, found };
       outputs = [];
+    }
+    if (this.amendNext) {
+      pub = this.amendNext(pub) as unknown as PlaceOutcome;
+      this.amendNext = null;
     }
     const outShares = outputs.length ? shareSecret(outputs, n, t) : null;
     for (const nd of this.nodes) {

@@ -194,6 +194,24 @@ describe('orders', () => {
     expect(lost.body.message).toMatch(/no longer live/);
   });
 
+  it('cancels the orders an outcome lists as expired or removed by self-trade prevention', async () => {
+    const reservedBefore = (await summary(rig, a.user_id)).reserved;
+    const m1 = await place(rig, a, O({ symbol: 'AVAX-USDC-PERP', side: 'sell', quantity: 10, price: 25 }));
+    const m2 = await place(rig, a, O({ symbol: 'AVAX-USDC-PERP', side: 'sell', quantity: 10, price: 26 }));
+    await settled(rig);
+    const [id1, id2] = [m1.body.data.order_id as string, m2.body.data.order_id as string];
+    rig.committee.forget(id1);
+    rig.committee.forget(id2);
+    rig.committee.amendNext = (pub) => ({ ...pub, self_trade_cancelled: [id1], expired: [id2] });
+    const t = await place(rig, a, O({ symbol: 'AVAX-USDC-PERP', side: 'buy', quantity: 10, price: 26 }));
+    await settled(rig);
+    expect(await order(rig, a, id1)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'SELF_TRADE_PREVENTION' });
+    expect(await order(rig, a, id2)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'GTT_EXPIRED' });
+    expect(await order(rig, a, t.body.data.order_id)).toMatchObject({ status: 'NEW', filled_quantity: 0 });
+    await call(rig.gw, 'DELETE', `/api/v1/orders/${t.body.data.order_id}`, undefined, bearer(a));
+    expect((await summary(rig, a.user_id)).reserved).toBe(reservedBefore);
+  });
+
   it('is idempotent on client_order_id: the second request creates nothing and returns the order', async () => {
     const body = O({ symbol: 'XRP-USDC-PERP', quantity: 100, price: 2, client_order_id: 'idem-1' });
     const first = await place(rig, b, body);

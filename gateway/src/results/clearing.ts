@@ -129,7 +129,7 @@ export class Clearing {
     } else if (kind === 'cancel') {
       const o = asCancelOutcome(d.pub);
       if (!o) return this.skip(d, 'malformed cancel outcome');
-      this.applyCancel(uow, o, fx);
+      this.applyCancel(uow, d.seq, o, fx);
     } else {
       this.skip(d, `unknown outcome kind ${JSON.stringify(kind)}`);
     }
@@ -150,10 +150,12 @@ export class Clearing {
     taker.seq ??= str(seq);
     fx.placed.push(taker.order_id);
 
+    this.cancelListed(uow, seq, o as unknown as Record<string, unknown>, now, fx);
     if (o.reject_reason !== null) {
       if (o.fills.length > 0) this.log.error({ seq: seq.toString(), order_id: o.order_id }, 'rejected placement with fills: fills ignored');
       this.finish(uow, taker, 'REJECTED', now);
       taker.reject_reason = o.reject_reason;
+      this.log.warn({ seq: seq.toString(), order_id: o.order_id, reason: o.reject_reason, detail: (o as unknown as Record<string, unknown>).reject_detail }, 'committee rejected a placement');
       fx.orderEvents.push({ message_type: 'rejected', order: { ...taker } });
       return;
     }
@@ -180,7 +182,33 @@ export class Clearing {
     }
   }
 
-  private applyCancel(uow: UnitOfWork, o: CancelOutcome, fx: Effects): void {
+  /**
+   * Orders an outcome reports as cancelled by the committee on the way: GTT orders expired before the
+   * operation (`expired`) and resting orders removed by self-trade prevention (`self_trade_cancelled`).
+   */
+  private cancelListed(uow: UnitOfWork, seq: bigint, o: Record<string, unknown>, now: bigint, fx: Effects): void {
+    for (const [field, reason] of [['expired', 'GTT_EXPIRED'], ['self_trade_cancelled', 'SELF_TRADE_PREVENTION']] as const) {
+      const ids = o[field];
+      if (ids === undefined || ids === null) continue;
+      if (!Array.isArray(ids) || !ids.every((x) => typeof x === 'string')) {
+        this.log.error({ seq: seq.toString(), field }, 'malformed order id list in an outcome; ignored');
+        continue;
+      }
+      for (const id of ids as string[]) {
+        const order = uow.order(id);
+        if (!order || !isLive(order.status)) {
+          this.log.error({ seq: seq.toString(), order_id: id, field }, 'committee cancelled an order the gateway does not hold as live');
+          continue;
+        }
+        this.finish(uow, order, 'CANCELLED', now);
+        order.cancel_reason = reason;
+        fx.orderEvents.push({ message_type: 'cancelled', order: { ...order } });
+      }
+    }
+  }
+
+  private applyCancel(uow: UnitOfWork, seq: bigint, o: CancelOutcome, fx: Effects): void {
+    this.cancelListed(uow, seq, o as unknown as Record<string, unknown>, this.clock.nowNs(), fx);
     const order = uow.order(o.order_id);
     if (!order) return this.log.error({ order_id: o.order_id }, 'cancel outcome for an order this gateway does not know');
     if (o.found && isLive(order.status)) {
