@@ -118,6 +118,8 @@ interface Running {
   entry: ProcessEntry;
   /** log size when this incarnation started: readiness is searched only after it */
   logStart: number;
+  /** stopped through kill(): its exit is expected */
+  killed: boolean;
   child: ChildProcess | null;
   exited: Promise<number | null>;
 }
@@ -178,7 +180,7 @@ export class Cluster {
       : { http: this.configs.gateway.port, internal: this.configs.gateway.internalPort };
     const peerId = role === 'committee' ? this.configs.nodes[index - 1]!.peers[index - 1]!.peerId : null;
     this.procs.set(this.key(role, index), {
-      entry: { role, index, pid: child.pid ?? null, ports, peerId, configFile, logFile }, logStart, child, exited,
+      entry: { role, index, pid: child.pid ?? null, ports, peerId, configFile, logFile }, logStart, killed: false, child, exited,
     });
   }
 
@@ -186,6 +188,7 @@ export class Cluster {
   async kill(role: Role, index: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const p = this.procs.get(this.key(role, index));
     if (!p?.child || p.child.exitCode !== null || p.child.signalCode !== null) return;
+    p.killed = true;
     p.child.kill(signal);
     await p.exited;
     p.entry.pid = null;
@@ -233,7 +236,7 @@ export class Cluster {
     for (;;) {
       if (await this.gatewayUp() && this.nodesReady()) return;
       for (const p of this.procs.values()) {
-        if (p.child && (p.child.exitCode !== null || p.child.signalCode !== null)) {
+        if (!p.killed && p.child && (p.child.exitCode !== null || p.child.signalCode !== null)) {
           throw new Error(`${p.entry.role} ${p.entry.index} exited during start-up; see ${p.entry.logFile}:\n${tail(p.entry.logFile)}`);
         }
       }
