@@ -53,13 +53,20 @@ describe('chaos: kill -9 while orders flow', () => {
       const side = rand() < 0.5 ? 'buy' : 'sell';
       const offset = BigInt(Math.floor(rand() * 21) - 10); // +-10 ticks around the mid
       const priceTicks = MID_TICKS + (side === 'buy' ? offset : -offset);
-      const qty = 0.05 + Math.floor(rand() * 450) / 1000;
+      const qtySteps = 50 + Math.floor(rand() * 450);
+      const qty = qtySteps / 1000; // shortest decimal form is exact (e.g. 0.283)
       const tif = rand() < 0.2 ? 'IOC' : 'GTC';
-      const r = await trader.place({ symbol: SYMBOL, side, type: 'limit', quantity: qty, price: Number(priceTicks) / 100, time_in_force: tif });
+      // 503 means nothing was submitted (e.g. the sequencer is restarting): back off and retry, as the spec asks.
+      const body = { symbol: SYMBOL, side, type: 'limit', quantity: qty, price: Number(priceTicks) / 100, time_in_force: tif };
+      let r = await trader.place(body);
+      for (let wait = 100; r.status === 503 && wait < 20_000; wait *= 2) {
+        await new Promise((res) => setTimeout(res, wait));
+        r = await trader.place(body);
+      }
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       const id = r.body.data!.order_id;
       owner.set(id, trader);
-      acked.push({ kind: 'place', orderId: id, symbol: SYMBOL, side, tif, priceTicks, qtySteps: steps(qty) });
+      acked.push({ kind: 'place', orderId: id, symbol: SYMBOL, side, tif, priceTicks, qtySteps: BigInt(qtySteps) });
     }
   }
 
