@@ -1,1 +1,30 @@
-export {};
+// @tenebra/client: the TypeScript SDK for the Tenebra gateway (REST + encrypted WebSocket).
+export * from './types';
+export * from './errors';
+export { RawNumber, parseJson, stringifyJson } from './json';
+export { toDecimal, decimalOut, type Decimal, type DecimalInput } from './decimal';
+export { toInstrument, toInstrumentList, toOrder, toPosition, toPositions, orderEventFromUpdate } from './normalize';
+export {
+  TenebraRestClient,
+  DEFAULT_BASE_URL,
+  MAX_CLIENT_ORDER_ID,
+  MAX_MASS_QUOTE_LEGS,
+  newClientOrderId,
+  placementBody,
+  rateLimitDelayMs,
+  type Credentials,
+  type RestClientOptions,
+} from './rest';
+export {
+  TenebraSocket,
+  DEFAULT_WS_URL,
+  type SocketEvents,
+  type SocketOptions,
+  type SocketPlaceOrder,
+  type SocketCancelOrder,
+  type SocketModifyOrder,
+  type SocketState,
+  type TokenSource,
+} from './socket';
+export { ChannelTracker, type ChannelAction, type ChannelPhase, type PushMeta } from './channel';
+export type { Ack, SystemHealth } from '@tenebra/session';

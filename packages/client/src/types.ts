@@ -1,0 +1,188 @@
+// Resource shapes of the spec (Resources and their fields), as the SDK returns them: decimals as
+// exact strings, nanosecond times as integer strings, the spec's nulls kept.
+import type { OrderEventType, OrderStatus, OrderType, PegReference, PositionUpdateReason, Side, TimeInForce } from '@tenebra/session';
+import type { Decimal, DecimalInput } from './decimal';
+
+export type { OrderEventType, OrderStatus, OrderType, PegReference, PositionUpdateReason, Side, TimeInForce };
+export type JsonObject = Record<string, unknown>;
+export type Scope = 'trade' | 'read';
+
+/** POST /auth/token response (a bare object, no envelope). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+}
+
+export type InstrumentStatus = 'trading' | 'halted' | 'pre-open' | 'delisted';
+
+export interface Instrument {
+  symbol: string;
+  /** Numeric id used as symbol_id in the encrypted WebSocket header. */
+  symbol_id: number;
+  base_asset: string;
+  quote_asset: string;
+  type: 'perp';
+  status: InstrumentStatus;
+  tick_size: Decimal;
+  step_size: Decimal;
+  min_qty: Decimal;
+  max_qty: Decimal;
+  min_notional: Decimal;
+  contract_size: Decimal;
+  margin_asset: string;
+  max_leverage: Decimal;
+  maker_fee_bps: Decimal;
+  taker_fee_bps: Decimal;
+  initial_margin_ratio: Decimal;
+  maintenance_margin_ratio: Decimal;
+  listed_at: string;
+  expires_at: string | null;
+}
+
+export interface InstrumentList {
+  version: number;
+  updated_at: string;
+  instruments: Instrument[];
+}
+
+/** POST /orders body. client_order_id is generated when absent, so a retry never places twice. */
+export interface PlaceOrderRequest {
+  symbol: string;
+  side: Side;
+  type: OrderType;
+  quantity: DecimalInput;
+  price?: DecimalInput;
+  peg_reference?: PegReference;
+  time_in_force: TimeInForce;
+  /** Nanosecond epoch expiry (GTT). */
+  expiry_time?: bigint | string | number;
+  aon?: boolean;
+  min_fill_size?: DecimalInput;
+  client_order_id?: string;
+}
+
+/** POST /orders success data. */
+export interface PlaceOrderResult {
+  order_id: string;
+  client_order_id: string;
+  status: OrderStatus;
+}
+
+/** PATCH /orders/{orderId} body (the spec leaves the modifiable fields open; these are Tenebra's). */
+export interface ModifyOrderRequest {
+  price?: DecimalInput;
+  quantity?: DecimalInput;
+  time_in_force?: TimeInForce;
+  expiry_time?: bigint | string | number;
+}
+
+/** One cancel-replace leg of a mass quote (the spec leaves the leg fields open). */
+export interface MassQuoteLeg {
+  /** Order to cancel first, by id or client id. */
+  cancel_order_id?: string;
+  cancel_client_order_id?: string;
+  /** Replacement order; its client_order_id is generated when absent. */
+  place?: PlaceOrderRequest;
+}
+
+export interface MassQuoteRequest {
+  legs: MassQuoteLeg[];
+}
+
+/** The spec's order object. */
+export interface Order {
+  order_id: string;
+  client_order_id: string | null;
+  symbol: string;
+  side: Side;
+  type: OrderType;
+  time_in_force: TimeInForce;
+  price: Decimal | null;
+  quantity: Decimal;
+  filled_quantity: Decimal;
+  remaining_quantity: Decimal;
+  average_fill_price: Decimal | null;
+  last_fill_qty: Decimal | null;
+  last_fill_price: Decimal | null;
+  status: OrderStatus;
+  /** Nanoseconds since the epoch, as an integer string (beyond 2^53). */
+  in_time_ns: string;
+  out_time_ns: string;
+  cancel_reason: string | null;
+  reject_reason: string | null;
+}
+
+/** An orders-channel event: the order object plus message_type. */
+export interface OrderEvent extends Order {
+  message_type: OrderEventType;
+}
+
+/** The spec's position object; update_reason only on the positions channel. */
+export interface Position {
+  update_reason?: PositionUpdateReason;
+  position_id: string;
+  symbol: string;
+  side: string;
+  size: Decimal;
+  entry_price: Decimal;
+  mark_price: Decimal;
+  margin: Decimal;
+  leverage: Decimal;
+  unrealized_pnl: Decimal;
+  realized_pnl: Decimal;
+  funding_accrued: Decimal;
+  liquidation_price: Decimal;
+  status: string;
+  updated_at: string;
+}
+
+export interface ServerTime {
+  server_time: string;
+  /** Nanoseconds since the epoch, as an integer string. */
+  server_time_ns: string;
+}
+
+export type StatsRange = '1d' | '7d' | '1m' | '3m' | '1y' | 'd' | 'w' | 'm' | 'y';
+
+export interface StatsQuery {
+  range?: StatsRange;
+  from?: string;
+  to?: string;
+}
+
+export interface SeriesQuery extends StatsQuery {
+  metric: 'volume' | 'oi' | 'funding' | 'users';
+  assets?: string[];
+}
+
+/** GET /stats/platform/overview (all numeric values are decimal strings). */
+export interface PlatformOverview {
+  as_of: string;
+  volume_24h: Decimal;
+  volume: { value: Decimal; change_24h?: Decimal; change_30d?: Decimal };
+  open_interest: { value: Decimal; change_24h?: Decimal };
+  funding: { value: Decimal; annualized?: Decimal };
+  users: { value: Decimal };
+  all_time_volume: Decimal;
+  all_time_users: Decimal;
+  monthly_active_users: Decimal;
+  quarterly_active_users: Decimal;
+}
+
+export interface PlatformSeries {
+  as_of: string;
+  metric: string;
+  granularity: 'hour' | 'day';
+  points: Array<{ t: string; total: Decimal; by_asset?: Record<string, Decimal> }>;
+  cumulative?: Array<{ t: string; total: Decimal }>;
+}
+
+/** Rate-limit headers of the last response. */
+export interface RateLimitState {
+  limit: number | null;
+  remaining: number | null;
+  /** Unix seconds at which the window resets. */
+  reset: number | null;
+}
