@@ -84,7 +84,7 @@ export class OrderService {
     const op = this.sealer.place(orderId, inst.symbol, { side: intent.side, type: intent.type, time_in_force: intent.tif }, intent.priceTicks, intent.qtySteps);
     const nowNs = this.clock.nowNs();
 
-    const outboxKey = this.db.tx(() => {
+    const outboxKey = await this.db.txAsync(() => {
       const a = this.db.accounts.get(acct.user_id)!;
       if (intent.clientOrderId !== null && this.findByClientId(a.user_id, intent.clientOrderId)) {
         fail('INVALID_ORDER', 'a concurrent request with this client_order_id is being placed; retry to get its state');
@@ -149,7 +149,7 @@ export class OrderService {
     const outcome = this.waiters.wait(o.order_id);
     const op = this.sealer.cancel(o.order_id, o.symbol);
     const nowNs = this.clock.nowNs();
-    const { key, rid } = this.db.tx(() => {
+    const { key, rid } = await this.db.txAsync(() => {
       const key = this.db.nextCounter('outbox');
       const rid = `c-${o.order_id}-${key}`;
       this.db.outbox.putSync(key, { rid, kind: 'cancel', order_id: o.order_id, op, created_ns: str(nowNs) });
@@ -180,13 +180,15 @@ export class OrderService {
   private submit(outboxKey: number, rid: string, kind: 'place' | 'cancel', orderId: string, op: SealedOp): Promise<{ ok: true } | { ok: false; error: ApiError }> {
     const p = this.sequencer.submit(op, { rid }).then(
       (ack) => {
-        this.db.tx(() => {
+        // Not awaited: the answer waits only for the journal; a crash before this commit just
+        // resubmits the op (same rid) at the next start and the sequencer returns the same ack.
+        this.db.txAsync(() => {
           this.db.outbox.removeSync(outboxKey);
           if (kind === 'place') {
             const cur = this.db.orders.get(orderId);
             if (cur) this.db.orders.putSync(orderId, { ...cur, journaled: true, seq: cur.seq ?? str(ack.seq) });
           }
-        });
+        }).catch((e: unknown) => this.log.error({ rid, err: String(e) }, 'recording an ack failed'));
         return { ok: true as const };
       },
       (err: unknown) => {
@@ -196,9 +198,16 @@ export class OrderService {
         }
         const detail = err instanceof SequencerNackError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
         this.log.error({ rid, order_id: orderId, err: detail }, 'sequencer refused an op');
-        if (kind === 'place') this.rejectUnsequenced(outboxKey, orderId, 'SEQUENCER_REJECTED');
-        else this.db.tx(() => this.db.outbox.removeSync(outboxKey));
-        return { ok: false as const, error: new ApiError('SEQUENCER_REJECTED', `the sequencer refused the ${kind}: ${detail}`) };
+        const cleanup = kind === 'place'
+          ? this.rejectUnsequenced(outboxKey, orderId, 'SEQUENCER_REJECTED')
+          : this.db.txAsync(() => this.db.outbox.removeSync(outboxKey));
+        return cleanup.then(
+          () => ({ ok: false as const, error: new ApiError('SEQUENCER_REJECTED', `the sequencer refused the ${kind}: ${detail}`) }),
+          (e: unknown) => {
+            this.log.error({ rid, err: String(e) }, 'releasing a refused op failed');
+            return { ok: false as const, error: new ApiError('SEQUENCER_REJECTED', `the sequencer refused the ${kind}: ${detail}`) };
+          },
+        );
       },
     );
     if (kind === 'place') {
@@ -209,8 +218,8 @@ export class OrderService {
   }
 
   /** A placement the sequencer refused: it never reached the book, so reject it and free its reservation. */
-  private rejectUnsequenced(outboxKey: number, orderId: string, reason: string): void {
-    const ev = this.db.tx(() => {
+  private async rejectUnsequenced(outboxKey: number, orderId: string, reason: string): Promise<void> {
+    const ev = await this.db.txAsync(() => {
       this.db.outbox.removeSync(outboxKey);
       const o = this.db.orders.get(orderId);
       if (!o || o.placed || !isLive(o.status)) return null;

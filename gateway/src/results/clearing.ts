@@ -101,11 +101,11 @@ export class Clearing {
     return big((this.db.meta.get(FEES_KEY) as string | undefined) ?? '0');
   }
 
-  /** Applies consecutive decisions starting at the cursor and advances it, atomically. */
-  applyBatch(decisions: readonly Decision[]): Effects {
-    const effects: Effects = { orderEvents: [], positionEvents: [], cancels: new Map(), placed: [] };
-    if (decisions.length === 0) return effects;
-    this.db.tx(() => {
+  /** Applies consecutive decisions starting at the cursor and advances it, atomically (all or nothing). */
+  async applyBatch(decisions: readonly Decision[]): Promise<Effects> {
+    if (decisions.length === 0) return { orderEvents: [], positionEvents: [], cancels: new Map(), placed: [] };
+    return this.db.txAsync(() => {
+      const effects: Effects = { orderEvents: [], positionEvents: [], cancels: new Map(), placed: [] };
       let next = this.cursor();
       const uow = new UnitOfWork(this.db);
       for (const d of decisions) {
@@ -115,8 +115,8 @@ export class Clearing {
       }
       uow.flush();
       this.db.meta.putSync(CURSOR_KEY, str(next));
+      return effects;
     });
-    return effects;
   }
 
   private applyOne(uow: UnitOfWork, d: Decision, fx: Effects): void {

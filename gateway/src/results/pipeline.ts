@@ -42,6 +42,10 @@ export class OutcomeWaiters {
 export class ResultPipeline {
   private readonly connected = new Set<number>();
   private scheduled = false;
+  /** a batch is being committed */
+  private committing = false;
+  /** decisions of a batch whose commit failed, to commit again before anything else */
+  private retry: Decision[] | null = null;
   private graceTimer: NodeJS.Timeout | null = null;
   private stopped = false;
   private cursorCache: bigint;
@@ -100,13 +104,18 @@ export class ResultPipeline {
     });
   }
 
-  /** Decides and applies every seq that can be decided now, in order from the cursor. */
+  /**
+   * Decides every seq that can be decided now, in order from the cursor, and commits them as one
+   * batch; one commit is in flight at a time, and the next batch starts when it has landed.
+   */
   advance(): void {
-    if (this.stopped) return;
-    for (;;) {
-      const batch: Decision[] = [];
+    if (this.stopped || this.committing) return;
+    let batch = this.retry;
+    this.retry = null;
+    let retryInMs: number | null = null;
+    if (!batch) {
+      batch = [];
       let seq = this.cursorCache;
-      let retryInMs: number | null = null;
       while (batch.length < MAX_BATCH) {
         const d = this.collector.decide(seq, this.connected, this.clock.nowMs());
         if (d === null) break;
@@ -117,22 +126,29 @@ export class ResultPipeline {
         batch.push(d);
         seq++;
       }
-      if (batch.length > 0) this.commit(batch);
-      if (retryInMs !== null) {
-        this.armGrace(retryInMs);
-        return;
-      }
-      if (batch.length < MAX_BATCH) return;
     }
-  }
-
-  private commit(batch: Decision[]): void {
-    const fx = this.clearing.applyBatch(batch);
-    this.cursorCache = batch[batch.length - 1]!.seq + 1n;
-    this.collector.dropBelow(this.cursorCache);
-    for (const [orderId, r] of fx.cancels) this.waiters.settle(orderId, r);
-    for (const ev of fx.orderEvents) this.events.emit('order', ev);
-    for (const ev of fx.positionEvents) this.events.emit('position', ev);
+    if (retryInMs !== null) this.armGrace(retryInMs);
+    if (batch.length === 0) return;
+    const decided = batch;
+    this.committing = true;
+    this.clearing.applyBatch(decided).then(
+      (fx) => {
+        this.committing = false;
+        this.cursorCache = decided[decided.length - 1]!.seq + 1n;
+        this.collector.dropBelow(this.cursorCache);
+        for (const [orderId, r] of fx.cancels) this.waiters.settle(orderId, r);
+        for (const ev of fx.orderEvents) this.events.emit('order', ev);
+        for (const ev of fx.positionEvents) this.events.emit('position', ev);
+        this.schedule();
+      },
+      (e: unknown) => {
+        // Nothing of the batch was written; keep the decisions and try again shortly.
+        this.committing = false;
+        this.retry = decided;
+        this.log.error({ err: e instanceof Error ? e.stack : String(e), first: decided[0]!.seq.toString() }, 'applying results failed; retrying');
+        this.armGrace(100);
+      },
+    );
   }
 
   private armGrace(ms: number): void {
