@@ -244,7 +244,15 @@ export class TenebraSocket extends EventEmitter {
     this.#state = 'ready';
     this.#startHeartbeat();
     this.emit('ready', { userUuid: this.#userUuid as string, sessionId: this.sessionId as string, reconnect });
-    await Promise.all([...this.#wanted].map((ch) => this.#subscribeChannel(ch)));
+    // A refused subscription is reported, not fatal: the session itself is up.
+    await Promise.all(
+      [...this.#wanted].map((ch) =>
+        this.#subscribeChannel(ch).catch((e: Error) => {
+          if (e instanceof ConnectionClosedError) throw e;
+          this.#emitError(new Error(`resubscribe to '${ch}' failed: ${e.message}`));
+        }),
+      ),
+    );
     this.#flushWaiters();
   }
 
