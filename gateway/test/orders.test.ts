@@ -223,6 +223,15 @@ describe('orders', () => {
     // another account may use the same client id
     const other = await place(rig, a, body);
     expect(other.body.data.order_id).not.toBe(first.body.data.order_id);
+    // found and cancelled by client id
+    const got = await call(rig.gw, 'GET', '/api/v1/orders?client_order_id=idem-1', undefined, bearer(b));
+    expect(got.body.data).toMatchObject({ order_id: first.body.data.order_id, client_order_id: 'idem-1', symbol: 'XRP-USDC-PERP' });
+    expect((await call(rig.gw, 'GET', '/api/v1/orders?client_order_id=nope', undefined, bearer(b))).body.code).toBe(1420);
+    expect((await call(rig.gw, 'GET', '/api/v1/orders', undefined, bearer(b))).body.error).toBe('invalid_request');
+    const del = await call(rig.gw, 'DELETE', '/api/v1/orders?client_order_id=idem-1', undefined, bearer(b));
+    expect(del.body.data).toMatchObject({ order_id: first.body.data.order_id, status: 'CANCELLED' });
+    // a replay after the cancel returns the order's current state, still creating nothing
+    expect((await place(rig, b, body)).body.data).toMatchObject({ order_id: first.body.data.order_id, status: 'CANCELLED' });
   });
 
   it('answers a placement only once the sequencer has journaled it', async () => {

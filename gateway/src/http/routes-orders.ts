@@ -20,6 +20,17 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
     return sendData(req, reply, orders.get(acct, req.params.orderId));
   });
 
+  app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {
+    const acct = requireAuth(req, 'read');
+    return sendData(req, reply, orders.getByClientId(acct, req.query.client_order_id));
+  });
+
+  app.delete<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {
+    const acct = requireAuth(req, 'trade');
+    chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.cancel);
+    return answer(req, reply, await orders.cancelByClientId(acct, req.query.client_order_id));
+  });
+
   app.delete<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
     chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.cancel);

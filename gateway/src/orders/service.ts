@@ -16,7 +16,7 @@ import type { OpSealer } from '../sharing';
 import type { OutcomeWaiters } from '../results/pipeline';
 import type { GatewayEvents } from '../events';
 import { TIER_INFO } from '../tiers';
-import { validateOrder } from './validate';
+import { validateOrder, MAX_CLIENT_ORDER_ID } from './validate';
 import { effectiveLeverage, reservation } from './margin';
 import { orderView } from './view';
 
@@ -131,6 +131,26 @@ export class OrderService {
   get(acct: AccountRec, orderId: string): Record<string, unknown> {
     const o = this.ownOrder(acct, orderId);
     return orderView(o, this.registry.get(o.symbol)!);
+  }
+
+  /** GET /orders?client_order_id=: the account's order with that client id (within the 24 h window). */
+  getByClientId(acct: AccountRec, clientOrderId: unknown): Record<string, unknown> {
+    const o = this.byClientId(acct, clientOrderId);
+    return orderView(o, this.registry.get(o.symbol)!);
+  }
+
+  /** DELETE /orders?client_order_id=: cancels the account's order with that client id. */
+  cancelByClientId(acct: AccountRec, clientOrderId: unknown): Promise<Answer> {
+    return this.cancel(acct, this.byClientId(acct, clientOrderId).order_id);
+  }
+
+  private byClientId(acct: AccountRec, clientOrderId: unknown): OrderRec {
+    if (typeof clientOrderId !== 'string' || clientOrderId.length === 0 || clientOrderId.length > MAX_CLIENT_ORDER_ID) {
+      throw new ApiError('invalid_request', `the query parameter client_order_id (1 to ${MAX_CLIENT_ORDER_ID} characters) is required; listing orders is not supported`);
+    }
+    const o = this.findByClientId(acct.user_id, clientOrderId);
+    if (!o) fail('ORDER_NOT_FOUND', `no order with client_order_id '${clientOrderId}' in the last 24 hours for this account`);
+    return o;
   }
 
   /** DELETE /orders/{orderId}: submits a cancel and waits for the committee's outcome. */
