@@ -3,7 +3,7 @@ export * from './types';
 export * from './errors';
 export { RawNumber, parseJson, stringifyJson } from './json';
 export { toDecimal, decimalOut, type Decimal, type DecimalInput } from './decimal';
-export { toInstrument, toInstrumentList, toOrder, toPosition, toPositions, orderEventFromUpdate } from './normalize';
+export { toInstrument, toInstrumentList, toOrder, toOrderLike, toPosition, toPositions, orderEventFromUpdate } from './normalize';
 export {
   TenebraRestClient,
   DEFAULT_BASE_URL,

@@ -111,3 +111,18 @@ export function toServerTime(raw: unknown): ServerTime {
   const o = obj(raw, 'time');
   return { server_time: String(o['server_time']), server_time_ns: bigIntText(o['server_time_ns']) };
 }
+
+const ORDER_DECIMALS = ['price', 'quantity', 'filled_quantity', 'remaining_quantity', 'average_fill_price', 'last_fill_qty', 'last_fill_price'];
+const ORDER_NANOS = ['in_time_ns', 'out_time_ns'];
+
+/**
+ * An order-shaped answer whose full shape the spec leaves open (cancel, modify): every known order
+ * field that is present is normalised (decimals and nanosecond times as strings), the rest kept.
+ */
+export function toOrderLike(raw: unknown): Partial<Order> & JsonObject {
+  const o: JsonObject = { ...obj(raw, 'order') };
+  for (const k of ORDER_DECIMALS) if (k in o) o[k] = decimalOrNull(o[k]);
+  for (const k of ORDER_NANOS) if (o[k] !== undefined && o[k] !== null) o[k] = bigIntText(o[k]);
+  if (o['order_id'] !== undefined) o['order_id'] = String(o['order_id']);
+  return o as Partial<Order> & JsonObject;
+}

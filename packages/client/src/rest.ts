@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { decimalLiteral } from './decimal';
 import { ApiError, NetworkError } from './errors';
 import { parseJson, stringifyJson } from './json';
-import { toInstrument, toInstrumentList, toOrder, toPositions, toServerTime } from './normalize';
+import { toInstrument, toInstrumentList, toOrder, toOrderLike, toPositions, toServerTime } from './normalize';
 import type {
   Instrument,
   InstrumentList,
@@ -18,6 +18,7 @@ import type {
   MassQuoteRequest,
   ModifyOrderRequest,
   Order,
+  OrderLike,
   PlaceOrderRequest,
   PlaceOrderResult,
   PlatformOverview,
@@ -311,25 +312,25 @@ export class TenebraRestClient {
     return toOrder((await this.#call({ method: 'GET', path: '/orders', query: { client_order_id: clientOrderId }, auth: true, shape: 'envelope', repeatable: true })).data);
   }
 
-  /** DELETE /orders/{orderId} (the spec leaves the response body open: returned as is). */
-  async cancelOrder(orderId: string): Promise<JsonObject> {
-    return (await this.#call({ method: 'DELETE', path: `/orders/${encodeURIComponent(orderId)}`, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+  /** DELETE /orders/{orderId}. The spec leaves the body open: order fields present are normalised. */
+  async cancelOrder(orderId: string): Promise<OrderLike> {
+    return toOrderLike((await this.#call({ method: 'DELETE', path: `/orders/${encodeURIComponent(orderId)}`, auth: true, shape: 'envelope', repeatable: true })).data);
   }
 
   /** DELETE /orders?client_order_id=... */
-  async cancelOrderByClientId(clientOrderId: string): Promise<JsonObject> {
-    return (await this.#call({ method: 'DELETE', path: '/orders', query: { client_order_id: clientOrderId }, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+  async cancelOrderByClientId(clientOrderId: string): Promise<OrderLike> {
+    return toOrderLike((await this.#call({ method: 'DELETE', path: '/orders', query: { client_order_id: clientOrderId }, auth: true, shape: 'envelope', repeatable: true })).data);
   }
 
   /** PATCH /orders/{orderId}. Not repeated after a network failure (only after 429/401). */
-  async modifyOrder(orderId: string, changes: ModifyOrderRequest): Promise<JsonObject> {
+  async modifyOrder(orderId: string, changes: ModifyOrderRequest): Promise<OrderLike> {
     const body = {
       price: changes.price === undefined ? undefined : decimalLiteral(changes.price, 'price'),
       quantity: changes.quantity === undefined ? undefined : decimalLiteral(changes.quantity, 'quantity'),
       time_in_force: changes.time_in_force,
       expiry_time: changes.expiry_time === undefined ? undefined : expiryLiteral(changes.expiry_time),
     };
-    return (await this.#call({ method: 'PATCH', path: `/orders/${encodeURIComponent(orderId)}`, body, auth: true, shape: 'envelope', repeatable: false })).data as JsonObject;
+    return toOrderLike((await this.#call({ method: 'PATCH', path: `/orders/${encodeURIComponent(orderId)}`, body, auth: true, shape: 'envelope', repeatable: false })).data);
   }
 
   /** POST /orders/mass-quote (Prime and Apex): at most 20 cancel-replace legs; place legs get client_order_ids. */

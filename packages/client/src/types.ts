@@ -114,6 +114,9 @@ export interface Order {
   reject_reason: string | null;
 }
 
+/** A cancel/modify answer (shape left open by the spec): the order fields it has, normalised. */
+export type OrderLike = Partial<Order> & JsonObject;
+
 /** An orders-channel event: the order object plus message_type. */
 export interface OrderEvent extends Order {
   message_type: OrderEventType;

@@ -12,11 +12,12 @@
 // encoder must reproduce exactly, so `toWire` drops default values of implicit-presence fields before
 // encoding (members of a oneof, including proto3 `optional`, keep explicit presence).
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { SessionError } from './errors';
 
 /** Absolute file path of proto/session.proto (for other tools that want to load it). */
-export const SESSION_PROTO_PATH = decodeURIComponent(new URL('../proto/session.proto', import.meta.url).pathname);
+export const SESSION_PROTO_PATH = fileURLToPath(new URL('../proto/session.proto', import.meta.url));
 export const PROTO_PACKAGE = 'tenebra.session.v1';
 
 // protobufjs depends on 'long' and uses it for 64-bit fields; without it 64-bit values lose precision.
