@@ -206,6 +206,7 @@ export class TenebraSocket extends EventEmitter {
     } catch (e) {
       this.#ws?.terminate();
       this.#state = 'closed';
+      this.#rejectWaiters(e as Error);
       throw e;
     }
   }
