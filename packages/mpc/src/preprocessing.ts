@@ -8,8 +8,9 @@
 //  - random bits (the square-root trick, e.g. Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006): r from
 //    PRSS, open y = r^2 + PRZS (degree 2t, all n shares), s = sqrt(y) (canonical root), bit =
 //    (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform.
-//  - nibbles: 4 bits x0..x3, their 11 products of 2..4 bits (two more GRR rounds), then the 16
-//    indicators [v == j] by inclusion-exclusion (local), plus v = x0 + 2x1 + 4x2 + 8x3.
+//  - nibbles: 4 bits x0..x3, their 11 products of 2..4 bits (two more GRR rounds), then the
+//    indicators [v == j] by inclusion-exclusion and their suffix sums [v > j] (local), plus
+//    v = x0 + 2x1 + 4x2 + 8x3.
 // No single party learns any triple or bit: every value is a sum over PRSS subsets or a resharing.
 //
 // Consistency across failures (batch b; all parties run batches in number order, one at a time):
@@ -28,10 +29,10 @@
 import { PreprocessingExhaustedError } from './api';
 import { P, inv, invAll, mod, reduce, reduceWide, sqrt } from './field';
 import { Msg, type Envelope, decodeVector } from './messages';
-import { Reserve, NIBBLE_WIDTH, type Triples } from './reserve';
+import { Reserve, NIBBLE_VALUE, NIBBLE_WIDTH, type Triples } from './reserve';
 import { lagrange, shareSecret, type FieldRng } from './shamir';
 import type { Prss } from './prss';
-import { createHash } from 'node:crypto';
+import { createCipheriv, createHash } from 'node:crypto';
 
 /** Preprocessing options (identical at every party). */
 export interface PreprocessingOptions {
@@ -45,6 +46,8 @@ export interface PreprocessingOptions {
   batch?: number;
   /** Dealer mode seed (default 'tenebra-insecure-dealer'). */
   dealerSeed?: string;
+  /** Produce in the background between jobs (default true); false: only inline, when a job needs it. */
+  background?: boolean;
 }
 
 /** The label used wherever dealer mode is on. */
@@ -142,6 +145,26 @@ export class Preprocessor {
     this.targetNibbles = Math.ceil((opts.targetBits ?? 4096) / 4);
     if (this.targetTriples < 0 || this.targetNibbles < 0) throw new Error('preprocessing targets must be >= 0');
     this.dealerSeed = opts.dealerSeed ?? 'tenebra-insecure-dealer';
+    this.background = opts.background ?? true;
+  }
+  private readonly background: boolean;
+
+  /** Produces up to the targets now (dealer: locally; committee: batches while all n are up). Resolves when reached or impossible. */
+  async fill(): Promise<void> {
+    for (;;) {
+      const low = this.reserve.triplesAvailable < this.targetTriples || this.reserve.nibblesAvailable < this.targetNibbles;
+      if (!low || this.stopped) return;
+      if (this.mode === 'dealer') {
+        this.dealBatch();
+        continue;
+      }
+      let b = this.current;
+      if (!b) {
+        if (!this.host.allUp()) return;
+        b = this.startBatch(this.resolved);
+      }
+      await this.waitResolved(b);
+    }
   }
 
   /** Label for status() and logs. */
@@ -204,7 +227,7 @@ export class Preprocessor {
 
   /** Starts a background batch if idle, all n up and the reserve is below target. */
   kick(): void {
-    if (!this.enabled || this.stopped || this.stale || this.current) return;
+    if (!this.enabled || !this.background || this.stopped || this.stale || this.current) return;
     const low = this.reserve.triplesAvailable < this.targetTriples || this.reserve.nibblesAvailable < this.targetNibbles;
     if (!low) return;
     if (this.mode === 'dealer') {
@@ -240,7 +263,7 @@ export class Preprocessor {
     const vals = rng(U);
     for (let u = 0; u < U; u++) {
       const v = Number(vals[u]! & 15n);
-      for (let j = 0; j < 16; j++) plainNibbles.push(j === v ? 1n : 0n);
+      for (let j = 0; j < 15; j++) plainNibbles.push(v > j ? 1n : 0n);
       plainNibbles.push(BigInt(v));
     }
     const pick = (xs: bigint[]): bigint[] => shareSecret(xs, n, t, rng)[self - 1]!;
@@ -694,7 +717,7 @@ export function allParties(n: number): number[] {
 }
 
 /**
- * Builds stored nibbles (16 indicators + value, NIBBLE_WIDTH each) from shares of 4 bits per nibble
+ * Builds stored nibbles ([v > j] for j = 0..14, then v; NIBBLE_WIDTH each) from shares of 4 bits per nibble
  * (x), their 6 pair products (p2: 01,02,03,12,13,23) and 5 higher products (p3: 012,013,023,123,0123).
  * Indicator [v == j] = sum over S containing bits(j) of (-1)^{|S|-|bits(j)|} prod_S x (inclusion-exclusion).
  */
@@ -718,15 +741,18 @@ export function nibblesFrom(x: readonly bigint[], p2: readonly bigint[], p3: rea
     prod[13] = p3[5 * u + 2]!;
     prod[14] = p3[5 * u + 3]!;
     prod[15] = p3[5 * u + 4]!;
-    for (let j = 0; j < 16; j++) {
+    // indicators [v == j] by inclusion-exclusion over supersets of bits(j), then suffix sums [v > j]
+    let gt = 0n;
+    for (let j = 15; j >= 1; j--) {
       let acc = 0n;
       for (let s = j; s < 16; s = (s + 1) | j) {
         const sign = (popcount(s) - popcount(j)) & 1;
         acc = sign ? acc - prod[s]! : acc + prod[s]!;
       }
-      out[u * NIBBLE_WIDTH + j] = mod(acc);
+      gt += acc; // now sum_{v >= j} [v == .] = [v > j-1]
+      out[u * NIBBLE_WIDTH + j - 1] = mod(gt);
     }
-    out[u * NIBBLE_WIDTH + 16] = mod(prod[1]! + 2n * prod[2]! + 4n * prod[4]! + 8n * prod[8]!);
+    out[u * NIBBLE_WIDTH + NIBBLE_VALUE] = mod(prod[1]! + 2n * prod[2]! + 4n * prod[4]! + 8n * prod[8]!);
   }
   return out;
 }
@@ -740,14 +766,15 @@ function popcount(x: number): number {
   return c;
 }
 
-/** A deterministic field RNG from a seed (dealer mode and tests only: NOT secret). */
+/** A deterministic field RNG from a seed (dealer mode and tests only: NOT secret). AES-128-CTR stream. */
 export function seededRng(seed: string): FieldRng {
-  let counter = 0;
+  const key = createHash('sha256').update(seed).digest().subarray(0, 16);
+  const cipher = createCipheriv('aes-128-ctr', key, Buffer.alloc(16));
   return (count) => {
+    const buf = cipher.update(Buffer.alloc(count * 16));
     const out = new Array<bigint>(count);
     for (let i = 0; i < count; i++) {
-      const h = createHash('sha256').update(seed).update(`#${counter++}`).digest();
-      const x = ((h.readBigUInt64BE(0) << 64n) | h.readBigUInt64BE(8)) & P;
+      const x = ((buf.readBigUInt64BE(i * 16) << 64n) | buf.readBigUInt64BE(i * 16 + 8)) & P;
       out[i] = x === P ? 0n : x;
     }
     return out;

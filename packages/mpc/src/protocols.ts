@@ -10,13 +10,14 @@
 //          the shared r' is the lexicographic block comparison with a logarithmic-depth tree of
 //          (lt, eq) combinations (the carry/prefix idea of Damgard, Fitzi, Kiltz, Nielsen, Toft,
 //          TCC 2006, and Nishide & Ohta, PKC 2007, over radix 16): per block, [c_j < r_j] and
-//          [c_j == r_j] are LOCAL sums of the block's one-hot indicators, so only the tree multiplies.
+//          [c_j == r_j] are LOCAL (one lookup / one subtraction of the block's unary [r_j > v]), so only
+//          the tree multiplies.
 //  eq      equality to zero in the same style: open d + 2^(M-1) + r' + 2^M r'', then
 //          [d == 0] = prod_j [w_j == r_j] (local indicators, tree of products).
 //  select  y + c (x - y); min/max from lt and select.
 
 import { P, comparisonBits, reduce, reduceWide } from './field';
-import { NIBBLE_WIDTH, type Triples } from './reserve';
+import { NIBBLE_VALUE, NIBBLE_WIDTH, type Triples } from './reserve';
 
 /** Preprocessing handed to one operation at its round. */
 export interface Prep {
@@ -117,11 +118,23 @@ export function geometry(L: number, kappa: number): { M: number; K: number; bloc
   return { M, K, blocks, maskBits: K + kappa - M };
 }
 
+/** Share of [r > c] for the nibble at `base` (c in 0..15). */
+function gtAt(nib: readonly bigint[], base: number, c: number): bigint {
+  return c >= 15 ? 0n : nib[base + c]!;
+}
+
+/** Share of [r == c] for the nibble at `base`: [r > c-1] - [r > c], with [r > -1] = 1. */
+function eqAt(nib: readonly bigint[], base: number, c: number): bigint {
+  const above = c === 0 ? 1n : nib[base + c - 1]!;
+  const d = above - gtAt(nib, base, c);
+  return d < 0n ? d + P : d;
+}
+
 /** r' = sum_j 16^j v_j from the blocks' value shares (NIBBLE_WIDTH-strided, element-major). */
 function composeR(nib: readonly bigint[], e: number, blocks: number): bigint {
   let acc = 0n;
   const base = e * blocks * NIBBLE_WIDTH;
-  for (let j = blocks - 1; j >= 0; j--) acc = (acc << 4n) + nib[base + j * NIBBLE_WIDTH + 16]!;
+  for (let j = blocks - 1; j >= 0; j--) acc = (acc << 4n) + nib[base + j * NIBBLE_WIDTH + NIBBLE_VALUE]!;
   return acc;
 }
 
@@ -240,11 +253,9 @@ export async function ltz(eng: RoundEngine, a: readonly bigint[]): Promise<bigin
     for (let j = blocks - 1; j >= 0; j--) {
       const cj = Number((low >> BigInt(4 * j)) & 15n);
       const base = (e * blocks + j) * NIBBLE_WIDTH;
-      // [c_j < r_j] = sum_{v > c_j} [r_j == v];  [c_j == r_j] = [r_j == c_j]
-      let s = 0n;
-      for (let v = cj + 1; v < 16; v++) s += nib[base + v]!;
-      l.push(reduceWide(s));
-      q.push(nib[base + cj]!);
+      // [c_j < r_j] = [r_j > c_j];  [c_j == r_j] = [r_j > c_j - 1] - [r_j > c_j]
+      l.push(gtAt(nib, base, cj));
+      q.push(eqAt(nib, base, cj));
     }
     lt.push(l);
     eq.push(q);
@@ -279,7 +290,7 @@ export async function eq(eng: RoundEngine, x: readonly bigint[], y: readonly big
     const row: bigint[] = [];
     for (let j = 0; j < blocks; j++) {
       const wj = Number((w >> BigInt(4 * j)) & 15n);
-      row.push(nib[(e * blocks + j) * NIBBLE_WIDTH + wj]!);
+      row.push(eqAt(nib, (e * blocks + j) * NIBBLE_WIDTH, wj));
     }
     f.push(row);
   }

@@ -1,11 +1,13 @@
 // The reserve of preprocessed material, consumed FIFO: Beaver triples and random 4-bit "nibbles".
-// A nibble is a random value v in [0,16) shared in one-hot form: 16 indicator sharings [v == j] plus
-// a sharing of v itself (NIBBLE_WIDTH = 17 field elements). Items are appended only by committed
+// A nibble is a random value v in [0,16) shared in unary form: 15 sharings of [v > j] (j = 0..14)
+// plus a sharing of v itself (NIBBLE_WIDTH = 16 field elements). [v == j] = [v > j-1] - [v > j]. Items are appended only by committed
 // preprocessing batches; cursors count items ever consumed and only grow. Consumed items stay until
 // trim() so the state at the start of the running job can still be handed to a recovering party.
 
-/** Field elements per stored nibble: 16 indicators + the value. */
-export const NIBBLE_WIDTH = 17;
+/** Field elements per stored nibble: [v > j] for j = 0..14, then v. */
+export const NIBBLE_WIDTH = 16;
+/** Offset of v within a stored nibble. */
+export const NIBBLE_VALUE = 15;
 
 /** Triples for some operation: c[i] = a[i] * b[i] (as sharings). */
 export interface Triples {
@@ -90,6 +92,7 @@ export class Reserve {
       if (pos < ch.start) throw new Error('reserve: triples already trimmed');
       const i0 = pos - ch.start;
       const take = Math.min(need, end - pos);
+      if (take === k) return { a: ch.a.slice(i0, i0 + k), b: ch.b.slice(i0, i0 + k), c: ch.c.slice(i0, i0 + k) };
       for (let i = i0; i < i0 + take; i++) {
         a.push(ch.a[i]!);
         b.push(ch.b[i]!);
@@ -114,6 +117,7 @@ export class Reserve {
       if (pos < ch.start) throw new Error('reserve: nibbles already trimmed');
       const take = Math.min(need, end - pos);
       const i0 = (pos - ch.start) * NIBBLE_WIDTH;
+      if (take === k) return ch.e.slice(i0, i0 + take * NIBBLE_WIDTH); // the common case: one chunk
       for (let i = i0; i < i0 + take * NIBBLE_WIDTH; i++) out.push(ch.e[i]!);
       need -= take;
       pos += take;

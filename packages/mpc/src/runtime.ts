@@ -14,14 +14,14 @@
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
 import { InconsistentSharesError, QuorumLostError, type JobContext, type Sec } from './api';
-import { DEFAULT_KAPPA, DEFAULT_L, assertComparisonFits, assertElements, mod } from './field';
+import { DEFAULT_KAPPA, DEFAULT_L, assertComparisonFits, assertElements, mod, readElement, reduceWide } from './field';
 import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
 import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
 import { NIBBLE_WIDTH } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
-import { assertParams, cryptoRng, findInconsistent, interpolate, lagrange, nameBadParty, reconstructChecked } from './shamir';
+import { assertParams, cryptoRng, interpolate, lagrange, nameBadParty, reconstructChecked } from './shamir';
 import { decodeSnapshot, encodeSnapshot, type PartySnapshot } from './state';
 
 /** Options of createParty. */
@@ -85,6 +85,8 @@ export interface Party {
   /** For a party started with `keys` only: fresh shares of every live value from t+1 helpers. */
   recover(): Promise<void>;
   status(): PartyStatus;
+  /** Produces preprocessing up to the targets now (all n must be up in committee mode); for benchmarks and warm-up. */
+  fill(): Promise<void>;
   /** The last job this party finished (after recovery: the helpers' last finished job). */
   lastFinishedJob(): string | undefined;
   on(event: PartyEvent, listener: (payload: Record<string, unknown>) => void): void;
@@ -143,8 +145,22 @@ interface ArchivedJob {
 interface LateCheck {
   base: number[];
   shares: bigint[][];
-  extra: Map<number, bigint[]>;
+  /** Late shares at sampled positions. */
+  extra: Map<number, Map<number, bigint>>;
   flagged: boolean;
+  flagIndex?: number;
+  named?: boolean;
+}
+
+/** Positions spot-checked per late share. */
+const LATE_SAMPLE = 32;
+
+/** Up to k distinct random positions in [0, m), all of them when m <= k. */
+function samplePositions(m: number, k: number): number[] {
+  if (m <= k) return Array.from({ length: m }, (_, i) => i);
+  const set = new Set<number>();
+  while (set.size < k) set.add(Math.floor(Math.random() * m));
+  return [...set].sort((a, b) => a - b);
 }
 
 const MAX_LATE_CHECKS = 32;
@@ -367,6 +383,11 @@ class PartyImpl implements Party {
 
   lastFinishedJob(): string | undefined {
     return this.finished[this.finished.length - 1];
+  }
+
+  fill(): Promise<void> {
+    if (this.phase !== 'ready') throw new Error(`party ${this.id}: fill() in phase ${this.phase}`);
+    return this.prep.fill();
   }
 
   envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[])[]; extra?: Uint8Array }): Uint8Array {
@@ -858,36 +879,65 @@ class PartyImpl implements Party {
     const key = `${jobId}#${r}#${part}`;
     const base = parties.slice(0, this.t + 1);
     const lc: LateCheck = { base, shares: shares.slice(0, this.t + 1), extra: new Map(), flagged: false };
-    for (let i = this.t + 1; i < parties.length; i++) lc.extra.set(parties[i]!, shares[i]!);
+    for (let i = this.t + 1; i < parties.length; i++) lc.extra.set(parties[i]!, new Map(shares[i]!.map((x, e) => [e, x])));
     this.lateChecks.set(key, lc);
     while (this.lateChecks.size > MAX_LATE_CHECKS) this.lateChecks.delete(this.lateChecks.keys().next().value as string);
     return out;
   }
 
-  /** A share for an opening that already completed: check it lies on the same polynomial. */
+  /**
+   * A share for an opening that already completed: spot-check that it lies on the polynomial of the
+   * shares used. Checks LATE_SAMPLE random positions (all when the vector is that short), decoding only
+   * those: a wholly wrong vector is always caught, a single wrong element with probability
+   * LATE_SAMPLE/length. checkOpenings checks every element before completing instead.
+   */
   private lateShare(jobId: string, r: number, from: number, env: Envelope): void {
     for (const part of ['all', 'to'] as const) {
       const lc = this.lateChecks.get(`${jobId}#${r}#${part}`);
       if (!lc || lc.base.includes(from) || lc.extra.has(from)) continue;
       const bytes = env.vectors[part === 'all' ? 0 : 1];
-      if (!bytes || bytes.length === 0) continue;
-      let v: bigint[];
+      const m = lc.shares[0]!.length;
+      if (!bytes || bytes.length !== m * 16 || m === 0) continue;
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const positions = samplePositions(m, LATE_SAMPLE);
+      const got = new Map<number, bigint>();
       try {
-        v = decodeVector(bytes);
+        for (const e of positions) got.set(e, readElement(view, e * 16));
       } catch {
         this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: from, index: -1, late: true });
         continue;
       }
-      if (v.length !== lc.shares[0]!.length) continue;
-      lc.extra.set(from, v);
-      const parties = [...lc.base, ...lc.extra.keys()];
-      const shares = [...lc.shares, ...lc.extra.values()];
-      const bad = findInconsistent(parties, shares, this.t);
-      if (bad.length === 0) continue;
-      const index = Math.min(...bad.map((b) => b.index));
-      const culprit = nameBadParty(parties, shares.map((s) => s[index]!), this.t);
-      if (!lc.flagged || culprit !== null) {
+      lc.extra.set(from, got);
+      const lam = lagrange(lc.base, from);
+      let index = -1;
+      for (const e of positions) {
+        let v = 0n;
+        for (let i = 0; i < lc.base.length; i++) v += lam[i]! * lc.shares[i]![e]!;
+        if (reduceWide(v) !== got.get(e)) {
+          index = e;
+          break;
+        }
+      }
+      if (index < 0) {
+        // consistent with the base; also re-examine earlier flagged positions with this extra share
+        if (!lc.flagged || lc.flagIndex === undefined) continue;
+        index = lc.flagIndex;
+      }
+      // Name the culprit at that position from every share we hold there.
+      const parties: number[] = [...lc.base];
+      const column: bigint[] = lc.shares.map((s) => s[index]!);
+      for (const [j, vals] of lc.extra) {
+        const x = vals.get(index);
+        if (x !== undefined) {
+          parties.push(j);
+          column.push(x);
+        }
+      }
+      const culprit = nameBadParty(parties, column, this.t);
+      if (!lc.flagged || (culprit !== null && !lc.named)) {
         lc.flagged = true;
+        lc.flagIndex = index;
+        lc.named = culprit !== null;
         this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: culprit, index, late: true });
       }
     }
