@@ -6,7 +6,11 @@ import {
   INSTRUMENTS, checkInstrument, decimalOfNumber, fromUnits, toUnits, parseDecimal, formatDecimal, ratioToDecimal,
   usdcToMicro, microToUsdc, divRound, instrumentBySymbol, instrumentById,
 } from '@tenebra/config';
-import { shareSecret } from '@tenebra/mpc';
+import { shareSecret, encodeFieldVector } from '@tenebra/mpc';
+import { generateX25519, seal } from '@tenebra/seal';
+import { resultAad, type ResultFrame } from '@tenebra/wire';
+import pino from 'pino';
+import { ResultCollector } from '../src/results/collector';
 import { decodeOutputs } from '../src/sharing';
 import { initialMargin, feeMicro, reservation, effectiveLeverage } from '../src/orders/margin';
 import { averagePrice } from '../src/orders/view';
@@ -156,5 +160,39 @@ describe('exact JSON', () => {
     expect(etagMatches('W/"3", "4"', '4')).toBe(true);
     expect(etagMatches('"33"', '3')).toBe(false);
     expect(etagMatches(undefined, '3')).toBe(false);
+  });
+});
+
+describe('result collector', () => {
+  const gk = generateX25519();
+  const log = pino({ level: 'silent' });
+  const frame = (seq: number, node: number, shares: bigint[][]): ResultFrame => ({
+    t: 'result', node, seq: String(seq), pub: { kind: 'place', order_id: `o${seq}`, fills: ['m'], rested: false, cancel_reason: null, reject_reason: null },
+    sealed: Buffer.from(seal(gk.publicKey, encodeFieldVector(shares[node - 1]!), resultAad(String(seq), node))).toString('base64'),
+  });
+
+  it('decides at t+1, waits a short grace only for connected nodes that keep up, never for one far behind', () => {
+    const c = new ResultCollector({ n: 5, t: 2, gatewayPrivateKey: gk.privateKey, graceMs: 30 }, log);
+    const connected = new Set([1, 2, 3, 4]);
+    for (let seq = 1; seq <= 3; seq++) {
+      const sh = shareSecret([BigInt(seq), 7n], 5, 2);
+      for (const nd of [1, 2, 3]) c.add(frame(seq, nd, sh), 1n, 1000);
+    }
+    expect(c.decide(1n, connected, 1000)).toEqual({ retryInMs: 30 }); // node 4 could still report seq 1
+    expect(c.decide(1n, connected, 1031)).toMatchObject({ seq: 1n, values: [1n, 7n] });
+    expect(c.decide(2n, connected, 1031)).toMatchObject({ seq: 2n, values: [2n, 7n] }); // node 4 is behind: no wait
+    expect(c.decide(4n, connected, 1031)).toBeNull();
+  });
+
+  it('needs t+1 results that agree on the outcome', () => {
+    const c = new ResultCollector({ n: 5, t: 2, gatewayPrivateKey: gk.privateKey, graceMs: 0 }, log);
+    const sh = shareSecret([5n, 6n], 5, 2);
+    c.add(frame(1, 1, sh), 1n, 0);
+    c.add(frame(1, 2, sh), 1n, 0);
+    const odd = { ...frame(1, 3, sh), pub: { kind: 'place', order_id: 'other' } };
+    c.add(odd, 1n, 0);
+    expect(c.decide(1n, new Set([1, 2, 3]), 0)).toBeNull();
+    c.add(frame(1, 4, sh), 1n, 0);
+    expect(c.decide(1n, new Set([1, 2, 3, 4]), 0)).toMatchObject({ values: [5n, 6n] });
   });
 });

@@ -20,8 +20,8 @@ interface Entry {
 
 interface Slot {
   entries: Entry[];
-  /** when this seq first became decidable while some connected node had not reported */
-  decidableAt: number | null;
+  /** when the (t+1)-th result for this seq arrived: the grace for the others runs from here */
+  quorumAt: number | null;
   reported: Set<string>;
 }
 
@@ -44,6 +44,8 @@ export interface CollectorOptions {
 export class ResultCollector {
   private readonly slots = new Map<bigint, Slot>();
   private readonly decided = new Map<bigint, DecidedSeq>();
+  /** highest seq each node has reported: a node far behind is not waited for */
+  private readonly lastSeq = new Map<number, bigint>();
   private readonly graceMs: number;
   private readonly keepDecided: number;
 
@@ -58,8 +60,9 @@ export class ResultCollector {
   }
 
   /** Records one node's result for a seq at or after the cursor; checks late ones against the decision. */
-  add(frame: ResultFrame, cursor: bigint): void {
+  add(frame: ResultFrame, cursor: bigint, nowMs: number): void {
     const seq = BigInt(frame.seq);
+    if (seq > (this.lastSeq.get(frame.node) ?? 0n)) this.lastSeq.set(frame.node, seq);
     let values: bigint[] | null;
     try {
       values = openResult(this.opts.gatewayPrivateKey, frame.sealed, frame.seq, frame.node);
@@ -72,18 +75,19 @@ export class ResultCollector {
     if (seq < cursor) return this.checkLate(seq, entry);
     let slot = this.slots.get(seq);
     if (!slot) {
-      slot = { entries: [], decidableAt: null, reported: new Set() };
+      slot = { entries: [], quorumAt: null, reported: new Set() };
       this.slots.set(seq, slot);
     }
     const i = slot.entries.findIndex((e) => e.node === frame.node);
     if (i >= 0) slot.entries[i] = entry; // a node resent after reconnecting: keep its latest
     else slot.entries.push(entry);
+    if (slot.quorumAt === null && slot.entries.length >= this.opts.t + 1) slot.quorumAt = nowMs;
   }
 
   /**
    * The decision for seq if it can be made now: t+1 or more nodes agree on the public outcome and
    * their shares decode, and every connected node has reported or the grace period has passed.
-   * Returns 'wait-grace' with the time to re-check, or null to wait for more results.
+   * Returns {retryInMs} while in that grace period, or null to wait for more results.
    */
   decide(seq: bigint, connected: ReadonlySet<number>, nowMs: number): Decision | { retryInMs: number } | null {
     const slot = this.slots.get(seq);
@@ -103,10 +107,10 @@ export class ResultCollector {
       if (slot.entries.length >= this.opts.n) this.reportOnce(slot, 'decode', { seq: seq.toString(), reason: decoded.reason }, `cannot reconstruct the outputs of seq ${seq}; results stall here`);
       return null;
     }
-    const waiting = [...connected].filter((nd) => !slot.entries.some((e) => e.node === nd));
+    // Wait briefly for connected nodes that keep up (reported up to seq-1) so their shares get checked.
+    const waiting = [...connected].filter((nd) => !slot.entries.some((e) => e.node === nd) && (this.lastSeq.get(nd) ?? 0n) >= seq - 1n);
     if (waiting.length > 0 && slot.entries.length < this.opts.n) {
-      slot.decidableAt ??= nowMs;
-      const left = slot.decidableAt + this.graceMs - nowMs;
+      const left = (slot.quorumAt ?? nowMs) + this.graceMs - nowMs;
       if (left > 0) return { retryInMs: left };
     }
     // Name every node that disagreed, sent shares we cannot open, or sent inconsistent shares.

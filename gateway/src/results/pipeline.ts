@@ -84,7 +84,7 @@ export class ResultPipeline {
   onResult(frame: ResultFrame): boolean {
     const seq = BigInt(frame.seq);
     if (seq >= this.cursorCache + MAX_AHEAD) return false;
-    this.collector.add(frame, this.cursorCache);
+    this.collector.add(frame, this.cursorCache, this.clock.nowMs());
     this.schedule();
     return true;
   }
