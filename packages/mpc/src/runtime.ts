@@ -317,6 +317,8 @@ class PartyImpl implements Party {
     if (this.phase !== 'setup') return;
     const mine = prssSubsetsOf(this.n, this.t, this.id);
     if (!mine.every((a) => this.keys.has(subsetKey(a)))) return;
+    // Setup also waits until every peer has been up (so our own keys reached them).
+    if (this.aliveParties().length < this.n) return;
     this.prssInst = new Prss(this.n, this.t, this.id, this.keys);
     this.phase = 'ready';
     this.logFn({ ev: 'setup-done', mode: this.prep.modeLabel });
@@ -558,6 +560,7 @@ class PartyImpl implements Party {
           this.prep.onPeer(peer, true);
         }
         this.recovery?.onPeerUp(peer);
+        this.checkSetup();
       } else if (this.phase === 'ready') {
         this.prep.onPeer(peer, false);
       }
