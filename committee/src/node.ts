@@ -15,6 +15,8 @@ import { BatchApplier, type IncomingOp } from './apply';
 const MAX_PENDING_OPS = 20_000;
 /** How long a crashed node waits for share-recovery helpers before resuming from its own state. */
 const RECOVERY_WAIT_MS = 15_000;
+/** Period of the status log line. */
+const STATUS_EVERY_MS = 2_000;
 /** Pause before retrying a batch whose job ran out of preprocessing. */
 const EXHAUSTED_RETRY_MS = 1_000;
 
@@ -35,6 +37,7 @@ export class CommitteeNode {
   private wake: (() => void) | null = null;
   private drained: (() => void) | null = null;
   private running = false;
+  private statusTimer: NodeJS.Timeout | null = null;
   private loopDone: Promise<void> = Promise.resolve();
 
   constructor(private readonly cfg: NodeConfig, private readonly log: Logger) {}
@@ -81,6 +84,18 @@ export class CommitteeNode {
       onError: (err: Error) => this.fatal('sequencer feed stopped', err),
     });
     this.log.info({ lastSeq: lastSeq.toString(), status: this.party!.status() }, 'node ready');
+    this.statusTimer = setInterval(() => this.logStatus(), STATUS_EVERY_MS);
+    this.statusTimer.unref();
+  }
+
+  /** A periodic status line: liveness, quorum and the preprocessing reserve (what an outage can use). */
+  private logStatus(): void {
+    const st = this.party?.status();
+    if (!st) return;
+    this.log.info({
+      alive: st.alive, quorum: st.quorum, phase: st.phase, reserve: st.reserve,
+      made: st.preprocessing.made, pending: this.pending.length, reveals: Object.fromEntries(this.applier?.reveals.counts ?? []),
+    }, 'status');
   }
 
   private async startParty(from: { state?: Uint8Array; keys?: Uint8Array }): Promise<void> {
@@ -196,6 +211,7 @@ export class CommitteeNode {
 
   async stop(): Promise<void> {
     this.running = false;
+    if (this.statusTimer) clearInterval(this.statusTimer);
     this.wake?.();
     await this.feed?.close();
     await this.loopDone.catch(() => undefined);

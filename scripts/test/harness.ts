@@ -1,6 +1,6 @@
 // Shared by the system, chaos and privacy tests: a real cluster of OS processes on free loopback
 // ports in a temporary data folder, and a small REST client that uses only the public interface.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -134,4 +134,32 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+export interface NodeStatusLine {
+  alive: number[];
+  quorum: boolean;
+  reserve: { triples: number; bits: number };
+}
+
+/** The latest periodic status line a committee node logged, if any. */
+export function nodeStatus(dataDir: string, node: number): NodeStatusLine | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(dataDir, 'logs', `node-${node}.log`), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const i = text.lastIndexOf('"msg":"status"');
+  if (i < 0) return undefined;
+  const line = text.slice(text.lastIndexOf('\n', i) + 1, text.indexOf('\n', i) < 0 ? undefined : text.indexOf('\n', i));
+  return JSON.parse(line) as NodeStatusLine;
+}
+
+/** Waits until every listed node reports at least minBits random bits and minTriples triples in reserve. */
+export async function waitForReserve(dataDir: string, nodes: number[], minBits: number, minTriples: number, timeoutMs = 60_000): Promise<void> {
+  await waitFor(async () => nodes.every((k) => {
+    const st = nodeStatus(dataDir, k);
+    return !!st && st.reserve.bits >= minBits && st.reserve.triples >= minTriples;
+  }), timeoutMs, `reserve of >= ${minBits} bits and ${minTriples} triples at nodes ${nodes.join(',')}`);
 }
