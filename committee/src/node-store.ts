@@ -1,6 +1,7 @@
-// What a committee node persists: its MPC party state (shares of the book, preprocessing reserve,
-// PRSS keys) at the last completed job, the last applied sequence number, and a bounded log of the
-// results it owes the gateway. One lmdb transaction per job keeps the three consistent.
+// What a committee node persists: snapshots of its MPC party state (shares of the books, the
+// preprocessing reserve, PRSS keys) together with the sequence number they cover, written at most
+// once a second and at a clean stop (a snapshot is megabytes: the reserve dominates), and after
+// every job the results it owes the gateway.
 import { open, type RootDatabase, type Database } from 'lmdb';
 import type { ResultFrame } from '@tenebra/wire';
 
@@ -54,17 +55,15 @@ export class NodeStore {
     await this.meta.put('clean', Buffer.from('1', 'utf8'));
   }
 
-  /** Atomically records a completed job: new party state, new cursor and the job's results. */
-  async commitJob(lastSeq: bigint, partyState: Uint8Array, results: ResultFrame[]): Promise<void> {
+  /** Records a completed job's results (what the gateway is owed). Cheap: done for every job. */
+  async commitResults(results: ResultFrame[]): Promise<void> {
     await this.root.transaction(() => {
-      this.meta.put('party', Buffer.from(partyState));
-      this.meta.put('lastSeq', Buffer.from(lastSeq.toString(), 'utf8'));
       for (const r of results) this.results.put(seqKey(BigInt(r.seq)), JSON.stringify(r));
     });
   }
 
-  /** Records party state alone (after share recovery), keeping the cursor given. */
-  async commitRecovered(lastSeq: bigint, partyState: Uint8Array): Promise<void> {
+  /** Atomically records a snapshot: party state as of the boundary after lastSeq, with that cursor. */
+  async commitSnapshot(lastSeq: bigint, partyState: Uint8Array): Promise<void> {
     await this.root.transaction(() => {
       this.meta.put('party', Buffer.from(partyState));
       this.meta.put('lastSeq', Buffer.from(lastSeq.toString(), 'utf8'));

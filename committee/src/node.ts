@@ -15,6 +15,8 @@ import { BatchApplier, type IncomingOp } from './apply';
 const MAX_PENDING_OPS = 20_000;
 /** How long a crashed node waits for share-recovery helpers before resuming from its own state. */
 const RECOVERY_WAIT_MS = 15_000;
+/** Snapshots of the party state at most this often (plus one at a clean stop). */
+const SNAPSHOT_EVERY_MS = 1_000;
 /** Period of the status log line. */
 const STATUS_EVERY_MS = 2_000;
 /** Pause before retrying a batch whose job ran out of preprocessing. */
@@ -38,6 +40,9 @@ export class CommitteeNode {
   private drained: (() => void) | null = null;
   private running = false;
   private statusTimer: NodeJS.Timeout | null = null;
+  /** last seq applied by a completed job, and when the last snapshot was written */
+  private appliedSeq = 0n;
+  private snapshotAt = 0;
   private loopDone: Promise<void> = Promise.resolve();
 
   constructor(private readonly cfg: NodeConfig, private readonly log: Logger) {}
@@ -68,6 +73,7 @@ export class CommitteeNode {
       lastSeq = await this.recoverOrResume(keys, persisted);
     }
 
+    this.appliedSeq = lastSeq;
     this.applier = new BatchApplier({
       index: cfg.index, n: cfg.n, sealKey: readKeyFile(cfg.x25519KeyFile), gatewayPublicKey: fromHex(cfg.gatewayX25519PublicKey), log: this.log,
     });
@@ -132,7 +138,7 @@ export class CommitteeNode {
       ]);
       if (recovered) {
         const last = lastSeqOfJob(this.party!.lastFinishedJob());
-        await this.store!.commitRecovered(last, this.party!.exportState());
+        await this.store!.commitSnapshot(last, this.party!.exportState());
         this.log.info({ lastSeq: last.toString(), status: this.party!.status() }, 'recovered shares from helpers');
         return last;
       }
@@ -196,7 +202,9 @@ export class CommitteeNode {
       const jobId = `batch:${first}-${last}:${attempt}`;
       try {
         const results: ResultFrame[] = await party.runJob(jobId, (ctx) => this.applier!.apply(ctx, batch, last));
-        await this.store!.commitJob(last, party.exportState(), results);
+        await this.store!.commitResults(results);
+        this.appliedSeq = last;
+        if (Date.now() - this.snapshotAt >= SNAPSHOT_EVERY_MS) await this.snapshot();
         break;
       } catch (e) {
         this.applier!.invalidate();
@@ -209,12 +217,19 @@ export class CommitteeNode {
     this.log.info({ first: first.toString(), last: last.toString(), ops: batch.length, ms: Math.round(performance.now() - t0) }, 'batch applied');
   }
 
+  /** Persists the party state as of now (a job boundary) with the seq it covers. */
+  private async snapshot(): Promise<void> {
+    this.snapshotAt = Date.now();
+    await this.store!.commitSnapshot(this.appliedSeq, this.party!.exportState());
+  }
+
   async stop(): Promise<void> {
     this.running = false;
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.wake?.();
     await this.feed?.close();
     await this.loopDone.catch(() => undefined);
+    if (this.party && this.store && this.party.status().phase === 'ready') await this.snapshot();
     this.link?.close();
     await this.party?.stop();
     await this.transport?.stop();

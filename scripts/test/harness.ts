@@ -14,7 +14,8 @@ const run = promisify(execFile);
 /** Finds `count` consecutive free TCP ports on 127.0.0.1 (best effort, then the OS decides). */
 export async function freePortBlock(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    // below the kernel's ephemeral range (32768+) so outbound connections never take our ports
+    const base = 20_000 + Math.floor(Math.random() * 12_000);
     let ok = true;
     for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
     if (ok) return base;

@@ -59,9 +59,34 @@ describe('local cluster of real processes', () => {
     expect(cancelled.cancel_reason).toBe('USER_REQUESTED');
   });
 
+  let resting = '';
+  let traders: Trader[] = [];
   it('stops every process cleanly', async () => {
+    // leave a resting order in the book, to find it again after the restart
+    const [a, b] = await Promise.all([createAccount(tc.dataDir), createAccount(tc.dataDir)]);
+    traders = [new Trader(tc.baseUrl, a!), new Trader(tc.baseUrl, b!)];
+    await Promise.all(traders.map((t) => t.login()));
+    const r = await traders[0]!.place({ symbol: 'BTC-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.01, price: 65000, time_in_force: 'GTC' });
+    expect(r.status).toBe(200);
+    resting = r.body.data!.order_id;
+    await waitFor(async () => (await traders[0]!.order(resting)).status === 'NEW', 10_000, 'the resting order');
+    await new Promise((res) => setTimeout(res, 500)); // let the committee apply it before stopping
     await tc.cluster.stop(15_000);
     const codes = await Promise.all(tc.cluster.processes().map((p) => tc.cluster.exitOf(p.role, p.index)));
     expect(codes.every((c) => c === 0)).toBe(true);
   });
+
+  it('a second start on the same folder resumes the cluster with its book', async () => {
+    const again = await startTestCluster({ dataDir: tc.dataDir }); // configs (and ports) come from the folder
+    tc = again;
+    await Promise.all(traders.map((t) => t.login()));
+    expect((await traders[0]!.order(resting)).status).toBe('NEW');
+    const buy = await traders[1]!.place({ symbol: 'BTC-USDC-PERP', side: 'buy', type: 'limit', quantity: 0.01, price: 65010, time_in_force: 'IOC' });
+    expect(buy.status).toBe(200);
+    const filled = await waitFor(async () => {
+      const o = await traders[1]!.order(buy.body.data!.order_id);
+      return o.status === 'FILLED' ? o : null;
+    }, 30_000, 'a fill against the order that rested before the restart');
+    expect(filled.average_fill_price).toBe(65000);
+  }, 120_000);
 });
