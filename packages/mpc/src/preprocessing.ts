@@ -252,7 +252,7 @@ export class Preprocessor {
 
   private dealBatch(): void {
     const id = this.resolved;
-    const { n, t, self } = this.host;
+    const { t, self } = this.host;
     const rng = seededRng(`${this.dealerSeed}:${id}`);
     const T = this.batchTriples;
     const U = this.batchNibbles;
@@ -266,7 +266,7 @@ export class Preprocessor {
       for (let j = 0; j < 15; j++) plainNibbles.push(v > j ? 1n : 0n);
       plainNibbles.push(BigInt(v));
     }
-    const pick = (xs: bigint[]): bigint[] => shareSecret(xs, n, t, rng)[self - 1]!;
+    const pick = (xs: bigint[]): bigint[] => shareOf(xs, t, self, rng);
     const triples = { a: pick(a), b: pick(b), c: pick(c) };
     const nibbles = pick(plainNibbles);
     this.reserve.append(triples, nibbles);
@@ -275,7 +275,6 @@ export class Preprocessor {
     this.stats.batches++;
     this.stats.triplesMade += T;
     this.stats.nibblesMade += U;
-    this.host.log({ ev: 'prep-batch', batch: id, state: 'committed', mode: DEALER_LABEL });
     this.host.emitBatch({ batch: id, state: 'committed', triples: T, nibbles: U });
   }
 
@@ -512,7 +511,6 @@ export class Preprocessor {
     this.stats.triplesMade += this.batchTriples;
     this.stats.nibblesMade += this.batchNibbles;
     this.broadcast(Msg.PrepCommit, b.id);
-    this.host.log({ ev: 'prep-batch', batch: b.id, state: 'committed', triples: this.reserve.triplesAvailable, nibbles: this.reserve.nibblesAvailable });
     this.host.emitBatch({ batch: b.id, state: 'committed', triples: this.batchTriples, nibbles: this.batchNibbles });
     for (const w of b.waiters.splice(0)) w.resolve();
     this.kick();
@@ -709,6 +707,19 @@ export class Preprocessor {
     this.stale = false;
     if (helpersInFlight !== undefined && helpersInFlight >= resolved) this.veto(helpersInFlight);
   }
+}
+
+/** Party `self`'s share of a degree-t sharing of each value with coefficients from rng (dealer). */
+function shareOf(xs: readonly bigint[], t: number, self: number, rng: FieldRng): bigint[] {
+  const coeffs = rng(xs.length * t);
+  const x = BigInt(self);
+  const out = new Array<bigint>(xs.length);
+  for (let e = 0; e < xs.length; e++) {
+    let acc = 0n;
+    for (let d = t - 1; d >= 0; d--) acc = reduce((acc + coeffs[e * t + d]!) * x);
+    out[e] = mod(acc + xs[e]!);
+  }
+  return out;
 }
 
 /** 1..n */

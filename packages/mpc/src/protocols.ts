@@ -118,6 +118,19 @@ export function geometry(L: number, kappa: number): { M: number; K: number; bloc
   return { M, K, blocks, maskBits: K + kappa - M };
 }
 
+/** The low `blocks` base-16 digits of x (least significant first) into out. */
+function nibbleDigits(x: bigint, blocks: number, out: Uint8Array): void {
+  let j = 0;
+  while (j < blocks) {
+    let w = Number(x & 0xffffffffn);
+    x >>= 32n;
+    for (let k = 0; k < 8 && j < blocks; k++, j++) {
+      out[j] = w & 15;
+      w >>>= 4;
+    }
+  }
+}
+
 /** Share of [r > c] for the nibble at `base` (c in 0..15). */
 function gtAt(nib: readonly bigint[], base: number, c: number): bigint {
   return c >= 15 ? 0n : nib[base + c]!;
@@ -155,82 +168,79 @@ async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint
 }
 
 /**
- * Reduces per-element lists of (lt, eq) block pairs, most significant block first, by the
- * associative combination (lt1, eq1) o (lt2, eq2) = (lt1 + eq1 lt2, eq1 eq2); ceil(log2 blocks)
- * rounds, 2 products per combination (1 at the last level, where eq is not needed). Returns lt.
+ * Reduces per-element rows of (lt, eq) block pairs, most significant block first (flat arrays, row
+ * length `width`), by the associative combination (lt1, eq1) o (lt2, eq2) = (lt1 + eq1 lt2, eq1 eq2);
+ * ceil(log2 width) rounds, 2 products per combination (1 at the last level, where eq is not needed).
  */
-async function lexTree(eng: RoundEngine, lt: bigint[][], eq: bigint[][]): Promise<bigint[]> {
-  const m = lt.length;
-  let width = lt[0]?.length ?? 0;
+async function lexTree(eng: RoundEngine, lt: bigint[], eq: bigint[], m: number, width: number): Promise<bigint[]> {
   while (width > 1) {
-    const pairs = Math.floor(width / 2);
-    const last = width === 2 || (width === 3 && false);
-    const finalLevel = pairs === 1 && width === 2;
-    const xs: bigint[] = [];
-    const ys: bigint[] = [];
-    for (let e = 0; e < m; e++) {
-      for (let k = 0; k < pairs; k++) {
-        xs.push(eq[e]![2 * k]!);
-        ys.push(lt[e]![2 * k + 1]!);
-      }
-    }
-    if (!finalLevel) {
-      for (let e = 0; e < m; e++) {
-        for (let k = 0; k < pairs; k++) {
-          xs.push(eq[e]![2 * k]!);
-          ys.push(eq[e]![2 * k + 1]!);
+    const pairs = width >> 1;
+    const odd = width & 1;
+    const finalLevel = width === 2;
+    const k = m * pairs;
+    const xs = new Array<bigint>(finalLevel ? k : 2 * k);
+    const ys = new Array<bigint>(finalLevel ? k : 2 * k);
+    for (let e = 0, i = 0; e < m; e++) {
+      const row = e * width;
+      for (let q = 0; q < pairs; q++, i++) {
+        const h = row + 2 * q;
+        xs[i] = eq[h]!;
+        ys[i] = lt[h + 1]!;
+        if (!finalLevel) {
+          xs[k + i] = eq[h]!;
+          ys[k + i] = eq[h + 1]!;
         }
       }
     }
-    void last;
     const prod = await mul(eng, xs, ys);
-    const nlt: bigint[][] = [];
-    const neq: bigint[][] = [];
-    for (let e = 0; e < m; e++) {
-      const l: bigint[] = [];
-      const q: bigint[] = [];
-      for (let k = 0; k < pairs; k++) {
-        const s = lt[e]![2 * k]! + prod[e * pairs + k]!;
-        l.push(s >= P ? s - P : s);
-        if (!finalLevel) q.push(prod[m * pairs + e * pairs + k]!);
+    const nw = pairs + odd;
+    const nlt = new Array<bigint>(m * nw);
+    const neq = finalLevel ? eq : new Array<bigint>(m * nw);
+    for (let e = 0, i = 0; e < m; e++) {
+      const row = e * width;
+      const nrow = e * nw;
+      for (let q = 0; q < pairs; q++, i++) {
+        const s = lt[row + 2 * q]! + prod[i]!;
+        nlt[nrow + q] = s >= P ? s - P : s;
+        if (!finalLevel) neq[nrow + q] = prod[k + i]!;
       }
-      if (width % 2 === 1) {
-        l.push(lt[e]![width - 1]!);
-        if (!finalLevel) q.push(eq[e]![width - 1]!);
+      if (odd) {
+        nlt[nrow + pairs] = lt[row + width - 1]!;
+        if (!finalLevel) neq[nrow + pairs] = eq[row + width - 1]!;
       }
-      nlt.push(l);
-      neq.push(q);
     }
     lt = nlt;
     eq = neq;
-    width = lt[0]!.length;
+    width = nw;
   }
-  return lt.map((l) => l[0]!);
+  return lt;
 }
 
-/** Product of each element's list of factors by a balanced tree (ceil(log2 width) rounds). */
-async function prodTree(eng: RoundEngine, f: bigint[][]): Promise<bigint[]> {
-  const m = f.length;
-  let width = f[0]?.length ?? 0;
+/** Product of each row of factors (flat, row length `width`) by a balanced tree (ceil(log2 width) rounds). */
+async function prodTree(eng: RoundEngine, f: bigint[], m: number, width: number): Promise<bigint[]> {
   while (width > 1) {
-    const pairs = Math.floor(width / 2);
-    const xs: bigint[] = [];
-    const ys: bigint[] = [];
-    for (let e = 0; e < m; e++) for (let k = 0; k < pairs; k++) {
-      xs.push(f[e]![2 * k]!);
-      ys.push(f[e]![2 * k + 1]!);
+    const pairs = width >> 1;
+    const odd = width & 1;
+    const k = m * pairs;
+    const xs = new Array<bigint>(k);
+    const ys = new Array<bigint>(k);
+    for (let e = 0, i = 0; e < m; e++) {
+      for (let q = 0; q < pairs; q++, i++) {
+        xs[i] = f[e * width + 2 * q]!;
+        ys[i] = f[e * width + 2 * q + 1]!;
+      }
     }
     const prod = await mul(eng, xs, ys);
-    const nf: bigint[][] = [];
+    const nw = pairs + odd;
+    const nf = new Array<bigint>(m * nw);
     for (let e = 0; e < m; e++) {
-      const row = prod.slice(e * pairs, (e + 1) * pairs);
-      if (width % 2 === 1) row.push(f[e]![width - 1]!);
-      nf.push(row);
+      for (let q = 0; q < pairs; q++) nf[e * nw + q] = prod[e * pairs + q]!;
+      if (odd) nf[e * nw + pairs] = f[e * width + width - 1]!;
     }
     f = nf;
-    width = f[0]!.length;
+    width = nw;
   }
-  return f.map((r) => r[0]!);
+  return f;
 }
 
 /** [a < 0] for signed a with |a| < 2^(L+1) (so a = x - y for |x|,|y| < 2^L). Catrina & de Hoogh LTZ. */
@@ -240,27 +250,24 @@ export async function ltz(eng: RoundEngine, a: readonly bigint[]): Promise<bigin
   const { M, K, blocks } = geometry(eng.L, eng.kappa);
   const half = 1n << BigInt(K - 1); // 2^(K-1) = 2^M
   const { c, nib, masks } = await maskedOpen(eng, a, half);
-  const lowMask = (1n << BigInt(M)) - 1n;
-  const lt: bigint[][] = [];
-  const eq: bigint[][] = [];
-  const his: bigint[] = [];
+  const bigM = BigInt(M);
+  const lt = new Array<bigint>(m * blocks);
+  const eq = new Array<bigint>(m * blocks);
+  const dig = new Uint8Array(blocks);
+  const his = new Array<bigint>(m);
   for (let e = 0; e < m; e++) {
     const ce = c[e]!;
-    his.push(ce >> BigInt(M));
-    const low = ce & lowMask;
-    const l: bigint[] = [];
-    const q: bigint[] = [];
-    for (let j = blocks - 1; j >= 0; j--) {
-      const cj = Number((low >> BigInt(4 * j)) & 15n);
+    his[e] = ce >> bigM;
+    nibbleDigits(ce, blocks, dig);
+    for (let j = blocks - 1, i = e * blocks; j >= 0; j--, i++) {
+      const cj = dig[j]!;
       const base = (e * blocks + j) * NIBBLE_WIDTH;
       // [c_j < r_j] = [r_j > c_j];  [c_j == r_j] = [r_j > c_j - 1] - [r_j > c_j]
-      l.push(gtAt(nib, base, cj));
-      q.push(eqAt(nib, base, cj));
+      lt[i] = gtAt(nib, base, cj);
+      eq[i] = eqAt(nib, base, cj);
     }
-    lt.push(l);
-    eq.push(q);
   }
-  const u = await lexTree(eng, lt, eq); // [c' < r']
+  const u = await lexTree(eng, lt, eq, m, blocks); // [c' < r']
   // floor(x / 2^M) = floor(c / 2^M) - r'' - u, x = 2^M + a; [a < 0] = 1 - that.
   const out = new Array<bigint>(m);
   for (let e = 0; e < m; e++) {
@@ -284,17 +291,17 @@ export async function eq(eng: RoundEngine, x: readonly bigint[], y: readonly big
   const off = 1n << BigInt(M - 1);
   const { c, nib } = await maskedOpen(eng, d, off);
   const modM = (1n << BigInt(M)) - 1n;
-  const f: bigint[][] = [];
+  const f = new Array<bigint>(m * blocks);
+  const dig = new Uint8Array(blocks);
   for (let e = 0; e < m; e++) {
     const w = (c[e]! - off) & modM; // (x + r') mod 2^M with x = d + 2^(M-1); d == 0 iff w == r'
-    const row: bigint[] = [];
+    nibbleDigits(w, blocks, dig);
     for (let j = 0; j < blocks; j++) {
-      const wj = Number((w >> BigInt(4 * j)) & 15n);
-      row.push(eqAt(nib, (e * blocks + j) * NIBBLE_WIDTH, wj));
+      const wj = dig[j]!;
+      f[e * blocks + j] = eqAt(nib, (e * blocks + j) * NIBBLE_WIDTH, wj);
     }
-    f.push(row);
   }
-  return prodTree(eng, f);
+  return prodTree(eng, f, m, blocks);
 }
 
 /** c ? x : y = y + c (x - y), one product. */

@@ -80,9 +80,9 @@ export class Reserve {
 
   /** Triples [from, from+k) by absolute index (must not be trimmed). */
   triplesRange(from: number, k: number): Triples {
-    const a: bigint[] = [];
-    const b: bigint[] = [];
-    const c: bigint[] = [];
+    const a: bigint[][] = [];
+    const b: bigint[][] = [];
+    const c: bigint[][] = [];
     let need = k;
     let pos = from;
     for (const ch of this.triples) {
@@ -92,22 +92,20 @@ export class Reserve {
       if (pos < ch.start) throw new Error('reserve: triples already trimmed');
       const i0 = pos - ch.start;
       const take = Math.min(need, end - pos);
-      if (take === k) return { a: ch.a.slice(i0, i0 + k), b: ch.b.slice(i0, i0 + k), c: ch.c.slice(i0, i0 + k) };
-      for (let i = i0; i < i0 + take; i++) {
-        a.push(ch.a[i]!);
-        b.push(ch.b[i]!);
-        c.push(ch.c[i]!);
-      }
+      a.push(ch.a.slice(i0, i0 + take));
+      b.push(ch.b.slice(i0, i0 + take));
+      c.push(ch.c.slice(i0, i0 + take));
       need -= take;
       pos += take;
     }
     if (need > 0) throw new Error('reserve: triples range beyond end');
-    return { a, b, c };
+    const join = (xs: bigint[][]): bigint[] => (xs.length === 1 ? xs[0]! : ([] as bigint[]).concat(...xs));
+    return { a: join(a), b: join(b), c: join(c) };
   }
 
   /** Nibbles [from, from+k) by absolute index, flattened. */
   nibblesRange(from: number, k: number): bigint[] {
-    const out: bigint[] = [];
+    const parts: bigint[][] = [];
     let need = k;
     let pos = from;
     for (const ch of this.nibbles) {
@@ -117,13 +115,12 @@ export class Reserve {
       if (pos < ch.start) throw new Error('reserve: nibbles already trimmed');
       const take = Math.min(need, end - pos);
       const i0 = (pos - ch.start) * NIBBLE_WIDTH;
-      if (take === k) return ch.e.slice(i0, i0 + take * NIBBLE_WIDTH); // the common case: one chunk
-      for (let i = i0; i < i0 + take * NIBBLE_WIDTH; i++) out.push(ch.e[i]!);
+      parts.push(ch.e.slice(i0, i0 + take * NIBBLE_WIDTH));
       need -= take;
       pos += take;
     }
     if (need > 0) throw new Error('reserve: nibbles range beyond end');
-    return out;
+    return parts.length === 1 ? parts[0]! : ([] as bigint[]).concat(...parts);
   }
 
   /** Drops chunks entirely before the given absolute cursors (consumed by completed jobs). */

@@ -110,9 +110,85 @@ function assertShareSet(parties: readonly number[], shares: readonly (readonly b
   return m;
 }
 
+interface SmallLagrange {
+  /** D * lambda_j as small signed integers. */
+  c: bigint[];
+  /** D^-1 mod p (1n when D = 1). */
+  dInv: bigint;
+  /** A multiple of p at least the most negative sum, added before reducing. */
+  bias: bigint;
+}
+const smallCache = new Map<string, SmallLagrange>();
+
+function gcd(a: bigint, b: bigint): bigint {
+  if (a < 0n) a = -a;
+  if (b < 0n) b = -b;
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
+/**
+ * Lagrange coefficients at x as small integers over a common denominator D: lambda_j = c_j / D.
+ * For party sets of a small committee |c_j| and D stay tiny, so sum c_j s_j costs small multiplications
+ * (much cheaper than full field products) and one product by D^-1 (often D = 1).
+ */
+export function smallLagrange(parties: readonly number[], x = 0): SmallLagrange {
+  const key = `${x}:${parties.join(',')}`;
+  const hit = smallCache.get(key);
+  if (hit) return hit;
+  lagrange(parties, x); // validates ids
+  const nums: bigint[] = [];
+  const dens: bigint[] = [];
+  for (const pj of parties) {
+    let num = 1n;
+    let den = 1n;
+    for (const pk of parties) {
+      if (pk === pj) continue;
+      num *= BigInt(x - pk);
+      den *= BigInt(pj - pk);
+    }
+    const g = gcd(num, den);
+    num /= g;
+    den /= g;
+    if (den < 0n) {
+      num = -num;
+      den = -den;
+    }
+    nums.push(num);
+    dens.push(den);
+  }
+  let D = 1n;
+  for (const d of dens) D = (D / gcd(D, d)) * d;
+  const c = nums.map((nu, i) => (nu * D) / dens[i]!);
+  let negSum = 0n;
+  for (const ci of c) if (ci < 0n) negSum -= ci;
+  const out = { c, dInv: D === 1n ? 1n : inv(D), bias: negSum * P };
+  if (smallCache.size >= LAGRANGE_CACHE_LIMIT) smallCache.clear();
+  smallCache.set(key, out);
+  return out;
+}
+
 /** Interpolates every element at point x from exactly the given parties' shares (degree parties-1). */
 export function interpolate(parties: readonly number[], shares: readonly (readonly bigint[])[], x = 0): bigint[] {
   const m = assertShareSet(parties, shares, 1);
+  if (parties.length <= 8) {
+    const { c, dInv, bias } = smallLagrange(parties, x);
+    const k = parties.length;
+    const out = new Array<bigint>(m);
+    if (k === 3) {
+      const [c0, c1, c2] = c as [bigint, bigint, bigint];
+      const [s0, s1, s2] = shares as [readonly bigint[], readonly bigint[], readonly bigint[]];
+      for (let e = 0; e < m; e++) out[e] = reduceWide(bias + c0 * s0[e]! + c1 * s1[e]! + c2 * s2[e]!);
+    } else {
+      for (let e = 0; e < m; e++) {
+        let acc = bias;
+        for (let j = 0; j < k; j++) acc += c[j]! * shares[j]![e]!;
+        out[e] = reduceWide(acc);
+      }
+    }
+    if (dInv !== 1n) for (let e = 0; e < m; e++) out[e] = reduce(out[e]! * dInv);
+    return out;
+  }
   const lam = lagrange(parties, x);
   const k = parties.length;
   const out = new Array<bigint>(m);

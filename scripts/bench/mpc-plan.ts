@@ -1,0 +1,100 @@
+// The measurement plan of scripts/bench/mpc.ts, run identically by every party (in one process on
+// the simulated network, or one process per party over libp2p). Inputs are shared from a fixed seed
+// in every party, each keeping its own shares, so no input distribution is needed.
+import { F, seededRng, shareSecret, type Party } from '@tenebra/mpc';
+
+export type Step =
+  | { kind: 'fill'; triples: number; bits: number }
+  | { kind: 'mul'; n: number }
+  | { kind: 'lt'; n: number }
+  | { kind: 'latency'; count: number };
+
+export interface StepResult {
+  step: string;
+  ms: number;
+  /** Per-job wall times (latency step). */
+  samples?: number[];
+  triples: number;
+  nibbles: number;
+  bytesSent: number;
+  rounds: number;
+  madeTriples?: number;
+  madeBits?: number;
+}
+
+const cache = new Map<string, bigint[][]>();
+
+/** Party i's shares of a fixed pseudo-random vector of signed values |v| < 2^47. */
+export function inputShares(tag: string, len: number, n: number, t: number, self: number): bigint[] {
+  const key = `${tag}:${len}`;
+  let sh = cache.get(key);
+  if (!sh) {
+    const rng = seededRng(`bench-input:${key}`);
+    const vals = rng(len).map((x) => F.fromSigned((x & ((1n << 48n) - 1n)) - (1n << 47n)));
+    sh = shareSecret(vals, n, t, seededRng(`bench-shares:${key}`));
+    cache.set(key, sh);
+  }
+  return sh[self - 1]!;
+}
+
+const jobCounters = new Map<number, number>();
+const nextJob = (party: number): number => {
+  const k = jobCounters.get(party) ?? 0;
+  jobCounters.set(party, k + 1);
+  return k;
+};
+
+/** Runs one step at one party; bytesSent() reports this party's bytes sent so far. */
+export async function runStep(p: Party, step: Step, bytesSent: () => number): Promise<StepResult> {
+  // Barrier: a tiny job all parties must reach, so a step's clock starts together everywhere.
+  await p.runJob(`bench-sync-${nextJob(p.id)}`, async (ctx) => ctx.open(ctx.constant([1n])));
+  const s0 = p.status();
+  const b0 = bytesSent();
+  const t0 = performance.now();
+  let rounds = 0;
+  let samples: number[] | undefined;
+  const { n, t, id } = p;
+  switch (step.kind) {
+    case 'fill':
+      await p.fill();
+      break;
+    case 'mul':
+    case 'lt': {
+      const x = inputShares('x', step.n, n, t, id);
+      const y = inputShares('y', step.n, n, t, id);
+      await p.runJob(`bench-${step.kind}-${step.n}-${nextJob(id)}`, async (ctx) => {
+        const a = ctx.fromShares(x);
+        const b = ctx.fromShares(y);
+        const r = step.kind === 'mul' ? await ctx.mul(a, b) : await ctx.lt(a, b);
+        return r.length;
+      });
+      rounds = step.kind === 'mul' ? 1 : 5;
+      break;
+    }
+    case 'latency': {
+      const x = inputShares('x', 1, n, t, id);
+      const y = inputShares('y', 1, n, t, id);
+      samples = [];
+      for (let k = 0; k < step.count; k++) {
+        const s = performance.now();
+        await p.runJob(`bench-lat-${nextJob(id)}`, async (ctx) => (await ctx.lt(ctx.fromShares(x), ctx.fromShares(y))).length);
+        samples.push(performance.now() - s);
+      }
+      rounds = 5;
+      break;
+    }
+  }
+  const ms = performance.now() - t0;
+  const s1 = p.status();
+  return {
+    step: step.kind === 'fill' ? `fill ${step.triples} triples + ${step.bits} bits` : step.kind === 'latency' ? `latency x${step.count}` : `${step.kind} x${step.n}`,
+    ms,
+    ...(samples ? { samples } : {}),
+    triples: s1.reserve.tripleCursor - s0.reserve.tripleCursor,
+    nibbles: s1.reserve.nibbleCursor - s0.reserve.nibbleCursor,
+    bytesSent: bytesSent() - b0,
+    rounds,
+    madeTriples: s1.preprocessing.made.triples - s0.preprocessing.made.triples,
+    madeBits: 4 * (s1.preprocessing.made.nibbles - s0.preprocessing.made.nibbles),
+  };
+}

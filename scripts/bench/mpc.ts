@@ -1,0 +1,137 @@
+// MPC engine benchmark: prints figures, asserts nothing.
+//   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only]
+// For n=5, t=2: on the simulated network (all five parties in this one process, one thread) and with
+// five node processes over libp2p on 127.0.0.1. Online figures use a reserve made by the seeded
+// dealer (INSECURE, experiments only) so the bench does not spend minutes producing it; the online
+// work is identical. Preprocessing production is measured separately in committee mode.
+import '@tenebra/transport/src/polyfill';
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { SimNetwork, generateIdentity, type PeerEntry } from '@tenebra/transport';
+import { costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
+import { runStep, type Step, type StepResult } from './mpc-plan';
+
+const args = new Set(process.argv.slice(2));
+const quick = args.has('--quick');
+const n = 5;
+const t = 2;
+const BIG = quick ? 2000 : 10000;
+const LAT = quick ? 50 : 300;
+const MULS = quick ? 5000 : 20000;
+const PROD = quick ? { triples: 2000, bits: 4000 } : { triples: 10000, bits: 20000 };
+
+const online: Step[] = [
+  { kind: 'fill', triples: 0, bits: 0 },
+  { kind: 'mul', n: MULS },
+  { kind: 'lt', n: 1000 },
+  { kind: 'lt', n: BIG },
+  { kind: 'latency', count: LAT },
+];
+const production: Step[] = [{ kind: 'fill', triples: PROD.triples, bits: PROD.bits }];
+const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + 23 * (1000 + BIG + LAT) + 100, targetBits: 52 * (1000 + BIG + LAT) + 100, batch: 8192, background: false };
+const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetBits: PROD.bits, batch: 500, background: false };
+
+const prepLabel = (where: string): string => (where.includes('dealer') ? 'dealer, INSECURE, experiments only' : 'committee');
+
+function pct(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+function print(where: string, results: StepResult[][]): void {
+  // results[party][step]; throughput from the slowest party, bytes summed over parties
+  const steps = results[0]!.length;
+  console.log(`\n== ${where} ==`);
+  for (let s = 0; s < steps; s++) {
+    const r0 = results[0]![s]!;
+    const ms = Math.max(...results.map((r) => r[s]!.ms));
+    const bytes = results.reduce((a, r) => a + r[s]!.bytesSent, 0);
+    if (r0.step.startsWith('fill')) {
+      if (r0.madeTriples) console.log(`preprocessing (${prepLabel(where)}): ${r0.madeTriples} triples + ${r0.madeBits} bits in ${ms.toFixed(0)} ms => ${(r0.madeTriples! / ms * 1000).toFixed(0)} triples/s and ${(r0.madeBits! / ms * 1000).toFixed(0)} bits/s together; ${(bytes / 1e6).toFixed(1)} MB sent by all parties`);
+      continue;
+    }
+    if (r0.step.startsWith('mul')) {
+      const k = Number(r0.step.split('x')[1]);
+      console.log(`mul x${k} (one job, 1 round): ${ms.toFixed(0)} ms => ${(k / ms * 1000).toFixed(0)} multiplications/s; ${(bytes / k).toFixed(0)} bytes/mul (all parties)`);
+      continue;
+    }
+    if (r0.step.startsWith('lt')) {
+      const k = Number(r0.step.split('x')[1]);
+      console.log(`lt x${k} (one job, ${r0.rounds} rounds): ${ms.toFixed(0)} ms => ${(k / ms * 1000).toFixed(0)} comparisons/s; per comparison ${(bytes / k).toFixed(0)} bytes (all parties), ${(r0.triples / k).toFixed(1)} triples, ${(4 * r0.nibbles / k).toFixed(1)} random bits`);
+      continue;
+    }
+    const samples = results[0]![s]!.samples!;
+    console.log(`single lt latency (one job per comparison, party 1, ${samples.length} jobs): p50 ${pct(samples, 0.5).toFixed(2)} ms, p99 ${pct(samples, 0.99).toFixed(2)} ms`);
+  }
+}
+
+async function simnet(prep: PreprocessingOptions, plan: Step[]): Promise<StepResult[][]> {
+  const net = new SimNetwork({ n, seed: 1, link: { latencyMs: 0.1 } });
+  const parties: Party[] = Array.from({ length: n }, (_, i) => createParty({ n, t, transport: net.transport(i + 1), preprocessing: prep }));
+  await net.settle(Promise.all(parties.map((p) => p.start())));
+  const out: StepResult[][] = parties.map(() => []);
+  for (const step of plan) {
+    const b0 = parties.map((p) => net.stats.perLink(p.id, p.id));
+    void b0;
+    const sent = (i: number) => (): number => {
+      let b = 0;
+      for (let j = 1; j <= n; j++) if (j !== i) b += net.stats.perLink(i, j).bytes;
+      return b;
+    };
+    const res = await net.settle(Promise.all(parties.map((p) => runStep(p, step, sent(p.id)))));
+    res.forEach((r, i) => out[i]!.push(r));
+  }
+  for (const p of parties) await p.stop();
+  return out;
+}
+
+async function freePorts(k: number): Promise<number[]> {
+  const servers = await Promise.all(Array.from({ length: k }, () => new Promise<Server>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => resolve(s));
+  })));
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+async function libp2p(prep: PreprocessingOptions, plan: Step[]): Promise<StepResult[][]> {
+  const worker = fileURLToPath(new URL('./mpc-party.ts', import.meta.url));
+  const ids = await Promise.all(Array.from({ length: n }, () => generateIdentity()));
+  const ports = await freePorts(n);
+  const peers: PeerEntry[] = ids.map((id, k) => ({ index: k + 1, peerId: id.peerId, addr: `/ip4/127.0.0.1/tcp/${ports[k]}` }));
+  const out: StepResult[][] = ids.map(() => []);
+  const children: ChildProcess[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let done = 0;
+      ids.forEach((id, k) => {
+        const child = fork(worker, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+        children.push(child);
+        child.on('message', (m: { type: string; result?: StepResult; error?: string }) => {
+          if (m.type === 'error') reject(new Error(`party ${k + 1}: ${m.error}`));
+          if (m.type === 'step') out[k]!.push(m.result!);
+          if (m.type === 'done' && ++done === n) resolve();
+        });
+        child.send({ type: 'config', config: { self: k + 1, n, t, privateKeyHex: Buffer.from(id.privateKey).toString('hex'), peers, prep, plan } });
+      });
+    });
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+  }
+  return out;
+}
+
+console.log(`Tenebra MPC benchmark: n=${n}, t=${t}, p=2^127-1, L=48, kappa=40${quick ? ' (quick)' : ''}; machine: ${(await import('node:os')).cpus().length} cores, node ${process.version}`);
+const c = costOf('lt', 48);
+console.log(`lt declares: ${c.rounds} rounds, ${c.triples} triples, ${c.bits} random bits (${c.nibbles} nibbles), ${c.masks} PRSS mask, ${c.elementsPerPeer} field elements (16 B) per peer`);
+if (!args.has('--libp2p-only')) {
+  print('simulated network (5 parties in one thread; online, dealer-made reserve)', await simnet(dealerPrep, online));
+  print('simulated network (committee preprocessing)', await simnet(committeePrep, production));
+}
+if (!args.has('--sim-only')) {
+  print('libp2p, 5 processes on 127.0.0.1 (online, dealer-made reserve)', await libp2p(dealerPrep, online));
+  print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));
+}
