@@ -3,13 +3,14 @@
 import { EventEmitter } from 'node:events';
 import type { OrderRec, PositionRec } from './store/records';
 
-export type OrderMessageType = 'open' | 'partial_fill' | 'filled' | 'cancelled' | 'rejected' | 'cancel_rejected';
-export type PositionUpdateReason = 'fill' | 'closed';
+export type OrderMessageType = 'open' | 'partial_fill' | 'filled' | 'cancelled' | 'rejected' | 'modified' | 'cancel_rejected' | 'modify_rejected';
+/** The spec's update reasons; clearing emits fill and closed, a mark/funding/liquidation engine the others. */
+export type PositionUpdateReason = 'fill' | 'mark_price' | 'funding' | 'liquidation' | 'closed' | 'settlement';
 
 export interface OrderEvent {
   message_type: OrderMessageType;
   order: OrderRec;
-  /** reject reason of a cancel_rejected event (the order itself is unchanged) */
+  /** reject reason of a cancel_rejected / modify_rejected event (the order itself is unchanged) */
   reject_reason?: string;
 }
 
@@ -18,9 +19,37 @@ export interface PositionEvent {
   position: PositionRec;
 }
 
+/** Health tiers of the spec's margin model that raise an alert, plus Healthy to clear one. */
+export type MarginHealthTier = 'Healthy' | 'Warning150' | 'Critical120' | 'T1' | 'T2' | 'T3';
+
+/** A position's margin health changed tier (emitted by a liquidation monitor; none exists yet). */
+export interface MarginAlertEvent {
+  user_id: string;
+  symbol: string;
+  tier: MarginHealthTier;
+  /** equity / maintenance margin as a decimal string, e.g. "1.35" */
+  margin_ratio: string;
+  /** decimal strings */
+  mark_price: string;
+  liquidation_price: string;
+  at_ns: bigint;
+}
+
+/** Realised PnL of an account settled in a committed settlement batch. */
+export interface SettlementEvent {
+  user_id: string;
+  batch_id: string;
+  status: string;
+  /** free-form, JSON-serialisable summary for the account (amounts as decimal strings) */
+  detail: Record<string, unknown>;
+  at_ns: bigint;
+}
+
 interface EventMap {
   order: [OrderEvent];
   position: [PositionEvent];
+  margin_alert: [MarginAlertEvent];
+  settlement: [SettlementEvent];
 }
 
 /** Typed emitter of committed order and position changes. */
