@@ -38,6 +38,7 @@ function appliedSeq(dataDir: string, node = 1): number {
   return Number((JSON.parse(line) as { last: string }).last);
 }
 
+/** steps of 0.001 ETH; at least 40 (120 USD) to pass every tier's minimum notional (Apex: 100 USD). */
 function order(side: 'buy' | 'sell', ticksOff: number, steps: number, tif = 'GTC'): Record<string, unknown> {
   return { symbol: SYMBOL, side, type: 'limit', price: (MID + ticksOff) / 100, quantity: steps / 1000, time_in_force: tif };
 }
@@ -72,15 +73,20 @@ async function main(): Promise<void> {
     const deadline = tStart + SECONDS * 1000;
     let sent = 0;
     let refused = 0;
+    const reasons = new Map<string, number>();
     await Promise.all(traders.map(async (t, c) => {
       let i = 0;
       while (performance.now() < deadline) {
         const side = (i + c) % 2 === 0 ? 'buy' : 'sell';
         const off = ((i * 7 + c * 3) % 11) - 5;
         const t0 = performance.now();
-        const r = await t.place(order(side, side === 'buy' ? off : -off, 10 + ((i * 13) % 90)));
+        const r = await t.place(order(side, side === 'buy' ? off : -off, 40 + ((i * 13) % 90)));
         if (r.status === 200) ack.push(performance.now() - t0);
-        else refused++;
+        else {
+          refused++;
+          const why = `${r.status} ${String((r.body as { error?: string }).error ?? r.body.message ?? '')}`;
+          reasons.set(why, (reasons.get(why) ?? 0) + 1);
+        }
         sent++;
         i++;
       }
@@ -90,7 +96,7 @@ async function main(): Promise<void> {
     const drainMs = await until(async () => appliedSeq(dataDir) >= seq0 + ack.length, 300_000, 50);
     const matchSecs = (performance.now() - tStart) / 1000;
     console.log('\n== sustained load (limit orders, about half crossing)');
-    console.log(`sent ${sent}, acknowledged ${ack.length}, refused ${refused} (429/503 etc.)`);
+    console.log(`sent ${sent}, acknowledged ${ack.length}, refused ${refused}${refused ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`);
     console.log(`acknowledged orders/s   ${(ack.length / ackSecs).toFixed(0)}`);
     console.log(`ack latency             p50 ${ms(pct(ack, 50))}  p99 ${ms(pct(ack, 99))}`);
     console.log(`matched on shares/s     ${((appliedSeq(dataDir) - seq0) / matchSecs).toFixed(0)} (committee caught up ${Number.isNaN(drainMs) ? 'NOT within 300 s' : `${((drainMs) / 1000).toFixed(1)} s after the last ack`}; applied at end of load: ${lastAck - seq0})`);
@@ -103,10 +109,10 @@ async function main(): Promise<void> {
     for (let i = 0; i < pairs; i++) {
       const t = traders[i % traders.length]!;
       const u = traders[(i + 1) % traders.length]!;
-      await t.place(order('sell', 50, 20));
+      await t.place(order('sell', 50, 40));
       await new Promise((r) => setTimeout(r, gap));
       const t0 = performance.now();
-      const r = await u.place(order('buy', 50, 20, 'IOC'));
+      const r = await u.place(order('buy', 50, 40, 'IOC'));
       if (r.status !== 200) continue;
       const id = r.body.data!.order_id;
       if (i % 4 === 0) {
@@ -131,11 +137,11 @@ async function main(): Promise<void> {
     console.log(`plaintext matching ops/s ${plainRate.toFixed(0)}   MPC committee / plaintext = ${(mpcRate / plainRate).toExponential(2)}`);
 
     // 4. Stall: kill -9 two nodes, then time a crossing pair until its fill.
-    await traders[0]!.place(order('sell', 60, 20));
+    await traders[0]!.place(order('sell', 60, 40));
     const tKill = performance.now();
     await cluster.kill('committee', 4);
     await cluster.kill('committee', 5);
-    const r = await traders[1]!.place(order('buy', 60, 20, 'IOC'));
+    const r = await traders[1]!.place(order('buy', 60, 40, 'IOC'));
     const stall = r.status === 200
       ? await until(async () => (await traders[1]!.order(r.body.data!.order_id)).status === 'FILLED', 60_000, 1)
       : NaN;
