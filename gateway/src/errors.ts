@@ -24,6 +24,7 @@ export const ERR = {
   invalid_token: kind(401, 40103, 'invalid_token'),
   insufficient_scope: kind(403, 40300, 'insufficient_scope'),
   forbidden: kind(403, 40301, 'forbidden'),
+  tier_not_eligible: kind(403, 40302, 'tier_not_eligible'),
   not_found: kind(404, 40400, 'not_found'),
   payload_too_large: kind(413, 41300, 'payload_too_large'),
   unsupported_media_type: kind(415, 41500, 'unsupported_media_type'),
@@ -44,6 +45,7 @@ export const ERR = {
   SEQUENCER_REJECTED: kind(503, 1501, 'SEQUENCER_REJECTED'),
   QUEUED: kind(202, 1502, 'QUEUED'),
   SEQUENCER_UNAVAILABLE: kind(503, 1503, 'SEQUENCER_UNAVAILABLE'),
+  VENUE_AT_CAPACITY: kind(503, 1504, 'VENUE_AT_CAPACITY'),
 } as const;
 
 export type ErrorName = keyof typeof ERR;

@@ -1,8 +1,21 @@
 // Per-key request budgets: a fixed one-minute window (the X-RateLimit-* headers report it) plus a
-// token bucket of `perSecond` refill and `burst` capacity, and a weighted trading-action budget per
-// minute. Keys are 'acct:<user_id>' for authenticated requests and 'ip:<address>' otherwise.
-// In memory, per process; bounded by MAX_KEYS (least recently used keys are evicted).
-import type { RestLimits } from './tiers';
+// token bucket of `perSecond` refill and `burst` capacity, a weighted trading-action budget per
+// minute and a mass-quote batch count per minute. Keys are 'acct:<user_id>' for authenticated
+// requests and 'ip:<address>' otherwise. Bounded by MAX_KEYS (least recently used keys are evicted).
+//
+// The minute windows survive a restart: RateLimitPersistence writes the changed windows to lmdb
+// about once a second and on stop, and restores the windows still current at start (a crash can
+// forget at most the last second of counts). The token bucket is not persisted: it refills to its
+// burst within seconds anyway.
+//
+// TradingGuard adds what a per-account minute budget cannot express: the per-symbol, per-account
+// spacing of actions and the venue's system-wide caps (global and per symbol weighted actions per
+// second), which refuse rather than queue (docs/api.md, "Rate limits").
+import type { Database } from 'lmdb';
+import type { GatewayDb } from './store/db';
+import {
+  ACTION_SPACING_NS, ACTION_WEIGHT_MILLI, SYSTEM_CAPS, TIER_INFO, type RestLimits, type Tier, type TradingAction,
+} from './tiers';
 
 const MAX_KEYS = 100_000;
 const MINUTE_MS = 60_000;
@@ -26,10 +39,23 @@ interface KeyState {
   tokensAt: number;
   actionWindowStart: number;
   actionMilli: number;
+  mqWindowStart: number;
+  mqCount: number;
+}
+
+/** The persisted part of a key's state: its minute windows. */
+export interface SavedWindows {
+  w: number;
+  c: number;
+  aw: number;
+  am: number;
+  mw: number;
+  mc: number;
 }
 
 export class RateLimiter {
   private readonly keys = new Map<string, KeyState>();
+  private readonly dirty = new Set<string>();
 
   constructor(private readonly nowMs: () => number) {}
 
@@ -38,13 +64,18 @@ export class RateLimiter {
     if (s) {
       this.keys.delete(key); // re-insert: Map order is our LRU order
     } else {
-      s = { windowStart: windowOf(now), count: 0, tokens: burst, tokensAt: now, actionWindowStart: windowOf(now), actionMilli: 0 };
+      const w = windowOf(now);
+      s = { windowStart: w, count: 0, tokens: burst, tokensAt: now, actionWindowStart: w, actionMilli: 0, mqWindowStart: w, mqCount: 0 };
       if (this.keys.size >= MAX_KEYS) {
         const oldest = this.keys.keys().next().value;
-        if (oldest !== undefined) this.keys.delete(oldest);
+        if (oldest !== undefined) {
+          this.keys.delete(oldest);
+          this.dirty.delete(oldest);
+        }
       }
     }
     this.keys.set(key, s);
+    this.dirty.add(key);
     return s;
   }
 
@@ -92,12 +123,184 @@ export class RateLimiter {
     return { allowed: true, limit: ordersPerMinute, remaining: Math.floor((budget - s.actionMilli) / 1000), reset, retryAfter: 0 };
   }
 
+  /** Counts one mass-quote batch against a per-minute batch count (the Mass quote batches/min column). */
+  massQuote(key: string, perMinute: number): RateDecision {
+    const now = this.nowMs();
+    const s = this.state(key, now, 0);
+    const w = windowOf(now);
+    if (w !== s.mqWindowStart) {
+      s.mqWindowStart = w;
+      s.mqCount = 0;
+    }
+    const reset = Math.ceil((s.mqWindowStart + MINUTE_MS) / 1000);
+    if (s.mqCount >= perMinute) {
+      return { allowed: false, limit: perMinute, remaining: 0, reset, retryAfter: Math.max(1, reset - Math.floor(now / 1000)) };
+    }
+    s.mqCount++;
+    return { allowed: true, limit: perMinute, remaining: perMinute - s.mqCount, reset, retryAfter: 0 };
+  }
+
   /** Number of keys tracked (for tests and metrics). */
   get size(): number {
     return this.keys.size;
   }
+
+  /** The minute windows changed since the last call that are still current (for persistence). */
+  takeDirty(): [string, SavedWindows][] {
+    const w = windowOf(this.nowMs());
+    const out: [string, SavedWindows][] = [];
+    for (const key of this.dirty) {
+      const s = this.keys.get(key);
+      if (!s) continue;
+      const saved = save(s, w);
+      if (saved) out.push([key, saved]);
+    }
+    this.dirty.clear();
+    return out;
+  }
+
+  /** Restores persisted minute windows; windows that have ended are ignored. Returns how many keys came back. */
+  restore(entries: Iterable<[string, SavedWindows]>): number {
+    const now = this.nowMs();
+    const w = windowOf(now);
+    let n = 0;
+    for (const [key, v] of entries) {
+      if (this.keys.size >= MAX_KEYS) break;
+      if (v.w !== w && v.aw !== w && v.mw !== w) continue;
+      this.keys.set(key, {
+        // the token bucket starts full (request() caps it at the burst)
+        windowStart: w, count: v.w === w ? v.c : 0, tokens: Number.MAX_SAFE_INTEGER, tokensAt: now,
+        actionWindowStart: w, actionMilli: v.aw === w ? v.am : 0, mqWindowStart: w, mqCount: v.mw === w ? v.mc : 0,
+      });
+      n++;
+    }
+    return n;
+  }
+}
+
+function save(s: KeyState, w: number): SavedWindows | null {
+  if (s.windowStart !== w && s.actionWindowStart !== w && s.mqWindowStart !== w) return null;
+  return { w: s.windowStart, c: s.count, aw: s.actionWindowStart, am: s.actionMilli, mw: s.mqWindowStart, mc: s.mqCount };
 }
 
 function windowOf(nowMs: number): number {
   return Math.floor(nowMs / MINUTE_MS) * MINUTE_MS;
+}
+
+/** Writes a RateLimiter's minute windows to lmdb and brings them back after a restart. */
+export class RateLimitPersistence {
+  private readonly table: Database<SavedWindows, string>;
+
+  constructor(db: GatewayDb, private readonly limiter: RateLimiter) {
+    this.table = db.root.openDB<SavedWindows, string>({ name: 'ratelimits' });
+  }
+
+  /** Restores the windows still current and deletes the rest; returns how many keys came back. */
+  load(): number {
+    const all: [string, SavedWindows][] = [];
+    for (const { key, value } of this.table.getRange()) all.push([key, value]);
+    const n = this.limiter.restore(all);
+    // Everything on disk is replaced by what is live from now on.
+    this.table.transactionSync(() => {
+      for (const [k] of all) this.table.removeSync(k);
+    });
+    return n;
+  }
+
+  /** Persists the windows changed since the last flush (one batched transaction). */
+  async flush(): Promise<void> {
+    const changed = this.limiter.takeDirty();
+    if (changed.length === 0) return;
+    await this.table.transaction(() => {
+      for (const [k, v] of changed) this.table.put(k, v);
+    });
+  }
+}
+
+/** Why TradingGuard refused an action, with what to report. */
+export type Admission =
+  | { ok: true }
+  | { ok: false; error: 'rate_limited' | 'VENUE_AT_CAPACITY' | 'tier_not_eligible'; detail: string; decision: RateDecision };
+
+interface SecondWindow {
+  second: number;
+  milli: number;
+}
+
+/**
+ * Admission of one trading action beyond the per-account minute budget: mass quotes by tier (and
+ * their batch count), the per-symbol per-account spacing (placement 1 ms, cancel 200 µs, modify and
+ * mass quote 1 ms) and the system caps (10,000 weighted actions/s overall, 5,000 per symbol).
+ * Nothing is charged unless every check passes.
+ */
+export class TradingGuard {
+  private readonly last = new Map<string, bigint>();
+  private global: SecondWindow = { second: 0, milli: 0 };
+  private readonly perSymbol = new Map<string, SecondWindow>();
+
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly nowNs: () => bigint,
+    private readonly caps: { globalMilliPerSecond: number; perSymbolMilliPerSecond: number } = SYSTEM_CAPS,
+  ) {}
+
+  /** Admits (and charges) one action of userId at tier on symbol (null when the symbol is not known yet). */
+  admit(userId: string, tier: Tier, kind: TradingAction, symbol: string | null): Admission {
+    const ns = this.nowNs();
+    const ms = Number(ns / 1_000_000n);
+    const sec = Math.floor(ms / 1000);
+    const weight = ACTION_WEIGHT_MILLI[kind];
+    const info = TIER_INFO[tier];
+    const secondDecision = (limit: number): RateDecision => ({ allowed: false, limit, remaining: 0, reset: sec + 1, retryAfter: 1 });
+
+    if (kind === 'massQuote' && info.massQuotesPerMinute === null) {
+      return { ok: false, error: 'tier_not_eligible', detail: `mass quotes are available to the Prime and Apex tiers; this account is ${tier}`, decision: secondDecision(0) };
+    }
+    const spacingKey = symbol === null ? null : `${userId}\n${symbol}\n${kind}`;
+    if (spacingKey !== null) {
+      const prev = this.last.get(spacingKey);
+      const gap = ACTION_SPACING_NS[kind];
+      if (prev !== undefined && ns - prev < gap) {
+        return {
+          ok: false, error: 'rate_limited', decision: secondDecision(1),
+          detail: `at most one ${kind} per ${Number(gap) / 1000} µs per symbol and account on ${symbol}`,
+        };
+      }
+    }
+    const g = this.roll(this.global, sec);
+    if (g.milli + weight > this.caps.globalMilliPerSecond) {
+      return { ok: false, error: 'VENUE_AT_CAPACITY', detail: `the venue is at its cap of ${this.caps.globalMilliPerSecond / 1000} weighted actions per second; retry with exponential backoff from 1 s`, decision: secondDecision(this.caps.globalMilliPerSecond / 1000) };
+    }
+    let s: SecondWindow | null = null;
+    if (symbol !== null) {
+      s = this.roll(this.perSymbol.get(symbol) ?? { second: sec, milli: 0 }, sec);
+      if (s.milli + weight > this.caps.perSymbolMilliPerSecond) {
+        return { ok: false, error: 'VENUE_AT_CAPACITY', detail: `${symbol} is at its cap of ${this.caps.perSymbolMilliPerSecond / 1000} weighted actions per second; retry with exponential backoff from 1 s`, decision: secondDecision(this.caps.perSymbolMilliPerSecond / 1000) };
+      }
+    }
+    if (kind === 'massQuote') {
+      const d = this.limiter.massQuote(`acct:${userId}`, info.massQuotesPerMinute!);
+      if (!d.allowed) return { ok: false, error: 'rate_limited', decision: d, detail: `the ${tier} tier allows ${d.limit} mass quote batches per minute; retry after ${d.retryAfter} s` };
+    }
+    // Every check passed: charge.
+    g.milli += weight;
+    this.global = g;
+    if (s !== null) {
+      s.milli += weight;
+      this.perSymbol.set(symbol!, s);
+    }
+    if (spacingKey !== null) {
+      this.last.delete(spacingKey);
+      if (this.last.size >= MAX_KEYS) {
+        const oldest = this.last.keys().next().value;
+        if (oldest !== undefined) this.last.delete(oldest);
+      }
+      this.last.set(spacingKey, ns);
+    }
+    return { ok: true };
+  }
+
+  private roll(w: SecondWindow, sec: number): SecondWindow {
+    return w.second === sec ? w : { second: sec, milli: 0 };
+  }
 }
