@@ -22,7 +22,9 @@ import { OrderService, type SequencerPort } from './orders/service';
 import { buildApp } from './http/app';
 import { registerPublicRoutes } from './http/routes-public';
 import { registerOrderRoutes } from './http/routes-orders';
-import { registerAdminRoutes } from './http/routes-admin';
+import { registerAdminRoutes, accountSummary } from './http/routes-admin';
+import { WsServer } from './ws/server';
+import type { WsOptions } from './ws/protocol';
 import type { RestLimits } from './tiers';
 
 /** A sequencer link the gateway owns: SequencerClient of @tenebra/wire, or a stand-in in tests. */
@@ -45,6 +47,8 @@ export interface GatewayOptions {
   resultGraceMs?: number;
   /** first sequencer connection: how long to keep trying (ms) */
   sequencerConnectTimeoutMs?: number;
+  /** WebSocket server tunables (timers, limits; see ws/protocol.ts) */
+  ws?: Partial<WsOptions>;
 }
 
 export interface GatewayUrls {
@@ -67,6 +71,8 @@ export interface Gateway {
   readonly log: Logger;
   /** Next sequence number whose outcome will be applied. */
   readonly resultsCursor: bigint;
+  /** The WebSocket server at /ws/v1 (channels, encrypted sessions). */
+  readonly ws: WsServer;
 }
 
 /** Builds a gateway from its config file contents; nothing listens until start(). */
@@ -103,6 +109,11 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   registerPublicRoutes(app, { tokens, accounts, registry, clock });
   registerOrderRoutes(app, orders, limiter);
   registerAdminRoutes(app, { adminSecret, accounts, registry, db, clock });
+  const ws = new WsServer(app, {
+    log, clock, db, tokens, accounts, registry, events, limiter, orders,
+    accountInfo: (a) => accountSummary(db, a),
+    cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId),
+  }, opts.ws);
 
   let httpPort = config.port;
   let internalPort = config.internalPort;
@@ -122,7 +133,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   };
 
   return {
-    app, events, log,
+    app, events, log, ws,
     get resultsCursor() {
       return pipeline.cursor;
     },

@@ -1,0 +1,520 @@
+// One client socket: parses and rate-limits frames, runs login / logout / session.setup / subscribe /
+// unsubscribe / account.info / ping, decrypts trading ops in arrival order, and sends channel pushes
+// (encrypted on orders and positions) with a seq that rises by exactly 1 per subscription.
+//
+// Ordering: frames are handled one after another (a login's token check is awaited before the next
+// frame is looked at); a trading op is decrypted in its turn and then executes in the background, so
+// a slow placement does not hold up the socket. Every frame to the client is sealed and written in one
+// synchronous step, so the server's send counter goes out in wire order.
+import type WebSocket from 'ws';
+import {
+  MAX_COUNTER,
+  SessionError,
+  acceptSessionSetup,
+  decryptRequest,
+  encryptPush,
+  encryptResponse,
+  formatSessionId,
+  type ServerSessionCipher,
+} from '@tenebra/session';
+import type { Logger } from 'pino';
+import { stringify } from '../json';
+import type { AccountRec } from '../store/records';
+import type { TokenClaims } from '../auth/tokens';
+import type { Push, Subscriber } from './hub';
+import {
+  ANONYMOUS_LIMITS, CHANNELS, CLOSE, ENCRYPTED_CHANNELS, MIN_COUNTER_HEADROOM, OPS, PUBLIC_CHANNELS, REKEY_COUNTER_HEADROOM,
+  wsTierLimits, WsError, errorFrame, eventFrame, responseFrame, type Channel, type Op,
+} from './protocol';
+import type { WsContext } from './server';
+
+const MAX_ID_CHARS = 64;
+/** frames waiting for their turn; the rate limit keeps this far lower in practice */
+const MAX_QUEUED_FRAMES = 1024;
+const TRADING_OPS: ReadonlySet<string> = new Set(['order.place', 'order.cancel', 'order.modify']);
+
+interface Subscription {
+  /** seq of the next push */
+  seq: number;
+  /** test/chaos hook: pushes to drop (their seq is consumed, so the client sees a gap) */
+  drop: number;
+}
+
+interface Session {
+  cipher: ServerSessionCipher;
+  startedMs: number;
+  /** when rekey_required was sent, or null */
+  rekeyAskedMs: number | null;
+}
+
+interface Frame {
+  id: string;
+  op: string;
+  args: Record<string, unknown>;
+}
+
+export class WsConnection implements Subscriber {
+  userId: string | null = null;
+  private acct: AccountRec | null = null;
+  private claims: TokenClaims | null = null;
+  private authWarned = false;
+  /** cancel the account's live orders if this socket drops while logged in */
+  cancelOnDisconnect = false;
+  private session: Session | null = null;
+  /** a session existed and the gateway retired it (trading ops get session_expired until setup) */
+  private retired = false;
+  private setups = 0;
+  readonly subs = new Map<Channel, Subscription>();
+  private tokens: number;
+  private tokensAtMs: number;
+  private floodWindowMs = 0;
+  private floodCount = 0;
+  private chain: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private inflight = 0;
+  private closed = false;
+  alive = true;
+  readonly openedMs: number;
+
+  constructor(
+    readonly id: number,
+    readonly ws: WebSocket,
+    readonly ip: string,
+    private readonly ctx: WsContext,
+    private readonly log: Logger,
+  ) {
+    this.openedMs = ctx.clock.nowMs();
+    this.tokens = ANONYMOUS_LIMITS.msgPerSec;
+    this.tokensAtMs = Date.now();
+  }
+
+  get loggedIn(): boolean {
+    return this.acct !== null;
+  }
+
+  private get limits(): { msgPerSec: number; subscriptions: number } {
+    return this.acct ? wsTierLimits(this.acct.tier) : ANONYMOUS_LIMITS;
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Frames in
+
+  /** One client frame as received from ws. */
+  onMessage(raw: Buffer, isBinary: boolean): void {
+    if (this.closed) return;
+    if (raw.length > this.ctx.options.maxFrameBytes) {
+      this.takeToken(); // counts toward the flood limit; refused either way
+      this.sendError(null, null, new WsError('payload_too_large', `frames are limited to ${this.ctx.options.maxFrameBytes} bytes; this one has ${raw.length}`));
+      return;
+    }
+    let parsed: unknown;
+    try {
+      if (isBinary) throw new Error('binary frame');
+      parsed = JSON.parse(raw.toString('utf8'));
+    } catch {
+      this.takeToken();
+      this.sendError(null, null, new WsError('invalid_request', 'the frame is not a JSON text frame; send {id, op, args}'));
+      return;
+    }
+    const f = parsed as Record<string, unknown> | null;
+    const id = f !== null && typeof f === 'object' && typeof f.id === 'string' ? f.id : null;
+    const op = f !== null && typeof f === 'object' && typeof f.op === 'string' ? f.op : null;
+    if (!this.takeToken()) {
+      // Refused before it ran; a trading frame is still decrypted so the session's counters stay in step.
+      if (op !== null && TRADING_OPS.has(op) && this.session) this.tryDecrypt(op, f!.args);
+      this.sendError(id, op, new WsError('rate_limited', `at most ${this.limits.msgPerSec} frames per second on this socket; the frame was not executed`));
+      return;
+    }
+    if (f === null || typeof f !== 'object' || Array.isArray(f)) {
+      this.sendError(null, null, new WsError('invalid_request', 'a frame must be a JSON object {id, op, args}'));
+      return;
+    }
+    if (id === null || id.length === 0 || id.length > MAX_ID_CHARS) {
+      this.sendError(null, op, new WsError('invalid_request', `'id' must be a string of 1 to ${MAX_ID_CHARS} characters`));
+      return;
+    }
+    if (op === null || !(OPS as readonly string[]).includes(op)) {
+      this.sendError(id, op, new WsError('invalid_request', `unknown op '${String(op).slice(0, 40)}'; ops are ${OPS.join(', ')}`));
+      return;
+    }
+    const args = f.args === undefined || f.args === null ? {} : f.args;
+    if (typeof args !== 'object' || Array.isArray(args)) {
+      this.sendError(id, op, new WsError('invalid_request', "'args' must be an object"));
+      return;
+    }
+    if (this.queued >= MAX_QUEUED_FRAMES) {
+      this.close(CLOSE.policy, 'too many frames waiting');
+      return;
+    }
+    this.queued++;
+    const frame: Frame = { id, op, args: args as Record<string, unknown> };
+    this.chain = this.chain
+      .then(() => this.handle(frame))
+      .catch((e: unknown) => {
+        if (e instanceof WsError) return this.sendError(frame.id, frame.op, e);
+        this.log.error({ err: e instanceof Error ? e.stack : String(e), op: frame.op }, 'socket frame failed');
+        this.sendError(frame.id, frame.op, new WsError('internal_error', 'the gateway failed to handle the frame; it was logged'));
+      })
+      .finally(() => this.queued--);
+  }
+
+  /** Token bucket of the tier's msg/sec (capacity = one second's worth); a flood far beyond it closes the socket. */
+  private takeToken(): boolean {
+    const now = Date.now();
+    const rate = this.limits.msgPerSec;
+    this.tokens = Math.min(rate, this.tokens + ((now - this.tokensAtMs) / 1000) * rate);
+    this.tokensAtMs = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return true;
+    }
+    if (now - this.floodWindowMs >= 1000) {
+      this.floodWindowMs = now;
+      this.floodCount = 0;
+    }
+    if (++this.floodCount > rate * this.ctx.options.floodFactor) this.close(CLOSE.policy, 'message rate far above the tier limit');
+    return false;
+  }
+
+  private async handle(f: Frame): Promise<void> {
+    if (this.closed) return;
+    switch (f.op as Op) {
+      case 'login':
+        return this.login(f);
+      case 'logout':
+        return this.logout(f);
+      case 'ping':
+        return this.send(responseFrame(f.id, 'pong', { time_ns: this.ctx.clock.nowNs() }));
+      case 'pong':
+        return; // the answer to a server ping; nothing to say back
+      case 'session.setup':
+        return this.setup(f);
+      case 'subscribe':
+        return this.subscribe(f);
+      case 'unsubscribe':
+        return this.unsubscribe(f);
+      case 'account.info': {
+        const acct = this.requireLogin('read');
+        return this.send(responseFrame(f.id, f.op, this.ctx.accountInfo(this.ctx.accounts.get(acct.user_id) ?? acct)));
+      }
+      case 'order.place':
+      case 'order.cancel':
+      case 'order.modify':
+        return this.trade(f);
+    }
+  }
+
+  private requireLogin(scope: 'read' | 'trade' | null): AccountRec {
+    if (!this.acct || !this.claims) throw new WsError('invalid_token', "log in first: {op: 'login', args: {token}}");
+    if (scope !== null && !this.claims.scopes.includes(scope)) {
+      throw new WsError('insufficient_scope', `this needs the '${scope}' scope; the token has '${this.claims.scopes.join(' ')}'`);
+    }
+    return this.acct;
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // login / logout
+
+  private async login(f: Frame): Promise<void> {
+    const { token, cancel_on_disconnect: cod } = f.args;
+    if (typeof token !== 'string' || token.length === 0 || token.length > 4096) throw new WsError('invalid_request', "login needs args {token: '<ACCESS_TOKEN>'}");
+    if (cod !== undefined && typeof cod !== 'boolean') throw new WsError('invalid_request', "'cancel_on_disconnect' must be a boolean");
+    for (const k of Object.keys(f.args)) {
+      if (k !== 'token' && k !== 'cancel_on_disconnect') throw new WsError('invalid_request', `unknown login argument '${k.slice(0, 40)}'`);
+    }
+    const check = await this.ctx.tokens.verify(token);
+    if (this.closed) return;
+    if (!check.ok) throw new WsError(check.error, check.detail);
+    const acct = this.ctx.accounts.get(check.claims.userId);
+    if (!acct) throw new WsError('invalid_token', 'the token belongs to no account');
+    if (this.acct && this.acct.user_id !== acct.user_id) {
+      throw new WsError('invalid_request', 'this socket is logged in to another account; log out or open another socket');
+    }
+    if (!this.acct) {
+      const max = wsTierLimits(acct.tier).connections;
+      if (this.ctx.server.loggedInCount(acct.user_id) >= max) {
+        throw new WsError('limit_exceeded', `the ${acct.tier} tier allows ${max} logged-in sockets per account; close one first`);
+      }
+    }
+    const first = this.acct === null;
+    this.acct = acct;
+    this.claims = check.claims;
+    this.userId = acct.user_id;
+    this.authWarned = false;
+    if (cod !== undefined) this.cancelOnDisconnect = cod;
+    if (first) this.ctx.hub.bind(acct.user_id, this);
+    const nowS = Math.floor(this.ctx.clock.nowMs() / 1000);
+    this.send(responseFrame(f.id, f.op, {
+      user_uuid: acct.user_uuid, user_id: acct.user_id, tier: acct.tier, scope: check.claims.scopes.join(' '),
+      expires_at: new Date(check.claims.exp * 1000).toISOString(), expires_in: Math.max(0, check.claims.exp - nowS),
+      cancel_on_disconnect: this.cancelOnDisconnect, subscriptions: [...this.subs.keys()],
+    }));
+  }
+
+  private logout(f: Frame): void {
+    this.deauthenticate();
+    this.send(responseFrame(f.id, f.op, {}));
+  }
+
+  /** Forgets the login: session, account channels, cancel-on-disconnect. Public subscriptions stay. */
+  private deauthenticate(): void {
+    if (this.acct) this.ctx.hub.unbind(this.acct.user_id, this);
+    this.acct = null;
+    this.claims = null;
+    this.userId = null;
+    this.session = null;
+    this.retired = false;
+    this.cancelOnDisconnect = false;
+    for (const ch of [...this.subs.keys()]) if (!PUBLIC_CHANNELS.has(ch)) this.subs.delete(ch);
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // session.setup (also the rekey)
+
+  private setup(f: Frame): void {
+    const acct = this.requireLogin(null);
+    const first = this.setups === 0;
+    let accepted;
+    try {
+      accepted = acceptSessionSetup(f.args, acct.user_uuid, {
+        fencingEpoch: this.ctx.server.fencingEpoch,
+        ...(first && this.ctx.options.firstSessionSendCounter !== undefined ? { sendCounter: this.ctx.options.firstSessionSendCounter } : {}),
+      });
+    } catch (e) {
+      if (e instanceof SessionError) throw new WsError(e.code === 'invalid_frame' ? 'invalid_request' : e.code, e.message.replace(/^[a-z_]+: /, ''));
+      throw e;
+    }
+    this.setups++;
+    // The answer is plain JSON; every frame after it uses the new key (the client switches on it).
+    this.send(responseFrame(f.id, f.op, accepted.data));
+    this.session = { cipher: accepted.cipher, startedMs: this.ctx.clock.nowMs(), rekeyAskedMs: null };
+    this.retired = false;
+  }
+
+  /** The live session, or the spec's error for its absence. */
+  private liveSession(): Session {
+    if (this.session) return this.session;
+    if (this.retired) throw new WsError('session_expired', 'the gateway retired this session; rerun session.setup');
+    throw new WsError('session_required', 'run session.setup after login before trading ops and encrypted channels');
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Channels
+
+  private subscribe(f: Frame): void {
+    const channel = this.channelArg(f);
+    if (!PUBLIC_CHANNELS.has(channel)) {
+      this.requireLogin('read');
+      if (ENCRYPTED_CHANNELS.has(channel)) this.liveSession();
+    }
+    if (this.subs.has(channel)) throw new WsError('invalid_request', `already subscribed to '${channel}'; unsubscribe first for a fresh snapshot`);
+    const max = this.limits.subscriptions;
+    const used = this.acct ? this.ctx.server.subscriptionCount(this.acct.user_id) : this.subs.size;
+    if (used >= max) throw new WsError('limit_exceeded', `${this.acct ? `the ${this.acct.tier} tier allows` : 'a socket that has not logged in may hold'} ${max} subscriptions`);
+    const sub: Subscription = { seq: 1, drop: 0 };
+    this.subs.set(channel, sub);
+    this.send(responseFrame(f.id, f.op, { channel, seq_start: 1 }));
+    this.snapshot(channel, sub);
+  }
+
+  private unsubscribe(f: Frame): void {
+    const channel = this.channelArg(f);
+    if (!this.subs.delete(channel)) throw new WsError('invalid_request', `not subscribed to '${channel}'`);
+    this.send(responseFrame(f.id, f.op, { channel }));
+  }
+
+  private channelArg(f: Frame): Channel {
+    const ch = f.args.channel;
+    if (typeof ch !== 'string' || !(CHANNELS as readonly string[]).includes(ch)) {
+      throw new WsError('invalid_request', `args.channel must be one of ${CHANNELS.join(', ')}`);
+    }
+    return ch as Channel;
+  }
+
+  /** Sends the whole snapshot now, synchronously: events committed later arrive as later updates. */
+  private snapshot(channel: Channel, sub: Subscription): void {
+    const hub = this.ctx.hub;
+    const uid = this.acct?.user_id ?? '';
+    let items: Push[];
+    switch (channel) {
+      case 'orders':
+        items = hub.orderSnapshot(uid).map((update) => ({ kind: 'order', update }));
+        break;
+      case 'positions':
+        items = hub.positionSnapshot(uid).map((update) => ({ kind: 'position', update }));
+        break;
+      case 'margin_alerts':
+        items = hub.alertSnapshot(uid).map((data) => ({ kind: 'plain', data }));
+        break;
+      case 'instruments':
+        items = hub.instrumentSnapshot().map((data) => ({ kind: 'plain', data }));
+        break;
+    }
+    if (items.length === 0) return this.push(channel, sub, 'snapshot', true, null);
+    items.forEach((p, i) => this.push(channel, sub, 'snapshot', i === items.length - 1, p));
+  }
+
+  /** Hub entry: an update for channel, if subscribed. */
+  deliver(channel: Channel, p: Push): void {
+    const sub = this.subs.get(channel);
+    if (sub && !this.closed) this.push(channel, sub, 'update', false, p);
+  }
+
+  /** Test/chaos hook: the next n pushes of channel are lost (their seq numbers are consumed). */
+  dropNext(channel: Channel, n: number): void {
+    const sub = this.subs.get(channel);
+    if (sub) sub.drop += n;
+  }
+
+  private push(channel: Channel, sub: Subscription, type: 'snapshot' | 'update', complete: boolean, p: Push | null): void {
+    const seq = sub.seq++;
+    if (sub.drop > 0) {
+      sub.drop--;
+      return;
+    }
+    if (type === 'update' && this.ws.bufferedAmount > this.ctx.options.softBufferBytes) {
+      // A slow reader loses updates, not the socket: the seq gap makes it resubscribe for a snapshot.
+      this.log.warn({ conn: this.id, channel, seq, buffered: this.ws.bufferedAmount }, 'slow socket: update dropped');
+      return;
+    }
+    if (p === null || p.kind === 'plain') {
+      this.send({ channel, type, seq, snapshot_complete: complete, data: p === null ? null : p.data });
+      return;
+    }
+    const s = this.session;
+    if (!s || s.cipher.sendCounter > MAX_COUNTER - MIN_COUNTER_HEADROOM) {
+      // No key to seal with (retired or exhausted): the push is lost and the seq gap reports it.
+      if (s) this.askRekey(s, 'send counter exhausted');
+      return;
+    }
+    const msg = p.kind === 'order' ? { order_update: p.update } : { position_update: p.update };
+    this.send(encryptPush(s.cipher, channel, type, seq, complete, msg));
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Trading
+
+  private trade(f: Frame): void {
+    const s = this.liveSession();
+    const acct = this.acct;
+    if (!acct || !this.claims) throw new WsError('session_required', 'log in and run session.setup first');
+    const header = (f.args.header ?? null) as Record<string, unknown> | null;
+    const nonce = header && typeof header === 'object' ? header.nonce : undefined;
+    if (typeof nonce === 'number' && Number.isInteger(nonce) && nonce > MAX_COUNTER) {
+      throw new WsError('nonce_overflow', `header.nonce ${nonce} exceeds 2^32-1; the client's send counter is exhausted: rerun session.setup`);
+    }
+    if (s.cipher.sendCounter > MAX_COUNTER - MIN_COUNTER_HEADROOM) {
+      this.askRekey(s, 'send counter exhausted');
+      throw new WsError('nonce_overflow', "the gateway's send counter for this session is exhausted; the op was not executed: rerun session.setup");
+    }
+    let decrypted;
+    try {
+      decrypted = decryptRequest(s.cipher, { op: f.op, args: f.args });
+    } catch (e) {
+      if (e instanceof SessionError) throw new WsError(e.code === 'invalid_frame' ? 'invalid_request' : e.code, e.message.replace(/^[a-z_]+: /, ''));
+      throw e;
+    }
+    const ctx = { acct: this.ctx.accounts.get(acct.user_id) ?? acct, scopes: this.claims.scopes, symbolId: decrypted.header.symbol_id };
+    this.inflight++;
+    void this.ctx.trading
+      .execute(ctx, decrypted.request)
+      .then((ack) => {
+        if (this.closed) return;
+        // Sealed with the key in force now (a rekey meanwhile means the new one, as the client expects).
+        const cur = this.session;
+        if (!cur) return this.log.warn({ conn: this.id, op: f.op, code: ack.code }, 'ack lost: the session ended while the op ran');
+        this.send(encryptResponse(cur.cipher, f.id, f.op, { ack }));
+      })
+      .catch((e: unknown) => this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'sending an ack failed'))
+      .finally(() => this.inflight--);
+  }
+
+  /** Decrypts a frame that will not run, only to keep the receive counter in step; errors are ignored. */
+  private tryDecrypt(op: string, args: unknown): void {
+    try {
+      if (this.session) decryptRequest(this.session.cipher, { op, args });
+    } catch {
+      // the frame is refused anyway
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Timers (called by the server's sweep)
+
+  /** Auth expiry warning and closing, revocation, login timeout, rekey schedule and session retirement. */
+  sweep(nowMs: number): void {
+    if (this.closed) return;
+    const o = this.ctx.options;
+    if (!this.acct && this.subs.size === 0 && nowMs - this.openedMs >= o.loginTimeoutMs) {
+      this.close(CLOSE.loginTimeout, 'no login');
+      return;
+    }
+    if (this.claims) {
+      const expMs = this.claims.exp * 1000;
+      if (nowMs >= expMs) return this.close(CLOSE.tokenExpired, 'token_expired');
+      if (this.ctx.db.revoked.get(this.claims.jti) !== undefined) return this.close(CLOSE.tokenRevoked, 'token_revoked');
+      if (!this.authWarned && nowMs >= expMs - o.authWarningMs) {
+        this.authWarned = true;
+        this.send(eventFrame('auth_expired', { expires_at: new Date(expMs).toISOString(), expires_in: Math.max(0, Math.floor((expMs - nowMs) / 1000)) }));
+      }
+    }
+    const s = this.session;
+    if (s) {
+      const limit = MAX_COUNTER - REKEY_COUNTER_HEADROOM;
+      if (s.rekeyAskedMs === null) {
+        if (nowMs - s.startedMs >= o.rekeyAfterMs) this.askRekey(s, 'scheduled rotation');
+        else if (s.cipher.sendCounter > limit || s.cipher.recvCounter > limit) this.askRekey(s, 'nonce counters near their limit');
+      } else if (nowMs - s.rekeyAskedMs >= o.rekeyGraceMs && this.inflight === 0) {
+        this.session = null;
+        this.retired = true;
+        this.send(eventFrame('session_expired', { session_id: formatSessionId(s.cipher.sessionId), reason: 'not set up again after rekey_required' }));
+      }
+    }
+  }
+
+  private askRekey(s: Session, reason: string): void {
+    if (s.rekeyAskedMs !== null) return;
+    s.rekeyAskedMs = this.ctx.clock.nowMs();
+    this.send(eventFrame('rekey_required', { session_id: formatSessionId(s.cipher.sessionId), reason, retire_in_ms: this.ctx.options.rekeyGraceMs }));
+  }
+
+  /** Moves the live session to another fencing epoch (the gateway fenced older sessions): its next frame tells the client. */
+  fence(epoch: number): void {
+    if (this.session) this.session.cipher.fencingEpoch = epoch;
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Frames out
+
+  send(frame: unknown): void {
+    if (this.closed || this.ws.readyState !== 1) return;
+    if (this.ws.bufferedAmount > this.ctx.options.hardBufferBytes) {
+      this.close(CLOSE.tryAgainLater, 'socket not reading');
+      return;
+    }
+    this.ws.send(stringify(frame));
+  }
+
+  private sendError(id: string | null, op: string | null, e: WsError): void {
+    this.send(errorFrame(id, op, e));
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.ws.close(code, reason);
+    this.markClosed();
+    // A peer that does not answer the close handshake is cut off.
+    setTimeout(() => this.ws.terminate(), 2_000).unref();
+  }
+
+  /** The socket is gone: no more frames either way. Returns the account and cancel-on-disconnect flag. */
+  markClosed(): { acct: AccountRec | null; cancel: boolean } {
+    const out = { acct: this.acct, cancel: this.cancelOnDisconnect && this.acct !== null };
+    if (!this.closed) {
+      this.closed = true;
+      if (this.acct) this.ctx.hub.unbind(this.acct.user_id, this);
+      this.ctx.hub.leave(this);
+    }
+    return out;
+  }
+}

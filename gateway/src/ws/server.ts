@@ -1,0 +1,223 @@
+// The WebSocket server at /ws/v1 on the gateway's HTTP port (fastify's node server, 'upgrade' event):
+// per-IP socket cap, per-account connection and subscription caps, the timers (auth_expired, rekey,
+// throttled pushes, instrument changes, heartbeats), the gateway's fencing epoch, and
+// cancel-on-disconnect. Frame handling lives in connection.ts, fan-out in hub.ts.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from 'pino';
+import type { GatewayClock } from '../clock';
+import type { TokenService } from '../auth/tokens';
+import type { AccountService } from '../accounts';
+import type { InstrumentRegistry } from '../instruments';
+import type { GatewayEvents } from '../events';
+import type { RateLimiter } from '../ratelimit';
+import type { GatewayDb } from '../store/db';
+import type { AccountRec } from '../store/records';
+import { ChannelHub } from './hub';
+import { WsConnection } from './connection';
+import { SocketTrading, type OrderPort } from './trading';
+import { CLOSE, DEFAULT_WS_OPTIONS, WS_PATH, type Channel, type WsOptions } from './protocol';
+
+const EPOCH_KEY = 'ws_fencing_epoch';
+
+export interface WsDeps {
+  log: Logger;
+  clock: GatewayClock;
+  db: GatewayDb;
+  tokens: TokenService;
+  accounts: AccountService;
+  registry: InstrumentRegistry;
+  events: GatewayEvents;
+  limiter: RateLimiter;
+  orders: OrderPort;
+  /** account.info data: the content of GET /account for the account */
+  accountInfo: (acct: AccountRec) => Record<string, unknown>;
+  /** cancels one order because a cancel_on_disconnect socket dropped (cancel_reason CANCEL_ON_DISCONNECT) */
+  cancelOnDisconnect: (acct: AccountRec, orderId: string) => Promise<unknown>;
+}
+
+/** What a connection needs from the server. */
+export interface WsContext {
+  options: WsOptions;
+  clock: GatewayClock;
+  db: GatewayDb;
+  tokens: TokenService;
+  accounts: AccountService;
+  hub: ChannelHub;
+  trading: SocketTrading;
+  accountInfo: (acct: AccountRec) => Record<string, unknown>;
+  server: WsServer;
+}
+
+export class WsServer {
+  readonly options: WsOptions;
+  readonly hub: ChannelHub;
+  private readonly wss: WebSocketServer;
+  private readonly conns = new Set<WsConnection>();
+  private readonly perIp = new Map<string, number>();
+  private readonly ctx: WsContext;
+  private epoch: number;
+  private nextId = 1;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private stopping = false;
+  /** cancel-on-disconnect runs in flight (awaited by stop so the store is not closed under them) */
+  private readonly codRuns = new Set<Promise<void>>();
+
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly deps: WsDeps,
+    options: Partial<WsOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_WS_OPTIONS, ...options };
+    this.epoch = deps.db.tx(() => {
+      const next = (((deps.db.meta.get(EPOCH_KEY) as number | undefined) ?? 0) + 1) >>> 0;
+      deps.db.meta.putSync(EPOCH_KEY, next);
+      return next;
+    });
+    const log = deps.log.child({ component: 'ws' });
+    this.hub = new ChannelHub(deps.db, deps.registry, deps.events, deps.clock, log, this.options.markPriceThrottleMs);
+    const trading = new SocketTrading({ orders: deps.orders, registry: deps.registry, limiter: deps.limiter, db: deps.db, hub: this.hub, clock: deps.clock, log });
+    this.ctx = {
+      options: this.options, clock: deps.clock, db: deps.db, tokens: deps.tokens, accounts: deps.accounts, hub: this.hub, trading,
+      accountInfo: deps.accountInfo, server: this,
+    };
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.options.hardMaxFrameBytes, perMessageDeflate: false });
+    app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    app.addHook('onListen', async () => this.startTimers());
+    app.addHook('preClose', async () => this.stop());
+  }
+
+  /** The fencing epoch written into every ResponseHeader: +1 at every gateway start, +1 at every fence(). */
+  get fencingEpoch(): number {
+    return this.epoch;
+  }
+
+  /** Open sockets. */
+  get size(): number {
+    return this.conns.size;
+  }
+
+  /** Logged-in sockets of the account. */
+  loggedInCount(userId: string): number {
+    return this.hub.subscribersOf(userId).size;
+  }
+
+  /** Channel subscriptions of the account over all its sockets. */
+  subscriptionCount(userId: string): number {
+    let n = 0;
+    for (const s of this.hub.subscribersOf(userId)) n += (s as WsConnection).subs.size;
+    return n;
+  }
+
+  /**
+   * Fences every live session: the epoch rises, so the next encrypted frame each client opens makes it
+   * rerun session.setup (session_expired). Use when a session may have been exposed (e.g. after failover).
+   */
+  fence(): number {
+    this.epoch = this.deps.db.tx(() => {
+      const next = (this.epoch + 1) >>> 0;
+      this.deps.db.meta.putSync(EPOCH_KEY, next);
+      return next;
+    });
+    for (const c of this.conns) c.fence(this.epoch);
+    return this.epoch;
+  }
+
+  /** Test/chaos hook: the account's next n pushes on channel are lost on every socket (seq consumed: a gap). */
+  dropNextPushes(userId: string, channel: Channel, n = 1): void {
+    for (const s of this.hub.subscribersOf(userId)) (s as WsConnection).dropNext(channel, n);
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const path = (req.url ?? '').split('?')[0];
+    const refuse = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    if (path !== WS_PATH) return refuse(404, 'Not Found');
+    if (this.stopping) return refuse(503, 'Service Unavailable');
+    const ip = req.socket.remoteAddress ?? 'unknown';
+    if ((this.perIp.get(ip) ?? 0) >= this.options.maxSocketsPerIp) return refuse(429, 'Too Many Requests');
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, ip));
+  }
+
+  private onConnection(ws: WebSocket, ip: string): void {
+    const log = this.deps.log.child({ component: 'ws' });
+    const conn = new WsConnection(this.nextId++, ws, ip, this.ctx, log);
+    this.conns.add(conn);
+    this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
+    this.hub.join(conn);
+    ws.on('message', (data, isBinary) => conn.onMessage(toBuffer(data), isBinary));
+    ws.on('pong', () => (conn.alive = true));
+    ws.on('error', (e) => log.debug({ conn: conn.id, err: e.message }, 'socket error'));
+    ws.on('close', () => {
+      this.conns.delete(conn);
+      const left = (this.perIp.get(ip) ?? 1) - 1;
+      if (left > 0) this.perIp.set(ip, left);
+      else this.perIp.delete(ip);
+      const { acct, cancel } = conn.markClosed();
+      if (cancel && acct && !this.stopping) this.runCancelOnDisconnect(acct, conn.id);
+    });
+  }
+
+  /** Cancels every live order of the account (cancel_reason CANCEL_ON_DISCONNECT). */
+  private runCancelOnDisconnect(acct: AccountRec, connId: number): void {
+    const log = this.deps.log.child({ component: 'ws' });
+    const ids = this.hub.live.orders(acct.user_id).map((o) => o.order_id);
+    log.info({ conn: connId, user_id: acct.user_id, orders: ids.length }, 'cancel on disconnect');
+    const run = Promise.allSettled(ids.map((id) => this.deps.cancelOnDisconnect(acct, id))).then((rs) => {
+      const failed = rs.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
+      if (failed.length) log.warn({ user_id: acct.user_id, failed }, 'cancel on disconnect: some orders were not cancelled');
+    });
+    this.codRuns.add(run);
+    void run.finally(() => this.codRuns.delete(run));
+  }
+
+  private startTimers(): void {
+    if (this.sweepTimer) return;
+    this.sweepTimer = setInterval(() => {
+      try {
+        this.hub.sweep();
+        const now = this.deps.clock.nowMs();
+        for (const c of this.conns) c.sweep(now);
+      } catch (e) {
+        this.deps.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'ws sweep failed');
+      }
+    }, this.options.sweepMs);
+    this.sweepTimer.unref();
+    this.heartbeatTimer = setInterval(() => {
+      for (const c of this.conns) {
+        if (!c.alive) {
+          c.ws.terminate();
+          continue;
+        }
+        c.alive = false;
+        c.ws.ping();
+      }
+    }, this.options.heartbeatMs);
+    this.heartbeatTimer.unref();
+  }
+
+  /** Closes every socket (1001, no cancel-on-disconnect: the gateway is going away, not the client). */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    for (const c of this.conns) {
+      c.close(CLOSE.goingAway, 'gateway shutting down');
+      c.ws.terminate();
+    }
+    this.hub.close();
+    await Promise.allSettled([...this.codRuns]);
+    await new Promise<void>((r) => this.wss.close(() => r()));
+  }
+}
+
+function toBuffer(data: WebSocket.RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
