@@ -26,7 +26,7 @@ export const LIMITS = {
 } as const;
 
 /** Kinds of op the committee understands today. */
-export const KNOWN_KINDS: ReadonlySet<string> = new Set(['place', 'cancel']);
+export const KNOWN_KINDS: ReadonlySet<string> = new Set(['place', 'cancel', 'modify', 'expire']);
 
 /** Nack codes the sequencer sends. */
 export const NACK = {

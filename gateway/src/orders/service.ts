@@ -197,7 +197,7 @@ export class OrderService {
    * Submits an outbox op and settles its bookkeeping: on ack the op leaves the outbox (a placement
    * is marked journaled); on a nack a placement is rejected and its reservation released.
    */
-  private submit(outboxKey: number, rid: string, kind: 'place' | 'cancel', orderId: string, op: SealedOp): Promise<{ ok: true } | { ok: false; error: ApiError }> {
+  private submit(outboxKey: number, rid: string, kind: OutboxRec['kind'], orderId: string, op: SealedOp): Promise<{ ok: true } | { ok: false; error: ApiError }> {
     const p = this.sequencer.submit(op, { rid }).then(
       (ack) => {
         // Not awaited: the answer waits only for the journal; a crash before this commit just

@@ -17,7 +17,7 @@ export function orderView(o: OrderRec, inst: InstrumentSpec): Record<string, unk
     side: o.side,
     type: o.type,
     time_in_force: o.time_in_force,
-    price: new RawNumber(fromUnits(big(o.price_ticks), inst.tick_size)),
+    price: o.price_ticks === null ? null : new RawNumber(fromUnits(big(o.price_ticks), inst.tick_size)),
     quantity: new RawNumber(fromUnits(qty, inst.step_size)),
     filled_quantity: new RawNumber(fromUnits(filled, inst.step_size)),
     remaining_quantity: new RawNumber(fromUnits(qty - filled, inst.step_size)),

@@ -249,7 +249,7 @@ export class Clearing {
     order.out_time_ns = str(now);
 
     // The reservation shrinks to what the remainder needs at the order's own limit price.
-    const keep = reservation(inst, remaining, big(order.price_ticks), order.leverage, big(order.fee_pips));
+    const keep = reservation(inst, remaining, big(order.risk_ticks ?? order.price_ticks ?? '0'), order.leverage, big(order.fee_pips));
     acct.reserved = str(big(acct.reserved) - (big(order.reserved) - keep));
     order.reserved = str(keep);
 
@@ -324,7 +324,8 @@ function invalidFill(taker: OrderRec, maker: OrderRec | undefined, qty: bigint, 
   if (qty <= 0n) return 'non-positive quantity';
   if (qty > big(maker.qty_steps) - big(maker.filled_steps)) return 'quantity exceeds the maker remainder';
   if (qty > big(taker.qty_steps) - big(taker.filled_steps)) return 'quantity exceeds the taker remainder';
-  if (price !== big(maker.price_ticks)) return "price differs from the maker's limit price";
+  if (maker.price_ticks !== null && price !== big(maker.price_ticks)) return "price differs from the maker's limit price";
+  if (taker.price_ticks === null) return null; // market order without a cap
   const limit = big(taker.price_ticks);
   if (taker.side === 'buy' ? price > limit : price < limit) return "price does not cross the taker's limit";
   return null;

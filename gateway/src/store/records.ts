@@ -8,7 +8,9 @@ export const SCOPES: readonly Scope[] = ['trade', 'read'];
 
 export type OrderStatus = 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELLED' | 'REJECTED';
 export type Side = 'buy' | 'sell';
-export type TimeInForce = 'GTC' | 'IOC';
+export type TimeInForce = 'GTC' | 'GTT' | 'IOC' | 'FOK';
+export type OrderType = 'limit' | 'market' | 'peg';
+export type PegReference = 'mid' | 'bid' | 'ask';
 
 export interface AccountRec {
   user_id: string;
@@ -30,6 +32,12 @@ export interface AccountRec {
   open_by_symbol: Record<string, number>;
   deposited: string;
   created_at: string;
+  /** small integer owner id, the secret the committee compares for self-trade prevention (set on the first order) */
+  owner_id?: number;
+  /** liquidation lockout: new orders are refused with ACCOUNT_IN_LIQUIDATION while set */
+  in_liquidation?: boolean;
+  /** remaining steps of live orders by `${symbol}|${side}` (worst-case position for the position limit) */
+  open_qty?: Record<string, string>;
 }
 
 export interface OrderRec {
@@ -38,9 +46,11 @@ export interface OrderRec {
   client_order_id: string | null;
   symbol: string;
   side: Side;
-  type: 'limit';
+  type: OrderType;
   time_in_force: TimeInForce;
-  price_ticks: string;
+  /** limit price, market cap or peg price (ticks); null for a market order without a cap */
+  price_ticks: string | null;
+  /** quantity (steps): the original size, or the size a modify set */
   qty_steps: string;
   filled_steps: string;
   /** Σ fill qty_steps × price_ticks, for the exact average fill price */
@@ -62,6 +72,27 @@ export interface OrderRec {
   seq: string | null;
   /** the committee's placement outcome has been applied */
   placed: boolean;
+  // ---- issue 4 (absent on older records: read with the defaults in orders/fields.ts) ----
+  /** price the reservation and risk checks use (ticks): price_ticks, or a mark-based bound for an uncapped market order */
+  risk_ticks?: string;
+  peg_reference?: PegReference | null;
+  /** GTT expiry, ns since the epoch */
+  expires_at_ns?: string | null;
+  aon?: boolean;
+  min_fill_steps?: string | null;
+  /** counted in its symbol's book depth (a live GTC/GTT order) */
+  in_book?: boolean;
+  /** a modify sequenced or submitted whose outcome is not applied yet */
+  pending_modify?: PendingModify | null;
+}
+
+/** A modify waiting for the committee's outcome. */
+export interface PendingModify {
+  /** new quantity and price (ticks) the modify sets */
+  qty_steps: string;
+  price_ticks: string;
+  /** extra reservation held until the outcome (micro-USDC) */
+  hold: string;
 }
 
 export interface PositionRec {
@@ -81,7 +112,7 @@ export interface PositionRec {
 /** An operation persisted before it is submitted, so a restart can resubmit it under the same rid. */
 export interface OutboxRec {
   rid: string;
-  kind: 'place' | 'cancel';
+  kind: 'place' | 'cancel' | 'modify' | 'expire';
   order_id: string;
   op: SealedOp;
   created_ns: string;

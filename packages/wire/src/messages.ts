@@ -8,7 +8,7 @@ export type PublicFields = Record<string, string | number | boolean | null>;
 
 /** An operation as the gateway submits it: public fields plus one sealed share blob per node. */
 export interface SealedOp {
-  /** 'place' | 'cancel' today; later issues add more kinds. */
+  /** 'place' | 'cancel' | 'modify' | 'expire' (see PlacePub, ModifyPub, ExpirePub below). */
   kind: string;
   symbol: string;
   pub: PublicFields;
@@ -90,6 +90,13 @@ export interface PlaceOutcome {
   cancel_reason: string | null;
   /** set when the committee rejected the op (e.g. 'INVALID_PRICE'), or null */
   reject_reason: string | null;
+  /** machine code of the reject (e.g. 'MARKET_TIF'), or null (issue 4) */
+  reject_code?: string | null;
+  reject_detail?: string | null;
+  /** resting orders cancelled by self-trade prevention on the way (issue 4) */
+  self_trade_cancelled?: string[];
+  /** GTT orders of the book expired at the op's sequenced time before it ran */
+  expired?: string[];
 }
 
 /** Outcome of a 'cancel' op. No secret output. */
@@ -97,4 +104,78 @@ export interface CancelOutcome {
   kind: 'cancel';
   order_id: string;
   found: boolean;
+  expired?: string[];
+}
+
+// ---- Order operations of issue 4: the public fields of each kind and its secret vector. ----
+// Every kind's secret vector has a fixed length; pub flags say which elements carry a value (the
+// others are 0). docs/orders.md of the project describes the layout; gateway/src/sharing.ts writes
+// it and committee/src/apply.ts reads it.
+
+/** Secret vector of a 'place' op: [price_ticks, qty_steps, owner_id, min_fill_steps]. */
+export const PLACE_VECTOR = ['price_ticks', 'qty_steps', 'owner_id', 'min_fill_steps'] as const;
+/** Secret vector of a 'modify' op: [qty_delta_steps (signed), new_price_ticks]. */
+export const MODIFY_VECTOR = ['qty_delta_steps', 'new_price_ticks'] as const;
+
+/** Public fields of a 'place' op (what every node sees). */
+export interface PlacePub {
+  order_id: string;
+  side: 'buy' | 'sell';
+  type: 'limit' | 'market' | 'peg';
+  time_in_force: 'GTC' | 'GTT' | 'IOC' | 'FOK';
+  /** market only: true when element 0 holds a price cap (default false) */
+  market_cap?: boolean;
+  /** peg only: the price in ticks the gateway derived from the oracle reference (decimal string) */
+  peg_price_ticks?: string;
+  /** GTT only: expiry, ns since the epoch (decimal string) */
+  expires_at_ns?: string;
+  /** all-or-none (default false) */
+  aon?: boolean;
+  /** true when element 3 holds min_fill_size in steps (default false) */
+  min_fill?: boolean;
+  /** false when element 2 carries no owner (no self-trade prevention; default true) */
+  owner?: boolean;
+}
+
+/** Public fields of a 'modify' op. */
+export interface ModifyPub {
+  order_id: string;
+  /** reduce: quantity down, priority kept; replace: new price and/or quantity up, priority lost */
+  mode: 'reduce' | 'replace';
+  /** replace only: true when element 1 holds a new price */
+  price_change: boolean;
+}
+
+/** Public fields of an 'expire' op (its symbol may be '' for every book). Secret vector: empty. */
+export interface ExpirePub {
+  order_id: '';
+}
+
+/** Outcome of a 'modify' op. Secret outputs: per fill of a replace, [qty_steps, price_ticks]. */
+export interface ModifyOutcome {
+  kind: 'modify';
+  order_id: string;
+  mode: 'reduce' | 'replace';
+  /** the order was live */
+  found: boolean;
+  /** the new remaining quantity was <= 0: the order left the book */
+  exhausted: boolean;
+  /** replace: the new order's fills (maker ids), else [] */
+  fills: string[];
+  /** replace: whether the remainder rests (null for reduce or when nothing was executed) */
+  rested: boolean | null;
+  cancel_reason: string | null;
+  self_trade_cancelled: string[];
+  reject_reason: string | null;
+  reject_code?: string | null;
+  expired: string[];
+}
+
+/** Outcome of an 'expire' op. No secret output. */
+export interface ExpireOutcome {
+  kind: 'expire';
+  /** the sequenced time the op ran at (ns, decimal string) */
+  now_ns: string;
+  /** expired GTT order ids (ids are unique across symbols) */
+  expired: string[];
 }
