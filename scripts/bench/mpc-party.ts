@@ -14,7 +14,8 @@ process.on('message', (m: { type: 'config'; config: Config } | { type: 'exit' })
 async function run(cfg: Config): Promise<void> {
   const me = cfg.peers.find((p) => p.index === cfg.self)!;
   const transport = await createLibp2pTransport({ self: cfg.self, n: cfg.n, privateKey: Buffer.from(cfg.privateKeyHex, 'hex'), listen: me.addr, peers: cfg.peers, log: () => {} });
-  const party = createParty({ n: cfg.n, t: cfg.t, transport, preprocessing: cfg.prep });
+  const trace = process.env.MPC_TRACE === String(cfg.self);
+  const party = createParty({ n: cfg.n, t: cfg.t, transport, preprocessing: cfg.prep, traceRounds: trace, log: trace ? (e) => console.log(performance.now().toFixed(2), JSON.stringify(e)) : undefined });
   await party.start();
   const sent = (): number => {
     let b = 0;

@@ -4,7 +4,7 @@
 import { F, seededRng, shareSecret, type Party } from '@tenebra/mpc';
 
 export type Step =
-  | { kind: 'fill'; triples: number; bits: number }
+  | { kind: 'fill' }
   | { kind: 'mul'; n: number }
   | { kind: 'lt'; n: number }
   | { kind: 'latency'; count: number };
@@ -15,11 +15,11 @@ export interface StepResult {
   /** Per-job wall times (latency step). */
   samples?: number[];
   triples: number;
+  pairs: number;
   nibbles: number;
   bytesSent: number;
   rounds: number;
-  madeTriples?: number;
-  madeBits?: number;
+  made: { triples: number; pairs: number; bits: number };
 }
 
 const cache = new Map<string, bigint[][]>();
@@ -87,14 +87,18 @@ export async function runStep(p: Party, step: Step, bytesSent: () => number): Pr
   const ms = performance.now() - t0;
   const s1 = p.status();
   return {
-    step: step.kind === 'fill' ? `fill ${step.triples} triples + ${step.bits} bits` : step.kind === 'latency' ? `latency x${step.count}` : `${step.kind} x${step.n}`,
+    step: step.kind === 'fill' ? 'fill' : step.kind === 'latency' ? `latency x${step.count}` : `${step.kind} x${step.n}`,
     ms,
     ...(samples ? { samples } : {}),
-    triples: s1.reserve.tripleCursor - s0.reserve.tripleCursor,
-    nibbles: s1.reserve.nibbleCursor - s0.reserve.nibbleCursor,
+    triples: s1.reserve.cursor.triples - s0.reserve.cursor.triples,
+    pairs: s1.reserve.cursor.pairs - s0.reserve.cursor.pairs,
+    nibbles: s1.reserve.cursor.nibbles - s0.reserve.cursor.nibbles,
     bytesSent: bytesSent() - b0,
     rounds,
-    madeTriples: s1.preprocessing.made.triples - s0.preprocessing.made.triples,
-    madeBits: 4 * (s1.preprocessing.made.nibbles - s0.preprocessing.made.nibbles),
+    made: {
+      triples: s1.preprocessing.made.triples - s0.preprocessing.made.triples,
+      pairs: s1.preprocessing.made.pairs - s0.preprocessing.made.pairs,
+      bits: s1.preprocessing.made.bits - s0.preprocessing.made.bits,
+    },
   };
 }

@@ -19,18 +19,19 @@ const t = 2;
 const BIG = quick ? 2000 : 10000;
 const LAT = quick ? 50 : 300;
 const MULS = quick ? 5000 : 20000;
-const PROD = quick ? { triples: 2000, bits: 4000 } : { triples: 10000, bits: 20000 };
+const PROD = quick ? { triples: 1000, bits: 4000 } : { triples: 5000, bits: 20000 };
 
 const online: Step[] = [
-  { kind: 'fill', triples: 0, bits: 0 },
+  { kind: 'fill' },
   { kind: 'mul', n: MULS },
   { kind: 'lt', n: 1000 },
   { kind: 'lt', n: BIG },
   { kind: 'latency', count: LAT },
 ];
-const production: Step[] = [{ kind: 'fill', triples: PROD.triples, bits: PROD.bits }];
-const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + 23 * (1000 + BIG + LAT) + 100, targetBits: 52 * (1000 + BIG + LAT) + 100, batch: 8192, background: false };
-const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetBits: PROD.bits, batch: 500, background: false };
+const production: Step[] = [{ kind: 'fill' }];
+const lts = 1000 + BIG + LAT;
+const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetPairs: 11 * lts + 100, targetBits: 52 * lts + 100, batch: 8192, background: false };
+const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetPairs: PROD.triples, targetBits: PROD.bits, batch: 500, background: false };
 
 const prepLabel = (where: string): string => (where.includes('dealer') ? 'dealer, INSECURE, experiments only' : 'committee');
 
@@ -48,7 +49,9 @@ function print(where: string, results: StepResult[][]): void {
     const ms = Math.max(...results.map((r) => r[s]!.ms));
     const bytes = results.reduce((a, r) => a + r[s]!.bytesSent, 0);
     if (r0.step.startsWith('fill')) {
-      if (r0.madeTriples) console.log(`preprocessing (${prepLabel(where)}): ${r0.madeTriples} triples + ${r0.madeBits} bits in ${ms.toFixed(0)} ms => ${(r0.madeTriples! / ms * 1000).toFixed(0)} triples/s and ${(r0.madeBits! / ms * 1000).toFixed(0)} bits/s together; ${(bytes / 1e6).toFixed(1)} MB sent by all parties`);
+      const { triples: mt, pairs: mp, bits: mb } = r0.made;
+      const per = (x: number): string => (x / ms * 1000).toFixed(0);
+      if (mt + mp + mb > 0) console.log(`preprocessing (${prepLabel(where)}): ${mt} triples + ${mp} pair triples + ${mb} bits in ${ms.toFixed(0)} ms => ${per(mt)} triples/s, ${per(mp)} pair triples/s and ${per(mb)} bits/s together (= ${(mb / 52 / ms * 1000).toFixed(0)} comparisons' worth/s); ${(bytes / 1e6).toFixed(1)} MB sent by all parties`);
       continue;
     }
     if (r0.step.startsWith('mul')) {
@@ -58,7 +61,7 @@ function print(where: string, results: StepResult[][]): void {
     }
     if (r0.step.startsWith('lt')) {
       const k = Number(r0.step.split('x')[1]);
-      console.log(`lt x${k} (one job, ${r0.rounds} rounds): ${ms.toFixed(0)} ms => ${(k / ms * 1000).toFixed(0)} comparisons/s; per comparison ${(bytes / k).toFixed(0)} bytes (all parties), ${(r0.triples / k).toFixed(1)} triples, ${(4 * r0.nibbles / k).toFixed(1)} random bits`);
+      console.log(`lt x${k} (one job, ${r0.rounds} rounds): ${ms.toFixed(0)} ms => ${(k / ms * 1000).toFixed(0)} comparisons/s; per comparison ${(bytes / k).toFixed(0)} bytes (all parties), ${(r0.triples / k).toFixed(1)} triples + ${(r0.pairs / k).toFixed(1)} pair triples, ${(4 * r0.nibbles / k).toFixed(1)} random bits`);
       continue;
     }
     const samples = results[0]![s]!.samples!;
@@ -124,9 +127,11 @@ async function libp2p(prep: PreprocessingOptions, plan: Step[]): Promise<StepRes
   return out;
 }
 
-console.log(`Tenebra MPC benchmark: n=${n}, t=${t}, p=2^127-1, L=48, kappa=40${quick ? ' (quick)' : ''}; machine: ${(await import('node:os')).cpus().length} cores, node ${process.version}`);
+const os = await import('node:os');
+const load = (): string => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+console.log(`Tenebra MPC benchmark: n=${n}, t=${t}, p=2^127-1, L=48, kappa=40${quick ? ' (quick)' : ''}; machine: ${os.cpus().length} cores, node ${process.version}; load average at start ${load()}`);
 const c = costOf('lt', 48);
-console.log(`lt declares: ${c.rounds} rounds, ${c.triples} triples, ${c.bits} random bits (${c.nibbles} nibbles), ${c.masks} PRSS mask, ${c.elementsPerPeer} field elements (16 B) per peer`);
+console.log(`lt declares: ${c.rounds} rounds, ${c.triples} triple + ${c.pairs} pair triples, ${c.bits} random bits (${c.nibbles} nibbles), ${c.masks} PRSS mask, ${c.elementsPerPeer} field elements (16 B) per peer`);
 if (!args.has('--libp2p-only')) {
   print('simulated network (5 parties in one thread; online, dealer-made reserve)', await simnet(dealerPrep, online));
   print('simulated network (committee preprocessing)', await simnet(committeePrep, production));
@@ -135,3 +140,4 @@ if (!args.has('--sim-only')) {
   print('libp2p, 5 processes on 127.0.0.1 (online, dealer-made reserve)', await libp2p(dealerPrep, online));
   print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));
 }
+console.log(`\nload average at end ${load()} (other work on the machine slows every figure above)`);

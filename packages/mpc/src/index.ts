@@ -24,7 +24,7 @@ export {
 export * from './shamir';
 export * from './prss';
 export * from './messages';
-export { Reserve, NIBBLE_WIDTH, type Triples } from './reserve';
+export { Reserve, KINDS, WIDTH, NIBBLE_WIDTH, PAIR_WIDTH, TRIPLE_WIDTH, type Kind, type Counts, type Items } from './reserve';
 export { Preprocessor, DEALER_LABEL, nibblesFrom, seededRng, type PreprocessingOptions, type Needs } from './preprocessing';
 export { costOf, geometry, PREPROCESSING_TABLE, type OpCost } from './protocols';
 export { createParty, type Party, type PartyOptions, type PartyStatus, type PartyEvent } from './runtime';

@@ -29,7 +29,7 @@
 import { PreprocessingExhaustedError } from './api';
 import { P, inv, invAll, mod, reduce, reduceWide, sqrt } from './field';
 import { Msg, type Envelope, decodeVector } from './messages';
-import { Reserve, NIBBLE_VALUE, NIBBLE_WIDTH, type Triples } from './reserve';
+import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, emptyItems, type Counts, type Items, type Kind } from './reserve';
 import { lagrange, shareSecret, type FieldRng } from './shamir';
 import type { Prss } from './prss';
 import { createCipheriv, createHash } from 'node:crypto';
@@ -42,7 +42,12 @@ export interface PreprocessingOptions {
   targetTriples?: number;
   /** Background production keeps at least this many random bits (stored as 4-bit nibbles; default 4096). */
   targetBits?: number;
-  /** Nibbles per batch (default 128); each batch also makes 2x that many triples. */
+  /** Pair triples (two products sharing a factor, used by comparisons; default targetBits / 4). */
+  targetPairs?: number;
+  /**
+   * Items per batch of the kind with the largest target (default 256); the other kinds in proportion
+   * to their targets, so a batch matches the configured mix.
+   */
   batch?: number;
   /** Dealer mode seed (default 'tenebra-insecure-dealer'). */
   dealerSeed?: string;
@@ -53,11 +58,8 @@ export interface PreprocessingOptions {
 /** The label used wherever dealer mode is on. */
 export const DEALER_LABEL = 'dealer (INSECURE, experiments only)';
 
-/** What one operation (or a whole round) consumes. */
-export interface Needs {
-  triples: number;
-  nibbles: number;
-}
+/** What one operation (or a whole round) consumes, per kind. */
+export type Needs = Counts;
 
 type BatchState = 'running' | 'staged' | 'committed' | 'dropped';
 
@@ -69,10 +71,13 @@ interface Batch {
   round: number;
   incoming: Map<number, Map<number, Envelope>>;
   sent: Map<number, Map<number, Uint8Array>>; // round -> to -> bytes (for re-sends)
-  items?: { triples: Triples; nibbles: bigint[] };
+  items?: Items;
   // phase-A intermediates
   a?: bigint[];
   b?: bigint[];
+  pa?: bigint[];
+  pb1?: bigint[];
+  pb2?: bigint[];
   ownGrr?: bigint[][];
   r?: bigint[];
   y?: bigint[];
@@ -95,7 +100,7 @@ export interface PrepHost {
   /** Encodes a message with the piggybacked preprocessing log. */
   envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[])[]; extra?: Uint8Array }): Uint8Array;
   log(ev: Record<string, unknown>): void;
-  emitBatch(ev: { batch: number; state: 'staged' | 'committed' | 'dropped'; triples: number; nibbles: number }): void;
+  emitBatch(ev: { batch: number; state: 'staged' | 'committed' | 'dropped'; triples: number; pairs: number; nibbles: number }): void;
   /** True while no job is running (background batches start only then). */
   idle(): boolean;
   rng: FieldRng;
@@ -105,7 +110,7 @@ export interface PrepHost {
 export interface PrepSnapshot {
   resolved: number;
   committed: number;
-  staged?: { id: number; triples: Triples; nibbles: bigint[] };
+  staged?: { id: number; items: Items };
   running?: number;
 }
 
@@ -116,10 +121,9 @@ const INV2 = inv(2n);
 export class Preprocessor {
   readonly reserve = new Reserve();
   readonly mode: 'committee' | 'dealer';
-  readonly targetTriples: number;
-  readonly targetNibbles: number;
-  readonly batchNibbles: number;
-  readonly batchTriples: number;
+  readonly target: Counts;
+  /** Items of each kind per batch. */
+  readonly per: Counts;
   private readonly dealerSeed: string;
   /** Batches 0..resolved-1 are committed or dropped here. */
   resolved = 0;
@@ -133,17 +137,20 @@ export class Preprocessor {
   /** Set when a peer's log shows a committed batch this party never had: only recovery helps. */
   stale = false;
   /** Counters for status() and benchmarks. */
-  readonly stats = { batches: 0, triplesMade: 0, nibblesMade: 0, productionMs: 0, dropped: 0 };
+  readonly stats = { batches: 0, made: { triples: 0, pairs: 0, nibbles: 0 } as Counts, productionMs: 0, dropped: 0 };
 
   constructor(private readonly host: PrepHost, opts: PreprocessingOptions = {}) {
     this.mode = opts.mode ?? 'committee';
     if (this.mode !== 'committee' && this.mode !== 'dealer') throw new Error(`preprocessing mode must be 'committee' or 'dealer', got ${String(opts.mode)}`);
-    this.batchNibbles = opts.batch ?? 128;
-    if (!Number.isInteger(this.batchNibbles) || this.batchNibbles < 1 || this.batchNibbles > 65536) throw new Error(`preprocessing batch must be in 1..65536, got ${opts.batch}`);
-    this.batchTriples = 2 * this.batchNibbles;
-    this.targetTriples = opts.targetTriples ?? 2048;
-    this.targetNibbles = Math.ceil((opts.targetBits ?? 4096) / 4);
-    if (this.targetTriples < 0 || this.targetNibbles < 0) throw new Error('preprocessing targets must be >= 0');
+    const batch = opts.batch ?? 256;
+    if (!Number.isInteger(batch) || batch < 1 || batch > 65536) throw new Error(`preprocessing batch must be in 1..65536, got ${opts.batch}`);
+    const bits = opts.targetBits ?? 4096;
+    this.target = { triples: opts.targetTriples ?? 2048, nibbles: Math.ceil(bits / 4), pairs: opts.targetPairs ?? Math.ceil(bits / 4) };
+    for (const k of KINDS) if (!(this.target[k] >= 0)) throw new Error('preprocessing targets must be >= 0');
+    const top = Math.max(1, ...KINDS.map((k) => this.target[k]));
+    this.per = { triples: 0, pairs: 0, nibbles: 0 };
+    for (const k of KINDS) this.per[k] = this.target[k] === 0 ? 0 : Math.max(1, Math.ceil((batch * this.target[k]) / top));
+    if (KINDS.every((k) => this.per[k] === 0)) this.per = { triples: batch, pairs: batch, nibbles: batch };
     this.dealerSeed = opts.dealerSeed ?? 'tenebra-insecure-dealer';
     this.background = opts.background ?? true;
   }
@@ -152,8 +159,7 @@ export class Preprocessor {
   /** Produces up to the targets now (dealer: locally; committee: batches while all n are up). Resolves when reached or impossible. */
   async fill(): Promise<void> {
     for (;;) {
-      const low = this.reserve.triplesAvailable < this.targetTriples || this.reserve.nibblesAvailable < this.targetNibbles;
-      if (!low || this.stopped) return;
+      if (!this.low() || this.stopped) return;
       if (this.mode === 'dealer') {
         this.dealBatch();
         continue;
@@ -195,12 +201,12 @@ export class Preprocessor {
    * throws PreprocessingExhaustedError (identically at every party, see header) otherwise.
    */
   async ensure(need: Needs): Promise<void> {
-    const enough = (): boolean => this.reserve.triplesAvailable >= need.triples && this.reserve.nibblesAvailable >= need.nibbles;
+    const enough = (): boolean => KINDS.every((k) => this.reserve.available(k) >= need[k]);
     const exhausted = (): PreprocessingExhaustedError => {
-      const tShort = this.reserve.triplesAvailable < need.triples;
-      return tShort
-        ? new PreprocessingExhaustedError('triples', need.triples, this.reserve.triplesAvailable, this.host.aliveCount())
-        : new PreprocessingExhaustedError('random bits', need.nibbles * 4, this.reserve.nibblesAvailable * 4, this.host.aliveCount());
+      const k: Kind = KINDS.find((x) => this.reserve.available(x) < need[x]) ?? 'triples';
+      const alive = this.host.aliveCount();
+      if (k === 'nibbles') return new PreprocessingExhaustedError('random bits', need.nibbles * 4, this.reserve.available('nibbles') * 4, alive);
+      return new PreprocessingExhaustedError(k === 'pairs' ? 'pair triples' : 'triples', need[k], this.reserve.available(k), alive);
     };
     for (;;) {
       if (enough()) return;
@@ -228,14 +234,23 @@ export class Preprocessor {
   /** Starts a background batch if idle, all n up and the reserve is below target. */
   kick(): void {
     if (!this.enabled || !this.background || this.stopped || this.stale || this.current) return;
-    const low = this.reserve.triplesAvailable < this.targetTriples || this.reserve.nibblesAvailable < this.targetNibbles;
-    if (!low) return;
+    if (!this.low()) return;
     if (this.mode === 'dealer') {
-      while (this.reserve.triplesAvailable < this.targetTriples || this.reserve.nibblesAvailable < this.targetNibbles) this.dealBatch();
+      while (this.low()) this.dealBatch();
       return;
     }
     if (!this.host.idle() || !this.host.allUp()) return;
     this.startBatch(this.resolved);
+  }
+
+  /** True while some kind is below its target. */
+  private low(): boolean {
+    return KINDS.some((k) => this.reserve.available(k) < this.target[k]);
+  }
+
+  private countMade(): void {
+    this.stats.batches++;
+    for (const k of KINDS) this.stats.made[k] += this.per[k];
   }
 
   private waitResolved(b: Batch): Promise<void> {
@@ -254,28 +269,27 @@ export class Preprocessor {
     const id = this.resolved;
     const { t, self } = this.host;
     const rng = seededRng(`${this.dealerSeed}:${id}`);
-    const T = this.batchTriples;
-    const U = this.batchNibbles;
+    const { triples: T, pairs: Q, nibbles: U } = this.per;
+    const plain = emptyItems();
     const a = rng(T);
     const b = rng(T);
-    const c = a.map((x, i) => reduce(x * b[i]!));
-    const plainNibbles: bigint[] = [];
+    for (let i = 0; i < T; i++) plain.triples.push(a[i]!, b[i]!, reduce(a[i]! * b[i]!));
+    const pa = rng(Q);
+    const pb = rng(2 * Q);
+    for (let i = 0; i < Q; i++) plain.pairs.push(pa[i]!, pb[2 * i]!, pb[2 * i + 1]!, reduce(pa[i]! * pb[2 * i]!), reduce(pa[i]! * pb[2 * i + 1]!));
     const vals = rng(U);
     for (let u = 0; u < U; u++) {
       const v = Number(vals[u]! & 15n);
-      for (let j = 0; j < 15; j++) plainNibbles.push(v > j ? 1n : 0n);
-      plainNibbles.push(BigInt(v));
+      for (let j = 0; j < 15; j++) plain.nibbles.push(v > j ? 1n : 0n);
+      plain.nibbles.push(BigInt(v));
     }
-    const pick = (xs: bigint[]): bigint[] => shareOf(xs, t, self, rng);
-    const triples = { a: pick(a), b: pick(b), c: pick(c) };
-    const nibbles = pick(plainNibbles);
-    this.reserve.append(triples, nibbles);
+    const items = emptyItems();
+    for (const k of KINDS) items[k] = shareOf(plain[k], t, self, rng);
+    this.reserve.append(items);
     this.resolved++;
     this.committed++;
-    this.stats.batches++;
-    this.stats.triplesMade += T;
-    this.stats.nibblesMade += U;
-    this.host.emitBatch({ batch: id, state: 'committed', triples: T, nibbles: U });
+    this.countMade();
+    this.host.emitBatch({ batch: id, state: 'committed', ...this.per });
   }
 
   // ---- committee batches ----
@@ -354,11 +368,20 @@ export class Preprocessor {
 
   private round0(b: Batch): void {
     const prss = this.host.prss();
-    const T = this.batchTriples;
-    const nb = 4 * this.batchNibbles;
+    const { triples: T, pairs: Q, nibbles: U } = this.per;
+    const nb = 4 * U;
     b.a = prss.randomShares(this.nonce(b, 'a'), T);
     b.b = prss.randomShares(this.nonce(b, 'b'), T);
-    const h = b.a.map((x, i) => reduce(x * b.b![i]!));
+    b.pa = prss.randomShares(this.nonce(b, 'pa'), Q);
+    b.pb1 = prss.randomShares(this.nonce(b, 'pb1'), Q);
+    b.pb2 = prss.randomShares(this.nonce(b, 'pb2'), Q);
+    // local degree-2t products, then GRR: [a*b for triples, a*b1 for pairs, a*b2 for pairs]
+    const h = new Array<bigint>(T + 2 * Q);
+    for (let i = 0; i < T; i++) h[i] = reduce(b.a[i]! * b.b[i]!);
+    for (let i = 0; i < Q; i++) {
+      h[T + i] = reduce(b.pa[i]! * b.pb1[i]!);
+      h[T + Q + i] = reduce(b.pa[i]! * b.pb2[i]!);
+    }
     b.ownGrr = this.grr(h);
     b.r = prss.randomShares(this.nonce(b, 'r'), nb);
     const z = prss.zeroShares2t(this.nonce(b, 'z'), nb);
@@ -380,7 +403,7 @@ export class Preprocessor {
 
   private round2(b: Batch): void {
     const x = b.x!;
-    const U = this.batchNibbles;
+    const U = this.per.nibbles;
     const h: bigint[] = new Array(6 * U);
     for (let u = 0; u < U; u++) {
       const [x0, x1, x2, x3] = [x[4 * u]!, x[4 * u + 1]!, x[4 * u + 2]!, x[4 * u + 3]!];
@@ -399,7 +422,7 @@ export class Preprocessor {
   private round3(b: Batch): void {
     const x = b.x!;
     const p = b.p2!;
-    const U = this.batchNibbles;
+    const U = this.per.nibbles;
     const h: bigint[] = new Array(5 * U);
     for (let u = 0; u < U; u++) {
       const x2 = x[4 * u + 2]!;
@@ -462,8 +485,24 @@ export class Preprocessor {
         Y[e] = reduceWide(acc);
       }
       b.Y = Y;
-      b.items = { triples: { a: b.a!, b: b.b!, c: prod }, nibbles: [] };
-      b.a = b.b = b.y = undefined;
+      const { triples: T, pairs: Q } = this.per;
+      const items = emptyItems();
+      items.triples = new Array<bigint>(3 * T);
+      for (let i = 0; i < T; i++) {
+        items.triples[3 * i] = b.a![i]!;
+        items.triples[3 * i + 1] = b.b![i]!;
+        items.triples[3 * i + 2] = prod[i]!;
+      }
+      items.pairs = new Array<bigint>(5 * Q);
+      for (let i = 0; i < Q; i++) {
+        items.pairs[5 * i] = b.pa![i]!;
+        items.pairs[5 * i + 1] = b.pb1![i]!;
+        items.pairs[5 * i + 2] = b.pb2![i]!;
+        items.pairs[5 * i + 3] = prod[T + i]!;
+        items.pairs[5 * i + 4] = prod[T + Q + i]!;
+      }
+      b.items = items;
+      b.a = b.b = b.y = b.pa = b.pb1 = b.pb2 = undefined;
       b.round = 1;
       this.stats.productionMs += Date.now() - t0;
       this.round1(b);
@@ -473,7 +512,7 @@ export class Preprocessor {
       this.stats.productionMs += Date.now() - t0;
       this.round3(b);
     } else {
-      b.items!.nibbles = nibblesFrom(b.x!, b.p2!, prod, this.batchNibbles);
+      b.items!.nibbles = nibblesFrom(b.x!, b.p2!, prod, this.per.nibbles);
       b.x = b.p2 = b.ownGrr = undefined;
       b.round = 4;
       this.stats.productionMs += Date.now() - t0;
@@ -484,7 +523,7 @@ export class Preprocessor {
   private stage(b: Batch): void {
     b.state = 'staged';
     b.readies.add(this.host.self);
-    this.host.emitBatch({ batch: b.id, state: 'staged', triples: this.batchTriples, nibbles: this.batchNibbles });
+    this.host.emitBatch({ batch: b.id, state: 'staged', ...this.per });
     this.broadcast(Msg.PrepReady, b.id);
     this.tryCommit(b);
   }
@@ -502,16 +541,14 @@ export class Preprocessor {
       return;
     }
     b.state = 'committed';
-    this.reserve.append(b.items.triples, b.items.nibbles);
+    this.reserve.append(b.items);
     b.items = undefined;
     this.committed++;
     this.resolved = b.id + 1;
     this.current = undefined;
-    this.stats.batches++;
-    this.stats.triplesMade += this.batchTriples;
-    this.stats.nibblesMade += this.batchNibbles;
+    this.countMade();
     this.broadcast(Msg.PrepCommit, b.id);
-    this.host.emitBatch({ batch: b.id, state: 'committed', triples: this.batchTriples, nibbles: this.batchNibbles });
+    this.host.emitBatch({ batch: b.id, state: 'committed', ...this.per });
     for (const w of b.waiters.splice(0)) w.resolve();
     this.kick();
   }
@@ -524,7 +561,7 @@ export class Preprocessor {
     if (this.current === b) this.current = undefined;
     this.stats.dropped++;
     this.host.log({ ev: 'prep-drop', batch: b.id, why });
-    this.host.emitBatch({ batch: b.id, state: 'dropped', triples: 0, nibbles: 0 });
+    this.host.emitBatch({ batch: b.id, state: 'dropped', triples: 0, pairs: 0, nibbles: 0 });
     for (const w of b.waiters.splice(0)) w.resolve();
   }
 
@@ -676,7 +713,7 @@ export class Preprocessor {
   snapshot(): PrepSnapshot {
     const b = this.current;
     const snap: PrepSnapshot = { resolved: this.resolved, committed: this.committed };
-    if (b && b.state === 'staged' && b.items) snap.staged = { id: b.id, triples: b.items.triples, nibbles: b.items.nibbles };
+    if (b && b.state === 'staged' && b.items) snap.staged = { id: b.id, items: b.items };
     if (b && b.state === 'running') snap.running = b.id;
     return snap;
   }
@@ -690,7 +727,7 @@ export class Preprocessor {
       const b = this.newBatch(s.staged.id);
       b.state = 'staged';
       b.round = 4;
-      b.items = { triples: s.staged.triples, nibbles: s.staged.nibbles };
+      b.items = s.staged.items;
       b.readies.add(this.host.self);
       this.current = b;
     } else if (s.running !== undefined) {

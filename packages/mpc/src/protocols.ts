@@ -17,12 +17,12 @@
 //  select  y + c (x - y); min/max from lt and select.
 
 import { P, comparisonBits, reduce, reduceWide } from './field';
-import { NIBBLE_VALUE, NIBBLE_WIDTH, type Triples } from './reserve';
+import { NIBBLE_VALUE, NIBBLE_WIDTH } from './reserve';
 
-/** Preprocessing handed to one operation at its round. */
+/** Preprocessing handed to one operation at its round (flat, see reserve.ts for the layouts). */
 export interface Prep {
-  triples: Triples;
-  /** NIBBLE_WIDTH field elements per nibble. */
+  triples: bigint[];
+  pairs: bigint[];
   nibbles: bigint[];
   /** PRSS bounded integers (statistical masks), maskBits bits per PRSS subset. */
   masks: bigint[];
@@ -31,6 +31,7 @@ export interface Prep {
 /** What one operation's round consumes. */
 export interface OpNeeds {
   triples: number;
+  pairs: number;
   nibbles: number;
   masks: number;
 }
@@ -45,7 +46,7 @@ export interface RoundEngine {
   round(needs: OpNeeds, prepare: (p: Prep) => bigint[]): Promise<{ opened: bigint[]; prep: Prep }>;
 }
 
-const NO_NEEDS: OpNeeds = { triples: 0, nibbles: 0, masks: 0 };
+const NO_NEEDS: OpNeeds = { triples: 0, pairs: 0, nibbles: 0, masks: 0 };
 
 // ---- local vector operations (shares of the same sharing degree) ----
 
@@ -93,21 +94,55 @@ export async function mul(eng: RoundEngine, x: readonly bigint[], y: readonly bi
   const m = x.length;
   if (m === 0) return [];
   const { opened, prep } = await eng.round({ ...NO_NEEDS, triples: m }, (p) => {
+    const t = p.triples;
     const out = new Array<bigint>(2 * m);
     for (let i = 0; i < m; i++) {
-      const d = x[i]! - p.triples.a[i]!;
-      const e = y[i]! - p.triples.b[i]!;
+      const d = x[i]! - t[3 * i]!;
+      const e = y[i]! - t[3 * i + 1]!;
       out[i] = d < 0n ? d + P : d;
       out[m + i] = e < 0n ? e + P : e;
     }
     return out;
   });
-  const { a, b, c } = prep.triples;
+  const t = prep.triples;
   const z = new Array<bigint>(m);
   for (let i = 0; i < m; i++) {
     const d = opened[i]!;
     const e = opened[m + i]!;
-    z[i] = reduceWide(c[i]! + d * b[i]! + e * a[i]! + reduce(d * e));
+    z[i] = reduceWide(t[3 * i + 2]! + d * t[3 * i + 1]! + e * t[3 * i]! + reduce(d * e));
+  }
+  return z;
+}
+
+/**
+ * x*y1 and x*y2 with one pair triple (a, b1, b2, a b1, a b2): opens d = x - a once and e_k = y_k - b_k,
+ * so 3 field elements per element instead of 4. Returns [x*y1 ..., x*y2 ...].
+ */
+export async function mul2(eng: RoundEngine, x: readonly bigint[], y1: readonly bigint[], y2: readonly bigint[]): Promise<bigint[]> {
+  const m = x.length;
+  if (m === 0) return [];
+  const { opened, prep } = await eng.round({ ...NO_NEEDS, pairs: m }, (p) => {
+    const q = p.pairs;
+    const out = new Array<bigint>(3 * m);
+    for (let i = 0; i < m; i++) {
+      const d = x[i]! - q[5 * i]!;
+      const e1 = y1[i]! - q[5 * i + 1]!;
+      const e2 = y2[i]! - q[5 * i + 2]!;
+      out[i] = d < 0n ? d + P : d;
+      out[m + i] = e1 < 0n ? e1 + P : e1;
+      out[2 * m + i] = e2 < 0n ? e2 + P : e2;
+    }
+    return out;
+  });
+  const q = prep.pairs;
+  const z = new Array<bigint>(2 * m);
+  for (let i = 0; i < m; i++) {
+    const d = opened[i]!;
+    const e1 = opened[m + i]!;
+    const e2 = opened[2 * m + i]!;
+    const a = q[5 * i]!;
+    z[i] = reduceWide(q[5 * i + 3]! + d * q[5 * i + 1]! + e1 * a + reduce(d * e1));
+    z[m + i] = reduceWide(q[5 * i + 4]! + d * q[5 * i + 2]! + e2 * a + reduce(d * e2));
   }
   return z;
 }
@@ -159,7 +194,7 @@ async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint
   const { M, blocks } = geometry(eng.L, eng.kappa);
   const m = x.length;
   const twoM = 1n << BigInt(M);
-  const { opened, prep } = await eng.round({ triples: 0, nibbles: m * blocks, masks: m }, (p) => {
+  const { opened, prep } = await eng.round({ ...NO_NEEDS, nibbles: m * blocks, masks: m }, (p) => {
     const out = new Array<bigint>(m);
     for (let e = 0; e < m; e++) out[e] = reduceWide(offset + x[e]! + composeR(p.nibbles, e, blocks) + twoM * p.masks[e]!);
     return out;
@@ -170,7 +205,8 @@ async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint
 /**
  * Reduces per-element rows of (lt, eq) block pairs, most significant block first (flat arrays, row
  * length `width`), by the associative combination (lt1, eq1) o (lt2, eq2) = (lt1 + eq1 lt2, eq1 eq2);
- * ceil(log2 width) rounds, 2 products per combination (1 at the last level, where eq is not needed).
+ * ceil(log2 width) rounds, 2 products per combination sharing one factor (a pair triple; 1 product at
+ * the last level, where eq is not needed).
  */
 async function lexTree(eng: RoundEngine, lt: bigint[], eq: bigint[], m: number, width: number): Promise<bigint[]> {
   while (width > 1) {
@@ -178,21 +214,20 @@ async function lexTree(eng: RoundEngine, lt: bigint[], eq: bigint[], m: number, 
     const odd = width & 1;
     const finalLevel = width === 2;
     const k = m * pairs;
-    const xs = new Array<bigint>(finalLevel ? k : 2 * k);
-    const ys = new Array<bigint>(finalLevel ? k : 2 * k);
+    const xs = new Array<bigint>(k);
+    const y1 = new Array<bigint>(k);
+    const y2 = finalLevel ? [] : new Array<bigint>(k);
     for (let e = 0, i = 0; e < m; e++) {
       const row = e * width;
       for (let q = 0; q < pairs; q++, i++) {
         const h = row + 2 * q;
         xs[i] = eq[h]!;
-        ys[i] = lt[h + 1]!;
-        if (!finalLevel) {
-          xs[k + i] = eq[h]!;
-          ys[k + i] = eq[h + 1]!;
-        }
+        y1[i] = lt[h + 1]!;
+        if (!finalLevel) y2[i] = eq[h + 1]!;
       }
     }
-    const prod = await mul(eng, xs, ys);
+    // eq_H * lt_L and eq_H * eq_L share the factor eq_H: one pair triple (3 openings, not 4)
+    const prod = finalLevel ? await mul(eng, xs, y1) : await mul2(eng, xs, y1, y2);
     const nw = pairs + odd;
     const nlt = new Array<bigint>(m * nw);
     const neq = finalLevel ? eq : new Array<bigint>(m * nw);
@@ -325,6 +360,8 @@ export async function max(eng: RoundEngine, x: readonly bigint[], y: readonly bi
 export interface OpCost {
   rounds: number;
   triples: number;
+  /** Pair triples (two products sharing a factor). */
+  pairs: number;
   /** Random bits, as 4-bit one-hot nibbles (4 bits each). */
   nibbles: number;
   bits: number;
@@ -334,44 +371,51 @@ export interface OpCost {
   elementsPerPeer: number;
 }
 
-function treeCost(width: number, lexicographic: boolean): { rounds: number; products: number } {
+function treeCost(width: number, lexicographic: boolean): { rounds: number; triples: number; pairs: number; opened: number } {
   let rounds = 0;
-  let products = 0;
+  let triples = 0;
+  let pairs = 0;
+  let opened = 0;
   while (width > 1) {
-    const pairs = Math.floor(width / 2);
-    const finalLevel = pairs === 1 && width === 2;
-    products += lexicographic && !finalLevel ? 2 * pairs : pairs;
+    const k = Math.floor(width / 2);
+    if (lexicographic && width !== 2) {
+      pairs += k;
+      opened += 3 * k;
+    } else {
+      triples += k;
+      opened += 2 * k;
+    }
     rounds++;
-    width = pairs + (width % 2);
+    width = k + (width % 2);
   }
-  return { rounds, products };
+  return { rounds, triples, pairs, opened };
 }
 
 /** Per-element cost of each operation for bound L (the preprocessing map, as JIFF's). */
 export function costOf(op: 'mul' | 'select' | 'lt' | 'le' | 'eq' | 'min' | 'max' | 'open', L: number, kappa = 40): OpCost {
   const { blocks } = geometry(L, kappa);
-  const c = (rounds: number, triples: number, nibbles: number, masks: number, opened: number): OpCost => ({
-    rounds, triples, nibbles, bits: 4 * nibbles, masks, elementsPerPeer: opened,
+  const c = (rounds: number, triples: number, pairs: number, nibbles: number, masks: number, opened: number): OpCost => ({
+    rounds, triples, pairs, nibbles, bits: 4 * nibbles, masks, elementsPerPeer: opened,
   });
   switch (op) {
     case 'open':
-      return c(1, 0, 0, 0, 1);
+      return c(1, 0, 0, 0, 0, 1);
     case 'mul':
     case 'select':
-      return c(1, 1, 0, 0, 2);
+      return c(1, 1, 0, 0, 0, 2);
     case 'lt':
     case 'le': {
       const tr = treeCost(blocks, true);
-      return c(1 + tr.rounds, tr.products, blocks, 1, 1 + 2 * tr.products);
+      return c(1 + tr.rounds, tr.triples, tr.pairs, blocks, 1, 1 + tr.opened);
     }
     case 'eq': {
       const tr = treeCost(blocks, false);
-      return c(1 + tr.rounds, tr.products, blocks, 1, 1 + 2 * tr.products);
+      return c(1 + tr.rounds, tr.triples, tr.pairs, blocks, 1, 1 + tr.opened);
     }
     case 'min':
     case 'max': {
       const tr = treeCost(blocks, true);
-      return c(2 + tr.rounds, tr.products + 1, blocks, 1, 3 + 2 * tr.products);
+      return c(2 + tr.rounds, tr.triples + 1, tr.pairs, blocks, 1, 3 + tr.opened);
     }
   }
 }

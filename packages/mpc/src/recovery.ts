@@ -14,7 +14,7 @@ import type { Clock } from '@tenebra/transport';
 import { add } from './field';
 import { Msg, bytesText, decodeVector, textBytes, type Envelope } from './messages';
 import type { Prss } from './prss';
-import { NIBBLE_WIDTH } from './reserve';
+import { KINDS, WIDTH, emptyItems, type Counts } from './reserve';
 import { findInconsistent, interpolate, nameBadParty } from './shamir';
 import type { PartySnapshot } from './state';
 
@@ -25,10 +25,8 @@ interface ReplyMeta {
   stateId: string;
   store: [string, number][];
   pub: [string, string][];
-  tripleCursor: number;
-  nibbleCursor: number;
-  triples: number;
-  nibbles: number;
+  cursor: Counts;
+  items: Counts;
   finished: string[];
   prep: { resolved: number; committed: number };
   inFlight?: number;
@@ -40,19 +38,14 @@ type Envelop = (m: { type: Msg; a?: number; b?: number; key?: string; vectors?: 
 export function answerRecovery(prss: Prss, to: number, nonce: string, snap: PartySnapshot, inFlight: number | undefined, envelope: Envelop): Uint8Array[] {
   const values: bigint[] = [];
   for (const [, v] of snap.store) for (const x of v) values.push(x);
-  for (const x of snap.triples.a) values.push(x);
-  for (const x of snap.triples.b) values.push(x);
-  for (const x of snap.triples.c) values.push(x);
-  for (const x of snap.nibbles) values.push(x);
+  for (const k of KINDS) for (const x of snap.items[k]) values.push(x);
   const z = prss.zeroAtShares(nonce, values.length, to);
   for (let i = 0; i < values.length; i++) values[i] = add(values[i]!, z[i]!);
   const base = {
     store: snap.store.map(([k, v]) => [k, v.length] as [string, number]),
     pub: snap.pub,
-    tripleCursor: snap.tripleCursor,
-    nibbleCursor: snap.nibbleCursor,
-    triples: snap.triples.a.length,
-    nibbles: snap.nibbles.length / NIBBLE_WIDTH,
+    cursor: snap.cursor,
+    items: { triples: snap.items.triples.length / WIDTH.triples, pairs: snap.items.pairs.length / WIDTH.pairs, nibbles: snap.items.nibbles.length / WIDTH.nibbles },
     finished: snap.finished,
     prep: { resolved: snap.prep.resolved, committed: snap.prep.committed },
   };
@@ -200,8 +193,8 @@ export class Recovery {
       return out;
     };
     const store = meta.store.map(([k, len]) => [k, take(len)] as [string, bigint[]]);
-    const triples = { a: take(meta.triples), b: take(meta.triples), c: take(meta.triples) };
-    const nibbles = take(meta.nibbles * NIBBLE_WIDTH);
+    const items = emptyItems();
+    for (const k of KINDS) items[k] = take(meta.items[k] * WIDTH[k]);
     if (off !== v.length) {
       this.fail?.(new Error(`recovery: layout mismatch (${off} of ${v.length} values used)`));
       return;
@@ -211,7 +204,7 @@ export class Recovery {
     this.done?.({
       snapshot: {
         n: this.host.n, t: this.host.t, L: 0, kappa: 0,
-        store, pub: meta.pub, tripleCursor: meta.tripleCursor, nibbleCursor: meta.nibbleCursor, triples, nibbles,
+        store, pub: meta.pub, cursor: meta.cursor, items,
         finished: meta.finished, prep: meta.prep,
       },
       helpersInFlight: inFlight,

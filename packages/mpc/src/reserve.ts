@@ -1,142 +1,118 @@
-// The reserve of preprocessed material, consumed FIFO: Beaver triples and random 4-bit "nibbles".
-// A nibble is a random value v in [0,16) shared in unary form: 15 sharings of [v > j] (j = 0..14)
-// plus a sharing of v itself (NIBBLE_WIDTH = 16 field elements). [v == j] = [v > j-1] - [v > j]. Items are appended only by committed
-// preprocessing batches; cursors count items ever consumed and only grow. Consumed items stay until
-// trim() so the state at the start of the running job can still be handed to a recovering party.
+// The reserve of preprocessed material, consumed FIFO per kind by absolute cursors:
+//  - triples: Beaver triples, stored [a, b, c] (c = a*b), TRIPLE_WIDTH = 3 elements each;
+//  - pairs:   two triples sharing their first factor, stored [a, b1, b2, a*b1, a*b2] (PAIR_WIDTH = 5),
+//             for the two products eq1*lt2 and eq1*eq2 of one comparison-tree node (3 openings, not 4);
+//  - nibbles: a random value v in [0,16) in unary form: [v > j] for j = 0..14, then v
+//             (NIBBLE_WIDTH = 16); [v == j] = [v > j-1] - [v > j].
+// Items are appended only by committed preprocessing batches; cursors count items ever consumed and
+// only grow. Consumed items stay until trim() so the state at the start of the running job can still
+// be handed to a recovering party.
 
-/** Field elements per stored nibble: [v > j] for j = 0..14, then v. */
+export const KINDS = ['triples', 'pairs', 'nibbles'] as const;
+export type Kind = (typeof KINDS)[number];
+/** Field elements per item of each kind. */
+export const WIDTH: Readonly<Record<Kind, number>> = { triples: 3, pairs: 5, nibbles: 16 };
+export const TRIPLE_WIDTH = 3;
+export const PAIR_WIDTH = 5;
 export const NIBBLE_WIDTH = 16;
 /** Offset of v within a stored nibble. */
 export const NIBBLE_VALUE = 15;
 
-/** Triples for some operation: c[i] = a[i] * b[i] (as sharings). */
-export interface Triples {
-  a: bigint[];
-  b: bigint[];
-  c: bigint[];
+/** A count per kind. */
+export type Counts = Record<Kind, number>;
+/** Flat items per kind (WIDTH elements per item). */
+export type Items = Record<Kind, bigint[]>;
+
+/** Zero counts. */
+export function zeroCounts(): Counts {
+  return { triples: 0, pairs: 0, nibbles: 0 };
 }
 
-interface TripleChunk extends Triples {
-  start: number; // absolute index of a[0]
-}
-interface NibbleChunk {
-  start: number; // absolute index of the first nibble
-  e: bigint[]; // NIBBLE_WIDTH per nibble
+/** Empty items. */
+export function emptyItems(): Items {
+  return { triples: [], pairs: [], nibbles: [] };
 }
 
-/** A FIFO reserve with absolute cursors. */
+interface Chunk {
+  start: number; // absolute index of the first item
+  v: bigint[];
+}
+
+/** A FIFO reserve with absolute cursors per kind. */
 export class Reserve {
-  private triples: TripleChunk[] = [];
-  private nibbles: NibbleChunk[] = [];
-  /** Absolute index of the next triple to hand out (= triples ever consumed). */
-  tripleCursor = 0;
-  /** Absolute index of the next nibble to hand out. */
-  nibbleCursor = 0;
-  private tripleEnd = 0;
-  private nibbleEnd = 0;
+  private chunks: Record<Kind, Chunk[]> = { triples: [], pairs: [], nibbles: [] };
+  /** Absolute index of the next item to hand out (= items ever consumed), per kind. */
+  readonly cursor: Counts = zeroCounts();
+  /** Items ever appended, per kind. */
+  readonly end: Counts = zeroCounts();
 
-  /** Triples available from the cursor. */
-  get triplesAvailable(): number {
-    return this.tripleEnd - this.tripleCursor;
-  }
-  /** Nibbles available from the cursor. */
-  get nibblesAvailable(): number {
-    return this.nibbleEnd - this.nibbleCursor;
-  }
-  /** Absolute end indices (= items ever appended). */
-  get ends(): { triples: number; nibbles: number } {
-    return { triples: this.tripleEnd, nibbles: this.nibbleEnd };
+  /** Items available from the cursor. */
+  available(kind: Kind): number {
+    return this.end[kind] - this.cursor[kind];
   }
 
   /** Appends a committed batch. */
-  append(t: Triples, nibbles: bigint[]): void {
-    if (t.a.length !== t.b.length || t.a.length !== t.c.length) throw new Error('reserve: ragged triples');
-    if (nibbles.length % NIBBLE_WIDTH !== 0) throw new Error('reserve: ragged nibbles');
-    if (t.a.length > 0) {
-      this.triples.push({ start: this.tripleEnd, a: t.a, b: t.b, c: t.c });
-      this.tripleEnd += t.a.length;
-    }
-    if (nibbles.length > 0) {
-      this.nibbles.push({ start: this.nibbleEnd, e: nibbles });
-      this.nibbleEnd += nibbles.length / NIBBLE_WIDTH;
+  append(items: Items): void {
+    for (const kind of KINDS) {
+      const v = items[kind];
+      if (v.length % WIDTH[kind] !== 0) throw new Error(`reserve: ragged ${kind}`);
+      if (v.length === 0) continue;
+      this.chunks[kind].push({ start: this.end[kind], v });
+      this.end[kind] += v.length / WIDTH[kind];
     }
   }
 
-  /** Takes k triples from the cursor; throws if fewer are available (callers check first). */
-  takeTriples(k: number): Triples {
-    if (k > this.triplesAvailable) throw new Error(`reserve: ${k} triples requested, ${this.triplesAvailable} available`);
-    const out = this.triplesRange(this.tripleCursor, k);
-    this.tripleCursor += k;
+  /** Takes k items of a kind from the cursor (flat); throws if fewer are available (callers check first). */
+  take(kind: Kind, k: number): bigint[] {
+    if (k > this.available(kind)) throw new Error(`reserve: ${k} ${kind} requested, ${this.available(kind)} available`);
+    const out = this.range(kind, this.cursor[kind], k);
+    this.cursor[kind] += k;
     return out;
   }
 
-  /** Takes k nibbles (NIBBLE_WIDTH elements each) from the cursor; throws if fewer are available. */
-  takeNibbles(k: number): bigint[] {
-    if (k > this.nibblesAvailable) throw new Error(`reserve: ${k} nibbles requested, ${this.nibblesAvailable} available`);
-    const out = this.nibblesRange(this.nibbleCursor, k);
-    this.nibbleCursor += k;
-    return out;
-  }
-
-  /** Triples [from, from+k) by absolute index (must not be trimmed). */
-  triplesRange(from: number, k: number): Triples {
-    const a: bigint[][] = [];
-    const b: bigint[][] = [];
-    const c: bigint[][] = [];
-    let need = k;
-    let pos = from;
-    for (const ch of this.triples) {
-      if (need === 0) break;
-      const end = ch.start + ch.a.length;
-      if (pos >= end) continue;
-      if (pos < ch.start) throw new Error('reserve: triples already trimmed');
-      const i0 = pos - ch.start;
-      const take = Math.min(need, end - pos);
-      a.push(ch.a.slice(i0, i0 + take));
-      b.push(ch.b.slice(i0, i0 + take));
-      c.push(ch.c.slice(i0, i0 + take));
-      need -= take;
-      pos += take;
-    }
-    if (need > 0) throw new Error('reserve: triples range beyond end');
-    const join = (xs: bigint[][]): bigint[] => (xs.length === 1 ? xs[0]! : ([] as bigint[]).concat(...xs));
-    return { a: join(a), b: join(b), c: join(c) };
-  }
-
-  /** Nibbles [from, from+k) by absolute index, flattened. */
-  nibblesRange(from: number, k: number): bigint[] {
+  /** Items [from, from+k) of a kind by absolute index, flat (must not be trimmed). */
+  range(kind: Kind, from: number, k: number): bigint[] {
+    const w = WIDTH[kind];
     const parts: bigint[][] = [];
     let need = k;
     let pos = from;
-    for (const ch of this.nibbles) {
+    for (const ch of this.chunks[kind]) {
       if (need === 0) break;
-      const end = ch.start + ch.e.length / NIBBLE_WIDTH;
+      const end = ch.start + ch.v.length / w;
       if (pos >= end) continue;
-      if (pos < ch.start) throw new Error('reserve: nibbles already trimmed');
+      if (pos < ch.start) throw new Error(`reserve: ${kind} already trimmed`);
       const take = Math.min(need, end - pos);
-      const i0 = (pos - ch.start) * NIBBLE_WIDTH;
-      parts.push(ch.e.slice(i0, i0 + take * NIBBLE_WIDTH));
+      const i0 = (pos - ch.start) * w;
+      parts.push(ch.v.slice(i0, i0 + take * w));
       need -= take;
       pos += take;
     }
-    if (need > 0) throw new Error('reserve: nibbles range beyond end');
+    if (need > 0) throw new Error(`reserve: ${kind} range beyond end`);
     return parts.length === 1 ? parts[0]! : ([] as bigint[]).concat(...parts);
   }
 
-  /** Drops chunks entirely before the given absolute cursors (consumed by completed jobs). */
-  trim(tripleCursor: number, nibbleCursor: number): void {
-    this.triples = this.triples.filter((ch) => ch.start + ch.a.length > tripleCursor);
-    this.nibbles = this.nibbles.filter((ch) => ch.start + ch.e.length / NIBBLE_WIDTH > nibbleCursor);
+  /** Everything from the given absolute positions to the end, per kind. */
+  from(cursor: Counts): Items {
+    const out = emptyItems();
+    for (const kind of KINDS) out[kind] = this.range(kind, cursor[kind], this.end[kind] - cursor[kind]);
+    return out;
   }
 
-  /** Replaces the whole content: items from absolute positions (cursor) on. Used by state import and recovery. */
-  reset(tripleCursor: number, t: Triples, nibbleCursor: number, nibbles: bigint[]): void {
-    this.triples = [];
-    this.nibbles = [];
-    this.tripleCursor = tripleCursor;
-    this.nibbleCursor = nibbleCursor;
-    this.tripleEnd = tripleCursor;
-    this.nibbleEnd = nibbleCursor;
-    this.append(t, nibbles);
+  /** Drops chunks entirely before the given cursors (consumed by completed jobs). */
+  trim(cursor: Counts): void {
+    for (const kind of KINDS) {
+      const w = WIDTH[kind];
+      this.chunks[kind] = this.chunks[kind].filter((ch) => ch.start + ch.v.length / w > cursor[kind]);
+    }
+  }
+
+  /** Replaces the whole content: items from absolute positions `cursor` on. Used by state import and recovery. */
+  reset(cursor: Counts, items: Items): void {
+    this.chunks = { triples: [], pairs: [], nibbles: [] };
+    for (const kind of KINDS) {
+      this.cursor[kind] = cursor[kind];
+      this.end[kind] = cursor[kind];
+    }
+    this.append(items);
   }
 }

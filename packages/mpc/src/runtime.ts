@@ -19,7 +19,7 @@ import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
 import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
-import { NIBBLE_WIDTH } from './reserve';
+import { KINDS, WIDTH, emptyItems, zeroCounts, type Counts } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
 import { assertParams, cryptoRng, interpolate, lagrange, nameBadParty, reconstructChecked } from './shamir';
 import { decodeSnapshot, encodeSnapshot, type PartySnapshot } from './state';
@@ -43,6 +43,8 @@ export interface PartyOptions {
   /** Re-send a waiting round's messages after this many clock ms (doubling, max 8 s). Default 500. */
   retransmitMs?: number;
   log?: (event: object) => void;
+  /** Log one 'round' event per completed round (job, round, ms waited, senders). Default false. */
+  traceRounds?: boolean;
   limits?: {
     /** Buffered messages of jobs not started yet (default 20,000). */
     futureMessages?: number;
@@ -62,8 +64,9 @@ export interface PartyStatus {
   phase: Phase;
   alive: number[];
   quorum: boolean;
-  reserve: { triples: number; bits: number; nibbles: number; tripleCursor: number; nibbleCursor: number };
-  preprocessing: { resolvedBatches: number; committedBatches: number; inFlight: number | undefined; stale: boolean; made: { triples: number; nibbles: number; batches: number; dropped: number; productionMs: number } };
+  /** Items available per kind (bits = 4 x nibbles) and absolute cursors (items ever consumed). */
+  reserve: { triples: number; pairs: number; nibbles: number; bits: number; cursor: Counts };
+  preprocessing: { resolvedBatches: number; committedBatches: number; inFlight: number | undefined; stale: boolean; perBatch: Counts; made: { triples: number; pairs: number; nibbles: number; bits: number; batches: number; dropped: number; productionMs: number } };
   mode: string;
   lastFinishedJob: string | undefined;
   currentJob: string | undefined;
@@ -197,6 +200,7 @@ class PartyImpl implements Party {
   private readonly logFn: (event: object) => void;
   private readonly checkOpenings: boolean;
   private readonly retransmitMs: number;
+  private readonly traceRounds: boolean;
   private readonly limits: Required<NonNullable<PartyOptions['limits']>>;
   readonly prep: Preprocessor;
   private phase: Phase = 'new';
@@ -208,7 +212,7 @@ class PartyImpl implements Party {
   private finished: string[] = [];
   private finishedSet = new Set<string>();
   private job: JobRun | undefined;
-  private jobStart: { tripleCursor: number; nibbleCursor: number } | undefined;
+  private jobStart: Counts | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   private future = new Map<string, { from: number; env: Envelope }[]>();
   private futureCount = 0;
@@ -236,6 +240,7 @@ class PartyImpl implements Party {
     this.id = opts.transport.self;
     this.checkOpenings = opts.checkOpenings ?? false;
     this.retransmitMs = opts.retransmitMs ?? 500;
+    this.traceRounds = opts.traceRounds ?? false;
     this.limits = {
       futureMessages: opts.limits?.futureMessages ?? 20_000,
       archivedJobs: opts.limits?.archivedJobs ?? 8,
@@ -369,13 +374,14 @@ class PartyImpl implements Party {
       phase: this.phase,
       alive,
       quorum: alive.length >= this.t + 1,
-      reserve: { triples: r.triplesAvailable, nibbles: r.nibblesAvailable, bits: 4 * r.nibblesAvailable, tripleCursor: r.tripleCursor, nibbleCursor: r.nibbleCursor },
+      reserve: { triples: r.available('triples'), pairs: r.available('pairs'), nibbles: r.available('nibbles'), bits: 4 * r.available('nibbles'), cursor: { ...r.cursor } },
       preprocessing: {
         resolvedBatches: this.prep.resolved,
         committedBatches: this.prep.committed,
         inFlight: this.prep.inFlight,
         stale: this.prep.stale,
-        made: { triples: this.prep.stats.triplesMade, nibbles: this.prep.stats.nibblesMade, batches: this.prep.stats.batches, dropped: this.prep.stats.dropped, productionMs: this.prep.stats.productionMs },
+        perBatch: { ...this.prep.per },
+        made: { ...this.prep.stats.made, bits: 4 * this.prep.stats.made.nibbles, batches: this.prep.stats.batches, dropped: this.prep.stats.dropped, productionMs: this.prep.stats.productionMs },
       },
       mode: this.prep.modeLabel,
       lastFinishedJob: this.lastFinishedJob(),
@@ -409,19 +415,15 @@ class PartyImpl implements Party {
   /** The state as of the start of the running job (or now between jobs). */
   snapshot(includeStaged: boolean): PartySnapshot {
     const r = this.prep.reserve;
-    const tc = this.jobStart?.tripleCursor ?? r.tripleCursor;
-    const nc = this.jobStart?.nibbleCursor ?? r.nibbleCursor;
-    const ends = r.ends;
+    const cursor = { ...(this.jobStart ?? r.cursor) };
     const prepSnap = this.prep.snapshot();
     return {
       n: this.n, t: this.t, L: this.L, kappa: this.kappa, mode: this.prep.mode,
       keys: [...this.keys].map(([k, v]) => [k, Buffer.from(v).toString('hex')] as [string, string]).sort(),
       store: [...this.store].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, v.slice()] as [string, bigint[]]),
       pub: [...this.pub].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-      tripleCursor: tc,
-      nibbleCursor: nc,
-      triples: r.triplesRange(tc, ends.triples - tc),
-      nibbles: r.nibblesRange(nc, ends.nibbles - nc),
+      cursor,
+      items: r.from(cursor),
       finished: this.finished.slice(-this.limits.finishedJobs),
       prep: includeStaged ? prepSnap : { resolved: prepSnap.resolved, committed: prepSnap.committed },
     };
@@ -446,7 +448,7 @@ class PartyImpl implements Party {
     }
     this.store = new Map(s.store);
     this.pub = new Map(s.pub);
-    this.prep.reserve.reset(s.tripleCursor, s.triples, s.nibbleCursor, s.nibbles);
+    this.prep.reserve.reset(s.cursor, s.items);
     this.finished = s.finished.slice();
     this.finishedSet = new Set(this.finished);
     if (own) this.prep.restore(s.prep);
@@ -472,10 +474,10 @@ class PartyImpl implements Party {
     const got = await this.recovery.run();
     this.recovery = undefined;
     if (this.phase !== 'recovering') throw new Error(`party ${this.id}: stopped during recovery`);
-    this.installSnapshot({ ...got.snapshot, keys: [], mode: this.prep.mode }, false);
+    this.installSnapshot({ ...got.snapshot, keys: [], mode: this.prep.mode, L: this.L, kappa: this.kappa }, false);
     this.prep.adopt(got.snapshot.prep.resolved, got.snapshot.prep.committed, got.helpersInFlight);
     this.phase = 'ready';
-    this.emit('recovered', { lastFinishedJob: this.lastFinishedJob(), values: got.snapshot.store.length, triples: got.snapshot.triples.a.length, nibbles: got.snapshot.nibbles.length / NIBBLE_WIDTH, helpers: got.helpers });
+    this.emit('recovered', { lastFinishedJob: this.lastFinishedJob(), values: got.snapshot.store.length, reserve: this.status().reserve, helpers: got.helpers });
     this.prep.enable();
     // Ask everyone to re-send what we missed of the current job (they do on peer-up; here again).
     for (let j = 1; j <= this.n; j++) if (j !== this.id && this.transport.isUp(j)) this.transport.send(j, this.envelope({ type: Msg.PrepStatus }));
@@ -606,9 +608,9 @@ class PartyImpl implements Party {
     if (this.finishedSet.has(jobId)) throw new Error(`party ${this.id}: job ${jobId} already ran (job ids must be unique)`);
     const r = this.prep.reserve;
     // PRSS nonces: the job id plus the reserve cursors, which only grow, so a retried id never reuses masks.
-    const job = new JobRun(jobId, `job:${jobId}:${r.tripleCursor}:${r.nibbleCursor}`);
+    const job = new JobRun(jobId, `job:${jobId}:${r.cursor.triples}:${r.cursor.pairs}:${r.cursor.nibbles}`);
     this.job = job;
-    this.jobStart = { tripleCursor: r.tripleCursor, nibbleCursor: r.nibbleCursor };
+    this.jobStart = { ...r.cursor };
     this.logFn({ ev: 'job-start', job: jobId });
     const buffered = this.future.get(jobId);
     if (buffered) {
@@ -658,7 +660,7 @@ class PartyImpl implements Party {
       this.archiveBytes -= this.archive.shift()!.bytes;
     }
     const r = this.prep.reserve;
-    r.trim(r.tripleCursor, r.nibbleCursor);
+    r.trim(r.cursor);
     if (this.quorumLost && this.aliveParties().length >= this.t + 1) this.checkQuorum();
     this.prep.kick();
   }
@@ -721,42 +723,40 @@ class PartyImpl implements Party {
       r, ops, ready: false, allMine: [], toMine: undefined, sharesAll: new Map(), sharesTo: new Map(), expectTo: false, waitingSince: this.transport.clock.now(),
     };
     job.inflight = rs;
-    let triples = 0;
-    let nibbles = 0;
+    const need = zeroCounts();
     let masks = 0;
     for (const op of ops) {
-      triples += op.needs.triples;
-      nibbles += op.needs.nibbles;
+      for (const k of KINDS) need[k] += op.needs[k];
       masks += op.needs.masks;
     }
-    await this.prep.ensure({ triples, nibbles });
+    await this.prep.ensure(need);
     if (job.failed !== undefined || this.job !== job) return;
     // Assign preprocessing in queue order.
     const res = this.prep.reserve;
-    const T = triples > 0 ? res.takeTriples(triples) : { a: [], b: [], c: [] };
-    const N = nibbles > 0 ? res.takeNibbles(nibbles) : [];
+    const taken = emptyItems();
+    for (const k of KINDS) if (need[k] > 0) taken[k] = res.take(k, need[k]);
     const { maskBits } = proto.geometry(this.L, this.kappa);
     const Mk = masks > 0 ? this.prss().boundedShares(`${job.nonceBase}:${r}`, masks, maskBits) : [];
-    let ti = 0;
-    let ni = 0;
+    const at = zeroCounts();
     let mi = 0;
-    const all: bigint[] = [];
+    let all: bigint[] = [];
     const to = new Map<number, bigint[]>();
+    const one = ops.length === 1;
     for (const op of ops) {
-      const { triples: k, nibbles: u, masks: q } = op.needs;
-      const p: proto.Prep = {
-        triples: { a: T.a.slice(ti, ti + k), b: T.b.slice(ti, ti + k), c: T.c.slice(ti, ti + k) },
-        nibbles: N.slice(ni * NIBBLE_WIDTH, (ni + u) * NIBBLE_WIDTH),
-        masks: Mk.slice(mi, mi + q),
-      };
-      ti += k;
-      ni += u;
-      mi += q;
+      const p: proto.Prep = { triples: [], pairs: [], nibbles: [], masks: one ? Mk : Mk.slice(mi, mi + op.needs.masks) };
+      for (const k of KINDS) {
+        const w = WIDTH[k];
+        p[k] = one ? taken[k] : taken[k].slice(at[k] * w, (at[k] + op.needs[k]) * w);
+        at[k] += op.needs[k];
+      }
+      mi += op.needs.masks;
       op.prep = p;
       const shares = op.prepare(p);
       op.len = shares.length;
-      if (op.to === 0) for (const x of shares) all.push(x);
-      else {
+      if (op.to === 0) {
+        if (one) all = shares;
+        else for (const x of shares) all.push(x);
+      } else {
         let v = to.get(op.to);
         if (!v) to.set(op.to, (v = []));
         for (const x of shares) v.push(x);
@@ -840,6 +840,7 @@ class PartyImpl implements Party {
     if (!allDone || !toDone) return;
     job.inflight = undefined;
     rs.retransmit?.();
+    if (this.traceRounds) this.logFn({ ev: 'round', job: job.id, r: rs.r, ms: this.transport.clock.now() - rs.waitingSince, from: [...rs.sharesAll.keys()] });
     let openedAll: bigint[] = [];
     let openedTo: bigint[] | undefined;
     try {
@@ -1088,7 +1089,7 @@ class Ctx implements JobContext, proto.RoundEngine {
   async open(x: Sec): Promise<bigint[]> {
     const v = vecOf(x);
     if (v.length === 0) return [];
-    const { opened } = await this.round({ triples: 0, nibbles: 0, masks: 0 }, () => v.slice());
+    const { opened } = await this.round({ triples: 0, pairs: 0, nibbles: 0, masks: 0 }, () => v.slice());
     return opened;
   }
 
@@ -1097,7 +1098,7 @@ class Ctx implements JobContext, proto.RoundEngine {
     const v = vecOf(x);
     return new Promise((resolve, reject) => {
       this.p.enqueue(this.job, {
-        needs: { triples: 0, nibbles: 0, masks: 0 }, to: recipient, prepare: () => v.slice(),
+        needs: { triples: 0, pairs: 0, nibbles: 0, masks: 0 }, to: recipient, prepare: () => v.slice(),
         resolve: (r) => resolve(r.opened), reject,
       });
     });

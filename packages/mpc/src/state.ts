@@ -1,10 +1,8 @@
 // Binary persistence of a party at a job boundary: u32 metaLength | meta (JSON, no field values) |
-// field elements (16 bytes each) in the order the meta lists them. Used by exportState() and by
-// share recovery (which sends the same layout, masked).
+// field elements (16 bytes each) in the order the meta lists them. Used by exportState().
 
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
-import type { Triples } from './reserve';
-import { NIBBLE_WIDTH } from './reserve';
+import { KINDS, WIDTH, emptyItems, type Counts, type Items } from './reserve';
 
 /** Everything a party persists. */
 export interface PartySnapshot {
@@ -19,17 +17,16 @@ export interface PartySnapshot {
   store: [string, bigint[]][];
   /** Public store, sorted by name. */
   pub: [string, string][];
-  tripleCursor: number;
-  nibbleCursor: number;
-  triples: Triples;
-  nibbles: bigint[];
+  /** Absolute reserve positions of the first items below. */
+  cursor: Counts;
+  items: Items;
   /** Ids of recently finished jobs, oldest first (the last is the most recent). */
   finished: string[];
-  prep: { resolved: number; committed: number; staged?: { id: number; triples: Triples; nibbles: bigint[] }; running?: number };
+  prep: { resolved: number; committed: number; staged?: { id: number; items: Items }; running?: number };
 }
 
 interface Meta {
-  v: 1;
+  v: 2;
   n: number;
   t: number;
   L: number;
@@ -38,31 +35,31 @@ interface Meta {
   keys: [string, string][];
   store: [string, number][];
   pub: [string, string][];
-  tripleCursor: number;
-  nibbleCursor: number;
-  triples: number;
-  nibbles: number;
+  cursor: Counts;
+  items: Counts;
   finished: string[];
-  prep: { resolved: number; committed: number; staged?: { id: number; triples: number; nibbles: number }; running?: number };
+  prep: { resolved: number; committed: number; staged?: { id: number; items: Counts }; running?: number };
 }
+
+const countsOf = (items: Items): Counts => ({ triples: items.triples.length / WIDTH.triples, pairs: items.pairs.length / WIDTH.pairs, nibbles: items.nibbles.length / WIDTH.nibbles });
 
 /** Serialises a snapshot. */
 export function encodeSnapshot(s: PartySnapshot): Uint8Array {
   const meta: Meta = {
-    v: 1, n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
+    v: 2, n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
     store: s.store.map(([k, v]) => [k, v.length]),
     pub: s.pub,
-    tripleCursor: s.tripleCursor, nibbleCursor: s.nibbleCursor,
-    triples: s.triples.a.length, nibbles: s.nibbles.length / NIBBLE_WIDTH,
+    cursor: s.cursor,
+    items: countsOf(s.items),
     finished: s.finished,
     prep: {
       resolved: s.prep.resolved, committed: s.prep.committed,
-      ...(s.prep.staged ? { staged: { id: s.prep.staged.id, triples: s.prep.staged.triples.a.length, nibbles: s.prep.staged.nibbles.length / NIBBLE_WIDTH } } : {}),
+      ...(s.prep.staged ? { staged: { id: s.prep.staged.id, items: countsOf(s.prep.staged.items) } } : {}),
       ...(s.prep.running !== undefined ? { running: s.prep.running } : {}),
     },
   };
-  const vectors: (readonly bigint[])[] = [...s.store.map(([, v]) => v), s.triples.a, s.triples.b, s.triples.c, s.nibbles];
-  if (s.prep.staged) vectors.push(s.prep.staged.triples.a, s.prep.staged.triples.b, s.prep.staged.triples.c, s.prep.staged.nibbles);
+  const vectors: (readonly bigint[])[] = [...s.store.map(([, v]) => v), ...KINDS.map((k) => s.items[k])];
+  if (s.prep.staged) for (const k of KINDS) vectors.push(s.prep.staged.items[k]);
   const metaBytes = new TextEncoder().encode(JSON.stringify(meta));
   let count = 0;
   for (const v of vectors) count += v.length;
@@ -81,8 +78,13 @@ export function decodeSnapshot(bytes: Uint8Array): PartySnapshot {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const metaLen = view.getUint32(0);
   if (4 + metaLen > bytes.length) throw new Error('state: bad meta length');
-  const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + metaLen))) as Meta;
-  if (meta.v !== 1) throw new Error(`state: unknown version ${String(meta.v)}`);
+  let meta: Meta;
+  try {
+    meta = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + metaLen))) as Meta;
+  } catch {
+    throw new Error('state: unreadable meta');
+  }
+  if (meta.v !== 2) throw new Error(`state: unknown version ${String(meta.v)}`);
   let off = 4 + metaLen;
   const take = (k: number): bigint[] => {
     if (off + k * ELEMENT_BYTES > bytes.length) throw new Error('state: truncated');
@@ -90,18 +92,18 @@ export function decodeSnapshot(bytes: Uint8Array): PartySnapshot {
     for (let i = 0; i < k; i++) { out[i] = readElement(view, off); off += ELEMENT_BYTES; }
     return out;
   };
+  const takeItems = (c: Counts): Items => {
+    const items = emptyItems();
+    for (const k of KINDS) items[k] = take(c[k] * WIDTH[k]);
+    return items;
+  };
   const store = meta.store.map(([k, len]) => [k, take(len)] as [string, bigint[]]);
-  const triples = { a: take(meta.triples), b: take(meta.triples), c: take(meta.triples) };
-  const nibbles = take(meta.nibbles * NIBBLE_WIDTH);
-  let staged: PartySnapshot['prep']['staged'];
-  if (meta.prep.staged) {
-    const k = meta.prep.staged.triples;
-    staged = { id: meta.prep.staged.id, triples: { a: take(k), b: take(k), c: take(k) }, nibbles: take(meta.prep.staged.nibbles * NIBBLE_WIDTH) };
-  }
+  const items = takeItems(meta.items);
+  const staged = meta.prep.staged ? { id: meta.prep.staged.id, items: takeItems(meta.prep.staged.items) } : undefined;
   if (off !== bytes.length) throw new Error('state: trailing bytes');
   return {
     n: meta.n, t: meta.t, L: meta.L, kappa: meta.kappa, mode: meta.mode, keys: meta.keys, store, pub: meta.pub,
-    tripleCursor: meta.tripleCursor, nibbleCursor: meta.nibbleCursor, triples, nibbles, finished: meta.finished,
+    cursor: meta.cursor, items, finished: meta.finished,
     prep: { resolved: meta.prep.resolved, committed: meta.prep.committed, ...(staged ? { staged } : {}), ...(meta.prep.running !== undefined ? { running: meta.prep.running } : {}) },
   };
 }

@@ -81,41 +81,41 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
     const xs = Array.from({ length: 20 }, (_, i) => BigInt(i * 7 - 60));
     const ys = Array.from({ length: 20 }, (_, i) => BigInt(60 - i * 5));
     const inputs = deal(5, 2, xs, ys);
-    const before = c.net.stats.messages;
-    const outs = await run(async (ctx, id) => {
-      const [xsh, ysh] = inputs[id - 1]!;
+    const id = `prop-${jobNo}`;
+    const outs = await run(async (ctx, pid) => {
+      const [xsh, ysh] = inputs[pid - 1]!;
       const tasks = xsh!.map(async (_, i) => {
         const l = await ctx.lt(ctx.fromShares([xsh![i]!]), ctx.fromShares([ysh![i]!]));
         return (await ctx.open(l))[0]!;
       });
       return Promise.all(tasks);
     });
-    const msgs = c.net.stats.messages - before;
     for (const o of outs) expect(o).toEqual(xs.map((x, i) => (x < ys[i]! ? 1n : 0n)));
-    const rounds = costOf('lt', 48).rounds + 1; // + the final open
-    // one message per peer per round: 5 parties x 4 peers x rounds, plus preprocessing traffic (none needed here)
-    expect(msgs).toBeLessThanOrEqual(5 * 4 * rounds + 200);
+    // every party ran the 20 comparisons and their openings in the rounds of one
+    const ends = c.logs.filter((l) => (l as { ev?: string; job?: string }).ev === 'job-end' && (l as { job?: string }).job === id) as { rounds: number }[];
+    expect(ends.length).toBe(5);
+    for (const e of ends) expect(e.rounds).toBe(costOf('lt', 48).rounds + 1);
   });
 
   it('declares its preprocessing', () => {
-    expect(PREPROCESSING_TABLE.lt).toMatchObject({ rounds: 5, triples: 23, nibbles: 13, bits: 52, masks: 1 });
+    expect(PREPROCESSING_TABLE.lt).toMatchObject({ rounds: 5, triples: 1, pairs: 11, nibbles: 13, bits: 52, masks: 1, elementsPerPeer: 36 });
     expect(PREPROCESSING_TABLE.eq).toMatchObject({ rounds: 5, triples: 12, nibbles: 13 });
     expect(PREPROCESSING_TABLE.mul).toMatchObject({ rounds: 1, triples: 1, nibbles: 0 });
   });
 
-  it('committee-made triples and nibbles are correct sharings', () => {
-    type Internal = { prep: { reserve: { triplesRange(f: number, k: number): { a: bigint[]; b: bigint[]; c: bigint[] }; nibblesRange(f: number, k: number): bigint[]; tripleCursor: number; nibbleCursor: number } } };
+  it('committee-made triples, pair triples and nibbles are correct sharings', () => {
+    type Internal = { prep: { reserve: { range(k: string, f: number, n: number): bigint[]; cursor: Record<string, number> } } };
     const rs = c.parties.map((p) => (p as unknown as Internal).prep.reserve);
-    const tc = rs[0]!.tripleCursor;
-    const nc = rs[0]!.nibbleCursor;
-    const tr = rs.map((r) => r.triplesRange(tc, 50));
-    const nb = rs.map((r) => r.nibblesRange(nc, 20));
+    const cur = rs[0]!.cursor;
     const open = (v: bigint[][]): bigint[] => reconstruct([1, 2, 3, 4, 5], v, 2);
-    const a = open(tr.map((x) => x.a));
-    const b = open(tr.map((x) => x.b));
-    const cc = open(tr.map((x) => x.c));
-    a.forEach((x, i) => expect(F.mul(x, b[i]!)).toBe(cc[i]));
-    const e = open(nb);
+    const tr = open(rs.map((r) => r.range('triples', cur.triples!, 50)));
+    for (let i = 0; i < 50; i++) expect(F.mul(tr[3 * i]!, tr[3 * i + 1]!)).toBe(tr[3 * i + 2]);
+    const pr = open(rs.map((r) => r.range('pairs', cur.pairs!, 50)));
+    for (let i = 0; i < 50; i++) {
+      expect(F.mul(pr[5 * i]!, pr[5 * i + 1]!)).toBe(pr[5 * i + 3]);
+      expect(F.mul(pr[5 * i]!, pr[5 * i + 2]!)).toBe(pr[5 * i + 4]);
+    }
+    const e = open(rs.map((r) => r.range('nibbles', cur.nibbles!, 20)));
     for (let u = 0; u < 20; u++) {
       const gt = e.slice(u * 16, u * 16 + 15);
       const v = Number(e[u * 16 + 15]);
