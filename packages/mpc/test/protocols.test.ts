@@ -103,7 +103,8 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
     expect(PREPROCESSING_TABLE.mul).toMatchObject({ rounds: 1, triples: 1, nibbles: 0 });
   });
 
-  it('committee-made triples, pair triples and nibbles are correct sharings', () => {
+  it('committee-made triples, pair triples and nibbles are correct sharings', async () => {
+    await c.net.settle(Promise.all(c.parties.map((p) => p.fill())));
     type Internal = { prep: { reserve: { range(k: string, f: number, n: number): bigint[]; cursor: Record<string, number> } } };
     const rs = c.parties.map((p) => (p as unknown as Internal).prep.reserve);
     const cur = rs[0]!.cursor;
