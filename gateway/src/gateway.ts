@@ -25,6 +25,7 @@ import { registerOrderRoutes } from './http/routes-orders';
 import { registerAdminRoutes, accountSummary } from './http/routes-admin';
 import { WsServer } from './ws/server';
 import type { WsOptions } from './ws/protocol';
+import { SseServer, type SseOptions } from './sse/routes';
 import type { RestLimits } from './tiers';
 
 /** A sequencer link the gateway owns: SequencerClient of @tenebra/wire, or a stand-in in tests. */
@@ -49,6 +50,8 @@ export interface GatewayOptions {
   sequencerConnectTimeoutMs?: number;
   /** WebSocket server tunables (timers, limits; see ws/protocol.ts) */
   ws?: Partial<WsOptions>;
+  /** server-sent events tunables (heartbeat, polling, stream caps; see sse/routes.ts) */
+  sse?: Partial<SseOptions>;
 }
 
 export interface GatewayUrls {
@@ -73,6 +76,8 @@ export interface Gateway {
   readonly resultsCursor: bigint;
   /** The WebSocket server at /ws/v1 (channels, encrypted sessions). */
   readonly ws: WsServer;
+  /** The server-sent event streams (/events/stats, /events/notifications). */
+  readonly sse: SseServer;
 }
 
 /** Builds a gateway from its config file contents; nothing listens until start(). */
@@ -114,6 +119,8 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     accountInfo: (a) => accountSummary(db, a),
     cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId),
   }, opts.ws);
+  const sse = new SseServer({ log, clock, db, events, registry, stats: null, epoch: ws.fencingEpoch }, opts.sse);
+  sse.register(app);
 
   let httpPort = config.port;
   let internalPort = config.internalPort;
@@ -133,7 +140,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   };
 
   return {
-    app, events, log, ws,
+    app, events, log, ws, sse,
     get resultsCursor() {
       return pipeline.cursor;
     },

@@ -117,7 +117,7 @@ export class RawWs {
   }
 
   /** Sends a sealed frame and waits for its answer. */
-  async sendSealed(frame: { id: string }): Promise<Received> {
+  async sendSealed<F extends { id: string }>(frame: F): Promise<Received> {
     this.tradingIds.add(frame.id);
     this.send(frame);
     return this.waitFor((r) => r.f.id === frame.id, `answer to ${frame.id}`, 15_000);
