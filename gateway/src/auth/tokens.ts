@@ -1,5 +1,7 @@
-// Bearer tokens: HS256 JWTs (jose) lasting 900 s, bound to one environment by issuer and audience,
-// revocable by jti (revocations persist until the token would have expired anyway).
+// Bearer tokens: HS256 JWTs (jose) lasting 900 s, bound to one environment three ways: each
+// environment signs with its own secret (its own data folder), the audience is `tenebra:<env>`, and
+// an `env` claim names it; a token of the other environment is refused as invalid_token. Revocable by
+// jti (revocations persist until the token would have expired anyway).
 import { SignJWT, jwtVerify, compactVerify, errors as joseErrors } from 'jose';
 import { randomBytes } from 'node:crypto';
 import type { GatewayDb } from '../store/db';
@@ -32,7 +34,7 @@ export class TokenService {
 
   constructor(
     private readonly secret: Uint8Array,
-    env: string,
+    private readonly env: string,
     private readonly db: GatewayDb,
     private readonly clock: GatewayClock,
   ) {
@@ -44,7 +46,7 @@ export class TokenService {
   async issue(userId: string, scopes: Scope[]): Promise<TokenResponse> {
     const iat = Math.floor(this.clock.nowMs() / 1000);
     const scope = scopes.join(' ');
-    const access_token = await new SignJWT({ scope })
+    const access_token = await new SignJWT({ scope, env: this.env })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(userId)
       .setJti(randomBytes(16).toString('base64url'))
@@ -64,6 +66,7 @@ export class TokenService {
       });
       const claims = toClaims(payload);
       if (!claims) return { ok: false, error: 'invalid_token', detail: 'the bearer token lacks required claims' };
+      if (payload.env !== this.env) return { ok: false, error: 'invalid_token', detail: `the bearer token was issued for another environment, not '${this.env}'` };
       if (this.db.revoked.get(claims.jti) !== undefined) return { ok: false, error: 'token_revoked', detail: 'the bearer token has been revoked; request a new token' };
       return { ok: true, claims };
     } catch (e) {
@@ -84,7 +87,7 @@ export class TokenService {
     } catch {
       return;
     }
-    if (payload.aud !== this.audience || payload.iss !== ISSUER) return;
+    if (payload.aud !== this.audience || payload.iss !== ISSUER || payload.env !== this.env) return;
     const claims = toClaims(payload);
     if (!claims || claims.exp <= Math.floor(this.clock.nowMs() / 1000)) return;
     this.db.tx(() => this.db.revoked.putSync(claims.jti, claims.exp));

@@ -1,0 +1,67 @@
+// Stored position -> the spec's Position object (GET /positions), with exact JSON numbers. The
+// same definitions as the positions channel (gateway/src/ws/views.ts) so REST and the channel agree:
+// no mark price feed exists yet, so the mark is the entry price, unrealized PnL and funding are 0;
+// the liquidation price is the spec's approximation with the instrument's maintenance ratio.
+import { createHash } from 'node:crypto';
+import { fromUnits, microPerTickStep, microToUsdc, parseDecimal, ratioToDecimal, type InstrumentSpec } from '@tenebra/config';
+import { RawNumber } from '../json';
+import { big, type PositionRec } from '../store/records';
+import { averagePrice, AVERAGE_EXTRA_DIGITS } from '../orders/view';
+import type { GatewayDb } from '../store/db';
+
+/** A stable public id of a position (account, symbol): a hash, so it reveals neither. */
+export function positionId(userId: string, symbol: string): string {
+  return createHash('sha256').update(`position\n${userId}\n${symbol}`).digest('hex').slice(0, 24);
+}
+
+/** The spec's Position object (without update_reason) for a stored position. */
+export function positionView(p: PositionRec, inst: InstrumentSpec): Record<string, unknown> {
+  const size = big(p.size_steps);
+  const abs = size < 0n ? -size : size;
+  const entry = abs === 0n ? '0' : averagePrice(big(p.basis_ts), abs, inst);
+  return {
+    position_id: positionId(p.user_id, p.symbol),
+    symbol: p.symbol,
+    side: size > 0n ? 'long' : size < 0n ? 'short' : 'flat',
+    size: new RawNumber(fromUnits(abs, inst.step_size)),
+    entry_price: new RawNumber(entry),
+    mark_price: new RawNumber(entry),
+    margin: new RawNumber(microToUsdc(big(p.margin))),
+    leverage: p.leverage,
+    unrealized_pnl: new RawNumber('0'),
+    realized_pnl: new RawNumber(microToUsdc(big(p.realized_pnl))),
+    funding_accrued: new RawNumber('0'),
+    liquidation_price: new RawNumber(liquidationPrice(p, inst)),
+    status: abs === 0n ? 'CLOSED' : 'OPEN',
+    updated_at: new Date(Number(big(p.updated_ns) / 1_000_000n)).toISOString(),
+  };
+}
+
+/**
+ * The spec's approximate liquidation price (States: Margin model) in exact integers:
+ * long = (size×entry − collateral) / (size×(1 − mmr)); short = (collateral + size×entry) / (size×(1 + mmr)),
+ * rounded half up to four digits beyond the tick; "0" when flat or not positive.
+ */
+export function liquidationPrice(p: PositionRec, inst: InstrumentSpec): string {
+  const size = big(p.size_steps);
+  if (size === 0n) return '0';
+  const abs = size < 0n ? -size : size;
+  const { num, den } = microPerTickStep(inst);
+  const step = parseDecimal(inst.step_size)!;
+  const tick = parseDecimal(inst.tick_size)!;
+  const mmr = parseDecimal(inst.maintenance_margin_ratio)!;
+  const one = 10n ** BigInt(mmr.scale);
+  const basis = big(p.basis_ts) * num; // size×entry in micro-USDC, times den
+  const collateral = big(p.margin) * den;
+  const top = size > 0n ? basis - collateral : basis + collateral;
+  const factor = size > 0n ? one - mmr.units : one + mmr.units;
+  if (top <= 0n || factor <= 0n) return '0';
+  return ratioToDecimal(top * 10n ** BigInt(step.scale) * one, den * 1_000_000n * abs * step.units * factor, tick.scale + AVERAGE_EXTRA_DIGITS);
+}
+
+/** The account's stored positions (open and closed), in symbol order. */
+export function positionsOf(db: GatewayDb, userId: string): PositionRec[] {
+  const out: PositionRec[] = [];
+  for (const { value } of db.positions.getRange({ start: `${userId}\n`, end: `${userId}\u000b` })) out.push(value);
+  return out;
+}

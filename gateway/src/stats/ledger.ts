@@ -1,0 +1,340 @@
+// The fill ledger: turns committed order and position changes into the aggregates behind the public
+// statistics, the VIP 30-day volume and open interest (stats/store.ts), exactly once.
+//
+// It reads only committed records: the 'order' and 'position' events clearing emits after each
+// commit, and at start the order and position tables themselves. A fill is the growth of an order's
+// filled_steps over what the ledger has already accounted for that order (A<order_id>), so an event
+// lost to a crash between clearing's commit and the ledger's is found again by reconcile() at the
+// next start (dated at the order's last change), and nothing is counted twice.
+import type { Logger } from 'pino';
+import type { InstrumentSpec } from '@tenebra/config';
+import { notionalMicro } from '@tenebra/config';
+import { positionKey, type GatewayDb } from '../store/db';
+import type { GatewayEvents, OrderEvent, PositionEvent } from '../events';
+import type { InstrumentRegistry } from '../instruments';
+import type { GatewayClock } from '../clock';
+import { big, type OrderRec, type PositionRec } from '../store/records';
+import {
+  StatsStore, mergeAgg, slotKey, dayKey, oiKey, userKey, volKey, accountedKey, LONG_OI_KEY, NEXT_USER_KEY,
+  type Accounted, type UserRec, type OiPoint,
+} from './store';
+import { slotOf, dayOf } from './window';
+
+/** What a flush changed, for the caches and the VIP tiers. */
+export interface LedgerFlush {
+  /** users that got fills */
+  users: Set<string>;
+  /** smallest slot written (Infinity when none) */
+  minSlot: number;
+}
+
+/** Most events held before a flush is forced; events are flushed every event-loop turn anyway. */
+const MAX_PENDING = 100_000;
+
+/** What one transaction recorded, applied to memory after it commits. */
+interface Recorded {
+  flush: LedgerFlush;
+  /** first fill times of users seen for the first time */
+  newFirst: number[];
+  /** position sizes after the transaction */
+  sizes: Map<string, bigint>;
+}
+
+interface Fill {
+  userId: string;
+  asset: string;
+  inst: InstrumentSpec;
+  qty: bigint;
+  ts: bigint;
+  priceTicks: bigint;
+  atMs: number;
+}
+
+export class FillLedger {
+  private orders: OrderRec[] = [];
+  private positions: PositionRec[] = [];
+  private scheduled = false;
+  private chain: Promise<void> = Promise.resolve();
+  /** position key -> signed size (steps), mirror of the positions table for open-interest deltas */
+  private readonly sizes = new Map<string, bigint>();
+  /** first fill time of every user, sorted (for all-time user counts) */
+  private firstFillsSorted: number[] = [];
+  private readonly listeners: ((f: LedgerFlush) => void)[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly db: GatewayDb,
+    readonly store: StatsStore,
+    private readonly registry: InstrumentRegistry,
+    private readonly clock: GatewayClock,
+    private readonly log: Logger,
+  ) {}
+
+  /** Subscribes to committed order and position events. */
+  attach(events: GatewayEvents): void {
+    events.on('order', (e: OrderEvent) => this.onOrder(e));
+    events.on('position', (e: PositionEvent) => this.onPosition(e));
+  }
+
+  /** Calls fn after every committed flush. */
+  onFlush(fn: (f: LedgerFlush) => void): void {
+    this.listeners.push(fn);
+  }
+
+  private onOrder(e: OrderEvent): void {
+    if (e.order.filled_steps === '0') return;
+    this.orders.push(e.order);
+    this.schedule();
+  }
+
+  private onPosition(e: PositionEvent): void {
+    this.positions.push(e.position);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    if (this.orders.length + this.positions.length >= MAX_PENDING) {
+      this.flushNow();
+      return;
+    }
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flushNow();
+    });
+  }
+
+  private flushNow(): void {
+    const orders = this.orders;
+    const positions = this.positions;
+    this.orders = [];
+    this.positions = [];
+    if (orders.length === 0 && positions.length === 0) return;
+    // One flush at a time, in event order.
+    this.chain = this.chain.then(() => this.commit(orders, positions)).catch((e: unknown) => {
+      this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'fill ledger flush failed; the next start reconciles it');
+    });
+  }
+
+  /** Resolves when every event received so far is committed. */
+  async idle(): Promise<void> {
+    this.flushNow();
+    await this.chain;
+  }
+
+  /** Stops taking events and waits for what is in flight. */
+  async stop(): Promise<void> {
+    await this.idle();
+    this.stopped = true;
+  }
+
+  private async commit(orders: OrderRec[], positions: PositionRec[]): Promise<void> {
+    const result = await this.db.txAsync(() => this.apply(orders, positions, this.clock.nowMs()));
+    this.afterCommit(result);
+  }
+
+  /** In-memory state follows the transaction only once it has committed. */
+  private afterCommit(r: Recorded): void {
+    for (const [k, v] of r.sizes) this.sizes.set(k, v);
+    for (const f of r.newFirst) insertSorted(this.firstFillsSorted, f);
+    for (const fn of this.listeners) {
+      try {
+        fn(r.flush);
+      } catch (e) {
+        this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'fill ledger listener failed');
+      }
+    }
+  }
+
+  /**
+   * Applies order snapshots (fills = growth of filled_steps over what is accounted) and position
+   * snapshots (open interest) in one transaction. Must run inside a GatewayDb transaction.
+   */
+  private apply(orders: readonly OrderRec[], positions: readonly PositionRec[], nowMs: number): Recorded {
+    const fills: Fill[] = [];
+    const seen = new Map<string, Accounted>();
+    for (const o of orders) {
+      const acc = seen.get(o.order_id) ?? this.store.accounted(o.order_id) ?? { f: '0', n: '0' };
+      const df = big(o.filled_steps) - big(acc.f);
+      if (df <= 0n) continue;
+      const dn = big(o.notional_ts) - big(acc.n);
+      const inst = this.registry.get(o.symbol);
+      const next = { f: o.filled_steps, n: o.notional_ts };
+      seen.set(o.order_id, next);
+      this.store.put(accountedKey(o.order_id), next);
+      if (!inst || dn <= 0n) {
+        this.log.error({ order_id: o.order_id, symbol: o.symbol }, 'fill ledger: fill on an unknown instrument or without notional; not counted');
+        continue;
+      }
+      const px = o.last_fill_ticks !== null && o.last_fill_steps === df.toString() ? big(o.last_fill_ticks) : dn / df;
+      fills.push({ userId: o.user_id, asset: inst.base_asset, inst, qty: df, ts: dn, priceTicks: px, atMs: Number(big(o.out_time_ns) / 1_000_000n) });
+    }
+    return this.record(fills, positions, nowMs);
+  }
+
+  private record(fills: readonly Fill[], positions: readonly PositionRec[], nowMs: number): Recorded {
+    const flush: LedgerFlush = { users: new Set(), minSlot: Number.POSITIVE_INFINITY };
+    const sizes = new Map<string, bigint>();
+    const newFirst: number[] = [];
+    // Aggregates per slot and per day, user numbers, per-user daily volume, last prices.
+    const bySlot = new Map<number, { ts2: Map<string, bigint>; users: Map<string, Set<number>> }>();
+    const byDay = new Map<number, { ts2: Map<string, bigint>; users: Map<string, Set<number>> }>();
+    const userVol = new Map<string, bigint>();
+    const lastPx = new Map<string, { px: bigint; slot: number }>();
+    const users = new Map<string, UserRec>();
+    for (const f of fills) {
+      let u = users.get(f.userId) ?? this.store.user(f.userId);
+      if (!u) {
+        const n = (this.store.get<number>(NEXT_USER_KEY) ?? 0) + 1;
+        this.store.put(NEXT_USER_KEY, n);
+        u = { i: n, f: f.atMs };
+        newFirst.push(f.atMs);
+        users.set(f.userId, u);
+        this.store.put(userKey(f.userId), u);
+      } else if (f.atMs < u.f) {
+        // a reconciled fill older than the first one known
+        u = { ...u, f: f.atMs };
+        users.set(f.userId, u);
+        this.store.put(userKey(f.userId), u);
+      } else {
+        users.set(f.userId, u);
+      }
+      const slot = slotOf(f.atMs);
+      const day = dayOf(f.atMs);
+      addTo(bySlot, slot, f.asset, f.ts, u.i);
+      addTo(byDay, day, f.asset, f.ts, u.i);
+      const vk = volKey(u.i, day);
+      userVol.set(vk, (userVol.get(vk) ?? 0n) + notionalMicro(f.inst, f.ts, 'floor'));
+      const lp = lastPx.get(f.asset);
+      if (!lp || slot >= lp.slot) lastPx.set(f.asset, { px: f.priceTicks, slot });
+      flush.users.add(f.userId);
+      flush.minSlot = Math.min(flush.minSlot, slot);
+    }
+    for (const [slot, a] of bySlot) this.store.put(slotKey(slot), mergeAgg(this.store.slot(slot), a.ts2, a.users));
+    for (const [day, a] of byDay) this.store.put(dayKey(day), mergeAgg(this.store.get(dayKey(day)), a.ts2, a.users));
+    for (const [k, v] of userVol) this.store.put(k, (BigInt(this.store.get<string>(k) ?? '0') + v).toString());
+
+    // Open interest: the long side's total size per asset, from position snapshots.
+    const long = this.store.longOi();
+    const changed = new Set<string>(lastPx.keys());
+    for (const p of positions) {
+      const inst = this.registry.get(p.symbol);
+      if (!inst) continue;
+      const key = positionKey(p.user_id, p.symbol);
+      const before = sizes.get(key) ?? this.sizes.get(key) ?? 0n;
+      const after = big(p.size_steps);
+      sizes.set(key, after);
+      const d = pos(after) - pos(before);
+      if (d !== 0n) {
+        long[inst.base_asset] = (BigInt(long[inst.base_asset] ?? '0') + d).toString();
+        changed.add(inst.base_asset);
+      }
+    }
+    if (changed.size > 0) {
+      this.store.put(LONG_OI_KEY, long);
+      const slot = slotOf(nowMs);
+      for (const asset of changed) {
+        const prev = this.store.oiBefore(asset, slot + 1);
+        const px = lastPx.get(asset)?.px.toString() ?? prev?.p ?? '0';
+        const point: OiPoint = { l: long[asset] ?? '0', p: px };
+        this.store.put(oiKey(asset, slot), point);
+        flush.minSlot = Math.min(flush.minSlot, slot);
+      }
+    }
+    return { flush, newFirst, sizes };
+  }
+
+  /**
+   * Brings the ledger up to the committed order and position tables (at start, before events flow):
+   * fills the ledger has not accounted (lost with a crash) are counted at the order's last change, and
+   * open interest is recomputed from the positions. Returns the number of fills recovered.
+   */
+  reconcile(): number {
+    const fills: Fill[] = [];
+    const accountedNow: [string, Accounted][] = [];
+    for (const { value: o } of this.db.orders.getRange()) {
+      if (o.filled_steps === '0') continue;
+      const acc = this.store.accounted(o.order_id) ?? { f: '0', n: '0' };
+      const df = big(o.filled_steps) - big(acc.f);
+      if (df <= 0n) continue;
+      const dn = big(o.notional_ts) - big(acc.n);
+      const inst = this.registry.get(o.symbol);
+      accountedNow.push([o.order_id, { f: o.filled_steps, n: o.notional_ts }]);
+      if (!inst || dn <= 0n) continue;
+      fills.push({ userId: o.user_id, asset: inst.base_asset, inst, qty: df, ts: dn, priceTicks: dn / df, atMs: Number(big(o.out_time_ns) / 1_000_000n) });
+    }
+    // Open interest from the positions table, the authority.
+    const long: Record<string, bigint> = {};
+    this.sizes.clear();
+    for (const { key, value: p } of this.db.positions.getRange()) {
+      const size = big(p.size_steps);
+      this.sizes.set(key, size);
+      const inst = this.registry.get(p.symbol);
+      if (inst && size > 0n) long[inst.base_asset] = (long[inst.base_asset] ?? 0n) + size;
+    }
+    const stored = this.store.longOi();
+    const drift = new Set<string>();
+    for (const a of new Set([...Object.keys(stored), ...Object.keys(long)])) {
+      if (BigInt(stored[a] ?? '0') !== (long[a] ?? 0n)) drift.add(a);
+    }
+    if (fills.length > 0 || drift.size > 0) {
+      const now = this.clock.nowMs();
+      this.db.tx(() => {
+        for (const [id, a] of accountedNow) this.store.put(accountedKey(id), a);
+        this.record(fills, [], now);
+        if (drift.size > 0) {
+          const next: Record<string, string> = {};
+          for (const [a, v] of Object.entries(long)) next[a] = v.toString();
+          this.store.put(LONG_OI_KEY, next);
+          const slot = slotOf(now);
+          for (const a of drift) {
+            const prev = this.store.oiBefore(a, slot + 1);
+            this.store.put(oiKey(a, slot), { l: next[a] ?? '0', p: prev?.p ?? '0' } satisfies OiPoint);
+          }
+        }
+      });
+      this.log.warn({ fills: fills.length, oi_assets: [...drift] }, 'fill ledger reconciled with the committed orders and positions');
+    }
+    this.firstFillsSorted = this.store.firstFills().sort((a, b) => a - b);
+    return fills.length;
+  }
+
+  /** Number of users whose first fill is before tMs. */
+  usersBefore(tMs: number): number {
+    const a = this.firstFillsSorted;
+    let lo = 0;
+    let hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (a[mid]! < tMs) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+function pos(x: bigint): bigint {
+  return x > 0n ? x : 0n;
+}
+
+function addTo(m: Map<number, { ts2: Map<string, bigint>; users: Map<string, Set<number>> }>, k: number, asset: string, ts: bigint, user: number): void {
+  let a = m.get(k);
+  if (!a) m.set(k, (a = { ts2: new Map(), users: new Map() }));
+  a.ts2.set(asset, (a.ts2.get(asset) ?? 0n) + ts);
+  let s = a.users.get(asset);
+  if (!s) a.users.set(asset, (s = new Set()));
+  s.add(user);
+}
+
+function insertSorted(a: number[], x: number): void {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  a.splice(lo, 0, x);
+}
