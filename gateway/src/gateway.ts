@@ -27,6 +27,7 @@ import { WsServer } from './ws/server';
 import type { WsOptions } from './ws/protocol';
 import { SseServer, type SseOptions } from './sse/routes';
 import type { RestLimits } from './tiers';
+import { createVenue, type Venue, type VenueOptions } from './venue';
 
 /** A sequencer link the gateway owns: SequencerClient of @tenebra/wire, or a stand-in in tests. */
 export interface SequencerLink extends SequencerPort {
@@ -52,6 +53,8 @@ export interface GatewayOptions {
   ws?: Partial<WsOptions>;
   /** server-sent events tunables (heartbeat, polling, stream caps; see sse/routes.ts) */
   sse?: Partial<SseOptions>;
+  /** statistics, VIP, settlement and venue-limit tunables (see venue.ts) */
+  venue?: VenueOptions;
 }
 
 export interface GatewayUrls {
@@ -78,6 +81,8 @@ export interface Gateway {
   readonly ws: WsServer;
   /** The server-sent event streams (/events/stats, /events/notifications). */
   readonly sse: SseServer;
+  /** Fill ledger, statistics, VIP tiers, settlement, venue admission (venue.ts). */
+  readonly venue: Venue;
 }
 
 /** Builds a gateway from its config file contents; nothing listens until start(). */
@@ -114,12 +119,13 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   registerPublicRoutes(app, { tokens, accounts, registry, clock });
   registerOrderRoutes(app, orders, limiter);
   registerAdminRoutes(app, { adminSecret, accounts, registry, db, clock });
+  const venue = createVenue({ app, db, registry, events, limiter, clock, log, env: config.env, dataDir: config.dataDir, adminSecret }, opts.venue);
   const ws = new WsServer(app, {
     log, clock, db, tokens, accounts, registry, events, limiter, orders,
     accountInfo: (a) => accountSummary(db, a),
     cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId),
   }, opts.ws);
-  const sse = new SseServer({ log, clock, db, events, registry, stats: null, epoch: ws.fencingEpoch }, opts.sse);
+  const sse = new SseServer({ log, clock, db, events, registry, stats: venue.stats, epoch: ws.fencingEpoch }, opts.sse);
   sse.register(app);
 
   let httpPort = config.port;
@@ -135,12 +141,13 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     await app.close();
     await resultServer.close();
     await sequencer.close();
+    await venue.stop();
     await db.close();
     log.info('gateway stopped');
   };
 
   return {
-    app, events, log, ws, sse,
+    app, events, log, ws, sse, venue,
     get resultsCursor() {
       return pipeline.cursor;
     },
@@ -162,6 +169,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
         log.info({ ...this.urls, cursor: pipeline.cursor.toString() }, 'gateway listening; connecting to the sequencer');
         await sequencer.connect();
         orders.resubmitOutbox();
+        venue.start();
         pruneTimer = setInterval(() => {
           try {
             tokens.pruneRevoked();
