@@ -22,6 +22,10 @@ async function run(cfg: Config): Promise<void> {
     for (let j = 1; j <= cfg.n; j++) if (j !== cfg.self) b += transport.peerStats(j).sentBytes;
     return b;
   };
+  const { monitorEventLoopDelay } = await import('node:perf_hooks');
+  const eld = process.env.MPC_ELD ? monitorEventLoopDelay({ resolution: 1 }) : undefined;
+  eld?.enable();
   for (const step of cfg.plan) process.send?.({ type: 'step', self: cfg.self, result: await runStep(party, step, sent) });
+  if (eld) console.log(`party ${cfg.self} event-loop delay p50 ${(eld.percentile(50) / 1e6).toFixed(2)} ms p99 ${(eld.percentile(99) / 1e6).toFixed(2)} max ${(eld.max / 1e6).toFixed(1)}`);
   process.send?.({ type: 'done', self: cfg.self });
 }

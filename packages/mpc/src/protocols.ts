@@ -17,13 +17,14 @@
 //  select  y + c (x - y); min/max from lt and select.
 
 import { P, comparisonBits, reduce, reduceWide } from './field';
-import { NIBBLE_VALUE, NIBBLE_WIDTH } from './reserve';
+import { NIBBLE_VALUE, NIBBLE_WIDTH, elementAt } from './reserve';
 
 /** Preprocessing handed to one operation at its round (flat, see reserve.ts for the layouts). */
 export interface Prep {
   triples: bigint[];
   pairs: bigint[];
-  nibbles: bigint[];
+  /** Nibbles as bytes (16 per element, NIBBLE_WIDTH elements per nibble): read with elementAt. */
+  nibbles: Uint8Array;
   /** PRSS bounded integers (statistical masks), maskBits bits per PRSS subset. */
   masks: bigint[];
 }
@@ -166,23 +167,27 @@ function nibbleDigits(x: bigint, blocks: number, out: Uint8Array): void {
   }
 }
 
-/** Share of [r > c] for the nibble at `base` (c in 0..15). */
-function gtAt(nib: readonly bigint[], base: number, c: number): bigint {
-  return c >= 15 ? 0n : nib[base + c]!;
+/** Share of [r > c] for the nibble at element `base` (c in 0..15). */
+function gtAt(nib: DataView, base: number, c: number): bigint {
+  return c >= 15 ? 0n : elementAt(nib, base + c);
 }
 
-/** Share of [r == c] for the nibble at `base`: [r > c-1] - [r > c], with [r > -1] = 1. */
-function eqAt(nib: readonly bigint[], base: number, c: number): bigint {
-  const above = c === 0 ? 1n : nib[base + c - 1]!;
+/** Share of [r == c] for the nibble at element `base`: [r > c-1] - [r > c], with [r > -1] = 1. */
+function eqAt(nib: DataView, base: number, c: number): bigint {
+  const above = c === 0 ? 1n : elementAt(nib, base + c - 1);
   const d = above - gtAt(nib, base, c);
   return d < 0n ? d + P : d;
 }
 
+function viewOf(b: Uint8Array): DataView {
+  return new DataView(b.buffer, b.byteOffset, b.byteLength);
+}
+
 /** r' = sum_j 16^j v_j from the blocks' value shares (NIBBLE_WIDTH-strided, element-major). */
-function composeR(nib: readonly bigint[], e: number, blocks: number): bigint {
+function composeR(nib: DataView, e: number, blocks: number): bigint {
   let acc = 0n;
   const base = e * blocks * NIBBLE_WIDTH;
-  for (let j = blocks - 1; j >= 0; j--) acc = (acc << 4n) + nib[base + j * NIBBLE_WIDTH + NIBBLE_VALUE]!;
+  for (let j = blocks - 1; j >= 0; j--) acc = (acc << 4n) + elementAt(nib, base + j * NIBBLE_WIDTH + NIBBLE_VALUE);
   return acc;
 }
 
@@ -190,16 +195,17 @@ function composeR(nib: readonly bigint[], e: number, blocks: number): bigint {
  * Opens c = offset + x + r' + 2^M r'' for each element (x: shares of integers, offset public) and
  * returns c with the nibbles and masks used. One round; consumes `blocks` nibbles and 1 mask each.
  */
-async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint): Promise<{ c: bigint[]; nib: bigint[]; masks: bigint[] }> {
+async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint): Promise<{ c: bigint[]; nib: DataView; masks: bigint[] }> {
   const { M, blocks } = geometry(eng.L, eng.kappa);
   const m = x.length;
   const twoM = 1n << BigInt(M);
   const { opened, prep } = await eng.round({ ...NO_NEEDS, nibbles: m * blocks, masks: m }, (p) => {
     const out = new Array<bigint>(m);
-    for (let e = 0; e < m; e++) out[e] = reduceWide(offset + x[e]! + composeR(p.nibbles, e, blocks) + twoM * p.masks[e]!);
+    const nv = viewOf(p.nibbles);
+    for (let e = 0; e < m; e++) out[e] = reduceWide(offset + x[e]! + composeR(nv, e, blocks) + twoM * p.masks[e]!);
     return out;
   });
-  return { c: opened, nib: prep.nibbles, masks: prep.masks };
+  return { c: opened, nib: viewOf(prep.nibbles), masks: prep.masks };
 }
 
 /**

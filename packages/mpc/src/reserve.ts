@@ -6,7 +6,11 @@
 //             (NIBBLE_WIDTH = 16); [v == j] = [v > j-1] - [v > j].
 // Items are appended only by committed preprocessing batches; cursors count items ever consumed and
 // only grow. Consumed items stay until trim() so the state at the start of the running job can still
-// be handed to a recovering party.
+// be handed to a recovering party. Items are kept as bytes (16 per element, big-endian), not as
+// BigInts: a reserve of millions of elements would otherwise make every major GC mark millions of
+// objects. They become BigInts when taken (nibbles: only the few elements a comparison reads).
+
+import { ELEMENT_BYTES, readElement, writeElement } from './field';
 
 export const KINDS = ['triples', 'pairs', 'nibbles'] as const;
 export type Kind = (typeof KINDS)[number];
@@ -35,7 +39,29 @@ export function emptyItems(): Items {
 
 interface Chunk {
   start: number; // absolute index of the first item
-  v: bigint[];
+  bytes: Uint8Array;
+}
+
+/** Encodes field elements, 16 bytes each. */
+export function toBytes(v: readonly bigint[]): Uint8Array {
+  const out = new Uint8Array(v.length * ELEMENT_BYTES);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < v.length; i++) writeElement(view, i * ELEMENT_BYTES, v[i]!);
+  return out;
+}
+
+/** Decodes 16-byte elements. */
+export function fromBytes(b: Uint8Array): bigint[] {
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const m = b.length / ELEMENT_BYTES;
+  const out = new Array<bigint>(m);
+  for (let i = 0; i < m; i++) out[i] = readElement(view, i * ELEMENT_BYTES);
+  return out;
+}
+
+/** Element i of a 16-byte-per-element vector. */
+export function elementAt(view: DataView, i: number): bigint {
+  return readElement(view, i * ELEMENT_BYTES);
 }
 
 /** A FIFO reserve with absolute cursors per kind. */
@@ -57,38 +83,55 @@ export class Reserve {
       const v = items[kind];
       if (v.length % WIDTH[kind] !== 0) throw new Error(`reserve: ragged ${kind}`);
       if (v.length === 0) continue;
-      this.chunks[kind].push({ start: this.end[kind], v });
+      this.chunks[kind].push({ start: this.end[kind], bytes: toBytes(v) });
       this.end[kind] += v.length / WIDTH[kind];
     }
   }
 
   /** Takes k items of a kind from the cursor (flat); throws if fewer are available (callers check first). */
   take(kind: Kind, k: number): bigint[] {
+    return fromBytes(this.takeBytes(kind, k));
+  }
+
+  /** Takes k items as bytes (16 per element; a view when within one chunk). */
+  takeBytes(kind: Kind, k: number): Uint8Array {
     if (k > this.available(kind)) throw new Error(`reserve: ${k} ${kind} requested, ${this.available(kind)} available`);
-    const out = this.range(kind, this.cursor[kind], k);
+    const out = this.rangeBytes(kind, this.cursor[kind], k);
     this.cursor[kind] += k;
     return out;
   }
 
   /** Items [from, from+k) of a kind by absolute index, flat (must not be trimmed). */
   range(kind: Kind, from: number, k: number): bigint[] {
-    const w = WIDTH[kind];
-    const parts: bigint[][] = [];
+    return fromBytes(this.rangeBytes(kind, from, k));
+  }
+
+  /** Items [from, from+k) as bytes. */
+  rangeBytes(kind: Kind, from: number, k: number): Uint8Array {
+    const w = WIDTH[kind] * ELEMENT_BYTES;
+    const parts: Uint8Array[] = [];
     let need = k;
     let pos = from;
     for (const ch of this.chunks[kind]) {
       if (need === 0) break;
-      const end = ch.start + ch.v.length / w;
+      const end = ch.start + ch.bytes.length / w;
       if (pos >= end) continue;
       if (pos < ch.start) throw new Error(`reserve: ${kind} already trimmed`);
       const take = Math.min(need, end - pos);
       const i0 = (pos - ch.start) * w;
-      parts.push(ch.v.slice(i0, i0 + take * w));
+      parts.push(ch.bytes.subarray(i0, i0 + take * w));
       need -= take;
       pos += take;
     }
     if (need > 0) throw new Error(`reserve: ${kind} range beyond end`);
-    return parts.length === 1 ? parts[0]! : ([] as bigint[]).concat(...parts);
+    if (parts.length === 1) return parts[0]!;
+    const out = new Uint8Array(k * w);
+    let off = 0;
+    for (const p of parts) {
+      out.set(p, off);
+      off += p.length;
+    }
+    return out;
   }
 
   /** Everything from the given absolute positions to the end, per kind. */
@@ -101,8 +144,8 @@ export class Reserve {
   /** Drops chunks entirely before the given cursors (consumed by completed jobs). */
   trim(cursor: Counts): void {
     for (const kind of KINDS) {
-      const w = WIDTH[kind];
-      this.chunks[kind] = this.chunks[kind].filter((ch) => ch.start + ch.v.length / w > cursor[kind]);
+      const w = WIDTH[kind] * ELEMENT_BYTES;
+      this.chunks[kind] = this.chunks[kind].filter((ch) => ch.start + ch.bytes.length / w > cursor[kind]);
     }
   }
 

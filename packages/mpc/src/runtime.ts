@@ -14,12 +14,12 @@
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
 import { InconsistentSharesError, QuorumLostError, type JobContext, type Sec } from './api';
-import { DEFAULT_KAPPA, DEFAULT_L, assertComparisonFits, assertElements, mod, readElement, reduceWide } from './field';
+import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, mod, readElement, reduceWide } from './field';
 import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
 import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
-import { KINDS, WIDTH, emptyItems, zeroCounts, type Counts } from './reserve';
+import { KINDS, NIBBLE_WIDTH, zeroCounts, type Counts } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
 import { assertParams, cryptoRng, interpolate, lagrange, nameBadParty, reconstructChecked } from './shamir';
 import { decodeSnapshot, encodeSnapshot, type PartySnapshot } from './state';
@@ -133,6 +133,9 @@ interface RoundState {
   expectTo: boolean;
   retransmit?: () => void;
   waitingSince: number;
+  flushedAt?: number;
+  sentAt?: number;
+  arrivals?: [number, number][];
 }
 
 interface SentRound {
@@ -709,7 +712,9 @@ class PartyImpl implements Party {
   private scheduleFlush(job: JobRun): void {
     if (job.flushScheduled) return;
     job.flushScheduled = true;
+    const schedAt = this.traceRounds ? performance.now() : 0;
     this.transport.clock.defer(() => {
+      if (this.traceRounds) this.logFn({ ev: 'defer', job: job.id, schedAt, ranAt: performance.now() });
       job.flushScheduled = false;
       this.flush(job).catch((e: unknown) => this.failJob(job, e));
     });
@@ -723,6 +728,10 @@ class PartyImpl implements Party {
       r, ops, ready: false, allMine: [], toMine: undefined, sharesAll: new Map(), sharesTo: new Map(), expectTo: false, waitingSince: this.transport.clock.now(),
     };
     job.inflight = rs;
+    if (this.traceRounds) {
+      rs.flushedAt = performance.now();
+      rs.arrivals = [];
+    }
     const need = zeroCounts();
     let masks = 0;
     for (const op of ops) {
@@ -733,8 +742,8 @@ class PartyImpl implements Party {
     if (job.failed !== undefined || this.job !== job) return;
     // Assign preprocessing in queue order.
     const res = this.prep.reserve;
-    const taken = emptyItems();
-    for (const k of KINDS) if (need[k] > 0) taken[k] = res.take(k, need[k]);
+    const taken = { triples: need.triples > 0 ? res.take('triples', need.triples) : [], pairs: need.pairs > 0 ? res.take('pairs', need.pairs) : [] };
+    const nibBytes = need.nibbles > 0 ? res.takeBytes('nibbles', need.nibbles) : new Uint8Array(0);
     const { maskBits } = proto.geometry(this.L, this.kappa);
     const Mk = masks > 0 ? this.prss().boundedShares(`${job.nonceBase}:${r}`, masks, maskBits) : [];
     const at = zeroCounts();
@@ -743,12 +752,14 @@ class PartyImpl implements Party {
     const to = new Map<number, bigint[]>();
     const one = ops.length === 1;
     for (const op of ops) {
-      const p: proto.Prep = { triples: [], pairs: [], nibbles: [], masks: one ? Mk : Mk.slice(mi, mi + op.needs.masks) };
-      for (const k of KINDS) {
-        const w = WIDTH[k];
-        p[k] = one ? taken[k] : taken[k].slice(at[k] * w, (at[k] + op.needs[k]) * w);
-        at[k] += op.needs[k];
-      }
+      const nb = NIBBLE_WIDTH * ELEMENT_BYTES;
+      const p: proto.Prep = {
+        triples: one ? taken.triples : taken.triples.slice(at.triples * 3, (at.triples + op.needs.triples) * 3),
+        pairs: one ? taken.pairs : taken.pairs.slice(at.pairs * 5, (at.pairs + op.needs.pairs) * 5),
+        nibbles: one ? nibBytes : nibBytes.subarray(at.nibbles * nb, (at.nibbles + op.needs.nibbles) * nb),
+        masks: one ? Mk : Mk.slice(mi, mi + op.needs.masks),
+      };
+      for (const k of KINDS) at[k] += op.needs[k];
       mi += op.needs.masks;
       op.prep = p;
       const shares = op.prepare(p);
@@ -780,6 +791,7 @@ class PartyImpl implements Party {
       this.transport.send(j, bytes);
     }
     job.sent.rounds.push(sent);
+    if (this.traceRounds) rs.sentAt = performance.now();
     rs.sharesAll.set(this.id, all);
     if (rs.toMine) rs.sharesTo.set(this.id, rs.toMine);
     rs.ready = true;
@@ -807,6 +819,7 @@ class PartyImpl implements Party {
   }
 
   private addShares(job: JobRun, rs: RoundState, from: number, env: Envelope): void {
+    rs.arrivals?.push([from, performance.now()]);
     const [allBytes, toBytes] = env.vectors;
     if (!allBytes || !toBytes) return;
     try {
@@ -840,7 +853,7 @@ class PartyImpl implements Party {
     if (!allDone || !toDone) return;
     job.inflight = undefined;
     rs.retransmit?.();
-    if (this.traceRounds) this.logFn({ ev: 'round', job: job.id, r: rs.r, ms: this.transport.clock.now() - rs.waitingSince, from: [...rs.sharesAll.keys()] });
+    if (this.traceRounds) this.logFn({ ev: 'round', job: job.id, r: rs.r, flushedAt: rs.flushedAt, sentAt: rs.sentAt, doneAt: performance.now(), arrivals: rs.arrivals, from: [...rs.sharesAll.keys()] });
     let openedAll: bigint[] = [];
     let openedTo: bigint[] | undefined;
     try {
