@@ -40,7 +40,11 @@ export interface PartyOptions {
   keys?: Uint8Array;
   /** Wait for every live party's share and check consistency (names a bad share). Default false. */
   checkOpenings?: boolean;
-  /** Re-send a waiting round's messages after this many clock ms (doubling, max 8 s). Default 500. */
+  /**
+   * Safety net for messages lost while a link stays up (a lossy simulated link, an overflowing
+   * transport queue): re-send a round still waiting after this many clock ms, doubling up to 60 s.
+   * Reconnects are handled by re-sends on peer-up regardless. Default 5000; 0 disables.
+   */
   retransmitMs?: number;
   log?: (event: object) => void;
   /** Log one 'round' event per completed round (job, round, ms waited, senders). Default false. */
@@ -242,7 +246,7 @@ class PartyImpl implements Party {
     this.transport = opts.transport;
     this.id = opts.transport.self;
     this.checkOpenings = opts.checkOpenings ?? false;
-    this.retransmitMs = opts.retransmitMs ?? 500;
+    this.retransmitMs = opts.retransmitMs ?? 5000;
     this.traceRounds = opts.traceRounds ?? false;
     this.limits = {
       futureMessages: opts.limits?.futureMessages ?? 20_000,
@@ -804,7 +808,7 @@ class PartyImpl implements Party {
       this.checkRound(job, rs);
       if (job.inflight === rs) {
         this.checkQuorum();
-        this.armRetransmit(job, rs, sent, this.retransmitMs);
+        if (this.retransmitMs > 0) this.armRetransmit(job, rs, sent, this.retransmitMs);
       }
     }
   }
@@ -813,7 +817,7 @@ class PartyImpl implements Party {
     const cancel = this.transport.clock.setTimeout(() => {
       if (job.inflight !== rs || this.job !== job) return;
       for (const [j, bytes] of sent.per) if (this.transport.isUp(j)) this.transport.send(j, bytes);
-      this.armRetransmit(job, rs, sent, Math.min(ms * 2, 8000));
+      this.armRetransmit(job, rs, sent, Math.min(ms * 2, 60_000));
     }, ms);
     rs.retransmit = cancel;
   }

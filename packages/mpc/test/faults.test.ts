@@ -156,6 +156,24 @@ describe('parameters n=3,t=1 and n=7,t=3', () => {
   }
 });
 
+describe('a large bound', () => {
+  it('L = 70 (18 comparison blocks) compares correctly', async () => {
+    const net = new SimNetwork({ n: 5, seed: 70, link: { latencyMs: 1 } });
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, L: 70, transport: net.transport(i), preprocessing: { mode: 'dealer', targetTriples: 50, targetBits: 600, batch: 64 } }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    const big = (1n << 70n) - 1n;
+    const xs = [big, -big, 5n, big - 1n, 0n];
+    const ys = [big - 1n, big, 5n, big, -big];
+    const inputs = deal(5, 2, xs, ys);
+    const outs = await net.settle(Promise.all(parties.map((p) => p.runJob('wide', async (ctx) => {
+      const x = ctx.fromShares(inputs[p.id - 1]![0]!);
+      const y = ctx.fromShares(inputs[p.id - 1]![1]!);
+      return ctx.open(ctx.concat([await ctx.lt(x, y), await ctx.eq(x, y)]));
+    }))));
+    for (const o of outs) expect(o).toEqual([...xs.map((x, i) => (x < ys[i]! ? 1n : 0n)), ...xs.map((x, i) => (x === ys[i]! ? 1n : 0n))]);
+  });
+});
+
 describe('state', () => {
   it('exportState and restart from it keeps store, public store and reserve', async () => {
     const net = new SimNetwork({ n: 5, seed: 8, link: { latencyMs: 1 } });
