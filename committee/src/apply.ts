@@ -6,11 +6,11 @@ import type { JobContext, Sec } from '@tenebra/mpc';
 import { decodeFieldVector, encodeFieldVector } from '@tenebra/mpc';
 import {
   Exchange, MpcBackend, saveBook, loadBook, storedBookSymbols, CountingRecorder,
-  type Op, type OpResult, type Outcome, type Side, type OrderType, type TimeInForce,
+  type ExpireOp, type Op, type OpResult, type Outcome, type PlaceOp,
 } from '@tenebra/matching';
 import { INSTRUMENTS } from '@tenebra/config';
 import { seal, unseal, type KeyPair } from '@tenebra/seal';
-import { opAad, resultAad, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
+import { opAad, resultAad, PLACE_VECTOR, MODIFY_VECTOR, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 
 /** A sequenced operation as this node sees it: public fields plus its own shares of the secrets. */
 export interface IncomingOp {
@@ -103,27 +103,14 @@ export class BatchApplier {
   }
 
   private toMatchOp(ctx: JobContext, op: IncomingOp): { op?: Op<Sec>; reject?: Outcome } {
-    const orderId = String(op.pub.order_id ?? '');
-    if (op.kind === 'place') {
-      if (op.shares.length !== 2) return { reject: this.rejected(op, orderId, `expected 2 secret values, got ${op.shares.length}`) };
-      return {
-        op: {
-          kind: 'place', symbol: op.symbol, orderId, seq: op.seq, nowNs: op.tsNs,
-          side: op.pub.side as Side, type: op.pub.type as OrderType, tif: op.pub.time_in_force as TimeInForce,
-          price: ctx.fromShares([op.shares[0]!]), qty: ctx.fromShares([op.shares[1]!]),
-        },
-      };
+    const all = op.shares.length === 0 ? null : ctx.fromShares(op.shares);
+    const values = all === null ? [] : op.shares.map((_, i) => ctx.slice(all, i, i + 1));
+    const decoded = decodeOp<Sec>({ ...op, values }, (v) => ctx.constant([v]));
+    if ('error' in decoded) {
+      this.o.log.error({ seq: op.seq.toString(), kind: op.kind, detail: decoded.error }, 'operation rejected by the committee');
+      return { reject: decoded.reject };
     }
-    if (op.kind === 'cancel') return { op: { kind: 'cancel', symbol: op.symbol, orderId, seq: op.seq, nowNs: op.tsNs } };
-    return { reject: this.rejected(op, orderId, `unknown operation kind '${op.kind}'`) };
-  }
-
-  private rejected(op: IncomingOp, orderId: string, detail: string): Outcome {
-    this.o.log.error({ seq: op.seq.toString(), detail }, 'operation rejected by the committee');
-    return {
-      kind: 'place', symbol: op.symbol, orderId, fills: [], selfTradeCancelled: [], takerFilled: false, rested: false,
-      cancelReason: null, expired: [], reject: { reason: 'UNSUPPORTED_ORDER', code: 'BAD_OPERATION', detail },
-    };
+    return { op: decoded };
   }
 
   private resultFrame(ctx: JobContext, op: IncomingOp, r: OpResult<Sec>): ResultFrame {
@@ -137,13 +124,115 @@ export class BatchApplier {
   }
 }
 
-/** The wire shape the gateway clears (snake_case, see @tenebra/wire PlaceOutcome/CancelOutcome). */
+/** A sequenced op's public part with its secret vector already lifted to S (shares, or plain values in tests). */
+export interface OpInput<S> {
+  seq: bigint;
+  tsNs: bigint;
+  kind: string;
+  symbol: string;
+  pub: Record<string, unknown>;
+  values: S[];
+}
+
+/** Largest public price the committee accepts (comparison inputs stay below 2^48). */
+const MAX_PUBLIC_UNITS = (1n << 48n) - 1n;
+
+/**
+ * Maps a sequenced op to a matching operation, following the layout of @tenebra/wire (PLACE_VECTOR,
+ * MODIFY_VECTOR, PlacePub, ModifyPub, ExpirePub; docs/orders.md). Every party decodes identically,
+ * so a malformed op becomes the same reject outcome everywhere (and touches no book).
+ */
+export function decodeOp<S>(o: OpInput<S>, constant: (v: bigint) => S): Op<S> | { error: string; reject: Outcome } {
+  const orderId = typeof o.pub.order_id === 'string' ? o.pub.order_id : '';
+  const p = o.pub;
+  const bad = (detail: string): { error: string; reject: Outcome } => ({ error: detail, reject: rejectOutcome(o.kind, o.symbol, orderId, detail) });
+  switch (o.kind) {
+    case 'place': {
+      if (o.values.length !== PLACE_VECTOR.length) return bad(`place: expected ${PLACE_VECTOR.length} secret values, got ${o.values.length}`);
+      const side = p.side;
+      const type = p.type;
+      const tif = p.time_in_force;
+      if (side !== 'buy' && side !== 'sell') return bad(`place: bad side ${JSON.stringify(side)}`);
+      if (type !== 'limit' && type !== 'market' && type !== 'peg') return bad(`place: bad type ${JSON.stringify(type)}`);
+      if (tif !== 'GTC' && tif !== 'GTT' && tif !== 'IOC' && tif !== 'FOK') return bad(`place: bad time_in_force ${JSON.stringify(tif)}`);
+      let price: S | null;
+      if (type === 'peg') {
+        const ticks = publicInt(p.peg_price_ticks);
+        if (ticks === null || ticks <= 0n || ticks > MAX_PUBLIC_UNITS) return bad('place: peg orders need peg_price_ticks, a positive integer below 2^48');
+        price = constant(ticks);
+      } else if (type === 'market') {
+        price = p.market_cap === true ? o.values[0]! : null;
+      } else {
+        price = o.values[0]!;
+      }
+      let expiresAtNs: bigint | null = null;
+      if (p.expires_at_ns !== undefined && p.expires_at_ns !== null) {
+        expiresAtNs = publicInt(p.expires_at_ns);
+        if (expiresAtNs === null) return bad('place: expires_at_ns must be a decimal integer string');
+      }
+      const op: PlaceOp<S> = {
+        kind: 'place', symbol: o.symbol, orderId, seq: o.seq, nowNs: o.tsNs, side, type, tif, price, qty: o.values[1]!,
+        owner: p.owner === false ? null : o.values[2]!,
+        minFill: p.min_fill === true ? o.values[3]! : null,
+        aon: p.aon === true,
+      };
+      if (expiresAtNs !== null) op.expiresAtNs = expiresAtNs;
+      return op;
+    }
+    case 'cancel':
+      if (o.values.length !== 0) return bad(`cancel: expected no secret values, got ${o.values.length}`);
+      return { kind: 'cancel', symbol: o.symbol, orderId, seq: o.seq, nowNs: o.tsNs };
+    case 'modify': {
+      if (o.values.length !== MODIFY_VECTOR.length) return bad(`modify: expected ${MODIFY_VECTOR.length} secret values, got ${o.values.length}`);
+      if (p.mode !== 'reduce' && p.mode !== 'replace') return bad(`modify: bad mode ${JSON.stringify(p.mode)}`);
+      return {
+        kind: 'modify', symbol: o.symbol, orderId, seq: o.seq, nowNs: o.tsNs, mode: p.mode,
+        qtyDelta: o.values[0]!, price: p.price_change === true ? o.values[1]! : null,
+      };
+    }
+    case 'expire': {
+      if (o.values.length !== 0) return bad(`expire: expected no secret values, got ${o.values.length}`);
+      const op: ExpireOp = { kind: 'expire', nowNs: o.tsNs, seq: o.seq };
+      if (o.symbol !== '') op.symbol = o.symbol;
+      return op;
+    }
+    default:
+      return bad(`unknown operation kind '${o.kind}'`);
+  }
+}
+
+/** A decimal integer string (or a safe integer number) as a bigint, else null. */
+function publicInt(v: unknown): bigint | null {
+  if (typeof v === 'string' && /^-?\d{1,30}$/.test(v)) return BigInt(v);
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return BigInt(v);
+  return null;
+}
+
+/** The outcome every party reports for an op it could not decode: nothing in any book changes. */
+function rejectOutcome(kind: string, symbol: string, orderId: string, detail: string): Outcome {
+  const reject = { reason: 'UNSUPPORTED_ORDER' as const, code: 'BAD_OPERATION', detail };
+  switch (kind) {
+    case 'cancel':
+      return { kind: 'cancel', symbol, orderId, found: false, expired: [] };
+    case 'modify':
+      return { kind: 'modify', symbol, orderId, mode: 'reduce', found: false, exhausted: false, execution: null, expired: [], reject };
+    case 'expire':
+      return { kind: 'expire', nowNs: 0n, expired: [] };
+    default:
+      return {
+        kind: 'place', symbol, orderId, fills: [], selfTradeCancelled: [], takerFilled: false, rested: false,
+        cancelReason: null, expired: [], reject,
+      };
+  }
+}
+
+/** The wire shape the gateway clears (snake_case: @tenebra/wire PlaceOutcome, CancelOutcome, ModifyOutcome, ExpireOutcome). */
 export function toWireOutcome(o: Outcome): Record<string, unknown> {
   switch (o.kind) {
     case 'place':
       return {
         kind: 'place', order_id: o.orderId, fills: o.fills, rested: o.rested, cancel_reason: o.cancelReason,
-        reject_reason: o.reject ? o.reject.reason : null, reject_detail: o.reject?.detail ?? null,
+        reject_reason: o.reject ? o.reject.reason : null, reject_code: o.reject?.code ?? null, reject_detail: o.reject?.detail ?? null,
         self_trade_cancelled: o.selfTradeCancelled, expired: o.expired,
       };
     case 'cancel':
@@ -152,9 +241,10 @@ export function toWireOutcome(o: Outcome): Record<string, unknown> {
       return {
         kind: 'modify', order_id: o.orderId, mode: o.mode, found: o.found, exhausted: o.exhausted,
         fills: o.execution?.fills ?? [], rested: o.execution?.rested ?? null, cancel_reason: o.execution?.cancelReason ?? null,
-        reject_reason: o.reject ? o.reject.reason : null, expired: o.expired,
+        self_trade_cancelled: o.execution?.selfTradeCancelled ?? [],
+        reject_reason: o.reject ? o.reject.reason : null, reject_code: o.reject?.code ?? null, expired: o.expired,
       };
     case 'expire':
-      return { kind: 'expire', expired: o.expired };
+      return { kind: 'expire', now_ns: o.nowNs.toString(), expired: o.expired.map((e) => e.orderId) };
   }
 }

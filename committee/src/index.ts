@@ -1,1 +1,1 @@
-export {};
+export { BatchApplier, decodeOp, toWireOutcome, type OpInput, type IncomingOp } from './apply';

@@ -19,6 +19,7 @@ import { ResultCollector } from './results/collector';
 import { OutcomeWaiters, ResultPipeline } from './results/pipeline';
 import { ResultServer } from './results/server';
 import { OrderService, type SequencerPort } from './orders/service';
+import { createSimulatedOracle, type PriceOracle } from './orders/oracle';
 import { buildApp } from './http/app';
 import { registerPublicRoutes } from './http/routes-public';
 import { registerOrderRoutes } from './http/routes-orders';
@@ -49,6 +50,10 @@ export interface GatewayOptions {
   resultGraceMs?: number;
   /** first sequencer connection: how long to keep trying (ms) */
   sequencerConnectTimeoutMs?: number;
+  /** reference prices (mark, pegs); default: the simulated oracle of orders/oracle.ts */
+  oracle?: PriceOracle;
+  /** per-symbol book depth cap (default 100,000) */
+  maxBookDepth?: number;
   /** WebSocket server tunables (timers, limits; see ws/protocol.ts) */
   ws?: Partial<WsOptions>;
   /** server-sent events tunables (heartbeat, polling, stream caps; see sse/routes.ts) */
@@ -79,6 +84,10 @@ export interface Gateway {
   readonly resultsCursor: bigint;
   /** The WebSocket server at /ws/v1 (channels, encrypted sessions). */
   readonly ws: WsServer;
+  /** Reference prices: the mark of pre-trade checks and the price of peg orders. */
+  readonly oracle: PriceOracle;
+  /** Placement, cancel, modify, mass quote (REST and WebSocket use the same service). */
+  readonly orders: OrderService;
   /** The server-sent event streams (/events/stats, /events/notifications). */
   readonly sse: SseServer;
   /** Fill ledger, statistics, VIP tiers, settlement, venue admission (venue.ts). */
@@ -110,9 +119,11 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const pipeline = new ResultPipeline(collector, clearing, waiters, events, clock, log.child({ component: 'results' }));
   const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }));
   const sequencer = opts.sequencer ?? attestedSequencer(config, log, opts.sequencerConnectTimeoutMs);
-  const orders = new OrderService(db, registry, sealer, sequencer, waiters, events, clock, log.child({ component: 'orders' }), {
+  const oracle = opts.oracle ?? createSimulatedOracle(clock).oracle;
+  const orders = new OrderService({ db, registry, sealer, sequencer, waiters, events, clock, log: log.child({ component: 'orders' }), oracle }, {
     ...(opts.ackTimeoutMs !== undefined ? { ackTimeoutMs: opts.ackTimeoutMs } : {}),
     ...(opts.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: opts.cancelTimeoutMs } : {}),
+    ...(opts.maxBookDepth !== undefined ? { maxBookDepth: opts.maxBookDepth } : {}),
   });
 
   const app = buildApp({ log, tokens, accounts, limiter, ...(opts.publicLimits ? { publicLimits: opts.publicLimits } : {}) });
@@ -123,7 +134,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const ws = new WsServer(app, {
     log, clock, db, tokens, accounts, registry, events, limiter, orders,
     accountInfo: (a) => accountSummary(db, a),
-    cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId),
+    cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId, 'CANCEL_ON_DISCONNECT'),
   }, opts.ws);
   const sse = new SseServer({ log, clock, db, events, registry, stats: venue.stats, epoch: ws.fencingEpoch }, opts.sse);
   sse.register(app);
@@ -137,6 +148,8 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     if (state === 'stopped') return;
     state = 'stopped';
     if (pruneTimer) clearInterval(pruneTimer);
+    orders.stop();
+    oracle.stop();
     pipeline.stop();
     await app.close();
     await resultServer.close();
@@ -147,7 +160,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   };
 
   return {
-    app, events, log, ws, sse, venue,
+    app, events, log, ws, oracle, orders, sse, venue,
     get resultsCursor() {
       return pipeline.cursor;
     },
@@ -167,8 +180,10 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
         const addr = app.server.address();
         if (addr && typeof addr === 'object') httpPort = addr.port;
         log.info({ ...this.urls, cursor: pipeline.cursor.toString() }, 'gateway listening; connecting to the sequencer');
+        oracle.start();
         await sequencer.connect();
         orders.resubmitOutbox();
+        orders.start();
         venue.start();
         pruneTimer = setInterval(() => {
           try {

@@ -1,11 +1,13 @@
 // The gateway's whole contact with secret sharing: split an order's secret fields into Shamir shares
 // and seal each node's shares to that node; unseal the nodes' output shares and reconstruct.
-// It knows nothing else of shares (no arithmetic on them, no protocol).
+// It knows nothing else of shares (no arithmetic on them, no protocol). The layout of each op (public
+// fields, secret vector) is @tenebra/wire's PLACE_VECTOR / MODIFY_VECTOR / PlacePub / ModifyPub /
+// ExpirePub; committee/src/apply.ts (decodeOp) reads it; docs/orders.md describes it.
 import {
-  shareSecret, reconstruct, reconstructChecked, encodeFieldVector, decodeFieldVector, InconsistentSharesError,
+  shareSecret, reconstruct, reconstructChecked, encodeFieldVector, decodeFieldVector, InconsistentSharesError, F,
 } from '@tenebra/mpc';
 import { seal, unseal } from '@tenebra/seal';
-import { opAad, resultAad, type SealedOp } from '@tenebra/wire';
+import { opAad, resultAad, type SealedOp, type PlacePub, type ModifyPub, type ExpirePub, type PublicFields } from '@tenebra/wire';
 // The associated data of sealed inputs (opAad: kind, order id, symbol) and of sealed outputs
 // (resultAad: seq, node) are shared with the committee through @tenebra/wire.
 
@@ -29,20 +31,68 @@ export class OpSealer {
     if (nodes.length !== n) throw new Error(`gateway config lists ${nodes.length} nodes, expected n=${n}`);
   }
 
-  /** A placement: [price_ticks, qty_steps] shared among the n nodes, node i's vector sealed to node i. */
-  place(orderId: string, symbol: string, pub: { side: string; type: string; time_in_force: string }, priceTicks: bigint, qtySteps: bigint): SealedOp {
-    const shares = shareSecret([priceTicks, qtySteps], this.n, this.t);
-    const aad = opAad('place', orderId, symbol);
-    const sealed = this.keys.map((k, i) => b64(seal(k, encodeFieldVector(shares[i]!), aad)));
-    return { kind: 'place', symbol, pub: { order_id: orderId, side: pub.side, type: pub.type, time_in_force: pub.time_in_force }, sealed };
+  /**
+   * A placement. Secret vector [price_ticks, qty_steps, owner_id, min_fill_steps] (@tenebra/wire
+   * PLACE_VECTOR; 0 where absent), node i's shares sealed to node i; public fields per PlacePub.
+   * A peg's price is public (peg_price_ticks, from the oracle reference): element 0 is 0.
+   */
+  place(orderId: string, symbol: string, p: PlaceSecrets): SealedOp {
+    const pub: PlacePub = { order_id: orderId, side: p.side, type: p.type, time_in_force: p.tif };
+    let price = 0n;
+    if (p.type === 'peg') {
+      if (p.priceTicks === null) throw new Error('internal: a peg order needs its price');
+      pub.peg_price_ticks = p.priceTicks.toString();
+    } else if (p.priceTicks !== null) {
+      price = p.priceTicks;
+    }
+    if (p.type === 'market') pub.market_cap = p.priceTicks !== null;
+    if (p.expiresAtNs !== null) pub.expires_at_ns = p.expiresAtNs.toString();
+    if (p.aon) pub.aon = true;
+    if (p.minFillSteps !== null) pub.min_fill = true;
+    return this.sealed('place', orderId, symbol, { ...pub }, [price, p.qtySteps, BigInt(p.ownerId), p.minFillSteps ?? 0n]);
+  }
+
+  /** A modify: secret [qty_delta_steps (signed), new_price_ticks or 0] (MODIFY_VECTOR); public mode and whether the price changes. */
+  modify(orderId: string, symbol: string, mode: 'reduce' | 'replace', qtyDeltaSteps: bigint, newPriceTicks: bigint | null): SealedOp {
+    const pub: ModifyPub = { order_id: orderId, mode, price_change: newPriceTicks !== null };
+    return this.sealed('modify', orderId, symbol, { ...pub }, [F.fromSigned(qtyDeltaSteps), newPriceTicks ?? 0n]);
   }
 
   /** A cancel: no secret input, but every node still gets a sealed (empty) vector bound to the op. */
   cancel(orderId: string, symbol: string): SealedOp {
-    const aad = opAad('cancel', orderId, symbol);
-    const empty = encodeFieldVector([]);
-    return { kind: 'cancel', symbol, pub: { order_id: orderId }, sealed: this.keys.map((k) => b64(seal(k, empty, aad))) };
+    return this.sealed('cancel', orderId, symbol, { order_id: orderId }, []);
   }
+
+  /** Expire the symbol's GTT orders due at the op's sequenced time: no secret input. */
+  expire(symbol: string): SealedOp {
+    const pub: ExpirePub = { order_id: '' };
+    return this.sealed('expire', '', symbol, { ...pub }, []);
+  }
+
+  private sealed(kind: string, orderId: string, symbol: string, pub: PublicFields, vector: bigint[]): SealedOp {
+    const aad = opAad(kind, orderId, symbol);
+    if (vector.length === 0) {
+      const empty = encodeFieldVector([]);
+      return { kind, symbol, pub, sealed: this.keys.map((k) => b64(seal(k, empty, aad))) };
+    }
+    const shares = shareSecret(vector, this.n, this.t);
+    return { kind, symbol, pub, sealed: this.keys.map((k, i) => b64(seal(k, encodeFieldVector(shares[i]!), aad))) };
+  }
+}
+
+/** The secret and public inputs of a placement, as the gateway accepted it. */
+export interface PlaceSecrets {
+  side: 'buy' | 'sell';
+  type: 'limit' | 'market' | 'peg';
+  tif: 'GTC' | 'GTT' | 'IOC' | 'FOK';
+  /** limit price, market cap, or the peg's price (public for pegs); null for an uncapped market order */
+  priceTicks: bigint | null;
+  qtySteps: bigint;
+  /** the account's small integer owner id (self-trade prevention); never public */
+  ownerId: number;
+  expiresAtNs: bigint | null;
+  aon: boolean;
+  minFillSteps: bigint | null;
 }
 
 /** Unseals one node's output shares for seq (throws SealError if not sealed to us for that seq and node). */

@@ -7,6 +7,7 @@ import { until } from './fakes';
 const O = (over: Record<string, unknown> = {}) => ({ symbol: 'ETH-USDC-PERP', side: 'buy', type: 'limit', quantity: 0.5, price: 3000, time_in_force: 'GTC', ...over });
 
 async function place(rig: Rig, a: Account, body: Record<string, unknown>) {
+  await new Promise((r) => setTimeout(r, 2)); // the spec's spacing: one placement per ms per symbol and account
   return call(rig.gw, 'POST', '/api/v1/orders', body, bearer(a));
 }
 
@@ -37,13 +38,20 @@ describe('orders', () => {
       [O({ symbol: undefined }), 1400, 'INVALID_ORDER', /'symbol' is required/],
       [O({ symbol: 'FOO-USDC-PERP' }), 1401, 'UNKNOWN_SYMBOL', /unknown symbol 'FOO-USDC-PERP'/],
       [O({ side: 'long' }), 1400, 'INVALID_ORDER', /'side' must be one of buy, sell/],
-      [O({ type: 'market' }), 1405, 'UNSUPPORTED_ORDER', /type 'market' is not supported yet/],
-      [O({ type: 'peg', price: undefined }), 1405, 'UNSUPPORTED_ORDER', /type 'peg' is not supported yet/],
-      [O({ time_in_force: 'FOK' }), 1405, 'UNSUPPORTED_ORDER', /time_in_force 'FOK' is not supported yet/],
-      [O({ time_in_force: 'GTT', expiry_time: 1 }), 1405, 'UNSUPPORTED_ORDER', /'GTT' is not supported yet/],
+      [O({ type: 'market' }), 1405, 'UNSUPPORTED_ORDER', /MARKET_TIF: market orders never rest/],
+      [O({ type: 'peg', price: undefined }), 1400, 'INVALID_ORDER', /'peg_reference' is required/],
+      [O({ type: 'peg', peg_reference: 'mid' }), 1400, 'INVALID_ORDER', /'price' must be omitted for peg orders/],
+      [O({ peg_reference: 'mid' }), 1400, 'INVALID_ORDER', /'peg_reference' applies only to type 'peg'/],
+      [O({ time_in_force: 'GTT' }), 1400, 'INVALID_ORDER', /'expiry_time' .* is required/],
+      [O({ time_in_force: 'GTT', expiry_time: 1 }), 1400, 'INVALID_ORDER', /'expiry_time' 1 is not in the future/],
+      [O({ time_in_force: 'GTT', expiry_time: 'soon' }), 1400, 'INVALID_ORDER', /non-negative integer number of nanoseconds/],
+      [O({ expiry_time: '1' }), 1400, 'INVALID_ORDER', /'expiry_time' applies only to time_in_force 'GTT'/],
       [O({ time_in_force: 'DAY' }), 1400, 'INVALID_ORDER', /time_in_force/],
-      [O({ aon: true }), 1405, 'UNSUPPORTED_ORDER', /all-or-none/],
-      [O({ min_fill_size: 0.1 }), 1405, 'UNSUPPORTED_ORDER', /min_fill_size/],
+      [O({ aon: true }), 1405, 'UNSUPPORTED_ORDER', /AON_TIF: aon is supported only with IOC or FOK/],
+      [O({ aon: 'yes', time_in_force: 'IOC' }), 1400, 'INVALID_ORDER', /'aon' must be a boolean/],
+      [O({ min_fill_size: 0.1 }), 1405, 'UNSUPPORTED_ORDER', /MIN_FILL_TIF/],
+      [O({ min_fill_size: 0.6, time_in_force: 'IOC' }), 1403, 'INVALID_QUANTITY', /'min_fill_size' must not exceed quantity/],
+      [O({ min_fill_size: 0.0001, time_in_force: 'IOC' }), 1403, 'INVALID_QUANTITY', /min_fill_size 0.0001 is not a multiple of step_size/],
       [O({ leverage: 5 }), 1400, 'INVALID_ORDER', /unknown field 'leverage'/],
       [O({ client_order_id: 'x'.repeat(65) }), 1400, 'INVALID_ORDER', /1 to 64 characters/],
       [O({ price: undefined }), 1402, 'INVALID_PRICE', /'price' is required/],

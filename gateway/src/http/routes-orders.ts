@@ -1,4 +1,5 @@
-// POST /orders, GET /orders/{orderId}, DELETE /orders/{orderId}.
+// POST /orders, GET/PATCH/DELETE /orders/{orderId}, GET/DELETE /orders?client_order_id=,
+// POST /orders/mass-quote. docs/orders.md describes bodies, answers and codes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors';
 import type { OrderService, Answer } from '../orders/service';
@@ -15,9 +16,21 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
     return answer(req, reply, await orders.place(acct, req.body));
   });
 
+  app.post(`${API_PREFIX}/orders/mass-quote`, async (req, reply) => {
+    const acct = requireAuth(req, 'trade');
+    chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.massQuote);
+    return answer(req, reply, await orders.massQuote(acct, req.body));
+  });
+
   app.get<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
     return sendData(req, reply, orders.get(acct, req.params.orderId));
+  });
+
+  app.patch<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
+    const acct = requireAuth(req, 'trade');
+    chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.modify);
+    return answer(req, reply, await orders.modify(acct, req.params.orderId, req.body));
   });
 
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {

@@ -1,32 +1,69 @@
 // POST /orders body -> a checked order intent in integer ticks and steps. Numbers are read through
 // their shortest decimal text (or given as decimal strings) and converted exactly; nothing here
 // touches storage, so a rejected order leaves no trace.
+//
+// Supported combinations (the spec leaves the matrix open; this is matching's own matrix, see
+// packages/matching/README.md "Supported orders", and the codes match its checkPlace):
+//
+//            GTC  GTT  IOC  FOK
+//   limit     ✓    ✓    ✓    ✓
+//   peg       ✓    ✓    ✓    ✓      (priced from the oracle reference at acceptance)
+//   market    ✗    ✗    ✓    ✓      MARKET_TIF: a market order never rests; optional price = cap
+//   aon       ✗    ✗    ✓    ✓      AON_TIF: IOC+aon behaves as FOK
+//   min_fill  ✗    ✗    ✓    ✓      MIN_FILL_TIF: the minimum of the entry execution
 import {
   MAX_BOOK_UNITS, compareDecimal, decimalOfNumber, formatDecimal, parseDecimal, toUnits,
   type Dec, type InstrumentSpec,
 } from '@tenebra/config';
 import { ApiError, fail } from '../errors';
 import type { InstrumentRegistry } from '../instruments';
-import type { Side, TimeInForce } from '../store/records';
+import type { OrderType, PegReference, Side, TimeInForce } from '../store/records';
 
 export interface OrderIntent {
   inst: InstrumentSpec;
   side: Side;
-  type: 'limit';
+  type: OrderType;
   tif: TimeInForce;
-  priceTicks: bigint;
+  /** limit price or market cap (ticks); null for a peg (priced later) and an uncapped market order */
+  priceTicks: bigint | null;
+  pegReference: PegReference | null;
   qtySteps: bigint;
+  /** GTT expiry, ns since the epoch */
+  expiresAtNs: bigint | null;
+  aon: boolean;
+  minFillSteps: bigint | null;
   clientOrderId: string | null;
 }
 
 const FIELDS = new Set(['symbol', 'side', 'type', 'quantity', 'price', 'peg_reference', 'time_in_force', 'expiry_time', 'aon', 'min_fill_size', 'client_order_id']);
 export const MAX_CLIENT_ORDER_ID = 64;
 const CLIENT_ORDER_ID = /^[\x21-\x7e]+$/;
+/** Farthest a GTT expiry may lie in the future. */
+export const MAX_GTT_HORIZON_NS = 90n * 24n * 3600n * 1_000_000_000n;
 
-/** Validates a placement body against the live instrument set and the account's tier minimum notional. */
-export function validateOrder(body: unknown, registry: InstrumentRegistry, tierMinNotionalMicro: bigint): OrderIntent {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) fail('INVALID_ORDER', 'the request body must be a JSON object');
-  const b = body as Record<string, unknown>;
+/** The client_order_id of a body (null when absent); throws INVALID_ORDER when malformed. */
+export function clientOrderIdOf(b: Record<string, unknown>): string | null {
+  const v = b.client_order_id;
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string') fail('INVALID_ORDER', "'client_order_id' must be a string");
+  if (v.length === 0 || v.length > MAX_CLIENT_ORDER_ID) fail('INVALID_ORDER', `'client_order_id' must be 1 to ${MAX_CLIENT_ORDER_ID} characters`);
+  if (!CLIENT_ORDER_ID.test(v)) fail('INVALID_ORDER', "'client_order_id' may contain only printable ASCII characters without spaces");
+  return v;
+}
+
+/** The body as an object, or INVALID_ORDER. */
+export function bodyObject(body: unknown, what = 'the request body'): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) fail('INVALID_ORDER', `${what} must be a JSON object`);
+  return body as Record<string, unknown>;
+}
+
+/**
+ * Validates a placement body against the live instrument set: fields, types, grids, ranges and the
+ * supported combinations. The minimum notional of limit and capped market orders is checked here
+ * (tierMinNotionalMicro); pegs and uncapped market orders are checked once priced (checkMinNotional).
+ */
+export function validateOrder(body: unknown, registry: InstrumentRegistry, tierMinNotionalMicro: bigint, nowNs: bigint): OrderIntent {
+  const b = bodyObject(body);
   for (const k of Object.keys(b)) {
     if (!FIELDS.has(k)) fail('INVALID_ORDER', `unknown field '${k}'; allowed fields: ${[...FIELDS].join(', ')}`);
   }
@@ -38,61 +75,115 @@ export function validateOrder(body: unknown, registry: InstrumentRegistry, tierM
 
   const side = oneOf(b.side, 'side', ['buy', 'sell'] as const);
   const type = oneOf(b.type, 'type', ['market', 'limit', 'peg'] as const);
-  if (type !== 'limit') fail('UNSUPPORTED_ORDER', `type '${type}' is not supported yet; only 'limit' orders are accepted`);
-  const tifAny = oneOf(b.time_in_force, 'time_in_force', ['GTC', 'GTT', 'IOC', 'FOK'] as const);
-  if (tifAny !== 'GTC' && tifAny !== 'IOC') fail('UNSUPPORTED_ORDER', `time_in_force '${tifAny}' is not supported yet; use 'GTC' or 'IOC'`);
-  const tif: TimeInForce = tifAny;
+  const tif = oneOf(b.time_in_force, 'time_in_force', ['GTC', 'GTT', 'IOC', 'FOK'] as const);
+  const clientOrderId = clientOrderIdOf(b);
 
-  if (b.peg_reference !== undefined) fail('INVALID_ORDER', "'peg_reference' applies only to type 'peg'");
-  if (b.expiry_time !== undefined) fail('INVALID_ORDER', "'expiry_time' applies only to time_in_force 'GTT'");
+  // peg_reference: required for peg, refused otherwise.
+  let pegReference: PegReference | null = null;
+  if (type === 'peg') pegReference = oneOf(b.peg_reference, 'peg_reference', ['mid', 'bid', 'ask'] as const);
+  else if (b.peg_reference !== undefined) fail('INVALID_ORDER', "'peg_reference' applies only to type 'peg'");
+
+  // expiry_time: required for GTT, refused otherwise; integer ns (a JSON number or a decimal string).
+  let expiresAtNs: bigint | null = null;
+  if (tif === 'GTT') {
+    if (b.expiry_time === undefined || b.expiry_time === null) fail('INVALID_ORDER', "'expiry_time' (nanoseconds since the epoch) is required for time_in_force 'GTT'");
+    expiresAtNs = nanosField(b.expiry_time, 'expiry_time');
+    if (expiresAtNs <= nowNs) fail('INVALID_ORDER', `'expiry_time' ${expiresAtNs} is not in the future (server time ${nowNs} ns)`);
+    if (expiresAtNs - nowNs > MAX_GTT_HORIZON_NS) fail('INVALID_ORDER', "'expiry_time' lies more than 90 days ahead");
+  } else if (b.expiry_time !== undefined) {
+    fail('INVALID_ORDER', "'expiry_time' applies only to time_in_force 'GTT'");
+  }
+
+  let aon = false;
   if (b.aon !== undefined) {
     if (typeof b.aon !== 'boolean') fail('INVALID_ORDER', "'aon' must be a boolean");
-    if (b.aon) fail('UNSUPPORTED_ORDER', 'all-or-none (aon: true) is not supported yet');
-  }
-  if (b.min_fill_size !== undefined) fail('UNSUPPORTED_ORDER', "'min_fill_size' is not supported yet");
-
-  let clientOrderId: string | null = null;
-  if (b.client_order_id !== undefined && b.client_order_id !== null) {
-    if (typeof b.client_order_id !== 'string') fail('INVALID_ORDER', "'client_order_id' must be a string");
-    if (b.client_order_id.length === 0 || b.client_order_id.length > MAX_CLIENT_ORDER_ID) {
-      fail('INVALID_ORDER', `'client_order_id' must be 1 to ${MAX_CLIENT_ORDER_ID} characters`);
-    }
-    if (!CLIENT_ORDER_ID.test(b.client_order_id)) fail('INVALID_ORDER', "'client_order_id' may contain only printable ASCII characters without spaces");
-    clientOrderId = b.client_order_id;
+    aon = b.aon;
   }
 
   // quantity
-  const qty = decimalField(b.quantity, 'quantity', 'INVALID_QUANTITY');
-  if (qty.units === 0n) fail('INVALID_QUANTITY', 'quantity must be greater than 0');
-  const qtyText = formatDecimal(qty);
-  const qtySteps = toUnits(qtyText, inst.step_size);
-  if (qtySteps === null) fail('INVALID_QUANTITY', `quantity ${qtyText} is not a multiple of step_size ${inst.step_size} for ${inst.symbol}`);
-  if (compareDecimal(qty, parseDecimal(inst.min_qty)!) < 0) fail('INVALID_QUANTITY', `quantity ${qtyText} is below min_qty ${inst.min_qty} for ${inst.symbol}`);
-  if (compareDecimal(qty, parseDecimal(inst.max_qty)!) > 0) fail('INVALID_QUANTITY', `quantity ${qtyText} is above max_qty ${inst.max_qty} for ${inst.symbol}`);
+  const qtySteps = stepsField(b.quantity, 'quantity', inst);
+  const qtyDec = { units: qtySteps * parseDecimal(inst.step_size)!.units, scale: parseDecimal(inst.step_size)!.scale };
+  if (compareDecimal(qtyDec, parseDecimal(inst.min_qty)!) < 0) fail('INVALID_QUANTITY', `quantity ${formatDecimal(qtyDec)} is below min_qty ${inst.min_qty} for ${inst.symbol}`);
+  if (compareDecimal(qtyDec, parseDecimal(inst.max_qty)!) > 0) fail('INVALID_QUANTITY', `quantity ${formatDecimal(qtyDec)} is above max_qty ${inst.max_qty} for ${inst.symbol}`);
 
-  // price
-  if (b.price === undefined || b.price === null) fail('INVALID_PRICE', "'price' is required for limit orders");
-  const price = decimalField(b.price, 'price', 'INVALID_PRICE');
-  if (price.units === 0n) fail('INVALID_PRICE', 'price must be greater than 0');
-  const priceText = formatDecimal(price);
-  const priceTicks = toUnits(priceText, inst.tick_size);
-  if (priceTicks === null) fail('INVALID_PRICE', `price ${priceText} is not a multiple of tick_size ${inst.tick_size} for ${inst.symbol}`);
-  if (priceTicks > MAX_BOOK_UNITS) fail('INVALID_PRICE', `price ${priceText} is outside the acceptable range for ${inst.symbol}`);
+  // min_fill_size: on the step grid, positive, at most the quantity.
+  let minFillSteps: bigint | null = null;
+  if (b.min_fill_size !== undefined && b.min_fill_size !== null) {
+    minFillSteps = stepsField(b.min_fill_size, 'min_fill_size', inst);
+    if (minFillSteps > qtySteps) fail('INVALID_QUANTITY', "'min_fill_size' must not exceed quantity");
+  }
 
-  // notional = quantity × price, exactly
-  const notional: Dec = { units: qty.units * price.units, scale: qty.scale + price.scale };
+  // price: required for limit, optional cap for market, omitted for peg.
+  let priceTicks: bigint | null = null;
+  if (type === 'peg') {
+    if (b.price !== undefined && b.price !== null) fail('INVALID_ORDER', "'price' must be omitted for peg orders: the price follows the oracle reference named by 'peg_reference'");
+  } else if (b.price === undefined || b.price === null) {
+    if (type === 'limit') fail('INVALID_PRICE', "'price' is required for limit orders");
+  } else {
+    priceTicks = ticksField(b.price, 'price', inst);
+  }
+
+  // Supported combinations (see the matrix above).
+  const immediate = tif === 'IOC' || tif === 'FOK';
+  if (type === 'market' && !immediate) fail('UNSUPPORTED_ORDER', `MARKET_TIF: market orders never rest: time_in_force must be IOC or FOK, not ${tif}`);
+  if (aon && !immediate) fail('UNSUPPORTED_ORDER', 'AON_TIF: aon is supported only with IOC or FOK (a resting all-or-none order would make takers skip it, breaking price-time priority)');
+  if (minFillSteps !== null && !immediate) fail('UNSUPPORTED_ORDER', 'MIN_FILL_TIF: min_fill_size is supported only with IOC or FOK (it applies to the entry execution)');
+
+  if (priceTicks !== null) checkMinNotional(inst, qtySteps, priceTicks, tierMinNotionalMicro);
+  if (inst.status !== 'trading') fail('INSTRUMENT_HALTED', `${inst.symbol} is not accepting orders (status ${inst.status})`);
+  return { inst, side, type, tif, priceTicks, pegReference, qtySteps, expiresAtNs, aon, minFillSteps, clientOrderId };
+}
+
+/** Throws MIN_NOTIONAL when quantity × price is below the larger of the instrument's and the tier's minimum. */
+export function checkMinNotional(inst: InstrumentSpec, qtySteps: bigint, priceTicks: bigint, tierMinNotionalMicro: bigint): void {
+  const step = parseDecimal(inst.step_size)!;
+  const tick = parseDecimal(inst.tick_size)!;
+  const notional: Dec = { units: qtySteps * step.units * priceTicks * tick.units, scale: step.scale + tick.scale };
   const instMin = parseDecimal(inst.min_notional)!;
   const tierMin: Dec = { units: tierMinNotionalMicro, scale: 6 };
   const min = compareDecimal(instMin, tierMin) >= 0 ? instMin : tierMin;
   if (compareDecimal(notional, min) < 0) {
     fail('MIN_NOTIONAL', `order notional ${formatDecimal(notional)} USDC is below the minimum ${formatDecimal(min)} USDC (instrument and fee tier)`);
   }
-
-  if (inst.status !== 'trading') fail('INSTRUMENT_HALTED', `${inst.symbol} is not accepting orders (status ${inst.status})`);
-  return { inst, side, type: 'limit', tif, priceTicks, qtySteps, clientOrderId };
 }
 
-function oneOf<T extends string>(v: unknown, field: string, allowed: readonly T[]): T {
+/** A positive quantity field on the instrument's step grid, in steps. */
+export function stepsField(v: unknown, field: string, inst: InstrumentSpec): bigint {
+  const d = decimalField(v, field, 'INVALID_QUANTITY');
+  if (d.units === 0n) fail('INVALID_QUANTITY', `${field} must be greater than 0`);
+  const text = formatDecimal(d);
+  const steps = toUnits(text, inst.step_size);
+  if (steps === null) fail('INVALID_QUANTITY', `${field} ${text} is not a multiple of step_size ${inst.step_size} for ${inst.symbol}`);
+  if (steps > MAX_BOOK_UNITS) fail('INVALID_QUANTITY', `${field} ${text} is outside the acceptable range for ${inst.symbol}`);
+  return steps;
+}
+
+/** A positive price field on the instrument's tick grid, in ticks. */
+export function ticksField(v: unknown, field: string, inst: InstrumentSpec): bigint {
+  const d = decimalField(v, field, 'INVALID_PRICE');
+  if (d.units === 0n) fail('INVALID_PRICE', `${field} must be greater than 0`);
+  const text = formatDecimal(d);
+  const ticks = toUnits(text, inst.tick_size);
+  if (ticks === null) fail('INVALID_PRICE', `${field} ${text} is not a multiple of tick_size ${inst.tick_size} for ${inst.symbol}`);
+  if (ticks > MAX_BOOK_UNITS) fail('INVALID_PRICE', `${field} ${text} is outside the acceptable range for ${inst.symbol}`);
+  return ticks;
+}
+
+/**
+ * An integer nanosecond timestamp: a decimal string (exact) or a JSON number. A JSON number above
+ * 2^53 arrives as the nearest double (within 256 ns of a current timestamp); it is taken as that value.
+ */
+export function nanosField(v: unknown, field: string): bigint {
+  let text: string | null = null;
+  if (typeof v === 'string' && /^\d{1,20}$/.test(v)) text = v;
+  else if (typeof v === 'number' && Number.isInteger(v) && v >= 0) text = decimalOfNumber(v);
+  if (text === null || !/^\d+$/.test(text)) fail('INVALID_ORDER', `'${field}' must be a non-negative integer number of nanoseconds since the epoch (a JSON integer or a decimal string)`);
+  const ns = BigInt(text);
+  if (ns >= 1n << 63n) fail('INVALID_ORDER', `'${field}' is beyond the 64-bit range`);
+  return ns;
+}
+
+export function oneOf<T extends string>(v: unknown, field: string, allowed: readonly T[]): T {
   if (v === undefined || v === null) fail('INVALID_ORDER', `'${field}' is required`);
   if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) {
     fail('INVALID_ORDER', `'${field}' must be one of ${allowed.join(', ')}`);

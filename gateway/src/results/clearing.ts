@@ -1,8 +1,9 @@
-// Applies the committee's decided outcomes (fills, rests, cancels) to orders, balances and positions,
-// strictly in sequence order, each batch with the results cursor in ONE lmdb transaction: after a
-// crash the cursor says exactly which outcomes are in the state, so nothing is applied twice or lost.
+// Applies the committee's decided outcomes (fills, rests, cancels, modifies, expiries) to orders,
+// balances and positions, strictly in sequence order, each batch with the results cursor in ONE lmdb
+// transaction: after a crash the cursor says exactly which outcomes are in the state, so nothing is
+// applied twice or lost. docs/orders.md describes the order status machine this implements.
 import type { InstrumentSpec } from '@tenebra/config';
-import type { CancelOutcome, PlaceOutcome } from '@tenebra/wire';
+import type { CancelOutcome, ExpireOutcome, ModifyOutcome, PlaceOutcome } from '@tenebra/wire';
 import type { Logger } from 'pino';
 import type { GatewayDb } from '../store/db';
 import { positionKey } from '../store/db';
@@ -11,6 +12,8 @@ import type { InstrumentRegistry } from '../instruments';
 import type { GatewayClock } from '../clock';
 import { TIER_INFO } from '../tiers';
 import { feeMicro, initialMargin, reservation } from '../orders/margin';
+import { openQtyKey } from '../orders/risk';
+import { depthKey, riskTicksOf, specRejectOfMatching } from '../orders/fields';
 import { notionalMicro } from '@tenebra/config';
 import type { OrderEvent, PositionEvent } from '../events';
 
@@ -24,12 +27,17 @@ export interface Decision {
   values: bigint[];
 }
 
-export type CancelResult = 'cancelled' | 'not_live';
+/** What a waiting request handler learns: a cancel's or a modify's result. */
+export type CancelResult = 'cancelled' | 'not_live' | 'modified' | 'rejected';
+
+/** Waiter key of a modify's outcome (cancels wait under the bare order id). */
+export const modifyWaitKey = (orderId: string): string => `modify:${orderId}`;
 
 /** What a committed batch changed, for waiters and event subscribers. */
 export interface Effects {
   orderEvents: OrderEvent[];
   positionEvents: PositionEvent[];
+  /** results request handlers wait on, by waiter key (a cancel: the order id; a modify: modifyWaitKey) */
   cancels: Map<string, CancelResult>;
   /** outcome applied for these placements (the order id) */
   placed: string[];
@@ -40,6 +48,8 @@ class UnitOfWork {
   readonly orders = new Map<string, OrderRec>();
   readonly accounts = new Map<string, AccountRec>();
   readonly positions = new Map<string, PositionRec>();
+  /** change of each symbol's book depth count */
+  readonly depth = new Map<string, number>();
   fees = 0n;
 
   constructor(private readonly db: GatewayDb) {}
@@ -79,6 +89,11 @@ class UnitOfWork {
     for (const [k, v] of this.accounts) this.db.accounts.putSync(k, v);
     for (const [k, v] of this.positions) this.db.positions.putSync(k, v);
     if (this.fees !== 0n) this.db.meta.putSync(FEES_KEY, str(big((this.db.meta.get(FEES_KEY) as string | undefined) ?? '0') + this.fees));
+    for (const [symbol, d] of this.depth) {
+      if (d === 0) continue;
+      const cur = (this.db.meta.get(depthKey(symbol)) as number | undefined) ?? 0;
+      this.db.meta.putSync(depthKey(symbol), Math.max(0, cur + d));
+    }
   }
 }
 
@@ -130,6 +145,15 @@ export class Clearing {
       const o = asCancelOutcome(d.pub);
       if (!o) return this.skip(d, 'malformed cancel outcome');
       this.applyCancel(uow, d.seq, o, fx);
+    } else if (kind === 'modify') {
+      const o = asModifyOutcome(d.pub);
+      if (!o) return this.skip(d, 'malformed modify outcome');
+      if (d.values.length !== 2 * o.fills.length) return this.skip(d, `modify outcome has ${o.fills.length} fills but ${d.values.length} secret outputs`);
+      this.applyModify(uow, d.seq, o, d.values, fx);
+    } else if (kind === 'expire') {
+      const o = asExpireOutcome(d.pub);
+      if (!o) return this.skip(d, 'malformed expire outcome');
+      this.cancelListed(uow, d.seq, { expired: o.expired }, this.clock.nowNs(), fx);
     } else {
       this.skip(d, `unknown outcome kind ${JSON.stringify(kind)}`);
     }
@@ -154,29 +178,43 @@ export class Clearing {
     if (o.reject_reason !== null) {
       if (o.fills.length > 0) this.log.error({ seq: seq.toString(), order_id: o.order_id }, 'rejected placement with fills: fills ignored');
       this.finish(uow, taker, 'REJECTED', now);
-      taker.reject_reason = o.reject_reason;
-      this.log.warn({ seq: seq.toString(), order_id: o.order_id, reason: o.reject_reason, detail: (o as unknown as Record<string, unknown>).reject_detail }, 'committee rejected a placement');
+      taker.reject_reason = specRejectOfMatching(o.reject_reason);
+      this.log.warn({ seq: seq.toString(), order_id: o.order_id, reason: o.reject_reason, code: o.reject_code, detail: o.reject_detail }, 'committee rejected a placement');
       fx.orderEvents.push({ message_type: 'rejected', order: { ...taker } });
       return;
     }
-    for (let i = 0; i < o.fills.length; i++) {
+    this.applyFills(uow, inst, seq, taker, o.fills, values, now, fx);
+    this.settleRemainder(uow, taker, o.rested, o.cancel_reason, o.fills.length, now, fx);
+  }
+
+  /** Applies a taker's fills (maker side first, then taker side), skipping impossible ones loudly. */
+  private applyFills(uow: UnitOfWork, inst: InstrumentSpec, seq: bigint, taker: OrderRec, fills: readonly string[], values: readonly bigint[], now: bigint, fx: Effects): void {
+    for (let i = 0; i < fills.length; i++) {
       const qty = values[2 * i]!;
       const price = values[2 * i + 1]!;
-      const maker = uow.order(o.fills[i]!);
+      const maker = uow.order(fills[i]!);
       const why = invalidFill(taker, maker, qty, price);
       if (why) {
-        this.log.error({ seq: seq.toString(), taker: taker.order_id, maker: o.fills[i], fill: i, why }, 'committee reported an impossible fill; not applied');
+        this.log.error({ seq: seq.toString(), taker: taker.order_id, maker: fills[i], fill: i, why }, 'committee reported an impossible fill; not applied');
         continue;
       }
       this.fill(uow, inst, maker!, qty, price, 'maker', now, fx);
       this.fill(uow, inst, taker, qty, price, 'taker', now, fx);
     }
-    if (big(taker.filled_steps) === big(taker.qty_steps)) return; // FILLED in fill()
-    if (!o.rested) {
+  }
+
+  /** After a taker's fills: FILLED already, resting (open), or its remainder cancelled with the committee's reason. */
+  private settleRemainder(uow: UnitOfWork, taker: OrderRec, rested: boolean, cancelReason: string | null, fills: number, now: bigint, fx: Effects): void {
+    if (!isLive(taker.status)) return; // FILLED in fill()
+    if (!rested) {
       this.finish(uow, taker, 'CANCELLED', now);
-      taker.cancel_reason = o.cancel_reason ?? (taker.time_in_force === 'IOC' ? 'IOC_REMAINDER' : 'SYSTEM_CANCEL');
+      const reason = cancelReason ?? (taker.time_in_force === 'IOC' || taker.time_in_force === 'FOK' ? 'IOC_REMAINDER' : 'SYSTEM_CANCEL');
+      taker.cancel_reason = reason;
+      // An FOK that could not fill whole is cancelled (it passed pre-trade checks); the spec's
+      // reject_reason INSUFFICIENT_LIQUIDITY names the same event and is set with it.
+      if (reason === 'FOK_NOT_FILLED') taker.reject_reason = 'INSUFFICIENT_LIQUIDITY';
       fx.orderEvents.push({ message_type: 'cancelled', order: { ...taker } });
-    } else if (o.fills.length === 0) {
+    } else if (fills === 0) {
       taker.out_time_ns = str(now);
       fx.orderEvents.push({ message_type: 'open', order: { ...taker } });
     }
@@ -213,7 +251,7 @@ export class Clearing {
     if (!order) return this.log.error({ order_id: o.order_id }, 'cancel outcome for an order this gateway does not know');
     if (o.found && isLive(order.status)) {
       this.finish(uow, order, 'CANCELLED', this.clock.nowNs());
-      order.cancel_reason = 'USER_REQUESTED';
+      order.cancel_reason = order.cancel_requested ?? 'USER_REQUESTED';
       fx.cancels.set(order.order_id, 'cancelled');
       fx.orderEvents.push({ message_type: 'cancelled', order: { ...order } });
       return;
@@ -223,18 +261,98 @@ export class Clearing {
     fx.orderEvents.push({ message_type: 'cancel_rejected', order: { ...order }, reject_reason: 'ORDER_NOT_LIVE' });
   }
 
+  /**
+   * A modify's outcome. Not live (or refused): the held extra reservation is released and the modify
+   * reported rejected. Exhausted (fills raced the modify and the new quantity is already filled): the
+   * order is FILLED at its filled quantity. Otherwise quantity and price take the new values, the
+   * reservation is recomputed, and a replace's execution (fills, rest or cancel) is applied like a
+   * placement's.
+   */
+  private applyModify(uow: UnitOfWork, seq: bigint, o: ModifyOutcome, values: bigint[], fx: Effects): void {
+    const order = uow.order(o.order_id);
+    if (!order) return this.log.error({ seq: seq.toString(), order_id: o.order_id }, 'modify outcome for an order this gateway does not know');
+    const now = this.clock.nowNs();
+    this.cancelListed(uow, seq, { expired: o.expired }, now, fx);
+    const pending = order.pending_modify ?? null;
+    order.pending_modify = null;
+    const acct = uow.account(order.user_id);
+    if (pending) acct.reserved = str(big(acct.reserved) - big(pending.hold));
+    const key = modifyWaitKey(order.order_id);
+    if (!o.found || o.reject_reason !== null || !isLive(order.status) || !pending) {
+      if (o.found && isLive(order.status) && o.reject_reason === null) this.log.error({ seq: seq.toString(), order_id: o.order_id }, 'modify outcome without a pending modify at the gateway');
+      if (o.found && !isLive(order.status)) this.log.error({ seq: seq.toString(), order_id: o.order_id, status: order.status }, 'committee modified an order the gateway holds as finished');
+      const reason = o.reject_reason !== null ? 'MODIFY_REJECTED' : 'ORDER_NOT_LIVE';
+      fx.cancels.set(key, o.reject_reason !== null ? 'rejected' : 'not_live');
+      fx.orderEvents.push({ message_type: 'modify_rejected', order: { ...order }, reject_reason: reason });
+      if (o.reject_reason !== null) this.log.warn({ seq: seq.toString(), order_id: o.order_id, code: o.reject_code }, 'committee refused a modify');
+      return;
+    }
+    const inst = this.registry.get(order.symbol)!;
+    const filled = big(order.filled_steps);
+    const oldQty = big(order.qty_steps);
+    const newQty = big(pending.qty_steps);
+    fx.cancels.set(key, 'modified');
+    if (o.exhausted) {
+      // new quantity <= filled: nothing is left to work; the order is complete at what it filled.
+      this.moveOpenQty(acct, order, -(oldQty - filled));
+      order.qty_steps = str(filled);
+      order.out_time_ns = str(now);
+      this.finish(uow, order, filled > 0n ? 'FILLED' : 'CANCELLED', now);
+      if (filled === 0n) order.cancel_reason = 'SYSTEM_CANCEL';
+      fx.orderEvents.push({ message_type: 'modified', order: { ...order } });
+      return;
+    }
+    this.moveOpenQty(acct, order, newQty - oldQty);
+    order.qty_steps = str(newQty);
+    if (o.mode === 'replace') {
+      order.price_ticks = pending.price_ticks;
+      order.risk_ticks = pending.price_ticks;
+      order.seq = str(seq); // time priority of the new order
+    }
+    const keep = reservation(inst, newQty - filled, big(riskTicksOf(order)), order.leverage, big(order.fee_pips));
+    acct.reserved = str(big(acct.reserved) - big(order.reserved) + keep);
+    order.reserved = str(keep);
+    order.out_time_ns = str(now);
+    fx.orderEvents.push({ message_type: 'modified', order: { ...order } });
+    if (o.mode === 'replace') {
+      this.cancelListed(uow, seq, { self_trade_cancelled: o.self_trade_cancelled }, now, fx);
+      this.applyFills(uow, inst, seq, order, o.fills, values, now, fx);
+      if (o.rested !== null) this.settleRemainder(uow, order, o.rested, o.cancel_reason, o.fills.length + 1, now, fx);
+    }
+  }
+
   /** Moves an order to a terminal status and releases what it still reserves. */
   private finish(uow: UnitOfWork, order: OrderRec, status: 'FILLED' | 'CANCELLED' | 'REJECTED', now: bigint): void {
     if (!isLive(order.status)) throw new Error(`internal: order ${order.order_id} is already ${order.status}`);
     const acct = uow.account(order.user_id);
     acct.reserved = str(big(acct.reserved) - big(order.reserved));
     order.reserved = '0';
+    if (order.pending_modify) {
+      acct.reserved = str(big(acct.reserved) - big(order.pending_modify.hold));
+      order.pending_modify = { ...order.pending_modify, hold: '0' };
+    }
+    this.moveOpenQty(acct, order, -(big(order.qty_steps) - big(order.filled_steps)));
     acct.open_orders -= 1;
     const left = (acct.open_by_symbol[order.symbol] ?? 1) - 1;
     if (left > 0) acct.open_by_symbol[order.symbol] = left;
     else delete acct.open_by_symbol[order.symbol];
+    if (order.in_book) {
+      order.in_book = false;
+      uow.depth.set(order.symbol, (uow.depth.get(order.symbol) ?? 0) - 1);
+    }
     order.status = status;
     order.out_time_ns = str(now);
+  }
+
+  /** Adds delta steps to the account's live quantity on the order's symbol and side. */
+  private moveOpenQty(acct: AccountRec, order: OrderRec, delta: bigint): void {
+    if (delta === 0n) return;
+    const k = openQtyKey(order.symbol, order.side);
+    const open = { ...(acct.open_qty ?? {}) };
+    const next = big(open[k] ?? '0') + delta;
+    if (next > 0n) open[k] = str(next);
+    else delete open[k];
+    acct.open_qty = open;
   }
 
   /** One side of one fill: order progress, reservation, fee, position and balance. */
@@ -249,9 +367,10 @@ export class Clearing {
     order.out_time_ns = str(now);
 
     // The reservation shrinks to what the remainder needs at the order's own limit price.
-    const keep = reservation(inst, remaining, big(order.risk_ticks ?? order.price_ticks ?? '0'), order.leverage, big(order.fee_pips));
+    const keep = reservation(inst, remaining, big(riskTicksOf(order)), order.leverage, big(order.fee_pips));
     acct.reserved = str(big(acct.reserved) - (big(order.reserved) - keep));
     order.reserved = str(keep);
+    this.moveOpenQty(acct, order, -qty);
 
     const tier = TIER_INFO[acct.tier];
     const fee = feeMicro(inst, qty * price, role === 'maker' ? tier.makerFeePips : tier.takerFeePips);
@@ -340,4 +459,18 @@ function asPlaceOutcome(p: Record<string, unknown>): PlaceOutcome | null {
 
 function asCancelOutcome(p: Record<string, unknown>): CancelOutcome | null {
   return typeof p.order_id === 'string' && typeof p.found === 'boolean' ? (p as unknown as CancelOutcome) : null;
+}
+
+const isIdList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+function asModifyOutcome(p: Record<string, unknown>): ModifyOutcome | null {
+  const ok = typeof p.order_id === 'string' && (p.mode === 'reduce' || p.mode === 'replace') && typeof p.found === 'boolean'
+    && typeof p.exhausted === 'boolean' && isIdList(p.fills) && (p.rested === null || typeof p.rested === 'boolean')
+    && (p.cancel_reason === null || typeof p.cancel_reason === 'string') && (p.reject_reason === null || typeof p.reject_reason === 'string')
+    && isIdList(p.self_trade_cancelled ?? []) && isIdList(p.expired ?? []);
+  return ok ? ({ self_trade_cancelled: [], expired: [], ...p } as unknown as ModifyOutcome) : null;
+}
+
+function asExpireOutcome(p: Record<string, unknown>): ExpireOutcome | null {
+  return isIdList(p.expired) ? (p as unknown as ExpireOutcome) : null;
 }

@@ -84,6 +84,8 @@ export interface OrderRec {
   in_book?: boolean;
   /** a modify sequenced or submitted whose outcome is not applied yet */
   pending_modify?: PendingModify | null;
+  /** cancel_reason a submitted cancel will record (USER_REQUESTED, CANCEL_ON_DISCONNECT, LIQUIDATION, SYSTEM_CANCEL) */
+  cancel_requested?: string | null;
 }
 
 /** A modify waiting for the committee's outcome. */
