@@ -181,6 +181,10 @@ export class Preprocessor {
   /** Allows background production (after setup or recovery). */
   enable(): void {
     this.enabled = true;
+    // A peer may have started the next batch while we were setting up: join it.
+    if (this.mode === 'committee' && !this.current && this.host.allUp() && this.futureMsgs.some((m) => m.env.type === Msg.PrepRound && m.env.b === this.resolved)) {
+      this.startBatch(this.resolved);
+    }
     this.kick();
   }
 
