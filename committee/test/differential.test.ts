@@ -1,11 +1,11 @@
 // The core differential test: one order stream through the plaintext reference and through five
 // MPC parties (the committee's own batch applier, on the seeded simulated network) gives identical
 // outcomes, identical fills (reconstructed by the gateway from sealed output shares) and identical
-// final books.
+// final books. Ops reach the applier in the gateway's layout (public fields + secret vector).
 import { describe, it, expect } from 'vitest';
 import { pino } from 'pino';
 import { SimNetwork } from '@tenebra/transport';
-import { createParty, shareSecret, reconstruct, decodeFieldVector, type Party, type JobContext } from '@tenebra/mpc';
+import { createParty, shareSecret, reconstruct, decodeFieldVector, F, type Party, type JobContext } from '@tenebra/mpc';
 import {
   Exchange, PlaintextBackend, generateStream, loadBook, Book, type Op, type OpResult,
 } from '@tenebra/matching';
@@ -32,23 +32,43 @@ function batches<X>(ops: X[], seed: number, maxBatch: number): X[][] {
   return out;
 }
 
-/** What node `party` would receive for op: public fields and its own shares. */
-function incoming(op: Op<bigint>, shares: bigint[][] | null, party: number): IncomingOp {
-  if (op.kind === 'place') {
-    return {
-      seq: op.seq, tsNs: op.nowNs ?? 0n, kind: 'place', symbol: op.symbol, batchEnd: false,
-      pub: { order_id: op.orderId, side: op.side, type: op.type, time_in_force: op.tif },
-      shares: shares![party - 1]!,
-    };
+/** The gateway's encoding of an op (public fields and secret vector; layout of @tenebra/wire, docs/orders.md). */
+function encode(op: Op<bigint>): { pub: Record<string, unknown>; vector: bigint[] } {
+  switch (op.kind) {
+    case 'place': {
+      const pub: Record<string, unknown> = { order_id: op.orderId, side: op.side, type: op.type, time_in_force: op.tif };
+      let price = 0n;
+      if (op.type === 'peg') pub.peg_price_ticks = op.price!.toString();
+      else if (op.price !== null) price = op.price;
+      if (op.type === 'market') pub.market_cap = op.price !== null;
+      if (op.expiresAtNs != null) pub.expires_at_ns = op.expiresAtNs.toString();
+      if (op.aon) pub.aon = true;
+      if (op.minFill != null) pub.min_fill = true;
+      if (op.owner == null) pub.owner = false;
+      return { pub, vector: [price, op.qty, op.owner ?? 0n, op.minFill ?? 0n] };
+    }
+    case 'modify':
+      return {
+        pub: { order_id: op.orderId, mode: op.mode, price_change: op.price != null },
+        vector: [F.fromSigned(op.qtyDelta), op.price ?? 0n],
+      };
+    case 'cancel':
+      return { pub: { order_id: op.orderId }, vector: [] };
+    case 'expire':
+      return { pub: { order_id: '' }, vector: [] };
   }
-  if (op.kind === 'cancel') {
-    return { seq: op.seq!, tsNs: op.nowNs ?? 0n, kind: 'cancel', symbol: op.symbol, batchEnd: false, pub: { order_id: op.orderId }, shares: [] };
-  }
-  throw new Error(`stream op ${op.kind} is outside issue-3 scope`);
 }
 
-async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'committee'): Promise<void> {
-  const stream = generateStream({ seed, orders, symbols: SYMBOLS, features: 'limit', accounts: 12 });
+/** What node `party` would receive for op: public fields and its own shares. */
+function incoming(op: Op<bigint>, pub: Record<string, unknown>, shares: bigint[][] | null, party: number): IncomingOp {
+  return {
+    seq: op.seq!, tsNs: op.nowNs ?? 0n, kind: op.kind, symbol: op.kind === 'expire' ? (op.symbol ?? '') : op.symbol, batchEnd: false,
+    pub, shares: shares === null ? [] : shares[party - 1]!,
+  };
+}
+
+async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'committee', features: 'limit' | 'all' = 'limit'): Promise<void> {
+  const stream = generateStream({ seed, orders, symbols: SYMBOLS, features, accounts: 12 });
   // Reference.
   const ref = new Exchange<bigint>(new PlaintextBackend(), { symbols: INSTRUMENTS.map((i) => i.symbol) });
   const refResults: OpResult<bigint>[] = [];
@@ -66,14 +86,16 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
   }
   await net.settle(Promise.all(parties.map((p) => p.start())));
 
-  const inputs = stream.map((op) => (op.kind === 'place' ? shareSecret([op.price!, op.qty], N, T) : null));
-  const ops = stream.map((op, k) => ({ op, shares: inputs[k]! }));
+  const ops = stream.map((op) => {
+    const { pub, vector } = encode(op);
+    return { op, pub, shares: vector.length ? shareSecret(vector, N, T) : null };
+  });
   let k = 0;
   for (const batch of batches(ops, seed, 12)) {
     const last = batch[batch.length - 1]!.op.seq!;
     const jobId = `batch:${batch[0]!.op.seq}-${last}:0`;
     const frames: ResultFrame[][] = await net.settle(Promise.all(parties.map((p, i) =>
-      p.runJob(jobId, (ctx: JobContext) => appliers[i]!.apply(ctx, batch.map((b) => incoming(b.op, b.shares, i + 1)), last)))));
+      p.runJob(jobId, (ctx: JobContext) => appliers[i]!.apply(ctx, batch.map((b) => incoming(b.op, b.pub, b.shares, i + 1)), last)))));
     for (let j = 0; j < batch.length; j++, k++) {
       const want = refResults[k]!;
       for (const f of frames) expect(f[j]!.pub).toEqual(toWireOutcome(want.outcome));
@@ -122,4 +144,15 @@ describe('plaintext reference and MPC committee give identical results', () => {
   it('seed 21: 150 ops with dealer preprocessing (same online protocol)', async () => {
     await runDifferential(21, 150, 'dealer');
   }, 180_000);
+  // Every order type, time in force, aon, min_fill_size, self-trade prevention, modify and expire.
+  // (seed 31: 22 IOC remainders, 9 FOK not filled, 4 self-trade cancels, 6 inline GTT expiries;
+  // seeds 32/33 add filled markets, exhausted reduces, replaces that trade, expire ops that expire.)
+  it('seed 31: 150 ops of every kind, committee-made preprocessing', async () => {
+    await runDifferential(31, 150, 'committee', 'all');
+  }, 180_000);
+  for (const seed of [32, 33]) {
+    it(`seed ${seed}: 200 ops of every kind with dealer preprocessing`, async () => {
+      await runDifferential(seed, 200, 'dealer', 'all');
+    }, 180_000);
+  }
 });
