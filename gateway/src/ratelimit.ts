@@ -88,8 +88,9 @@ export class RateLimiter {
       s.windowStart = w;
       s.count = 0;
     }
-    s.tokens = Math.min(limits.burst, s.tokens + ((now - s.tokensAt) / 1000) * limits.perSecond);
-    s.tokensAt = now;
+    // a wall clock that steps back must not drain the bucket (elapsed time is never negative)
+    s.tokens = Math.min(limits.burst, s.tokens + (Math.max(0, now - s.tokensAt) / 1000) * limits.perSecond);
+    s.tokensAt = Math.max(now, s.tokensAt);
     const reset = Math.ceil((s.windowStart + MINUTE_MS) / 1000);
     if (s.count >= limits.perMinute) {
       return { allowed: false, limit: limits.perMinute, remaining: 0, reset, retryAfter: Math.max(1, reset - Math.floor(now / 1000)) };
