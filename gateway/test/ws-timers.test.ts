@@ -5,6 +5,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { MAX_COUNTER } from '@tenebra/session';
 import { ManualClock } from '../src/clock';
+import { createSimulatedOracle } from '../src/orders/oracle';
 import { startRig, call, newAccount, type Rig, type Account } from './harness';
 import { until } from './fakes';
 import { RawWs, ethLimit, ETH } from './ws-helpers';
@@ -41,7 +42,8 @@ async function advance(ms: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  rig = await startRig({ clock, ws: { sweepMs: 10, rekeyAfterMs: 800_000, rekeyGraceMs: 30_000, loginTimeoutMs: 20_000 } });
+  // reference prices never go stale on this manual clock (it jumps by minutes)
+  rig = await startRig({ clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle, ws: { sweepMs: 10, rekeyAfterMs: 800_000, rekeyGraceMs: 30_000, loginTimeoutMs: 20_000 } });
   a = await newAccount(rig);
 });
 afterAll(async () => {

@@ -10,8 +10,7 @@ import type { GatewayEvents, MarginAlertEvent, OrderEvent, PositionEvent } from 
 import type { InstrumentRegistry } from '../instruments';
 import type { GatewayDb } from '../store/db';
 import { positionKey } from '../store/db';
-import type { PositionRec } from '../store/records';
-import { LiveOrders } from './live-orders';
+import { LiveState } from './live-orders';
 import type { Channel } from './protocol';
 import { instrumentData, orderUpdate, positionId, positionUpdate } from './views';
 
@@ -38,7 +37,7 @@ export function marginAlertData(e: MarginAlertEvent): Record<string, unknown> {
 }
 
 export class ChannelHub {
-  readonly live: LiveOrders;
+  readonly live: LiveState;
   private readonly byUser = new Map<string, Set<Subscriber>>();
   private readonly everyone = new Set<Subscriber>();
   /** last mark_price push per position key, and the newest one held back by the throttle */
@@ -61,9 +60,9 @@ export class ChannelHub {
     private readonly log: Logger,
     private readonly markThrottleMs: number,
   ) {
-    this.live = new LiveOrders(db);
+    this.live = new LiveState(db);
     const n = this.live.load();
-    if (n) log.info({ live_orders: n }, 'live orders indexed for the orders channel');
+    log.info(n, 'live orders and open positions loaded for the channels');
     this.instrumentVersion = registry.listVersion;
     for (const i of registry.list().instruments) this.instrumentStatus.set(i.symbol, i.status);
     const onOrder = (e: OrderEvent) => this.onOrder(e);
@@ -117,7 +116,7 @@ export class ChannelHub {
 
   orderSnapshot(userId: string): OrderUpdate[] {
     const out: OrderUpdate[] = [];
-    for (const o of this.live.orders(userId)) {
+    for (const o of this.live.liveOrders(userId)) {
       const inst = this.registry.get(o.symbol);
       if (inst) out.push(orderUpdate(o, inst, o.filled_steps === '0' ? 'open' : 'partial_fill'));
     }
@@ -126,10 +125,9 @@ export class ChannelHub {
 
   positionSnapshot(userId: string): PositionUpdate[] {
     const out: PositionUpdate[] = [];
-    for (const { value } of this.db.positions.getRange({ start: `${userId}\n`, end: `${userId}\u000b` })) {
-      const p = value as PositionRec;
+    for (const p of this.live.openPositions(userId)) {
       const inst = this.registry.get(p.symbol);
-      if (inst && p.size_steps !== '0') out.push(positionUpdate(p, inst));
+      if (inst) out.push(positionUpdate(p, inst));
     }
     return out;
   }
@@ -147,7 +145,7 @@ export class ChannelHub {
   // Events
 
   private onOrder(e: OrderEvent): void {
-    this.live.track(e.order);
+    this.live.trackOrder(e.order);
     if (e.message_type === 'cancel_rejected' || e.message_type === 'modify_rejected') {
       this.refusals.set(e.order.order_id, (this.refusals.get(e.order.order_id) ?? 0) + 1);
       if (this.refusals.size > 10_000) this.refusals.delete(this.refusals.keys().next().value as string);
@@ -166,6 +164,7 @@ export class ChannelHub {
   }
 
   private onPosition(e: PositionEvent): void {
+    this.live.trackPosition(e.position);
     const key = positionKey(e.position.user_id, e.position.symbol);
     if (e.update_reason === 'mark_price') {
       const last = this.lastMark.get(key);

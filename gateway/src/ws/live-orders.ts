@@ -1,58 +1,79 @@
-// Which orders of each account are live (NEW or PARTIALLY_FILLED), for orders-channel snapshots and
-// cancel-on-disconnect. Orders are stored by their random id with no index by account, so this
-// in-memory index is built by one scan at start and then follows the committed order events and the
-// placements made over the socket. A REST placement whose committee outcome is still pending shows up
-// with its first event (open, partial_fill, ...), not in a snapshot taken before it.
+// What the channel snapshots are made of: each account's live orders (NEW or PARTIALLY_FILLED) and
+// open positions as the committed gateway events last described them. Built by one scan of the store
+// at start, then folded forward from the events only, so a snapshot is exactly the state after the
+// events already delivered and every later event is newer than it (reading the store instead could
+// see a committed batch whose events are not emitted yet, and those would then look older than the
+// snapshot). A REST placement whose committee outcome is still pending appears with its first event.
 import type { GatewayDb } from '../store/db';
-import { isLive, type OrderRec } from '../store/records';
+import { isLive, type OrderRec, type PositionRec } from '../store/records';
 
-export class LiveOrders {
-  private readonly byUser = new Map<string, Set<string>>();
+export class LiveState {
+  private readonly orders = new Map<string, Map<string, OrderRec>>();
+  private readonly positions = new Map<string, Map<string, PositionRec>>();
 
   constructor(private readonly db: GatewayDb) {}
 
-  /** Scans every stored order once (O(orders)); call before events flow. */
-  load(): number {
-    let n = 0;
+  /** Scans every stored order and position once (O(store)); call before events flow. */
+  load(): { orders: number; positions: number } {
+    let o = 0;
+    let p = 0;
     for (const { value } of this.db.orders.getRange()) {
       if (isLive(value.status)) {
-        this.add(value.user_id, value.order_id);
-        n++;
+        this.trackOrder(value);
+        o++;
       }
     }
-    return n;
-  }
-
-  /** Records an order's current state (adds a live one, drops a finished one). */
-  track(o: Pick<OrderRec, 'user_id' | 'order_id' | 'status'>): void {
-    if (isLive(o.status)) this.add(o.user_id, o.order_id);
-    else this.remove(o.user_id, o.order_id);
-  }
-
-  /** The account's live orders as currently stored, oldest entry first (finished ones are dropped on the way). */
-  orders(userId: string): OrderRec[] {
-    const ids = this.byUser.get(userId);
-    if (!ids) return [];
-    const out: OrderRec[] = [];
-    for (const id of [...ids]) {
-      const o = this.db.orders.get(id);
-      if (o && o.user_id === userId && isLive(o.status)) out.push(o);
-      else this.remove(userId, id);
+    for (const { value } of this.db.positions.getRange()) {
+      if (value.size_steps !== '0') {
+        this.trackPosition(value);
+        p++;
+      }
     }
-    out.sort((a, b) => (BigInt(a.in_time_ns) < BigInt(b.in_time_ns) ? -1 : BigInt(a.in_time_ns) > BigInt(b.in_time_ns) ? 1 : 0));
-    return out;
+    return { orders: o, positions: p };
   }
 
-  private add(userId: string, orderId: string): void {
-    let s = this.byUser.get(userId);
-    if (!s) this.byUser.set(userId, (s = new Set()));
-    s.add(orderId);
+  /** Folds in an order's state (a finished order leaves). */
+  trackOrder(o: OrderRec): void {
+    if (isLive(o.status)) inner(this.orders, o.user_id).set(o.order_id, o);
+    else drop(this.orders, o.user_id, o.order_id);
   }
 
-  private remove(userId: string, orderId: string): void {
-    const s = this.byUser.get(userId);
-    if (!s) return;
-    s.delete(orderId);
-    if (s.size === 0) this.byUser.delete(userId);
+  /** Adds an order placed over the socket that no event described yet (later events win). */
+  addPlaced(o: OrderRec): void {
+    const m = inner(this.orders, o.user_id);
+    if (!m.has(o.order_id) && isLive(o.status)) m.set(o.order_id, o);
   }
+
+  /** Folds in a position's state (a flat position leaves). */
+  trackPosition(p: PositionRec): void {
+    if (p.size_steps !== '0') inner(this.positions, p.user_id).set(p.symbol, p);
+    else drop(this.positions, p.user_id, p.symbol);
+  }
+
+  /** The account's live orders, oldest first. */
+  liveOrders(userId: string): OrderRec[] {
+    return [...(this.orders.get(userId)?.values() ?? [])].sort((a, b) => cmp(BigInt(a.in_time_ns), BigInt(b.in_time_ns)));
+  }
+
+  /** The account's open positions, by symbol. */
+  openPositions(userId: string): PositionRec[] {
+    return [...(this.positions.get(userId)?.values() ?? [])].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
+  }
+}
+
+function inner<V>(m: Map<string, Map<string, V>>, k: string): Map<string, V> {
+  let v = m.get(k);
+  if (!v) m.set(k, (v = new Map()));
+  return v;
+}
+
+function drop<V>(m: Map<string, Map<string, V>>, k: string, k2: string): void {
+  const v = m.get(k);
+  if (!v) return;
+  v.delete(k2);
+  if (v.size === 0) m.delete(k);
+}
+
+function cmp(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -165,7 +165,7 @@ export class WsServer {
   /** Cancels every live order of the account (cancel_reason CANCEL_ON_DISCONNECT). */
   private runCancelOnDisconnect(acct: AccountRec, connId: number): void {
     const log = this.deps.log.child({ component: 'ws' });
-    const ids = this.hub.live.orders(acct.user_id).map((o) => o.order_id);
+    const ids = this.hub.live.liveOrders(acct.user_id).map((o) => o.order_id);
     log.info({ conn: connId, user_id: acct.user_id, orders: ids.length }, 'cancel on disconnect');
     const run = Promise.allSettled(ids.map((id) => this.deps.cancelOnDisconnect(acct, id))).then((rs) => {
       const failed = rs.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));

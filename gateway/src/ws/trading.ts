@@ -98,7 +98,7 @@ export class SocketTrading {
     const data = answer.data as { order_id?: string; client_order_id?: string | null; status?: Ack['status'] };
     if (data.order_id) {
       const rec = this.d.db.orders.get(data.order_id);
-      if (rec) this.d.hub.live.track(rec);
+      if (rec) this.d.hub.live.addPlaced(rec);
     }
     return accepted(answer, data.order_id ?? '', data.client_order_id ?? p.client_order_id ?? '', data.status);
   }
