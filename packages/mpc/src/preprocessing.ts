@@ -753,12 +753,14 @@ export class Preprocessor {
 /** Party `self`'s share of a degree-t sharing of each value with coefficients from rng (dealer). */
 function shareOf(xs: readonly bigint[], t: number, self: number, rng: FieldRng): bigint[] {
   const coeffs = rng(xs.length * t);
-  const x = BigInt(self);
+  const pw: bigint[] = [];
+  let x = 1n;
+  for (let d = 0; d < t; d++) pw.push((x *= BigInt(self)));
   const out = new Array<bigint>(xs.length);
   for (let e = 0; e < xs.length; e++) {
-    let acc = 0n;
-    for (let d = t - 1; d >= 0; d--) acc = reduce((acc + coeffs[e * t + d]!) * x);
-    out[e] = mod(acc + xs[e]!);
+    let acc = xs[e]!;
+    for (let d = 0; d < t; d++) acc += coeffs[e * t + d]! * pw[d]!;
+    out[e] = reduceWide(acc);
   }
   return out;
 }

@@ -53,13 +53,21 @@ export function shareSecret(values: readonly bigint[], n: number, t: number, rng
   const coeffs = rng(m * t);
   const out: bigint[][] = [];
   for (let i = 1; i <= n; i++) {
-    const x = BigInt(i);
+    // f(i) = s + c1 i + ... + ct i^t: the powers of a small party id are small integers, so one
+    // wide sum and a single reduction beat a Horner step per coefficient.
+    const pw: bigint[] = [];
+    let x = 1n;
+    for (let d = 0; d < t; d++) pw.push((x *= BigInt(i)));
     const row = new Array<bigint>(m);
-    for (let e = 0; e < m; e++) {
-      // Horner: f(x) = s + c1 x + ... + ct x^t
-      let acc = 0n;
-      for (let d = t - 1; d >= 0; d--) acc = reduce((acc + coeffs[e * t + d]!) * x);
-      row[e] = mod(acc + values[e]!);
+    if (t === 2) {
+      const [p1, p2] = pw as [bigint, bigint];
+      for (let e = 0; e < m; e++) row[e] = reduceWide(values[e]! + coeffs[2 * e]! * p1 + coeffs[2 * e + 1]! * p2);
+    } else {
+      for (let e = 0; e < m; e++) {
+        let acc = values[e]!;
+        for (let d = 0; d < t; d++) acc += coeffs[e * t + d]! * pw[d]!;
+        row[e] = reduceWide(acc);
+      }
     }
     out.push(row);
   }
