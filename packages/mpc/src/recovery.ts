@@ -16,7 +16,7 @@ import { Msg, bytesText, decodeVector, textBytes, type Envelope } from './messag
 import type { Prss } from './prss';
 import { KINDS, WIDTH, emptyItems, type Counts } from './reserve';
 import { findInconsistent, interpolate, nameBadParty } from './shamir';
-import type { PartySnapshot } from './state';
+import { itemsOf, type PartySnapshot } from './state';
 
 /** Elements per reply part (2 MiB of field elements). */
 export const RECOVERY_PART_ELEMENTS = 131_072;
@@ -38,14 +38,15 @@ type Envelop = (m: { type: Msg; a?: number; b?: number; key?: string; vectors?: 
 export function answerRecovery(prss: Prss, to: number, nonce: string, snap: PartySnapshot, inFlight: number | undefined, envelope: Envelop): Uint8Array[] {
   const values: bigint[] = [];
   for (const [, v] of snap.store) for (const x of v) values.push(x);
-  for (const k of KINDS) for (const x of snap.items[k]) values.push(x);
+  const items = itemsOf(snap.items);
+  for (const k of KINDS) for (const x of items[k]) values.push(x);
   const z = prss.zeroAtShares(nonce, values.length, to);
   for (let i = 0; i < values.length; i++) values[i] = add(values[i]!, z[i]!);
   const base = {
     store: snap.store.map(([k, v]) => [k, v.length] as [string, number]),
     pub: snap.pub,
     cursor: snap.cursor,
-    items: { triples: snap.items.triples.length / WIDTH.triples, pairs: snap.items.pairs.length / WIDTH.pairs, nibbles: snap.items.nibbles.length / WIDTH.nibbles },
+    items: { triples: items.triples.length / WIDTH.triples, pairs: items.pairs.length / WIDTH.pairs, nibbles: items.nibbles.length / WIDTH.nibbles },
     finished: snap.finished,
     prep: { resolved: snap.prep.resolved, committed: snap.prep.committed },
   };

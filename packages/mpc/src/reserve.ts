@@ -141,6 +141,15 @@ export class Reserve {
     return out;
   }
 
+  /** Everything from the given absolute positions to the end, per kind, as bytes. */
+  fromBytes(cursor: Counts): Record<Kind, Uint8Array> {
+    return {
+      triples: this.rangeBytes('triples', cursor.triples, this.end.triples - cursor.triples),
+      pairs: this.rangeBytes('pairs', cursor.pairs, this.end.pairs - cursor.pairs),
+      nibbles: this.rangeBytes('nibbles', cursor.nibbles, this.end.nibbles - cursor.nibbles),
+    };
+  }
+
   /** Drops chunks entirely before the given cursors (consumed by completed jobs). */
   trim(cursor: Counts): void {
     for (const kind of KINDS) {

@@ -22,7 +22,7 @@ import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './pr
 import { KINDS, NIBBLE_WIDTH, zeroCounts, type Counts } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
 import { assertParams, cryptoRng, interpolate, lagrange, nameBadParty, reconstructChecked } from './shamir';
-import { decodeSnapshot, encodeSnapshot, type PartySnapshot } from './state';
+import { decodeSnapshot, encodeSnapshot, itemsOf, type PartySnapshot } from './state';
 
 /** Options of createParty. */
 export interface PartyOptions {
@@ -419,8 +419,8 @@ class PartyImpl implements Party {
     if (s.mode !== this.prep.mode) throw new Error(`state was made in ${s.mode} mode, party is in ${this.prep.mode} mode`);
   }
 
-  /** The state as of the start of the running job (or now between jobs). */
-  snapshot(includeStaged: boolean): PartySnapshot {
+  /** The state as of the start of the running job (or now between jobs); items as bytes when `asBytes`. */
+  snapshot(includeStaged: boolean, asBytes = false): PartySnapshot {
     const r = this.prep.reserve;
     const cursor = { ...(this.jobStart ?? r.cursor) };
     const prepSnap = this.prep.snapshot();
@@ -430,7 +430,7 @@ class PartyImpl implements Party {
       store: [...this.store].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, v.slice()] as [string, bigint[]]),
       pub: [...this.pub].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
       cursor,
-      items: r.from(cursor),
+      items: asBytes ? r.fromBytes(cursor) : r.from(cursor),
       finished: this.finished.slice(-this.limits.finishedJobs),
       prep: includeStaged ? prepSnap : { resolved: prepSnap.resolved, committed: prepSnap.committed },
     };
@@ -438,7 +438,7 @@ class PartyImpl implements Party {
 
   exportState(): Uint8Array {
     if (this.phase !== 'ready') throw new Error(`party ${this.id}: exportState() in phase ${this.phase}`);
-    return encodeSnapshot(this.snapshot(true));
+    return encodeSnapshot(this.snapshot(true, true));
   }
 
   exportKeys(): Uint8Array {
@@ -455,7 +455,7 @@ class PartyImpl implements Party {
     }
     this.store = new Map(s.store);
     this.pub = new Map(s.pub);
-    this.prep.reserve.reset(s.cursor, s.items);
+    this.prep.reserve.reset(s.cursor, itemsOf(s.items));
     this.finished = s.finished.slice();
     this.finishedSet = new Set(this.finished);
     if (own) this.prep.restore(s.prep);

@@ -2,7 +2,7 @@
 // field elements (16 bytes each) in the order the meta lists them. Used by exportState().
 
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
-import { KINDS, WIDTH, emptyItems, type Counts, type Items } from './reserve';
+import { KINDS, WIDTH, emptyItems, fromBytes, type Counts, type Items } from './reserve';
 
 /** Everything a party persists. */
 export interface PartySnapshot {
@@ -19,7 +19,8 @@ export interface PartySnapshot {
   pub: [string, string][];
   /** Absolute reserve positions of the first items below. */
   cursor: Counts;
-  items: Items;
+  /** Items per kind: field elements, or already encoded bytes (16 per element; exportState's fast path). */
+  items: Items | Record<keyof Items, Uint8Array>;
   /** Ids of recently finished jobs, oldest first (the last is the most recent). */
   finished: string[];
   prep: { resolved: number; committed: number; staged?: { id: number; items: Items }; running?: number };
@@ -41,7 +42,22 @@ interface Meta {
   prep: { resolved: number; committed: number; staged?: { id: number; items: Counts }; running?: number };
 }
 
-const countsOf = (items: Items): Counts => ({ triples: items.triples.length / WIDTH.triples, pairs: items.pairs.length / WIDTH.pairs, nibbles: items.nibbles.length / WIDTH.nibbles });
+const elements = (v: readonly bigint[] | Uint8Array): number => (v instanceof Uint8Array ? v.length / ELEMENT_BYTES : v.length);
+const countsOf = (items: PartySnapshot['items']): Counts => ({
+  triples: elements(items.triples) / WIDTH.triples,
+  pairs: elements(items.pairs) / WIDTH.pairs,
+  nibbles: elements(items.nibbles) / WIDTH.nibbles,
+});
+
+/** The items of a snapshot as field elements. */
+export function itemsOf(items: PartySnapshot['items']): Items {
+  const out = emptyItems();
+  for (const k of KINDS) {
+    const v = items[k];
+    out[k] = v instanceof Uint8Array ? fromBytes(v) : v;
+  }
+  return out;
+}
 
 /** Serialises a snapshot. */
 export function encodeSnapshot(s: PartySnapshot): Uint8Array {
@@ -58,17 +74,22 @@ export function encodeSnapshot(s: PartySnapshot): Uint8Array {
       ...(s.prep.running !== undefined ? { running: s.prep.running } : {}),
     },
   };
-  const vectors: (readonly bigint[])[] = [...s.store.map(([, v]) => v), ...KINDS.map((k) => s.items[k])];
+  const vectors: (readonly bigint[] | Uint8Array)[] = [...s.store.map(([, v]) => v), ...KINDS.map((k) => s.items[k])];
   if (s.prep.staged) for (const k of KINDS) vectors.push(s.prep.staged.items[k]);
   const metaBytes = new TextEncoder().encode(JSON.stringify(meta));
   let count = 0;
-  for (const v of vectors) count += v.length;
+  for (const v of vectors) count += elements(v);
   const out = new Uint8Array(4 + metaBytes.length + count * ELEMENT_BYTES);
   const view = new DataView(out.buffer);
   view.setUint32(0, metaBytes.length);
   out.set(metaBytes, 4);
   let off = 4 + metaBytes.length;
-  for (const v of vectors) for (const x of v) { writeElement(view, off, x); off += ELEMENT_BYTES; }
+  for (const v of vectors) {
+    if (v instanceof Uint8Array) {
+      out.set(v, off);
+      off += v.length;
+    } else for (const x of v) { writeElement(view, off, x); off += ELEMENT_BYTES; }
+  }
   return out;
 }
 
