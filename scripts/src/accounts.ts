@@ -1,18 +1,22 @@
 // Accounts CLI: talks to a running gateway's admin routes (loopback + admin secret).
-//   npm run accounts -- [--data DIR] create --tier <Core|Select|Advanced|Prime|Apex> --deposit <USDC> [--leverage N] [--passphrase P] [--scopes trade,read]
-//   npm run accounts -- [--data DIR] deposit --user <user_id> --amount <USDC> [--deposit-id ID]
-//   npm run accounts -- [--data DIR] rotate --user <user_id> [--passphrase P]
-//   npm run accounts -- [--data DIR] show --user <user_id>
+//   npm run accounts -- [--data DIR | --env test] create --tier <Core|Select|Advanced|Prime|Apex> --deposit <USDC> [--leverage N] [--passphrase P] [--scopes trade,read]
+//   npm run accounts -- [--data DIR | --env test] deposit --user <user_id> --amount <USDC> [--deposit-id ID]
+//   npm run accounts -- [--data DIR | --env test] rotate --user <user_id> [--passphrase P]
+//   npm run accounts -- [--data DIR | --env test] tier --user <user_id> --tier <Core|...|Apex>   (assigned floor tier)
+//   npm run accounts -- [--data DIR | --env test] show --user <user_id>
+// --env picks the environment's default data folder (./data for production, ./data-test for test),
+// as `npm start -- --env` does; each environment has its own accounts, credentials and balances.
 // Prints exactly one JSON object on stdout; errors go to stderr with exit code 1.
 import { readFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseFlags } from './flags';
 
 const TIERS = ['Core', 'Select', 'Advanced', 'Prime', 'Apex'];
-const USAGE = `usage: npm run accounts -- [--data DIR] <command> [options]
+const USAGE = `usage: npm run accounts -- [--data DIR | --env production|test] <command> [options]
   create  --tier <${TIERS.join('|')}> --deposit <USDC> [--leverage N] [--passphrase P] [--scopes trade,read]
   deposit --user <user_id> --amount <USDC> [--deposit-id ID]
-  rotate  --user <user_id> [--passphrase P]
+  rotate  --user <user_id> [--passphrase P]      new api_key, api_secret and passphrase; the old key stops working
+  tier    --user <user_id> --tier <${TIERS.join('|')}>   assigned (floor) fee tier; 30-day volume can raise it
   show    --user <user_id>`;
 
 class CliError extends Error {}
@@ -76,11 +80,14 @@ function need(flags: Map<string, string>, name: string): string {
 
 /** Runs the CLI on argv (without node and script); returns the JSON object to print. */
 export async function run(argv: string[]): Promise<Record<string, unknown>> {
-  const f = parseFlags(argv, ['data', 'tier', 'deposit', 'leverage', 'passphrase', 'scopes', 'user', 'amount', 'deposit-id'], ['help']);
+  const f = parseFlags(argv, ['data', 'env', 'tier', 'deposit', 'leverage', 'passphrase', 'scopes', 'user', 'amount', 'deposit-id'], ['help']);
   if (f.bool.has('help') || f.positional.length === 0) throw new CliError(USAGE);
   if (f.positional.length > 1) throw new CliError(`unexpected arguments: ${f.positional.slice(1).join(' ')}\n${USAGE}`);
   const cmd = f.positional[0]!;
-  const target = () => adminTarget(f.str.get('data') ?? './data');
+  const env = f.str.get('env');
+  if (env !== undefined && env !== 'production' && env !== 'test') throw new CliError('--env must be production or test');
+  if (env !== undefined && f.str.has('data')) throw new CliError('give either --data or --env, not both');
+  const target = () => adminTarget(f.str.get('data') ?? (env === 'test' ? './data-test' : './data'));
   switch (cmd) {
     case 'create': {
       const tier = need(f.str, 'tier');
@@ -110,6 +117,12 @@ export async function run(argv: string[]): Promise<Record<string, unknown>> {
       const user = need(f.str, 'user');
       const d = await admin(target(), 'POST', `/accounts/${encodeURIComponent(user)}/rotate`, f.str.has('passphrase') ? { passphrase: f.str.get('passphrase') } : {});
       return { user_id: d.user_id, api_key: d.api_key, api_secret: d.api_secret, passphrase: d.passphrase };
+    }
+    case 'tier': {
+      const user = need(f.str, 'user');
+      const tier = need(f.str, 'tier');
+      if (!TIERS.includes(tier)) throw new CliError(`--tier must be one of ${TIERS.join(', ')}`);
+      return admin(target(), 'POST', `/accounts/${encodeURIComponent(user)}/tier`, { tier });
     }
     case 'show':
       return admin(target(), 'GET', `/accounts/${encodeURIComponent(need(f.str, 'user'))}`);
