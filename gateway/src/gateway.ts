@@ -23,7 +23,10 @@ import { createSimulatedOracle, type PriceOracle } from './orders/oracle';
 import { buildApp } from './http/app';
 import { registerPublicRoutes } from './http/routes-public';
 import { registerOrderRoutes } from './http/routes-orders';
-import { registerAdminRoutes, accountSummary } from './http/routes-admin';
+import { registerAdminRoutes } from './http/routes-admin';
+import { accountView } from './account/view';
+import { positionsOf } from './positions/view';
+import { ApiError } from './errors';
 import { WsServer } from './ws/server';
 import type { WsOptions } from './ws/protocol';
 import { SseServer, type SseOptions } from './sse/routes';
@@ -133,7 +136,15 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const venue = createVenue({ app, db, registry, events, limiter, clock, log, env: config.env, dataDir: config.dataDir, adminSecret }, opts.venue);
   const ws = new WsServer(app, {
     log, clock, db, tokens, accounts, registry, events, limiter, orders,
-    accountInfo: (a) => accountSummary(db, a),
+    // account.info answers what GET /account answers; trading ops pass the venue admission of the REST order routes.
+    accountInfo: async (a, tokenScopes) => {
+      const acct = (await venue.vip.refresh(a.user_id)) ?? a;
+      return accountView({ acct, positions: positionsOf(db, acct.user_id), env: config.env, tokenScopes, vip: venue.vip.status(acct) });
+    },
+    admit: (a, kind, symbol) => {
+      const r = venue.guard.admit(a.user_id, a.tier, kind, symbol);
+      return r.ok ? null : new ApiError(r.error, r.detail);
+    },
     cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId, 'CANCEL_ON_DISCONNECT'),
   }, opts.ws);
   const sse = new SseServer({ log, clock, db, events, registry, stats: venue.stats, epoch: ws.fencingEpoch }, opts.sse);

@@ -72,7 +72,12 @@ describe('snapshot and updates', () => {
     const maker = await ready(a);
     const taker = await ready(b);
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push((await maker.trade(link({ price: (20 + i * 0.01).toFixed(3), quantity: '10' }), LINK)).order_id);
+    for (let i = 0; i < 12; i++) {
+      const ack = await maker.trade(link({ price: (15 + i * 0.01).toFixed(3), quantity: '20' }), LINK); // LINK's reference is 15
+      expect(ack.code, ack.message).toBe(0);
+      ids.push(ack.order_id);
+      await new Promise((r) => setTimeout(r, 2));
+    }
     await settled();
     const watcher = await ready(a);
     for (const nd of rig.committee.nodes) nd.trickleMs = 6; // outcomes arrive one seq at a time, spread over the cycles
@@ -80,10 +85,10 @@ describe('snapshot and updates', () => {
     const takes = (async () => {
       const all: Promise<unknown>[] = [];
       for (let i = 0; i < 24; i++) {
-        all.push(taker.trade(link({ side: 'buy', quantity: '5', price: '20.2' }), LINK));
-        if (i % 4 === 3) await new Promise((r) => setTimeout(r, 15));
+        all.push(taker.trade(link({ side: 'buy', quantity: '10', price: '15.2' }), LINK));
+        await new Promise((r) => setTimeout(r, 3)); // one placement per ms per symbol and account (spec)
       }
-      await Promise.all(all);
+      for (const ack of (await Promise.all(all)) as { code: number; message: string }[]) expect(ack.code, ack.message).toBe(0);
     })();
     for (let k = 0; k < 6; k++) {
       expect((await watcher.request('subscribe', { channel: 'orders' })).f.code).toBe(0);

@@ -195,7 +195,8 @@ export class WsConnection implements Subscriber {
         return this.unsubscribe(f);
       case 'account.info': {
         const acct = this.requireLogin('read');
-        return this.send(responseFrame(f.id, f.op, this.ctx.accountInfo(this.ctx.accounts.get(acct.user_id) ?? acct)));
+        const data = await this.ctx.accountInfo(this.ctx.accounts.get(acct.user_id) ?? acct, this.claims!.scopes);
+        return this.send(responseFrame(f.id, f.op, data));
       }
       case 'order.place':
       case 'order.cancel':

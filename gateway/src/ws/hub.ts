@@ -12,7 +12,8 @@ import type { GatewayDb } from '../store/db';
 import { positionKey } from '../store/db';
 import { LiveState } from './live-orders';
 import type { Channel } from './protocol';
-import { instrumentData, orderUpdate, positionId, positionUpdate } from './views';
+import { positionId } from '../positions/view';
+import { instrumentData, orderUpdate, positionUpdate } from './views';
 
 /** One push for a channel: an encrypted plaintext (orders/positions) or plain JSON data. */
 export type Push =

@@ -14,10 +14,10 @@ import type { InstrumentRegistry } from '../instruments';
 import type { GatewayEvents } from '../events';
 import type { RateLimiter } from '../ratelimit';
 import type { GatewayDb } from '../store/db';
-import type { AccountRec } from '../store/records';
+import type { AccountRec, Scope } from '../store/records';
 import { ChannelHub } from './hub';
 import { WsConnection } from './connection';
-import { SocketTrading, type OrderPort } from './trading';
+import { SocketTrading, type Admit, type OrderPort } from './trading';
 import { CLOSE, DEFAULT_WS_OPTIONS, WS_PATH, type Channel, type WsOptions } from './protocol';
 
 const EPOCH_KEY = 'ws_fencing_epoch';
@@ -32,8 +32,10 @@ export interface WsDeps {
   events: GatewayEvents;
   limiter: RateLimiter;
   orders: OrderPort;
-  /** account.info data: the content of GET /account for the account */
-  accountInfo: (acct: AccountRec) => Record<string, unknown>;
+  /** account.info data: the content of GET /account for the account and the socket token's scopes */
+  accountInfo: (acct: AccountRec, tokenScopes: readonly Scope[]) => Promise<Record<string, unknown>>;
+  /** venue admission of trading actions, as the REST order routes apply it */
+  admit?: Admit;
   /** cancels one order because a cancel_on_disconnect socket dropped (cancel_reason CANCEL_ON_DISCONNECT) */
   cancelOnDisconnect: (acct: AccountRec, orderId: string) => Promise<unknown>;
 }
@@ -47,7 +49,7 @@ export interface WsContext {
   accounts: AccountService;
   hub: ChannelHub;
   trading: SocketTrading;
-  accountInfo: (acct: AccountRec) => Record<string, unknown>;
+  accountInfo: WsDeps['accountInfo'];
   server: WsServer;
 }
 
@@ -79,7 +81,10 @@ export class WsServer {
     });
     const log = deps.log.child({ component: 'ws' });
     this.hub = new ChannelHub(deps.db, deps.registry, deps.events, deps.clock, log, this.options.markPriceThrottleMs);
-    const trading = new SocketTrading({ orders: deps.orders, registry: deps.registry, limiter: deps.limiter, db: deps.db, hub: this.hub, clock: deps.clock, log });
+    const trading = new SocketTrading({
+      orders: deps.orders, registry: deps.registry, limiter: deps.limiter, db: deps.db, hub: this.hub, clock: deps.clock, log,
+      ...(deps.admit ? { admit: deps.admit } : {}),
+    });
     this.ctx = {
       options: this.options, clock: deps.clock, db: deps.db, tokens: deps.tokens, accounts: deps.accounts, hub: this.hub, trading,
       accountInfo: deps.accountInfo, server: this,

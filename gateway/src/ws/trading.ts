@@ -10,7 +10,7 @@ import type { GatewayClock } from '../clock';
 import type { InstrumentRegistry } from '../instruments';
 import type { Answer } from '../orders/service';
 import type { RateLimiter } from '../ratelimit';
-import { ACTION_WEIGHT_MILLI, TIER_INFO } from '../tiers';
+import { ACTION_WEIGHT_MILLI, TIER_INFO, type TradingAction } from '../tiers';
 import type { AccountRec, OrderRec } from '../store/records';
 import type { GatewayDb } from '../store/db';
 import type { ChannelHub } from './hub';
@@ -35,8 +35,13 @@ export function specRejectReason(errorName: string): string {
   return SPEC_REJECT_REASONS.has(errorName) ? errorName : 'RISK_CHECK_FAILED';
 }
 
+/** Venue admission of one trading action (spacing per symbol, system caps, tier eligibility): null = admitted. */
+export type Admit = (acct: AccountRec, kind: TradingAction, symbol: string | null) => ApiError | null;
+
 export interface TradingDeps {
   orders: OrderPort;
+  /** the same admission the REST order routes apply before the service (absent: none) */
+  admit?: Admit;
   registry: InstrumentRegistry;
   limiter: RateLimiter;
   db: GatewayDb;
@@ -85,7 +90,7 @@ export class SocketTrading {
     };
     let answer: Answer;
     try {
-      this.charge(ctx.acct, ACTION_WEIGHT_MILLI.place);
+      this.charge(ctx.acct, 'place', inst ? inst.symbol : null);
       answer = await this.d.orders.place(ctx.acct, body);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
@@ -107,7 +112,7 @@ export class SocketTrading {
     const o = this.target(ctx, c);
     const before = this.d.hub.refusalCount(o.order_id);
     try {
-      this.charge(ctx.acct, ACTION_WEIGHT_MILLI.cancel);
+      this.charge(ctx.acct, 'cancel', o.symbol);
       const answer = await this.d.orders.cancel(ctx.acct, o.order_id);
       return accepted(answer, o.order_id, o.client_order_id ?? '', (answer.data as { status?: Ack['status'] }).status);
     } catch (e) {
@@ -128,7 +133,7 @@ export class SocketTrading {
     };
     try {
       if (!this.d.orders.modify) throw new ApiError('UNSUPPORTED_ORDER', 'modify is not supported by this gateway yet; cancel and place a new order');
-      this.charge(ctx.acct, ACTION_WEIGHT_MILLI.modify);
+      this.charge(ctx.acct, 'modify', o.symbol);
       const answer = await this.d.orders.modify(ctx.acct, o.order_id, changes);
       return accepted(answer, o.order_id, o.client_order_id ?? '', (answer.data as { status?: Ack['status'] }).status);
     } catch (e) {
@@ -161,9 +166,11 @@ export class SocketTrading {
     if (o && inst) this.d.hub.emitLocal(ctx.acct.user_id, orderUpdate(o, inst, type, reason));
   }
 
-  /** Spends the account's weighted trading-action budget (shared with REST). */
-  private charge(acct: AccountRec, weightMilli: number): void {
-    const d = this.d.limiter.action(`acct:${acct.user_id}`, TIER_INFO[acct.tier].ordersPerMinute, weightMilli);
+  /** Admits the action as the REST routes do (venue admission, then the account's weighted minute budget). */
+  private charge(acct: AccountRec, kind: TradingAction, symbol: string | null): void {
+    const refused = this.d.admit?.(acct, kind, symbol);
+    if (refused) throw refused;
+    const d = this.d.limiter.action(`acct:${acct.user_id}`, TIER_INFO[acct.tier].ordersPerMinute, ACTION_WEIGHT_MILLI[kind]);
     if (!d.allowed) throw new ApiError('rate_limited', `trading action budget of ${d.limit} weighted actions per minute is spent; retry after ${d.retryAfter} s`);
   }
 
