@@ -2,18 +2,52 @@
 // POST /orders/mass-quote. docs/orders.md describes bodies, answers and codes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors';
-import type { OrderService, Answer } from '../orders/service';
+import type { OrderService, Answer, PlacementClaim } from '../orders/service';
 import type { RateLimiter } from '../ratelimit';
 import { ACTION_WEIGHT_MILLI, TIER_INFO } from '../tiers';
 import type { AccountRec } from '../store/records';
 import { API_PREFIX, rateHeaders, requireAuth } from './app';
 import { sendData, sendJson } from './reply';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** POST /orders: this request's hold on its client_order_id (see OrderService.claimPlacement) */
+    placementClaim?: PlacementClaim | null;
+  }
+}
+
 export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, limiter: RateLimiter): void {
+  // Idempotency first: registered before the venue's admission hook (gateway.ts), this answers a
+  // repeated client_order_id with the original order before spacing or budgets can refuse it, and
+  // makes the first request of an id hold it so that racing repeats wait for its outcome.
+  app.addHook('preHandler', async (req, reply) => {
+    if (req.method !== 'POST' || req.routeOptions.url !== `${API_PREFIX}/orders`) return;
+    const a = req.auth;
+    if (a.kind !== 'ok' || !a.claims.scopes.includes('trade')) return;
+    let r: Awaited<ReturnType<OrderService['claimPlacement']>>;
+    try {
+      r = await orders.claimPlacement(a.account, req.body);
+    } catch (e) {
+      if (e instanceof ApiError) return; // a malformed body: the handler answers it
+      throw e;
+    }
+    if ('replay' in r) return answer(req, reply, r.replay);
+    req.placementClaim = r.claim;
+  });
+  // A request refused after it took a claim (budget, spacing) releases it.
+  app.addHook('onResponse', async (req) => {
+    req.placementClaim?.release();
+  });
+
   app.post(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
-    chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.place);
-    return answer(req, reply, await orders.place(acct, req.body));
+    try {
+      chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.place);
+    } catch (e) {
+      req.placementClaim?.release();
+      throw e;
+    }
+    return answer(req, reply, await orders.place(acct, req.body, req.placementClaim ?? null));
   });
 
   app.post(`${API_PREFIX}/orders/mass-quote`, async (req, reply) => {

@@ -91,11 +91,19 @@ interface Candidate {
 
 type SubmitOutcome = { ok: true } | { ok: false; error: ApiError };
 
+/** A request's hold on a client_order_id while its placement runs (claimPlacement). */
+export interface PlacementClaim {
+  /** Lets waiting duplicates look again (idempotent). */
+  release(): void;
+}
+
+const NO_CLAIM: PlacementClaim = { release: () => undefined };
+
 export class OrderService {
   /** submissions in flight by order id (placements) so idempotent replays can wait for them */
   private readonly inflight = new Map<string, Promise<unknown>>();
   /** placements being prepared, by client id key: a concurrent duplicate waits for the first */
-  private readonly claims = new Map<string, Promise<unknown>>();
+  private readonly claims = new Map<string, Promise<void>>();
   /** cancels in flight by order id, shared by concurrent DELETEs */
   private readonly cancelling = new Map<string, Promise<Answer>>();
   private readonly ackTimeoutMs: number;
@@ -140,24 +148,53 @@ export class OrderService {
   // ---------------------------------------------------------------------------------------------
   // Placement
 
-  /** POST /orders for an authenticated account. */
-  async place(acct: AccountRec, body: unknown): Promise<Answer> {
+  /** POST /orders for an authenticated account. `claim`: the client id claim claimPlacement() took for this request. */
+  async place(acct: AccountRec, body: unknown, claim: PlacementClaim | null = null): Promise<Answer> {
+    if (claim) {
+      try {
+        return await this.placeNew(acct, bodyObject(body));
+      } finally {
+        claim.release();
+      }
+    }
+    const first = await this.claimPlacement(acct, body);
+    if ('replay' in first) return first.replay;
+    return this.place(acct, body, first.claim ?? NO_CLAIM);
+  }
+
+  /**
+   * Idempotency before anything else looks at a placement (REST runs it ahead of the venue's
+   * admission hooks, so a repeat is never refused for spacing): a client_order_id seen within 24 h
+   * answers with the original order's current state (waiting for a placement of the same id still in
+   * progress); otherwise this request takes the id's claim, released when its placement ends.
+   */
+  async claimPlacement(acct: AccountRec, body: unknown): Promise<{ replay: Answer } | { claim: PlacementClaim | null }> {
     const b = bodyObject(body);
     const coid = clientOrderIdOf(b);
-    if (coid === null) return this.placeNew(acct, b);
+    if (coid === null) return { claim: null };
     const key = clientIdKey(acct.user_id, coid);
     for (;;) {
       const prior = this.findByClientId(acct.user_id, coid);
-      if (prior) return this.replay(prior);
+      if (prior) return { replay: await this.replay(prior) };
       const running = this.claims.get(key);
       if (!running) break;
-      await running.catch(() => undefined); // the first request with this id decides; then look again
+      await running; // the first request with this id decides; then look again
     }
-    // No await between the last look and the claim: a concurrent duplicate sees the claim.
-    const p = this.placeNew(acct, b);
-    this.claims.set(key, p);
-    void p.catch(() => undefined).finally(() => this.claims.delete(key));
-    return p;
+    // No await between the last look and the claim: a concurrent duplicate sees it.
+    let release!: () => void;
+    const done = new Promise<void>((r) => { release = r; });
+    this.claims.set(key, done);
+    let released = false;
+    return {
+      claim: {
+        release: () => {
+          if (released) return;
+          released = true;
+          this.claims.delete(key);
+          release();
+        },
+      },
+    };
   }
 
   private async placeNew(acct: AccountRec, b: Record<string, unknown>): Promise<Answer> {

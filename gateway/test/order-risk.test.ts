@@ -1,0 +1,200 @@
+// Pre-trade checks (every reject reason with its trade code), limits, and client_order_id
+// idempotency (including concurrent duplicates and the 24 h window).
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { call, bearer, summary, type Account, type Rig } from './harness';
+import { ManualClock } from '../src/clock';
+import { ADMIN_SECRET_HEADER } from '../src/http/routes-admin';
+import { startOrderRig, account, post, getOrder, settled, relogin, spaced, type OrderRig } from './order-rig';
+
+const order = (symbol: string, side: string, quantity: number, price: number, over: Record<string, unknown> = {}) =>
+  ({ symbol, side, type: 'limit', quantity, price, time_in_force: 'GTC', ...over });
+
+describe('pre-trade checks', () => {
+  let rig: OrderRig;
+  let a: Account;
+  let b: Account;
+  beforeAll(async () => {
+    rig = await startOrderRig();
+    [a, b] = await Promise.all([account(rig), account(rig)]);
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+  const expectReject = (r: { status: number; body: Record<string, any> }, http: number, code: number, error: string) => {
+    expect([r.status, r.body.code, r.body.error], JSON.stringify(r.body)).toEqual([http, code, error]);
+    expect(r.body.message.startsWith(`${error}: `)).toBe(true);
+    expect(typeof r.body.request_id).toBe('string');
+  };
+
+  it('fails closed without a fresh mark: MARK_PRICE_UNAVAILABLE (1408); the secondary feed covers a primary outage', async () => {
+    rig.sim.market.remove('NEAR-USDC-PERP');
+    rig.sim.primary.publish();
+    rig.sim.secondary.publish();
+    const n = rig.seq.journal.length;
+    expectReject(await post(rig, a, order('NEAR-USDC-PERP', 'buy', 30, 5)), 400, 1408, 'MARK_PRICE_UNAVAILABLE');
+    expect(rig.seq.journal.length).toBe(n);
+    rig.sim.market.set('NEAR-USDC-PERP', 5_000n);
+    rig.sim.secondary.publish(); // the primary still has no quote: the secondary serves
+    expect(rig.gw.oracle.reference('NEAR-USDC-PERP')).toMatchObject({ ok: true, source: 'secondary' });
+    expect((await post(rig, a, order('NEAR-USDC-PERP', 'buy', 30, 5))).status).toBe(200);
+    rig.sim.primary.publish();
+    expect(rig.gw.oracle.reference('NEAR-USDC-PERP')).toMatchObject({ ok: true, source: 'primary' });
+  });
+
+  it('ACCOUNT_IN_LIQUIDATION (1411) while the lockout is set; cancels still work', async () => {
+    const live = await post(rig, b, order('DOGE-USDC-PERP', 'buy', 1000, 0.15));
+    await rig.gw.orders.setLiquidationLockout(b.user_id, true);
+    expectReject(await post(rig, b, order('DOGE-USDC-PERP', 'buy', 1000, 0.15)), 400, 1411, 'ACCOUNT_IN_LIQUIDATION');
+    await spaced();
+    expect((await call(rig.gw, 'DELETE', `/api/v1/orders/${live.body.data.order_id}`, undefined, bearer(b))).status).toBe(200);
+    await rig.gw.orders.setLiquidationLockout(b.user_id, false);
+    expect((await post(rig, b, order('DOGE-USDC-PERP', 'buy', 1000, 0.15))).status).toBe(200);
+  });
+
+  it('INSTRUMENT_HALTED (1407) for placements and modifies; cancels still work', async () => {
+    const live = await post(rig, a, order('TRX-USDC-PERP', 'buy', 1000, 0.12));
+    const admin = { [ADMIN_SECRET_HEADER]: rig.env.adminSecret };
+    expect((await call(rig.gw, 'POST', '/admin/instruments/TRX-USDC-PERP/status', { status: 'halted' }, admin)).status).toBe(200);
+    expectReject(await post(rig, a, order('TRX-USDC-PERP', 'buy', 1000, 0.12)), 400, 1407, 'INSTRUMENT_HALTED');
+    await spaced();
+    expectReject(await call(rig.gw, 'PATCH', `/api/v1/orders/${live.body.data.order_id}`, { quantity: 900 }, bearer(a)), 400, 1407, 'INSTRUMENT_HALTED');
+    await spaced();
+    expect((await call(rig.gw, 'DELETE', `/api/v1/orders/${live.body.data.order_id}`, undefined, bearer(a))).status).toBe(200);
+    expect((await call(rig.gw, 'POST', '/admin/instruments/TRX-USDC-PERP/status', { status: 'trading' }, admin)).status).toBe(200);
+  });
+
+  it('POSITION_LIMIT_EXCEEDED (1409): position + live orders on a side may not pass 10 × max_qty', async () => {
+    // ETH: max_qty 5000, limit 50,000 ETH. Live buys count toward the long side.
+    const big = await account(rig, 'Apex', '10000000');
+    for (let i = 0; i < 10; i++) {
+      const r = await post(rig, big, order('ETH-USDC-PERP', 'buy', 5000, 1));
+      expect(r.status, r.raw).toBe(200);
+    }
+    expectReject(await post(rig, big, order('ETH-USDC-PERP', 'buy', 0.1, 1000)), 400, 1409, 'POSITION_LIMIT_EXCEEDED');
+    expect((await post(rig, big, order('ETH-USDC-PERP', 'sell', 5000, 9000))).status).toBe(200); // the other side is free
+  });
+
+  it('LEVERAGE_EXCEEDED (1406): no adding to a position the mark has pushed past max leverage; reducing is fine', async () => {
+    expect((await post(rig, b, order('BTC-USDC-PERP', 'sell', 0.01, 65000))).status).toBe(200);
+    const buy = await post(rig, a, order('BTC-USDC-PERP', 'buy', 0.01, 65000, { time_in_force: 'IOC' }));
+    await settled(rig);
+    expect((await getOrder(rig, a, buy.body.data.order_id)).status).toBe('FILLED');
+    rig.sim.market.set('BTC-USDC-PERP', 580_000n); // 58,000: a's 10x long lost more than its margin allows
+    rig.sim.primary.publish();
+    expectReject(await post(rig, a, order('BTC-USDC-PERP', 'buy', 0.01, 58000)), 400, 1406, 'LEVERAGE_EXCEEDED');
+    expect((await post(rig, a, order('BTC-USDC-PERP', 'sell', 0.01, 70000))).status).toBe(200);
+    rig.sim.market.set('BTC-USDC-PERP', 650_000n);
+    rig.sim.primary.publish();
+  });
+
+  it('MARGIN_INSUFFICIENT (1410): an uncapped market order reserves at the mark plus 10%', async () => {
+    const poor = await account(rig, 'Apex', '400');
+    // 1 SOL at mark 150 × 1.1 = 165 → 16.5 margin; 25 SOL → 412.5 + fee > 400
+    expectReject(await post(rig, poor, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'market', quantity: 25, time_in_force: 'IOC' }), 400, 1410, 'MARGIN_INSUFFICIENT');
+    expect((await post(rig, poor, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'market', quantity: 20, time_in_force: 'IOC' })).status).toBe(200);
+    await settled(rig);
+    expect((await summary(rig as unknown as Rig, poor.user_id)).reserved).toBe('0');
+  });
+
+  it('OPEN_ORDER_LIMIT (1412) by tier per symbol', async () => {
+    const sel = await account(rig, 'Select', '100000'); // 15 open orders per symbol (Core's 5 would hit its burst of 5 requests first)
+    for (let i = 0; i < 15; i++) {
+      const r = await post(rig, sel, order('ADA-USDC-PERP', 'buy', 200, 0.4));
+      expect(r.status, r.raw).toBe(200);
+    }
+    expectReject(await post(rig, sel, order('ADA-USDC-PERP', 'buy', 200, 0.4)), 400, 1412, 'OPEN_ORDER_LIMIT');
+  });
+});
+
+describe('book depth cap', () => {
+  it('BOOK_DEPTH_EXCEEDED (1413) once a symbol holds the cap of live GTC/GTT orders (cap 3 here); IOC is not capped', async () => {
+    const rig = await startOrderRig({ maxBookDepth: 3 });
+    try {
+      const [a, b] = await Promise.all([account(rig), account(rig)]);
+      for (let i = 0; i < 3; i++) expect((await post(rig, i % 2 ? a : b, order('ARB-USDC-PERP', 'buy', 200, 0.8 - i / 1000))).status).toBe(200);
+      const r = await post(rig, a, order('ARB-USDC-PERP', 'sell', 200, 0.9));
+      expect([r.status, r.body.code, r.body.error]).toEqual([400, 1413, 'BOOK_DEPTH_EXCEEDED']);
+      expect((await post(rig, a, order('ARB-USDC-PERP', 'buy', 200, 0.7, { time_in_force: 'IOC' }))).status).toBe(200);
+      expect((await post(rig, a, order('ADA-USDC-PERP', 'buy', 300, 0.4))).status).toBe(200); // per symbol
+      // a fill frees a place
+      const hit = await post(rig, a, order('ARB-USDC-PERP', 'sell', 200, 0.8, { time_in_force: 'IOC' }));
+      await settled(rig);
+      expect((await getOrder(rig, a, hit.body.data.order_id)).status).toBe('FILLED');
+      expect((await post(rig, a, order('ARB-USDC-PERP', 'sell', 200, 0.9))).status).toBe(200);
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('client_order_id idempotency', () => {
+  let rig: OrderRig;
+  let clock: ManualClock;
+  let a: Account;
+  beforeAll(async () => {
+    clock = new ManualClock(Date.UTC(2026, 2, 1, 12, 0, 0));
+    rig = await startOrderRig({ clock });
+    a = await account(rig);
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+  const place = async (body: Record<string, unknown>) => {
+    clock.advance(2); // the spec's spacing, on the manual clock
+    return call(rig.gw, 'POST', '/api/v1/orders', body, bearer(a));
+  };
+
+  it('concurrent duplicates create one order and all answer it', async () => {
+    rig.seq.hold = true; // the first is still waiting for its journal ack while the others arrive
+    const body = order('ETH-USDC-PERP', 'buy', 0.1, 2900, { client_order_id: 'race-1' });
+    const n = rig.seq.journal.length;
+    clock.advance(2);
+    const all = Array.from({ length: 5 }, () => call(rig.gw, 'POST', '/api/v1/orders', body, bearer(a)));
+    await new Promise((r) => setTimeout(r, 100));
+    rig.seq.release();
+    const rs = await Promise.all(all);
+    const ids = new Set(rs.map((r) => r.body.data?.order_id));
+    expect(rs.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(ids.size).toBe(1);
+    expect(rig.seq.journal.length - n).toBe(1);
+    expect(rs.every((r) => r.body.data.client_order_id === 'race-1')).toBe(true);
+  });
+
+  it('a repeat with another body returns the original and creates nothing; after 24 h a live order keeps the id (DUPLICATE_CLIENT_ORDER_ID)', async () => {
+    const first = await place(order('ETH-USDC-PERP', 'buy', 0.1, 2800, { client_order_id: 'k-1' }));
+    const n = rig.seq.journal.length;
+    const again = await place(order('SOL-USDC-PERP', 'sell', 5, 200, { client_order_id: 'k-1' }));
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ order_id: first.body.data.order_id, client_order_id: 'k-1', symbol: 'ETH-USDC-PERP', status: 'NEW' });
+    expect(rig.seq.journal.length).toBe(n);
+
+    clock.advance(24 * 3600 * 1000 + 1);
+    rig.sim.primary.publish(); // keep the mark fresh on the manual clock
+    await relogin(rig, a);
+    const dup = await place(order('ETH-USDC-PERP', 'buy', 0.1, 2800, { client_order_id: 'k-1' }));
+    expect([dup.status, dup.body.code, dup.body.error]).toEqual([409, 1414, 'DUPLICATE_CLIENT_ORDER_ID']);
+    // still found by its client id while live
+    expect((await call(rig.gw, 'GET', '/api/v1/orders?client_order_id=k-1', undefined, bearer(a))).body.data.order_id).toBe(first.body.data.order_id);
+    clock.advance(2);
+    expect((await call(rig.gw, 'DELETE', '/api/v1/orders?client_order_id=k-1', undefined, bearer(a))).status).toBe(200);
+    // released: the id now creates a new order, and names it
+    const fresh = await place(order('ETH-USDC-PERP', 'buy', 0.1, 2800, { client_order_id: 'k-1' }));
+    expect(fresh.status, fresh.raw).toBe(200);
+    expect(fresh.body.data.order_id).not.toBe(first.body.data.order_id);
+    expect((await call(rig.gw, 'GET', '/api/v1/orders?client_order_id=k-1', undefined, bearer(a))).body.data.order_id).toBe(fresh.body.data.order_id);
+    await settled(rig);
+    expect((await getOrder(rig, a, first.body.data.order_id)).status).toBe('CANCELLED');
+  });
+
+  it('a finished order older than 24 h releases its id; pruning forgets it', async () => {
+    const o = await place(order('SOL-USDC-PERP', 'buy', 1, 140, { client_order_id: 'old-1', time_in_force: 'IOC' }));
+    await settled(rig);
+    clock.advance(24 * 3600 * 1000 + 1);
+    rig.sim.primary.publish();
+    await relogin(rig, a);
+    expect(await rig.gw.orders.pruneClientIds()).toBeGreaterThanOrEqual(1);
+    expect((await call(rig.gw, 'GET', '/api/v1/orders?client_order_id=old-1', undefined, bearer(a))).body.code).toBe(1420);
+    const again = await place(order('SOL-USDC-PERP', 'buy', 1, 140, { client_order_id: 'old-1', time_in_force: 'IOC' }));
+    expect(again.body.data.order_id).not.toBe(o.body.data.order_id);
+  });
+});
