@@ -5,7 +5,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { ManualClock } from '../src/clock';
 import type { OrderRec, PositionRec } from '../src/store/records';
-import { startRig, call, newAccount, bearer, type Rig, type Account, type Json } from './harness';
+import { startRig, call, newAccount, bearer, summary, type Rig, type Account, type Json } from './harness';
 import { until } from './fakes';
 
 const T = (iso: string): number => Date.parse(iso);
@@ -48,7 +48,7 @@ describe('statistics from real fills', () => {
   let t: Account;
   beforeAll(async () => {
     clock = new ManualClock(T('2026-03-10T12:00:00Z'));
-    rig = await startRig({ clock, ...LIMITS });
+    rig = await startRig({ clock, ...LIMITS, venue: { settlementIntervalMs: 3_600_000 } });
     [m, t] = await Promise.all([newAccount(rig, 'Apex', '1000000', { leverage: 5 }), newAccount(rig, 'Apex', '1000000', { leverage: 5 })]);
   });
   afterAll(async () => {
@@ -88,6 +88,32 @@ describe('statistics from real fills', () => {
     const users = stats(await series(rig, '?metric=users&range=1d&assets=ETH'));
     expect(users.points.at(-1)).toEqual({ t: '2026-03-10T12:00:00.000Z', total: '2', by_asset: { ETH: '2' } });
     expect(users.cumulative.at(-1).total).toBe('2');
+  });
+
+  it('recovers fills whose events were lost in a crash, exactly once, at the next start', async () => {
+    expect((await rig.gw.venue.settlement.closeBatch())!.commitments).toHaveLength(2); // settle what is known so far
+    expect(rig.gw.venue.settlement.pendingCount).toBe(0);
+    // the ledger and settlement stop hearing about fills (as if the process died right after clearing committed)
+    rig.gw.events.removeAllListeners('order');
+    rig.gw.events.removeAllListeners('position');
+    const relogin = async (a: Account): Promise<Account> => {
+      const r = await call(rig.gw, 'POST', '/api/v1/auth/token', { grant_type: 'client_credentials', client_id: a.api_key, client_secret: a.api_secret, passphrase: a.passphrase });
+      return { ...a, token: r.body.access_token };
+    };
+    [m, t] = [await relogin(m), await relogin(t)]; // the clock moved past the first tokens' 900 s
+    const place = async (a: Account, body: Record<string, unknown>) => expect((await call(rig.gw, 'POST', '/api/v1/orders', body, bearer(a))).status).toBe(200);
+    await place(m, { symbol: 'ETH-USDC-PERP', side: 'sell', type: 'limit', quantity: 1, price: 3001, time_in_force: 'GTC' });
+    await place(t, { symbol: 'ETH-USDC-PERP', side: 'buy', type: 'limit', quantity: 1, price: 3001, time_in_force: 'GTC' });
+    await until(() => rig.gw.resultsCursor === BigInt(rig.seq.journal.length + 1), 10_000, 'fills');
+    expect(rig.gw.venue.settlement.pendingCount).toBe(0);
+    await rig.restart();
+    expect(rig.logged('fill ledger reconciled')).toHaveLength(1);
+    expect(rig.gw.venue.settlement.pendingCount).toBe(2); // both accounts' ETH positions changed unseen
+    clock.advance(20 * 60_000);
+    expect(stats(await overview(rig)).all_time_volume).toBe('41501'); // 38500 + 3001, counted once
+    await rig.restart();
+    expect(rig.logged('fill ledger reconciled')).toHaveLength(1); // nothing left to recover
+    expect(stats(await overview(rig)).all_time_volume).toBe('41501');
   });
 });
 
@@ -246,5 +272,22 @@ describe('statistics windows and parameters', () => {
     expectError(await overview(rig, '?from=2024-01-23T23:59:59Z'), /at most 2 years/);
     expect(stats(await overview(rig, '?from=2024-01-24T00:00:00Z')).as_of).toBe('2026-01-24T00:00:00.000Z');
     expectError(await overview(rig, '?from=2026-01-01T00:00:00Z&from=2026-01-02T00:00:00Z'), /'from' appears more than once/);
+  });
+  it('30-day volume ages out at UTC midnight: the tier falls back to the assigned one', async () => {
+    const acct = await newAccount(rig, 'Core', '100');
+    // 6M USDC of BTC (tick 0.1, step 0.001): 100 BTC at 60,000 on Jan 24, and on Dec 25 (just outside [Dec 26, Jan 24])
+    fill(acct.user_id, '0xother', 'BTC-USDC-PERP', 100_000n, 600_000n, '2026-01-24T00:05:00Z');
+    fill(acct.user_id, '0xother', 'BTC-USDC-PERP', 100_000n, 600_000n, '2025-12-25T23:59:00Z');
+    await rig.gw.venue.ledger.idle();
+    const vip = async () => (await call(rig.gw, 'GET', '/api/v1/account/vip', undefined, bearer(acct))).body.data;
+    expect(await vip()).toMatchObject({ tier: 'Select', volume_30d: 6000000 });
+    await at('2026-02-22T23:59:00Z'); // Jan 24 is still inside [Jan 24, Feb 22]
+    expect(await rig.gw.venue.vip.sweep()).toBe(0);
+    await at('2026-02-23T00:00:30Z');
+    expect(await rig.gw.venue.vip.sweep()).toBe(1); // the stored tier follows without any request
+    expect((await summary(rig, acct.user_id)).tier).toBe('Core');
+    const login = await call(rig.gw, 'POST', '/api/v1/auth/token', { grant_type: 'client_credentials', client_id: acct.api_key, client_secret: acct.api_secret, passphrase: acct.passphrase });
+    acct.token = login.body.access_token; // a month later: a fresh token
+    expect(await vip()).toMatchObject({ tier: 'Core', volume_30d: 0, assigned_tier: 'Core' });
   });
 });
