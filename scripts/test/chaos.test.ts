@@ -66,7 +66,7 @@ describe('chaos: kill -9 while orders flow', () => {
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       const id = r.body.data!.order_id;
       owner.set(id, trader);
-      acked.push({ kind: 'place', orderId: id, symbol: SYMBOL, side, tif, priceTicks, qtySteps: BigInt(qtySteps) });
+      acked.push({ kind: 'place', orderId: id, symbol: SYMBOL, side, tif, priceTicks, qtySteps: BigInt(qtySteps), owner: BigInt(traders.indexOf(trader) + 1) });
     }
   }
 

@@ -12,6 +12,8 @@ export interface AckedPlace {
   tif: 'GTC' | 'IOC';
   priceTicks: bigint;
   qtySteps: bigint;
+  /** any distinct integer per account: the gateway sends owner ids, so self-trades are prevented */
+  owner?: bigint;
 }
 export interface AckedCancel {
   kind: 'cancel';
@@ -35,13 +37,18 @@ export async function expectedStates(ops: readonly AckedOp[]): Promise<Map<strin
   for (const a of ops) {
     seq += 1n;
     const op: Op<bigint> = a.kind === 'place'
-      ? { kind: 'place', symbol: a.symbol, orderId: a.orderId, seq, side: a.side, type: 'limit', tif: a.tif, price: a.priceTicks, qty: a.qtySteps }
+      ? { kind: 'place', symbol: a.symbol, orderId: a.orderId, seq, side: a.side, type: 'limit', tif: a.tif, price: a.priceTicks, qty: a.qtySteps, owner: a.owner ?? null }
       : { kind: 'cancel', symbol: a.symbol, orderId: a.orderId, seq };
     const r = await ex.apply(op);
     const o = r.outcome;
     if (o.kind === 'place') {
       const taker: ExpectedOrder = { qty: (a as AckedPlace).qtySteps, filled: 0n, status: 'NEW', cancelReason: null };
       states.set(o.orderId, taker);
+      for (const id of o.selfTradeCancelled) {
+        const m = states.get(id)!;
+        m.status = 'CANCELLED';
+        m.cancelReason = 'SELF_TRADE_PREVENTION';
+      }
       o.fills.forEach((makerId, i) => {
         const q = r.outputs[2 * i]!;
         taker.filled += q;

@@ -32,7 +32,13 @@ export const REFERENCE_PRICES: Readonly<Record<string, string>> = {
 /** Bounds of the simulation, in basis points of the mid. */
 const HALF_SPREAD_BPS = 2n;
 const MAX_STEP_BPS = 3;
-/** The walk stays within this factor of the starting price (so sizes and notionals stay sensible). */
+/**
+ * Each step pulls the mid back toward its starting (or last set) price by 1/MEAN_REVERSION_STEPS of
+ * the gap: the reference wanders around a fair value (standard deviation about 10 bps) instead of
+ * drifting without bound, so positions opened near it do not turn over-leveraged by the simulation.
+ */
+const MEAN_REVERSION_STEPS = 50n;
+/** Hard bound of the walk: within this factor of the starting price. */
 const MAX_DRIFT_FACTOR = 2n;
 
 export interface MarketOptions {
@@ -87,13 +93,13 @@ export class SimulatedMarket {
     return [...this.mids.keys()];
   }
 
-  /** One step of the walk: each mid moves by up to MAX_STEP_BPS (integer ticks, bounded drift). */
+  /** One step of the walk: each mid moves by up to MAX_STEP_BPS, pulled toward its fair value (integer ticks). */
   step(): void {
     if (!this.walk) return;
     for (const [symbol, mid] of this.mids) {
       const bps = BigInt((this.next() % (2 * MAX_STEP_BPS + 1)) - MAX_STEP_BPS);
-      let next = mid + (mid * bps) / 10_000n;
       const s = this.start.get(symbol)!;
+      let next = mid + (mid * bps) / 10_000n + (s - mid) / MEAN_REVERSION_STEPS;
       if (next > s * MAX_DRIFT_FACTOR) next = s * MAX_DRIFT_FACTOR;
       if (next * MAX_DRIFT_FACTOR < s) next = s / MAX_DRIFT_FACTOR;
       if (next < 1n) next = 1n;
