@@ -267,18 +267,25 @@ describe('fencing epoch', () => {
     expect(() => decryptPush(oldCipher, push.f.data)).toThrow(/decrypt_failed|nonce_out_of_order/);
   });
 
-  it('fence() moves the epoch of live sessions: the client refuses the next frame (session_expired) and sets up again', async () => {
+  it('fence() retires live sessions (session_expired); an op already running is still acked; setup pins the new epoch', async () => {
     const c = await ready(a);
     await c.request('subscribe', { channel: 'orders' });
+    rig.seq.hold = true; // the placement waits for its journal ack while the fence happens
+    const running = c.sendSealed(c.seal(link({ side: 'buy', price: '10', quantity: '20', client_order_id: 'fence-3' }), LINK));
+    await until(() => rig.seq.heldCount === 1, 5_000, 'submit held');
     const epoch = rig.gw.ws.fence();
-    const ack = await c.sendSealed(c.seal(link({ side: 'buy', price: '10', quantity: '20', client_order_id: 'fence-3' }), LINK));
+    const ev = await c.waitFor((r) => r.f.event === 'session_expired', 'session_expired event');
+    expect(ev.f.data.reason).toMatch(/fenced/);
+    const refused = await c.sendSealed(c.seal(link({ side: 'buy', price: '10', quantity: '20', client_order_id: 'fence-4' }), LINK));
+    expect(refused.f).toMatchObject({ code: 40111, error: 'session_expired' });
+    rig.seq.release();
+    const ack = await running;
     expect(ack.f.code).toBe(0);
-    expect(ack.f.data.header.fencing_epoch).toBe(epoch);
-    expect(ack.decryptError).toMatch(/^session_expired/);
+    expect((ack.plain as any).code).toBe(0); // sealed under the retired session, which the client still holds
     const s = await c.setup();
     expect(s.f.data.fencing_epoch).toBe(epoch);
+    expect(c.cipher!.fencingEpoch).toBe(epoch);
     const again = await c.trade(link({ side: 'buy', price: '10', quantity: '20', client_order_id: 'fence-3' }), LINK);
-    expect(again).toMatchObject({ code: 0, client_order_id: 'fence-3' }); // idempotent: the same order
-    expect(again.order_id).toBe((await call(rig.gw, 'GET', '/api/v1/orders?client_order_id=fence-3', undefined, bearer(a))).body.data.order_id);
+    expect(again).toMatchObject({ code: 0, client_order_id: 'fence-3', order_id: (ack.plain as any).order_id }); // idempotent: the same order
   });
 });

@@ -63,6 +63,8 @@ export class WsConnection implements Subscriber {
   private session: Session | null = null;
   /** a session existed and the gateway retired it (trading ops get session_expired until setup) */
   private retired = false;
+  /** the retired session's cipher: seals only the acks of ops that were already running */
+  private retiredCipher: ServerSessionCipher | null = null;
   private setups = 0;
   readonly subs = new Map<Channel, Subscription>();
   private tokens: number;
@@ -265,6 +267,7 @@ export class WsConnection implements Subscriber {
     this.userId = null;
     this.session = null;
     this.retired = false;
+    this.retiredCipher = null;
     this.cancelOnDisconnect = false;
     for (const ch of [...this.subs.keys()]) if (!PUBLIC_CHANNELS.has(ch)) this.subs.delete(ch);
   }
@@ -290,6 +293,7 @@ export class WsConnection implements Subscriber {
     this.send(responseFrame(f.id, f.op, accepted.data));
     this.session = { cipher: accepted.cipher, startedMs: this.ctx.clock.nowMs(), rekeyAskedMs: null };
     this.retired = false;
+    this.retiredCipher = null;
   }
 
   /** The live session, or the spec's error for its absence. */
@@ -421,10 +425,11 @@ export class WsConnection implements Subscriber {
       .execute(ctx, decrypted.request)
       .then((ack) => {
         if (this.closed) return;
-        // Sealed with the key in force now (a rekey meanwhile means the new one, as the client expects).
-        const cur = this.session;
-        if (!cur) return this.log.warn({ conn: this.id, op: f.op, code: ack.code }, 'ack lost: the session ended while the op ran');
-        this.send(encryptResponse(cur.cipher, f.id, f.op, { ack }));
+        // Sealed with the key in force now (a rekey meanwhile means the new one, as the client expects);
+        // if the session was retired and none replaced it yet, with the retired one the client still holds.
+        const cipher = this.session?.cipher ?? this.retiredCipher;
+        if (!cipher) return this.log.warn({ conn: this.id, op: f.op, code: ack.code }, 'ack lost: the socket logged out while the op ran');
+        this.send(encryptResponse(cipher, f.id, f.op, { ack }));
       })
       .catch((e: unknown) => this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'sending an ack failed'))
       .finally(() => this.inflight--);
@@ -465,10 +470,8 @@ export class WsConnection implements Subscriber {
       if (s.rekeyAskedMs === null) {
         if (nowMs - s.startedMs >= o.rekeyAfterMs) this.askRekey(s, 'scheduled rotation');
         else if (s.cipher.sendCounter > limit || s.cipher.recvCounter > limit) this.askRekey(s, 'nonce counters near their limit');
-      } else if (nowMs - s.rekeyAskedMs >= o.rekeyGraceMs && this.inflight === 0) {
-        this.session = null;
-        this.retired = true;
-        this.send(eventFrame('session_expired', { session_id: formatSessionId(s.cipher.sessionId), reason: 'not set up again after rekey_required' }));
+      } else if (nowMs - s.rekeyAskedMs >= o.rekeyGraceMs) {
+        this.retire('not set up again after rekey_required');
       }
     }
   }
@@ -479,9 +482,17 @@ export class WsConnection implements Subscriber {
     this.send(eventFrame('rekey_required', { session_id: formatSessionId(s.cipher.sessionId), reason, retire_in_ms: this.ctx.options.rekeyGraceMs }));
   }
 
-  /** Moves the live session to another fencing epoch (the gateway fenced older sessions): its next frame tells the client. */
-  fence(epoch: number): void {
-    if (this.session) this.session.cipher.fencingEpoch = epoch;
+  /**
+   * Ends the live session (session_expired event): trading ops and encrypted pushes stop until the
+   * client runs session.setup again; acks of ops already running are still sealed for it.
+   */
+  retire(reason: string): void {
+    const s = this.session;
+    if (!s) return;
+    this.session = null;
+    this.retired = true;
+    this.retiredCipher = s.cipher;
+    this.send(eventFrame('session_expired', { session_id: formatSessionId(s.cipher.sessionId), reason }));
   }
 
   // -----------------------------------------------------------------------------------------------

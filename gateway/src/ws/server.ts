@@ -118,8 +118,9 @@ export class WsServer {
   }
 
   /**
-   * Fences every live session: the epoch rises, so the next encrypted frame each client opens makes it
-   * rerun session.setup (session_expired). Use when a session may have been exposed (e.g. after failover).
+   * Fences every live session: the epoch rises and each session is retired (session_expired event);
+   * clients rerun session.setup and are pinned to the new epoch, so no frame of an older session or
+   * gateway run is accepted by them again. Use when sessions may have been exposed (e.g. failover).
    */
   fence(): number {
     this.epoch = this.deps.db.tx(() => {
@@ -127,7 +128,7 @@ export class WsServer {
       this.deps.db.meta.putSync(EPOCH_KEY, next);
       return next;
     });
-    for (const c of this.conns) c.fence(this.epoch);
+    for (const c of this.conns) c.retire(`fenced: the gateway moved to fencing epoch ${this.epoch}`);
     return this.epoch;
   }
 

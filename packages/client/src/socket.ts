@@ -16,6 +16,7 @@ import {
   decryptResponse,
   encryptRequest,
   isEncryptedBody,
+  isSessionError,
   parseUserUuid,
   toHex,
   type Ack,
@@ -60,6 +61,12 @@ export interface SocketOptions {
   maxPendingRequests?: number;
   /** Passed to the `ws` constructor. */
   wsOptions?: WebSocket.ClientOptions;
+  /**
+   * Ask the gateway to cancel every live order of the account when this socket drops without a
+   * logout (login arg `cancel_on_disconnect`; cancel_reason CANCEL_ON_DISCONNECT). Default false.
+   * `close()` logs out first, so a deliberate close keeps the orders.
+   */
+  cancelOnDisconnect?: boolean;
 }
 
 /** order.place input; decimals as strings, numbers or bigints; client_order_id generated when absent. */
@@ -353,7 +360,7 @@ export class TenebraSocket extends EventEmitter {
       token = await this.#token(LOGIN_MIN_VALIDITY_MS, true);
       if (token === this.#loginToken) throw new Error('auth_expired but the token source has no newer token (a fixed token string cannot be refreshed)');
     }
-    const data = (await this.#request('login', { token })) as JsonObject | undefined;
+    const data = (await this.#request('login', { token, ...(this.#o.cancelOnDisconnect ? { cancel_on_disconnect: true } : {}) })) as JsonObject | undefined;
     this.#loginToken = token;
     const uuid = toHex(parseUserUuid(String(data?.['user_uuid'] ?? '')));
     if (this.#userUuid !== undefined && this.#userUuid !== uuid) {
@@ -587,6 +594,8 @@ export class TenebraSocket extends EventEmitter {
       try {
         p.resolve(p.transform ? p.transform(f['data']) : f['data']);
       } catch (e) {
+        // An authentic frame of a moved fencing epoch: this session is over; set up a new one.
+        if (isSessionError(e, 'session_expired')) void this.rekey('session_expired').catch((err: Error) => this.#emitError(err));
         p.reject(e as Error);
       }
       return;
@@ -628,9 +637,14 @@ export class TenebraSocket extends EventEmitter {
       try {
         msg = decryptPush(this.#cipher, data);
       } catch (e) {
-        // The event is lost to us: report it and resynchronise the channel like a gap.
+        // The event is lost to us: report it and resynchronise the channel like a gap (after a new
+        // session.setup first when the session itself is over).
         this.#emitError(e as Error);
-        void this.#resync(channel, `undecryptable push: ${(e as Error).message}`);
+        if (isSessionError(e, 'session_expired')) {
+          void this.rekey('session_expired')
+            .then(() => this.#resync(channel, `push of a moved fencing epoch: ${(e as Error).message}`))
+            .catch((err: Error) => this.#emitError(err));
+        } else void this.#resync(channel, `undecryptable push: ${(e as Error).message}`);
         return;
       }
       if ('order_update' in msg) item = orderEventFromUpdate(msg.order_update);

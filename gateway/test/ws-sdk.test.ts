@@ -1,0 +1,164 @@
+// The SDK (@tenebra/client) against the real gateway, not a mock: the README's quick start
+// (packages/client/examples/quickstart.ts), encrypted trading with channel events, gap recovery,
+// cancel-on-disconnect, and, on a manual clock, re-login on auth_expired and rekey on rekey_required.
+import net from 'node:net';
+import { describe, it, expect, beforeAll, afterAll, vi } from 'vitest';
+import { TenebraRestClient, TenebraSocket, type OrderEvent, type Position, type SocketOptions } from '@tenebra/client';
+import { main as quickstart } from '../../packages/client/examples/quickstart';
+import { ManualClock } from '../src/clock';
+import { createSimulatedOracle } from '../src/orders/oracle';
+import { startRig, call, newAccount, bearer, type Rig, type Account } from './harness';
+import { until } from './fakes';
+
+const open: TenebraSocket[] = [];
+
+function clients(rig: Rig, acct: Account, extra: Partial<SocketOptions> = {}): { rest: TenebraRestClient; socket: TenebraSocket; errors: Error[] } {
+  const rest = new TenebraRestClient({ baseUrl: rig.gw.urls.baseUrl, credentials: { apiKey: acct.api_key, apiSecret: acct.api_secret, passphrase: acct.passphrase } });
+  const socket = new TenebraSocket({ url: rig.gw.urls.wsUrl, rest, heartbeat: false, reconnect: { initialDelayMs: 20, maxDelayMs: 200 }, requestTimeoutMs: 8_000, ...extra });
+  const errors: Error[] = [];
+  socket.on('error', (e) => errors.push(e));
+  open.push(socket);
+  return { rest, socket, errors };
+}
+
+afterAll(async () => {
+  await Promise.all(open.map((s) => s.close().catch(() => undefined)));
+});
+
+describe('on a gateway with the system clock', () => {
+  let rig: Rig;
+  let a: Account;
+  let b: Account;
+  beforeAll(async () => {
+    rig = await startRig();
+    [a, b] = await Promise.all([newAccount(rig), newAccount(rig)]);
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it("the README's quick start runs end to end", async () => {
+    const q = await newAccount(rig, 'Select', '20000');
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    let out;
+    try {
+      out = await quickstart({
+        TENEBRA_BASE_URL: rig.gw.urls.baseUrl, TENEBRA_WS_URL: rig.gw.urls.wsUrl,
+        TENEBRA_API_KEY: q.api_key, TENEBRA_API_SECRET: q.api_secret, TENEBRA_PASSPHRASE: q.passphrase,
+      });
+    } finally {
+      log.mockRestore();
+    }
+    const rest = await call(rig.gw, 'GET', `/api/v1/orders/${out.restOrder}`, undefined, bearer(q));
+    expect(rest.body.data).toMatchObject({ symbol: 'ETH-USDC-PERP', side: 'buy', price: 3000, quantity: 0.5 });
+    const ws = await call(rig.gw, 'GET', `/api/v1/orders/${out.wsOrder}`, undefined, bearer(q));
+    expect(ws.body.data).toMatchObject({ side: 'sell', price: 3100.5, quantity: 0.25, status: 'NEW' });
+    expect(out.events.find((e) => e.order_id === out.wsOrder)).toMatchObject({ message_type: 'open', status: 'NEW', price: '3100.5' });
+  });
+
+  it('trades over the encrypted socket and follows orders and positions', async () => {
+    const { socket, errors } = clients(rig, a);
+    const orders: OrderEvent[] = [];
+    const positions: Position[] = [];
+    socket.on('order', (o) => orders.push(o));
+    socket.on('position', (p) => positions.push(p));
+    const snapshots: string[] = [];
+    socket.on('snapshot', (s) => snapshots.push(s.channel));
+    await socket.connect();
+    expect(socket.userUuid).toMatch(/^[0-9a-f]{32}$/);
+    await socket.subscribe('orders');
+    await socket.subscribe('positions');
+    expect(snapshots).toEqual(['orders', 'positions']);
+    const ack = await socket.placeOrder({ symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: '2', price: '150.5', time_in_force: 'GTC', client_order_id: 'sdk-1' });
+    expect(ack).toMatchObject({ code: 0, status: 'NEW', client_order_id: 'sdk-1' });
+    await until(() => orders.find((o) => o.order_id === ack.order_id && o.message_type === 'open'), 5_000, 'open');
+    const taker = await call(rig.gw, 'POST', '/api/v1/orders', { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '150.5', time_in_force: 'GTC' }, bearer(b));
+    expect(taker.status).toBe(200);
+    await until(() => orders.find((o) => o.order_id === ack.order_id && o.message_type === 'partial_fill'), 5_000, 'partial fill');
+    expect(orders.find((o) => o.message_type === 'partial_fill')).toMatchObject({ filled_quantity: '1', remaining_quantity: '1', last_fill_price: '150.5' });
+    await until(() => positions.find((p) => p.symbol === 'SOL-USDC-PERP'), 5_000, 'position');
+    expect(positions[0]).toMatchObject({ side: 'short', size: '1', update_reason: 'fill', entry_price: '150.5' });
+    const cancel = await socket.cancelOrder({ client_order_id: 'sdk-1', symbol: 'SOL-USDC-PERP' });
+    expect(cancel).toMatchObject({ code: 0, status: 'CANCELLED', order_id: ack.order_id });
+    await until(() => orders.find((o) => o.order_id === ack.order_id && o.message_type === 'cancelled'), 5_000, 'cancelled');
+    const info = await socket.accountInfo();
+    expect(info).toMatchObject({ user_id: a.user_id, vip_tier: 'Apex', open_orders: 0 });
+    expect(await socket.ping()).toBeGreaterThanOrEqual(0);
+    const refused = await socket.placeOrder({ symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: '100000', price: '150', time_in_force: 'GTC' });
+    expect(refused).toMatchObject({ code: 1403, status: 'REJECTED' });
+    expect(errors).toEqual([]);
+  });
+
+  it('recovers from a sequence gap: gap, unsubscribe + subscribe, fresh snapshot', async () => {
+    const { socket } = clients(rig, a);
+    await socket.connect();
+    await socket.subscribe('orders');
+    const gaps: unknown[] = [];
+    const snaps: OrderEvent[][] = [];
+    socket.on('gap', (g) => gaps.push(g));
+    socket.on('ordersSnapshot', (s) => snaps.push(s));
+    const resubscribed = new Promise((r) => socket.once('resubscribed', r));
+    rig.gw.ws.dropNextPushes(a.user_id, 'orders', 1);
+    const lost = await socket.placeOrder({ symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '140', time_in_force: 'GTC' });
+    await new Promise((r) => setTimeout(r, 5));
+    await socket.placeOrder({ symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '140.01', time_in_force: 'GTC' });
+    await resubscribed;
+    expect(gaps).toHaveLength(1);
+    await until(() => snaps.at(-1)?.some((o) => o.order_id === lost.order_id), 5_000, 'the lost order in the fresh snapshot');
+  });
+
+  it('cancel_on_disconnect: a socket that drops without logout cancels the live orders', async () => {
+    const raw: net.Socket[] = [];
+    const { socket, rest } = clients(rig, b, {
+      cancelOnDisconnect: true,
+      reconnect: false,
+      wsOptions: { createConnection: ((opts: net.NetConnectOpts) => { const s = net.connect(opts); raw.push(s); return s; }) as never },
+    });
+    await socket.connect();
+    const ack = await socket.placeOrder({ symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '120', time_in_force: 'GTC' });
+    expect(ack.code).toBe(0);
+    for (const s of raw) s.destroy(); // the network goes away
+    await until(async () => (await rest.getOrder(ack.order_id)).status === 'CANCELLED', 10_000, 'cancelled');
+    expect(await rest.getOrder(ack.order_id)).toMatchObject({ cancel_reason: 'CANCEL_ON_DISCONNECT' });
+  });
+});
+
+describe('on a gateway with a manual clock', () => {
+  let rig: Rig;
+  let a: Account;
+  const clock = new ManualClock(Date.UTC(2026, 2, 1, 9, 0, 0));
+  beforeAll(async () => {
+    rig = await startRig({ clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle, ws: { sweepMs: 10, rekeyAfterMs: 300_000, rekeyGraceMs: 30_000 } });
+    a = await newAccount(rig);
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('answers rekey_required with a new session and auth_expired with a new login; subscriptions and trading go on', async () => {
+    const { socket, errors } = clients(rig, a);
+    const orders: OrderEvent[] = [];
+    socket.on('order', (o) => orders.push(o));
+    await socket.connect();
+    await socket.subscribe('orders');
+    const sid = socket.sessionId;
+    const rekeyed = new Promise<{ reason: string }>((r) => socket.once('rekeyed', r));
+    clock.advance(300_000);
+    expect((await rekeyed).reason).toBe('rekey_required');
+    expect(socket.sessionId).not.toBe(sid);
+    const ack1 = await socket.placeOrder({ symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '130', time_in_force: 'GTC' });
+    await until(() => orders.find((o) => o.order_id === ack1.order_id), 5_000, 'event after rekey');
+
+    const relogged = new Promise<void>((r) => socket.once('reauthenticated', () => r()));
+    clock.advance(900_000 - 300_000 - 59_000); // about 59 s before the login token expires
+    await relogged;
+    clock.advance(120_000); // past the first token's expiry: the socket stays (a new token is bound)
+    await new Promise((r) => setTimeout(r, 50));
+    expect(socket.state).toBe('ready');
+    clock.advance(2);
+    const ack2 = await socket.placeOrder({ symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '131', time_in_force: 'GTC' });
+    await until(() => orders.find((o) => o.order_id === ack2.order_id), 5_000, 'event after re-login');
+    expect(socket.subscriptions).toEqual(['orders']);
+    expect(errors).toEqual([]);
+  });
+});
