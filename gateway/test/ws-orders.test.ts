@@ -1,0 +1,98 @@
+// Encrypted trading ops against a committee stand-in that runs the real matching (order-rig.ts): the
+// orders channel carries `modified`, time-in-force cancellations (IOC_REMAINDER, FOK, GTT_EXPIRED)
+// and self-trade prevention exactly as the REST state says.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { startOrderRig, account, settled, getOrder, spaced, type OrderRig } from './order-rig';
+import type { Account } from './harness';
+import { until } from './fakes';
+import { RawWs, orderPushes } from './ws-helpers';
+
+const SOL = 16;
+let rig: OrderRig;
+let a: Account;
+let b: Account;
+let ca: RawWs;
+let cb: RawWs;
+
+const sol = (over: Record<string, unknown>) => ({
+  place: { symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: '1', price: '150', time_in_force: 'GTC', ...over } as any,
+});
+
+async function ready(acct: Account): Promise<RawWs> {
+  const c = await RawWs.open(rig.gw.urls.wsUrl);
+  expect((await c.login(acct.token)).f.code).toBe(0);
+  expect((await c.setup()).f.code).toBe(0);
+  expect((await c.request('subscribe', { channel: 'orders' })).f.code).toBe(0);
+  return c;
+}
+
+async function trade(c: RawWs, req: any, symbolId = SOL) {
+  await spaced();
+  return c.trade(req, symbolId);
+}
+
+/** The orders-channel events of one order, in order. */
+const eventsOf = (c: RawWs, orderId: string) => orderPushes(c).filter((p) => p.u?.order_id === orderId).map((p) => p.u);
+
+beforeAll(async () => {
+  rig = await startOrderRig();
+  [a, b] = await Promise.all([account(rig), account(rig)]);
+  [ca, cb] = await Promise.all([ready(a), ready(b)]);
+});
+afterAll(async () => {
+  await Promise.all([ca?.close(), cb?.close()]);
+  await rig?.close();
+});
+
+describe('orders channel with real matching', () => {
+  it('order.modify: ack, then a `modified` event with the new price; the REST order agrees', async () => {
+    const m = await trade(ca, sol({ price: '151', quantity: '2', client_order_id: 'm-1' }));
+    expect(m.code, m.message).toBe(0);
+    await settled(rig);
+    const ack = await trade(ca, { modify: { order_id: m.order_id, price: '152.5' } });
+    expect(ack).toMatchObject({ code: 0, order_id: m.order_id });
+    await settled(rig);
+    await until(() => eventsOf(ca, m.order_id).find((u) => u.message_type === 'modified'), 5_000, 'modified');
+    expect(eventsOf(ca, m.order_id).find((u) => u.message_type === 'modified')).toMatchObject({ price: '152.5', quantity: '2', status: 'NEW' });
+    expect(await getOrder(rig, a, m.order_id)).toMatchObject({ price: 152.5, status: 'NEW' });
+  });
+
+  it('IOC remainder, FOK and GTT expiry are reported with their cancel reasons', async () => {
+    const rest = await trade(ca, sol({ price: '149', quantity: '1', client_order_id: 'ioc-maker' }));
+    await settled(rig);
+    const ioc = await trade(cb, sol({ side: 'buy', price: '149', quantity: '3', time_in_force: 'IOC', client_order_id: 'ioc-1' }));
+    expect(ioc.code, ioc.message).toBe(0);
+    const fok = await trade(cb, sol({ side: 'buy', price: '149.5', quantity: '50', time_in_force: 'FOK', client_order_id: 'fok-1' }));
+    const gtt = await trade(cb, sol({ side: 'buy', price: '100', quantity: '1', time_in_force: 'GTT', expiry_time: ((BigInt(Date.now()) + 300n) * 1_000_000n).toString(), client_order_id: 'gtt-1' }));
+    expect(gtt.code, gtt.message).toBe(0);
+    await settled(rig);
+    await until(() => eventsOf(cb, ioc.order_id).some((u) => u.status === 'CANCELLED'), 5_000, 'IOC remainder');
+    expect(eventsOf(cb, ioc.order_id).map((u) => u.message_type)).toEqual(['partial_fill', 'cancelled']);
+    expect(eventsOf(cb, ioc.order_id).at(-1)).toMatchObject({ cancel_reason: 'IOC_REMAINDER', filled_quantity: '1', remaining_quantity: '2' });
+    expect(eventsOf(ca, rest.order_id).at(-1)).toMatchObject({ message_type: 'filled' });
+    // FOK without the liquidity: refused or cancelled with the spec's reason, never filled
+    const fokEvents = eventsOf(cb, fok.order_id);
+    const last = fokEvents.at(-1) ?? null;
+    if (fok.code === 0) {
+      await until(() => eventsOf(cb, fok.order_id).some((u) => u.status !== 'NEW'), 5_000, 'FOK outcome');
+      const u = eventsOf(cb, fok.order_id).at(-1)!;
+      expect(u.status === 'CANCELLED' ? u.cancel_reason : u.reject_reason).toMatch(/FOK_NOT_FILLED|INSUFFICIENT_LIQUIDITY/);
+    } else {
+      expect(last).toMatchObject({ message_type: 'rejected' });
+    }
+    await until(() => eventsOf(cb, gtt.order_id).some((u) => u.message_type === 'cancelled'), 10_000, 'GTT expiry');
+    expect(eventsOf(cb, gtt.order_id).at(-1)).toMatchObject({ cancel_reason: 'GTT_EXPIRED', status: 'CANCELLED' });
+  });
+
+  it('self-trade prevention is reported as a cancellation with SELF_TRADE_PREVENTION', async () => {
+    const mine = await trade(ca, sol({ price: '148', quantity: '1', client_order_id: 'stp-maker' }));
+    await settled(rig);
+    const cross = await trade(ca, sol({ side: 'buy', price: '148', quantity: '1', client_order_id: 'stp-taker' }));
+    expect(cross.code, cross.message).toBe(0);
+    await settled(rig);
+    await until(() => [mine.order_id, cross.order_id].some((id) => eventsOf(ca, id).some((u) => u.cancel_reason === 'SELF_TRADE_PREVENTION')), 5_000, 'STP');
+    const reasons = [mine.order_id, cross.order_id].flatMap((id) => eventsOf(ca, id).map((u) => u.cancel_reason)).filter(Boolean);
+    expect(reasons).toContain('SELF_TRADE_PREVENTION');
+    expect(eventsOf(ca, mine.order_id).every((u) => u.filled_quantity === '0')).toBe(true);
+  });
+});
