@@ -517,14 +517,16 @@ export class OrderService {
 
   /**
    * POST /orders/mass-quote (Prime and Apex): up to 20 cancel-replace legs on one symbol, one
-   * weighted action. Body `{legs: [{cancel_order_id? | cancel_client_order_id?, place?}]}`. Every leg
+   * weighted action. Body `{symbol?, legs: [{cancel_order_id? | cancel_client_order_id?, place?}]}`
+   * (`symbol`, optional, must be the legs' symbol). Every leg
    * is validated first (a malformed leg refuses the whole batch); then, in leg order, each leg's
    * cancel and then its placement are submitted, all persisted in one transaction, and sequenced in
    * that order. Legs succeed or fail one by one: the answer lists each leg's cancel and place result.
    */
   async massQuote(acct: AccountRec, body: unknown): Promise<Answer> {
     const b = bodyObject(body);
-    for (const k of Object.keys(b)) if (k !== 'legs') fail('INVALID_ORDER', `unknown field '${k}'; a mass quote is {legs: [...]}`);
+    for (const k of Object.keys(b)) if (k !== 'legs' && k !== 'symbol') fail('INVALID_ORDER', `unknown field '${k}'; a mass quote is {symbol?, legs: [...]}`);
+    if (b.symbol !== undefined && typeof b.symbol !== 'string') fail('INVALID_ORDER', "'symbol' must be a string");
     if (!Array.isArray(b.legs) || b.legs.length === 0 || b.legs.length > MAX_MASS_QUOTE_LEGS) {
       fail('INVALID_ORDER', `'legs' must be an array of 1 to ${MAX_MASS_QUOTE_LEGS} cancel-replace legs`);
     }
@@ -535,7 +537,8 @@ export class OrderService {
     // 1. Shape of every leg (no state read yet beyond the account's own orders).
     interface Leg { cancel: OrderRec | null; cancelMissing: string | null; place: Record<string, unknown> | null; intent: OrderIntent | null }
     const legs: Leg[] = [];
-    let symbol: string | null = null;
+    let symbol: string | null = typeof b.symbol === 'string' ? b.symbol : null;
+    if (symbol !== null && !this.registry.get(symbol)) fail('UNKNOWN_SYMBOL', `unknown symbol '${symbol}'; GET /instruments lists the symbols`);
     const sameSymbol = (s: string, i: number): void => {
       if (symbol === null) symbol = s;
       else if (symbol !== s) fail('INVALID_ORDER', `legs[${i}]: every leg of a mass quote must be on one symbol (${symbol}), not ${s}`);
