@@ -36,6 +36,8 @@ function ref(b: Block): BlockRef {
 }
 
 const GENESIS = '0'.repeat(64);
+/** Blocks whose batch id stays indexed in memory. */
+const MAX_REMEMBERED = 10_000;
 /** Largest block line we write or accept (a batch holds at most a few thousand commitments). */
 const MAX_LINE = 4 * 1024 * 1024;
 
@@ -51,7 +53,7 @@ export function txHash(tx: SettlementTx): string {
 export class SimulatedChain {
   private tipHash = GENESIS;
   private tipHeight = 0;
-  /** batch id -> where it landed (one small entry per block) */
+  /** batch id -> where it landed, for the most recent MAX_REMEMBERED blocks (recovery needs only the last few) */
   private readonly batches = new Map<string, BlockRef>();
   private fd: number | null = null;
 
@@ -73,7 +75,7 @@ export class SimulatedChain {
         }
         this.tipHash = b.hash;
         this.tipHeight = b.height;
-        this.batches.set(b.tx.batch_id, ref(b));
+        this.remember(b);
         pos = nl + 1;
         good += Buffer.byteLength(line) + 1;
       }
@@ -94,8 +96,13 @@ export class SimulatedChain {
     fsyncSync(this.fd);
     this.tipHash = block.hash;
     this.tipHeight = block.height;
-    this.batches.set(tx.batch_id, ref(block));
+    this.remember(block);
     return block;
+  }
+
+  private remember(b: Block): void {
+    this.batches.set(b.tx.batch_id, ref(b));
+    if (this.batches.size > MAX_REMEMBERED) this.batches.delete(this.batches.keys().next().value!);
   }
 
   /** Height of the latest block (0: empty chain). */
@@ -103,7 +110,7 @@ export class SimulatedChain {
     return this.tipHeight;
   }
 
-  /** Where a batch landed, if it is on chain. */
+  /** Where a batch landed, if it is on chain among the last MAX_REMEMBERED blocks. */
   find(batchId: string): BlockRef | undefined {
     return this.batches.get(batchId);
   }
