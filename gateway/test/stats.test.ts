@@ -4,6 +4,7 @@
 // position events placed at chosen times (another rig).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { ManualClock } from '../src/clock';
+import { createSimulatedOracle } from '../src/orders/oracle';
 import type { OrderRec, PositionRec } from '../src/store/records';
 import { startRig, call, newAccount, bearer, summary, type Rig, type Account, type Json } from './harness';
 import { until } from './fakes';
@@ -48,7 +49,8 @@ describe('statistics from real fills', () => {
   let t: Account;
   beforeAll(async () => {
     clock = new ManualClock(T('2026-03-10T12:00:00Z'));
-    rig = await startRig({ clock, ...LIMITS, venue: { settlementIntervalMs: 3_600_000 } });
+    // reference prices never go stale on this manual clock (it jumps by minutes)
+    rig = await startRig({ clock, ...LIMITS, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle, venue: { settlementIntervalMs: 3_600_000 } });
     [m, t] = await Promise.all([newAccount(rig, 'Apex', '1000000', { leverage: 5 }), newAccount(rig, 'Apex', '1000000', { leverage: 5 })]);
   });
   afterAll(async () => {
@@ -101,7 +103,10 @@ describe('statistics from real fills', () => {
       return { ...a, token: r.body.access_token };
     };
     [m, t] = [await relogin(m), await relogin(t)]; // the clock moved past the first tokens' 900 s
-    const place = async (a: Account, body: Record<string, unknown>) => expect((await call(rig.gw, 'POST', '/api/v1/orders', body, bearer(a))).status).toBe(200);
+    const place = async (a: Account, body: Record<string, unknown>) => {
+      const r = await call(rig.gw, 'POST', '/api/v1/orders', body, bearer(a));
+      expect(r.status, r.raw).toBe(200);
+    };
     await place(m, { symbol: 'ETH-USDC-PERP', side: 'sell', type: 'limit', quantity: 1, price: 3001, time_in_force: 'GTC' });
     await place(t, { symbol: 'ETH-USDC-PERP', side: 'buy', type: 'limit', quantity: 1, price: 3001, time_in_force: 'GTC' });
     await until(() => rig.gw.resultsCursor === BigInt(rig.seq.journal.length + 1), 10_000, 'fills');
