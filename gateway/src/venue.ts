@@ -73,7 +73,7 @@ export function createVenue(d: VenueDeps, opts: VenueOptions = {}): Venue {
     for (const u of f.users) void vip.refresh(u).catch((e: unknown) => log.error({ err: String(e), user_id: u }, 'tier refresh failed'));
   });
   const chain = new SimulatedChain(join(d.dataDir, 'public-chain.jsonl'));
-  const settlement = new SettlementService(d.db, chain, d.clock, log.child({ part: 'settlement' }), {
+  const settlement = new SettlementService(d.db, chain, d.registry, d.clock, log.child({ part: 'settlement' }), {
     ...(opts.settlementIntervalMs !== undefined ? { intervalMs: opts.settlementIntervalMs } : {}),
     ...(opts.settlementMaxAccounts !== undefined ? { maxAccounts: opts.settlementMaxAccounts } : {}),
   });

@@ -11,6 +11,7 @@ import { startRig, call, newAccount, bearer, summary, type Rig, type Account, ty
 import { until } from './fakes';
 import { ADMIN_SECRET_HEADER } from '../src/http/routes-admin';
 import { commit, verifyMerkle } from '../src/settlement/commitment';
+import type { SettlementEvent } from '../src/events';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -169,6 +170,12 @@ describe('account, positions, VIP tiers and settlement over REST', () => {
   });
 
   it('settles fills in batches of hiding commitments on the public chain, queryable by batch id', async () => {
+    const announced: SettlementEvent[] = [];
+    const settledPositions: string[] = [];
+    rig.gw.events.on('settlement', (e) => announced.push(e));
+    rig.gw.events.on('position', (e) => {
+      if (e.update_reason === 'settlement') settledPositions.push(`${e.position.user_id} ${e.position.symbol}`);
+    });
     const batch = await rig.gw.venue.settlement.closeBatch();
     expect(batch).not.toBeNull();
     const id = batch!.batch_id;
@@ -181,6 +188,13 @@ describe('account, positions, VIP tiers and settlement over REST', () => {
     expect(verifyMerkle(e.commitment, e.merkle_proof, d.commitments_root)).toBe(true);
     // b opened and closed 1 ETH at 3000, as taker both times (2 bps: 0.6 each)
     expect(e.delta).toEqual({ collateral: -1.2, positions: [{ symbol: 'ETH-USDC-PERP', size: 0, margin: 0, realized_pnl: 0, fees: 1.2 }] });
+    // committed batches are announced per account (SSE notifications) and per settled position (positions channel)
+    expect(announced.map((x) => x.user_id).sort()).toEqual([a, b, v1, v2].map((x) => x.user_id).sort());
+    expect(announced.find((x) => x.user_id === b.user_id)).toMatchObject({
+      batch_id: id, status: 'committed',
+      detail: { commitment: e.commitment, block_height: d.chain.block_height, collateral: '-1.2', positions: [{ symbol: 'ETH-USDC-PERP', size: '0', margin: '0', realized_pnl: '0', fees: '1.2' }] },
+    });
+    expect(settledPositions).toContain(`${v2.user_id} BTC-USDC-PERP`);
     const chainText = readFileSync(join(rig.env.config.dataDir, 'public-chain.jsonl'), 'utf8');
     const block = JSON.parse(chainText.trim().split('\n').at(-1)!);
     expect(block.tx).toMatchObject({ batch_id: id, commitments_root: d.commitments_root, shielded_pool_total: '40001000000000' });

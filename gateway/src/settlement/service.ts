@@ -12,6 +12,8 @@ import type { Logger } from 'pino';
 import { positionKey, type GatewayDb } from '../store/db';
 import type { GatewayClock } from '../clock';
 import type { GatewayEvents, PositionEvent } from '../events';
+import type { InstrumentRegistry } from '../instruments';
+import { fromUnits, microToUsdc } from '@tenebra/config';
 import { big, type PositionRec } from '../store/records';
 import { commit, deltaJson, merkleProof, merkleRoot, newSalt, type AccountDelta, type PositionDelta, type ProofStep } from './commitment';
 import type { BlockRef, SimulatedChain } from './chain';
@@ -72,12 +74,14 @@ export class SettlementService {
   private overflow = false;
   private timer: NodeJS.Timeout | null = null;
   private closing: Promise<BatchRec | null> | null = null;
+  private events: GatewayEvents | null = null;
   readonly intervalMs: number;
   private readonly maxAccounts: number;
 
   constructor(
     private readonly db: GatewayDb,
     readonly chain: SimulatedChain,
+    private readonly registry: InstrumentRegistry,
     private readonly clock: GatewayClock,
     private readonly log: Logger,
     opts: SettlementOptions = {},
@@ -87,9 +91,16 @@ export class SettlementService {
     this.maxAccounts = opts.maxAccounts ?? 1_000;
   }
 
-  /** Marks positions changed by committed fills as pending settlement. */
+  /**
+   * Marks positions changed by committed fills as pending settlement, and announces committed
+   * batches on events: a 'settlement' event per account and a 'position' event (update_reason
+   * 'settlement') per position the batch settled.
+   */
   attach(events: GatewayEvents): void {
-    events.on('position', (e: PositionEvent) => this.touch(positionKey(e.position.user_id, e.position.symbol)));
+    this.events = events;
+    events.on('position', (e: PositionEvent) => {
+      if (e.update_reason !== 'settlement') this.touch(positionKey(e.position.user_id, e.position.symbol));
+    });
   }
 
   private touch(key: string): void {
@@ -220,7 +231,39 @@ export class SettlementService {
     const done: BatchRec = { ...b, status: 'committed', committed_at: ref.time, block: ref };
     this.db.tx(() => this.table.putSync(batchKey(b.batch_id), done));
     this.log.info({ batch_id: b.batch_id, accounts: b.commitments.length, height: ref.height }, 'settlement batch committed');
+    this.announce(done);
     return done;
+  }
+
+  /** Emits the batch's per-account settlement events and the settled positions (after the commit). */
+  private announce(b: BatchRec): void {
+    const events = this.events;
+    if (!events) return;
+    const atNs = BigInt(this.clock.nowMs()) * 1_000_000n;
+    for (const { value } of this.table.getRange({ start: entryKey(b.batch_id, ''), end: `${entryKey(b.batch_id, '')}\uffff` })) {
+      const e = value as EntryRec;
+      try {
+        events.emit('settlement', {
+          user_id: e.user_id, batch_id: b.batch_id, status: b.status, at_ns: atNs,
+          detail: {
+            commitment: e.commitment, block_height: b.block?.height ?? null, collateral: microToUsdc(BigInt(e.delta.collateral)),
+            positions: e.delta.positions.map((p) => {
+              const inst = this.registry.get(p.symbol);
+              return {
+                symbol: p.symbol, size: inst ? fromUnits(BigInt(p.size_steps), inst.step_size) : p.size_steps, margin: microToUsdc(BigInt(p.margin)),
+                realized_pnl: microToUsdc(BigInt(p.realized_pnl)), fees: microToUsdc(BigInt(p.fees)),
+              };
+            }),
+          },
+        });
+        for (const p of e.delta.positions) {
+          const rec = this.db.positions.get(positionKey(e.user_id, p.symbol));
+          if (rec) events.emit('position', { update_reason: 'settlement', position: rec });
+        }
+      } catch (err) {
+        this.log.error({ err: err instanceof Error ? err.stack : String(err), batch_id: b.batch_id }, 'a settlement listener failed');
+      }
+    }
   }
 
   /** A batch, or undefined. */
