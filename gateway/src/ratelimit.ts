@@ -160,11 +160,11 @@ export class RateLimiter {
     return out;
   }
 
-  /** Restores persisted minute windows; windows that have ended are ignored. Returns how many keys came back. */
-  restore(entries: Iterable<[string, SavedWindows]>): number {
+  /** Restores persisted minute windows; windows that have ended are ignored. Returns the keys that came back. */
+  restore(entries: Iterable<[string, SavedWindows]>): Set<string> {
     const now = this.nowMs();
     const w = windowOf(now);
-    let n = 0;
+    const back = new Set<string>();
     for (const [key, v] of entries) {
       if (this.keys.size >= MAX_KEYS) break;
       if (v.w !== w && v.aw !== w && v.mw !== w) continue;
@@ -173,9 +173,9 @@ export class RateLimiter {
         windowStart: w, count: v.w === w ? v.c : 0, tokens: Number.MAX_SAFE_INTEGER, tokensAt: now,
         actionWindowStart: w, actionMilli: v.aw === w ? v.am : 0, mqWindowStart: w, mqCount: v.mw === w ? v.mc : 0,
       });
-      n++;
+      back.add(key);
     }
-    return n;
+    return back;
   }
 }
 
@@ -196,16 +196,17 @@ export class RateLimitPersistence {
     this.table = db.root.openDB<SavedWindows, string>({ name: 'ratelimits' });
   }
 
-  /** Restores the windows still current and deletes the rest; returns how many keys came back. */
+  /** Restores the windows still current and deletes the ended ones; returns how many keys came back. */
   load(): number {
     const all: [string, SavedWindows][] = [];
     for (const { key, value } of this.table.getRange()) all.push([key, value]);
-    const n = this.limiter.restore(all);
-    // Everything on disk is replaced by what is live from now on.
-    this.table.transactionSync(() => {
-      for (const [k] of all) this.table.removeSync(k);
+    const restored = this.limiter.restore(all);
+    // windows that have ended leave the disk; restored ones stay until the next flush overwrites them
+    const ended = all.filter(([k]) => !restored.has(k));
+    if (ended.length) this.table.transactionSync(() => {
+      for (const [k] of ended) this.table.removeSync(k);
     });
-    return n;
+    return restored.size;
   }
 
   /** Persists the windows changed since the last flush (one batched transaction). */

@@ -206,12 +206,12 @@ describe('rate limits and venue admission', () => {
     const saved = a.takeDirty();
     expect(a.takeDirty()).toEqual([]);
     const b = new RateLimiter(() => now);
-    expect(b.restore(saved)).toBe(1);
+    expect([...b.restore(saved)]).toEqual(['acct:x']);
     expect(b.request('acct:x', { perMinute: 60, perSecond: 100, burst: 100 }).remaining).toBe(52);
     expect(b.action('acct:x', 10, 1000).remaining).toBe(8);
     expect(b.massQuote('acct:x', 120).remaining).toBe(118);
     now += 60_000; // next window: nothing comes back
-    expect(new RateLimiter(() => now).restore(saved)).toBe(0);
+    expect(new RateLimiter(() => now).restore(saved).size).toBe(0);
   });
 
   it('spaces actions per symbol and account, offers mass quotes by tier, and caps the venue', () => {
