@@ -76,6 +76,26 @@ describe('ops', () => {
     expect((await c.login(b.token)).f).toMatchObject({ error: 'invalid_request' });
   });
 
+  it('scopes: trading ops need trade (encrypted ack 40300), channels and account.info need read', async () => {
+    const token = async (scope: string) => {
+      const r = await call(rig.gw, 'POST', '/api/v1/auth/token', { grant_type: 'client_credentials', client_id: a.api_key, client_secret: a.api_secret, passphrase: a.passphrase, scope });
+      expect(r.status).toBe(200);
+      return r.body.access_token as string;
+    };
+    const reader = await open();
+    expect((await reader.login(await token('read'))).f.data.scope).toBe('read');
+    await reader.setup();
+    const journal = rig.seq.journal.length;
+    expect(await reader.trade(ethLimit({ client_order_id: 'scope-1' }), ETH)).toMatchObject({ code: 40300, reject_reason: 'insufficient_scope' });
+    expect(rig.seq.journal.length).toBe(journal);
+    expect((await reader.request('subscribe', { channel: 'orders' })).f.code).toBe(0);
+    const trader = await open();
+    await trader.login(await token('trade'));
+    await trader.setup();
+    expect((await trader.request('subscribe', { channel: 'orders' })).f).toMatchObject({ code: 40300, error: 'insufficient_scope' });
+    expect((await trader.request('account.info')).f.error).toBe('insufficient_scope');
+  });
+
   it('invalid_public_key for a key that is not 32 bytes or a low-order point', async () => {
     const c = await open();
     await c.login(a.token);
