@@ -1,8 +1,9 @@
 // Order benchmark (prints figures; asserts nothing): starts a fresh local cluster of real processes,
 // drives limit orders through the gateway's REST interface with concurrent clients, and prints
-// sustained ack and match rates, latencies, the plaintext reference rate on the same stream, and
-// the stall after killing two committee nodes.
-//   npm run bench:orders -- [--seconds 10] [--clients 24] [--rate 200] [--keep]
+// sustained ack and match rates, latencies, a realistic mix (market makers quoting by mass quote;
+// takers sending limits, IOCs, markets, FOKs, cancels and modifies) with throughput and latency per
+// kind, the plaintext reference rate on the same stream, and the stall after killing two nodes.
+//   npm run bench:orders -- [--seconds 10] [--clients 24] [--rate 200] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--keep]
 import '@tenebra/transport/src/polyfill';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,10 +18,14 @@ import { testPorts, Trader, type Credentials } from '../test/harness';
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
 
-const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate'], ['keep']);
+const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'mix-seconds', 'makers', 'mix-rate'], ['keep']);
 const SECONDS = Number(flags.str.get('seconds') ?? 10);
 const CLIENTS = Number(flags.str.get('clients') ?? 24);
 const RATE = Number(flags.str.get('rate') ?? 200);
+const MIX_SECONDS = Number(flags.str.get('mix-seconds') ?? 15);
+const MAKERS = Number(flags.str.get('makers') ?? 2);
+/** taker requests per second in the mix, all takers together (the makers add about 6.7 batches/s each) */
+const MIX_RATE = Number(flags.str.get('mix-rate') ?? 60);
 
 function pct(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;
@@ -50,6 +55,119 @@ async function until(pred: () => Promise<boolean>, timeoutMs: number, everyMs = 
     await new Promise((r) => setTimeout(r, everyMs));
   }
   return NaN;
+}
+
+interface KindStats {
+  ok: number[];
+  refused: number;
+  reasons: Map<string, number>;
+}
+
+/** Seeded PRNG (mulberry32) so a mix replays the same decisions. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Runs the mix for `seconds`; returns per-kind latencies of accepted requests (ms) and refusals,
+ * plus `ops`: how many operations reached the sequencer (placements, cancels, modifies, legs).
+ */
+async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, rate: number): Promise<Map<string, KindStats> & { ops: number }> {
+  const stats = new Map<string, KindStats>() as Map<string, KindStats> & { ops: number };
+  stats.ops = 0;
+  for (const k of ['mass-quote', 'limit GTC', 'limit IOC', 'market IOC', 'limit FOK', 'cancel', 'modify']) stats.set(k, { ok: [], refused: 0, reasons: new Map() });
+  const note = (kind: string, t0: number, r: { status: number; body: { message?: string } }): boolean => {
+    const k = stats.get(kind)!;
+    if (r.status === 200) {
+      k.ok.push(performance.now() - t0);
+      return true;
+    }
+    k.refused++;
+    const why = `${r.status} ${String((r.body as { error?: string }).error ?? r.body.message ?? '')}`;
+    k.reasons.set(why, (k.reasons.get(why) ?? 0) + 1);
+    return false;
+  };
+  const deadline = performance.now() + seconds * 1000;
+  const px = (ticks: number) => ticks / 100;
+
+  // Market makers: every ~150 ms cancel-replace two bids and two asks around the mid.
+  const mm = makers.map(async (t, m) => {
+    const rand = prng(1000 + m);
+    let prev: string[] = [];
+    for (let round = 0; performance.now() < deadline; round++) {
+      const skew = Math.floor(rand() * 5) - 2;
+      const quotes = [
+        { side: 'buy', off: -2 - m + skew }, { side: 'buy', off: -6 - m + skew },
+        { side: 'sell', off: 2 + m + skew }, { side: 'sell', off: 6 + m + skew },
+      ].map((q, i) => ({ symbol: SYMBOL, side: q.side, type: 'limit', price: px(MID + q.off), quantity: (60 + Math.floor(rand() * 60)) / 1000, time_in_force: 'GTC', client_order_id: `mm${m}-${round}-${i}` }));
+      const legs = quotes.map((q, i) => (prev[i] ? { cancel_client_order_id: prev[i], place: q } : { place: q }));
+      const t0 = performance.now();
+      const r = await t.call<{ legs: { cancel?: unknown; place?: { code: number } }[] }>('POST', '/orders/mass-quote', { legs });
+      if (note('mass-quote', t0, r)) {
+        stats.ops += r.body.data!.legs.reduce((a, l) => a + (l.cancel ? 1 : 0) + (l.place?.code === 0 ? 1 : 0), 0);
+        prev = quotes.map((q) => q.client_order_id);
+      }
+      await new Promise((res) => setTimeout(res, 150));
+    }
+  });
+
+  // Takers: a random mix; they remember their resting limits to cancel or modify them.
+  const tk = takers.map(async (t, c) => {
+    const rand = prng(c + 1);
+    const live: { id: string; side: string; steps: number; ticks: number }[] = [];
+    const gapMs = (1000 * takers.length) / rate;
+    for (let next = performance.now() + rand() * gapMs; performance.now() < deadline; next += gapMs) {
+      const wait = next - performance.now();
+      if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+      const x = rand();
+      let kind = x < 0.3 ? 'limit GTC' : x < 0.45 ? 'limit IOC' : x < 0.55 ? 'market IOC' : x < 0.6 ? 'limit FOK' : x < 0.8 ? 'cancel' : 'modify';
+      if ((kind === 'cancel' || kind === 'modify') && live.length === 0) kind = 'limit GTC';
+      const side = rand() < 0.5 ? 'buy' : 'sell';
+      const dir = side === 'buy' ? 1 : -1;
+      const steps = 40 + Math.floor(rand() * 80);
+      const t0 = performance.now();
+      if (kind === 'limit GTC') {
+        const ticks = MID - dir * (3 + Math.floor(rand() * 8)); // passive, behind the makers
+        const r = await t.place({ symbol: SYMBOL, side, type: 'limit', price: px(ticks), quantity: steps / 1000, time_in_force: 'GTC' });
+        if (note(kind, t0, r)) {
+          stats.ops++;
+          live.push({ id: r.body.data!.order_id, side, steps, ticks });
+        }
+      } else if (kind === 'limit IOC' || kind === 'limit FOK') {
+        const ticks = MID + dir * (2 + Math.floor(rand() * 6)); // crossing the makers' inner levels
+        const r = await t.place({ symbol: SYMBOL, side, type: 'limit', price: px(ticks), quantity: steps / 1000, time_in_force: kind === 'limit IOC' ? 'IOC' : 'FOK' });
+        if (note(kind, t0, r)) stats.ops++;
+      } else if (kind === 'market IOC') {
+        const r = await t.place({ symbol: SYMBOL, side, type: 'market', quantity: steps / 1000, time_in_force: 'IOC' });
+        if (note(kind, t0, r)) stats.ops++;
+      } else if (kind === 'cancel') {
+        const o = live.splice(Math.floor(rand() * live.length), 1)[0]!;
+        const r = await t.call('DELETE', `/orders/${o.id}`);
+        if (note(kind, t0, r)) stats.ops++;
+      } else {
+        const o = live[Math.floor(rand() * live.length)]!;
+        const reduce = rand() < 0.5 && o.steps > 80;
+        const body = reduce ? { quantity: (o.steps - 20) / 1000 } : { price: px(o.ticks - (o.side === 'buy' ? 1 : -1)) };
+        const r = await t.call('PATCH', `/orders/${o.id}`, body);
+        if (note(kind, t0, r)) {
+          stats.ops++;
+          if (reduce) o.steps -= 20;
+          else o.ticks -= o.side === 'buy' ? 1 : -1;
+        } else if (r.status === 409) {
+          live.splice(live.indexOf(o), 1); // filled meanwhile
+        }
+      }
+    }
+  });
+  await Promise.all([...mm, ...tk]);
+  return stats;
 }
 
 async function main(): Promise<void> {
@@ -101,6 +219,26 @@ async function main(): Promise<void> {
     console.log(`ack latency             p50 ${ms(pct(ack, 50))}  p99 ${ms(pct(ack, 99))}`);
     console.log(`matched on shares/s     ${((appliedSeq(dataDir) - seq0) / matchSecs).toFixed(0)} (committee caught up ${Number.isNaN(drainMs) ? 'NOT within 300 s' : `${((drainMs) / 1000).toFixed(1)} s after the last ack`}; applied at end of load: ${lastAck - seq0})`);
 
+    // 1b. A realistic mix: market makers re-quote both sides by mass quote; takers send limits,
+    // IOCs, markets, FOKs, cancels and modifies. Cancels, modifies and mass quotes answer after the
+    // committee's outcome; placements after the journal ack.
+    const mmCreds = await Promise.all(Array.from({ length: MAKERS }, () =>
+      accounts(['--data', dataDir, 'create', '--tier', 'Apex', '--deposit', '100000000']) as Promise<unknown> as Promise<Credentials>));
+    const makers = mmCreds.map((c) => new Trader(cluster.baseUrl, c));
+    await Promise.all(makers.map((t) => t.login()));
+    const mixSeq0 = appliedSeq(dataDir);
+    const mix = await mixedLoad(makers, traders, MIX_SECONDS, MIX_RATE);
+    const mixSent = [...mix.values()].reduce((a, k) => a + k.ok.length + k.refused, 0);
+    const mixDrain = await until(async () => appliedSeq(dataDir) >= mixSeq0 + mix.ops, 300_000, 50);
+    console.log(`\n== realistic mix for ${MIX_SECONDS} s (${MAKERS} market makers re-quoting 2x2 levels by mass quote every 150 ms, ${traders.length} takers at ~${MIX_RATE} requests/s)`);
+    console.log('kind          sent     ok    ok/s   p50 ms   p99 ms   refused');
+    for (const [kind, k] of mix) {
+      const sent = k.ok.length + k.refused;
+      const why = [...k.reasons].map(([r, n]) => `${r}: ${n}`).join(', ');
+      console.log(`${kind.padEnd(12)} ${String(sent).padStart(5)} ${String(k.ok.length).padStart(6)} ${(k.ok.length / MIX_SECONDS).toFixed(1).padStart(7)} ${pct(k.ok, 50).toFixed(2).padStart(8)} ${pct(k.ok, 99).toFixed(2).padStart(8)}   ${k.refused}${why ? ` (${why})` : ''}`);
+    }
+    console.log(`requests ${mixSent} (${(mixSent / MIX_SECONDS).toFixed(0)}/s); sequenced ops ${mix.ops}; committee applied them all ${Number.isNaN(mixDrain) ? 'NOT within 300 s' : `${(mixDrain / 1000).toFixed(1)} s after the load ended`}`);
+
     // 2. Order-to-fill latency at a fixed rate: a resting sell, then a crossing buy; poll the buy.
     const fill: number[] = [];
     const gap = 1000 / RATE;
@@ -116,7 +254,7 @@ async function main(): Promise<void> {
       if (r.status !== 200) continue;
       const id = r.body.data!.order_id;
       if (i % 4 === 0) {
-        polls.push(until(async () => (await u.order(id)).status === 'FILLED', 30_000, 1).then((d) => {
+        polls.push(until(async () => (await u.order(id).catch(() => null))?.status === 'FILLED', 30_000, 5).then((d) => {
           if (!Number.isNaN(d)) fill.push(performance.now() - t0);
         }));
       }
