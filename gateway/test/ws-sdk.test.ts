@@ -107,6 +107,21 @@ describe('on a gateway with the system clock', () => {
     await until(() => snaps.at(-1)?.some((o) => o.order_id === lost.order_id), 5_000, 'the lost order in the fresh snapshot');
   });
 
+  it('a burst above the tier frame rate (Core: 5/s) is refused unexecuted and resent by the SDK with backoff', async () => {
+    const core = await newAccount(rig, 'Core', '10000');
+    const { socket } = clients(rig, core);
+    await socket.connect();
+    const legs: [string, string, string][] = [
+      ['BTC-USDC-PERP', '0.001', '61750'], ['ETH-USDC-PERP', '0.02', '2850'], ['SOL-USDC-PERP', '0.5', '142.5'], ['BNB-USDC-PERP', '0.1', '570'],
+      ['AVAX-USDC-PERP', '2', '28.5'], ['LINK-USDC-PERP', '4', '14.25'], ['AAVE-USDC-PERP', '0.25', '237.5'], ['DOT-USDC-PERP', '10', '5.7'],
+    ];
+    const acks = await Promise.all(legs.map(([symbol, quantity, price]) => socket.placeOrder({ symbol, side: 'buy', type: 'limit', quantity, price, time_in_force: 'GTC' })));
+    for (const ack of acks) expect(ack.code, ack.message).toBe(0);
+    expect(new Set(acks.map((x) => x.order_id)).size).toBe(8);
+    const info = await socket.accountInfo();
+    expect(info.open_orders).toBe(8); // each executed exactly once
+  });
+
   it('cancel_on_disconnect: a socket that drops without logout cancels the live orders', async () => {
     const raw: net.Socket[] = [];
     const { socket, rest } = clients(rig, b, {

@@ -104,60 +104,61 @@ export class WsConnection implements Subscriber {
   /** One client frame as received from ws. */
   onMessage(raw: Buffer, isBinary: boolean): void {
     if (this.closed) return;
-    if (raw.length > this.ctx.options.maxFrameBytes) {
-      this.takeToken(); // counts toward the flood limit; refused either way
-      this.sendError(null, null, new WsError('payload_too_large', `frames are limited to ${this.ctx.options.maxFrameBytes} bytes; this one has ${raw.length}`));
-      return;
-    }
-    let parsed: unknown;
-    try {
-      if (isBinary) throw new Error('binary frame');
-      parsed = JSON.parse(raw.toString('utf8'));
-    } catch {
-      this.takeToken();
-      this.sendError(null, null, new WsError('invalid_request', 'the frame is not a JSON text frame; send {id, op, args}'));
-      return;
-    }
-    const f = parsed as Record<string, unknown> | null;
-    const id = f !== null && typeof f === 'object' && typeof f.id === 'string' ? f.id : null;
-    const op = f !== null && typeof f === 'object' && typeof f.op === 'string' ? f.op : null;
-    if (!this.takeToken()) {
-      // Refused before it ran; a trading frame is still decrypted so the session's counters stay in step.
-      if (op !== null && TRADING_OPS.has(op) && this.session) this.tryDecrypt(op, f!.args);
-      this.sendError(id, op, new WsError('rate_limited', `at most ${this.limits.msgPerSec} frames per second on this socket; the frame was not executed`));
-      return;
-    }
-    if (f === null || typeof f !== 'object' || Array.isArray(f)) {
-      this.sendError(null, null, new WsError('invalid_request', 'a frame must be a JSON object {id, op, args}'));
-      return;
-    }
-    if (id === null || id.length === 0 || id.length > MAX_ID_CHARS) {
-      this.sendError(null, op, new WsError('invalid_request', `'id' must be a string of 1 to ${MAX_ID_CHARS} characters`));
-      return;
-    }
-    if (op === null || !(OPS as readonly string[]).includes(op)) {
-      this.sendError(id, op, new WsError('invalid_request', `unknown op '${String(op).slice(0, 40)}'; ops are ${OPS.join(', ')}`));
-      return;
-    }
-    const args = f.args === undefined || f.args === null ? {} : f.args;
-    if (typeof args !== 'object' || Array.isArray(args)) {
-      this.sendError(id, op, new WsError('invalid_request', "'args' must be an object"));
-      return;
-    }
+    const allowed = this.takeToken(); // every frame counts, malformed ones too
+    if (this.closed) return; // a flood closed the socket
     if (this.queued >= MAX_QUEUED_FRAMES) {
       this.close(CLOSE.policy, 'too many frames waiting');
       return;
     }
+    // Every frame takes its turn, refusals too: a refused trading frame is still decrypted in its
+    // place, so the session's receive counter advances in wire order.
     this.queued++;
-    const frame: Frame = { id, op, args: args as Record<string, unknown> };
     this.chain = this.chain
-      .then(() => this.handle(frame))
-      .catch((e: unknown) => {
-        if (e instanceof WsError) return this.sendError(frame.id, frame.op, e);
-        this.log.error({ err: e instanceof Error ? e.stack : String(e), op: frame.op }, 'socket frame failed');
-        this.sendError(frame.id, frame.op, new WsError('internal_error', 'the gateway failed to handle the frame; it was logged'));
-      })
+      .then(() => this.process(raw, isBinary, allowed))
+      .catch((e: unknown) => this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'socket frame failed'))
       .finally(() => this.queued--);
+  }
+
+  private async process(raw: Buffer, isBinary: boolean, allowed: boolean): Promise<void> {
+    if (this.closed) return;
+    if (raw.length > this.ctx.options.maxFrameBytes) {
+      return this.sendError(null, null, new WsError('payload_too_large', `frames are limited to ${this.ctx.options.maxFrameBytes} bytes; this one has ${raw.length}`));
+    }
+    let f: unknown;
+    try {
+      if (isBinary) throw new Error('binary frame');
+      f = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return this.sendError(null, null, new WsError('invalid_request', 'the frame is not a JSON text frame; send {id, op, args}'));
+    }
+    if (f === null || typeof f !== 'object' || Array.isArray(f)) {
+      return this.sendError(null, null, new WsError('invalid_request', 'a frame must be a JSON object {id, op, args}'));
+    }
+    const o = f as Record<string, unknown>;
+    const id = typeof o.id === 'string' ? o.id : null;
+    const op = typeof o.op === 'string' ? o.op : null;
+    if (!allowed) {
+      if (op !== null && TRADING_OPS.has(op)) this.tryDecrypt(op, o.args);
+      return this.sendError(id, op, new WsError('rate_limited', `at most ${this.limits.msgPerSec} frames per second on this socket; the frame was not executed`));
+    }
+    if (id === null || id.length === 0 || id.length > MAX_ID_CHARS) {
+      return this.sendError(null, op, new WsError('invalid_request', `'id' must be a string of 1 to ${MAX_ID_CHARS} characters`));
+    }
+    if (op === null || !(OPS as readonly string[]).includes(op)) {
+      return this.sendError(id, op, new WsError('invalid_request', `unknown op '${String(op).slice(0, 40)}'; ops are ${OPS.join(', ')}`));
+    }
+    const args = o.args === undefined || o.args === null ? {} : o.args;
+    if (typeof args !== 'object' || Array.isArray(args)) {
+      return this.sendError(id, op, new WsError('invalid_request', "'args' must be an object"));
+    }
+    const frame: Frame = { id, op, args: args as Record<string, unknown> };
+    try {
+      await this.handle(frame);
+    } catch (e) {
+      if (e instanceof WsError) return this.sendError(frame.id, frame.op, e);
+      this.log.error({ err: e instanceof Error ? e.stack : String(e), op: frame.op }, 'socket frame failed');
+      this.sendError(frame.id, frame.op, new WsError('internal_error', 'the gateway failed to handle the frame; it was logged'));
+    }
   }
 
   /** Token bucket of the tier's msg/sec (capacity = one second's worth); a flood far beyond it closes the socket. */

@@ -130,6 +130,8 @@ export interface SocketEvents {
 /** Session-level refusals after which a rekey and one resend is safe (the op did not execute). */
 const RESEND_AFTER_REKEY = new Set(['rekey_required', 'session_expired', 'session_required', 'nonce_out_of_order', 'decrypt_failed', 'nonce_overflow']);
 const LOGIN_MIN_VALIDITY_MS = 120_000;
+/** Resends of a frame refused with `rate_limited` (250 ms, 500 ms, 1 s apart). */
+const MAX_THROTTLED_RETRIES = 3;
 const LATE_LIMIT = 256;
 
 interface Pending {
@@ -446,7 +448,7 @@ export class TenebraSocket extends EventEmitter {
     return this.#trade({ modify }, input.symbol);
   }
 
-  async #trade(request: EdgeSequencerRequest, symbol: string | undefined, resent = false): Promise<Ack> {
+  async #trade(request: EdgeSequencerRequest, symbol: string | undefined, resent = false, throttled = 0): Promise<Ack> {
     const symbolId = symbol === undefined ? 0 : await this.#symbolId(symbol);
     for (;;) {
       await this.#whenReady();
@@ -467,7 +469,12 @@ export class TenebraSocket extends EventEmitter {
     } catch (e) {
       if (!resent && e instanceof SocketRequestError && e.error !== undefined && RESEND_AFTER_REKEY.has(e.error)) {
         await this.rekey(e.error);
-        return this.#trade(request, symbol, true);
+        return this.#trade(request, symbol, true, throttled);
+      }
+      // Over the socket's frame budget: the frame was refused unexecuted; back off and send it again.
+      if (throttled < MAX_THROTTLED_RETRIES && e instanceof SocketRequestError && e.error === 'rate_limited') {
+        await new Promise((r) => setTimeout(r, 250 * 2 ** throttled));
+        return this.#trade(request, symbol, resent, throttled + 1);
       }
       throw e;
     }
@@ -689,8 +696,16 @@ export class TenebraSocket extends EventEmitter {
     return `c${++this.#ids}`;
   }
 
-  #request(op: string, args: JsonObject, timeoutMs = this.#timeoutMs): Promise<unknown> {
-    return this.#send({ id: this.#nextId(), op, args }, op, { timeoutMs });
+  /** A plain request; one refused with `rate_limited` (never executed) is sent again with backoff. */
+  async #request(op: string, args: JsonObject, timeoutMs = this.#timeoutMs): Promise<unknown> {
+    for (let throttled = 0; ; throttled++) {
+      try {
+        return await this.#send({ id: this.#nextId(), op, args }, op, { timeoutMs });
+      } catch (e) {
+        if (throttled >= MAX_THROTTLED_RETRIES || !(e instanceof SocketRequestError) || e.error !== 'rate_limited') throw e;
+        await new Promise((r) => setTimeout(r, 250 * 2 ** throttled));
+      }
+    }
   }
 
   #send(
