@@ -13,10 +13,15 @@ import { BatchApplier, type IncomingOp } from './apply';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
 const MAX_PENDING_OPS = 20_000;
-/** How long a crashed node waits for share-recovery helpers before resuming from its own state. */
-const RECOVERY_WAIT_MS = 15_000;
+/** How long a crashed node waits for share recovery before resuming from its own state. Recovery
+ *  re-shares the whole preprocessing reserve (hundreds of thousands of field elements), which takes
+ *  seconds on a loaded machine; falling back early would resume from a stale snapshot and stall. */
+const RECOVERY_WAIT_MS = 120_000;
 /** Snapshots of the party state at most this often (plus one at a clean stop). */
 const SNAPSHOT_EVERY_MS = 1_000;
+/** Preprocessing batch size when the config does not set one (the engine's default of 256 is
+ *  round-trip bound over libp2p: a few hundred random bits a second). */
+const DEFAULT_PREP_BATCH = 2048;
 /** Period of the status log line. */
 const STATUS_EVERY_MS = 2_000;
 /** Pause before retrying a batch whose job ran out of preprocessing. */
@@ -112,7 +117,10 @@ export class CommitteeNode {
     });
     const party = createParty({
       n: cfg.n, t: cfg.t, transport: this.transport, ...from,
-      preprocessing: { mode: cfg.preprocessing.mode, targetTriples: cfg.preprocessing.targetTriples, targetBits: cfg.preprocessing.targetBits },
+      preprocessing: {
+        mode: cfg.preprocessing.mode, targetTriples: cfg.preprocessing.targetTriples, targetBits: cfg.preprocessing.targetBits,
+        batch: cfg.preprocessing.batch ?? DEFAULT_PREP_BATCH,
+      },
       log: (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
     });
     party.on('quorum-lost', (ev) => this.log.warn({ ev }, 'quorum lost: waiting for parties to return'));

@@ -96,7 +96,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     libp2pKeyFile: L.nodeLibp2pKey(p.index), x25519KeyFile: L.nodeX25519Key(p.index),
     gatewayX25519PublicKey: hex(gatewayKey.publicKey), sequencerUrl, gatewayInternalUrl,
     platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
-    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 20_000, targetBits: 20_000 },
+    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 20_000, targetBits: 40_000, batch: 2048 },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
   }));
   const gateway: GatewayConfig = {

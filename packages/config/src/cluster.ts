@@ -30,6 +30,8 @@ export interface PreprocessingConfig {
   mode: 'committee' | 'dealer';
   targetTriples: number;
   targetBits: number;
+  /** items of the largest kind per production batch: larger batches amortise the rounds (default 2048) */
+  batch?: number;
 }
 
 export interface NodeConfig {

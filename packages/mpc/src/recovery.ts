@@ -95,6 +95,8 @@ export class Recovery {
   private fail: ((e: unknown) => void) | undefined;
   private cancelTimer: (() => void) | undefined;
   private finished = false;
+  /** clock time of the last reply part received: a large reserve takes helpers seconds to send */
+  private lastProgress = 0;
 
   constructor(private readonly host: RecoveryHost, private readonly retryMs = 2000) {}
 
@@ -121,8 +123,27 @@ export class Recovery {
     this.host.log({ ev: 'recovery-request', nonce: this.nonce, helpers });
     if (helpers.length < this.host.t + 1) this.host.emit('recovery-waiting', { alive: helpers.length, needed: this.host.t + 1, note: `waiting for ${this.host.t + 1} helpers` });
     for (const j of helpers) this.request(j);
+    this.lastProgress = this.host.clock.now();
+    this.schedule();
+  }
+
+  /**
+   * Re-asks only when nothing arrived for retryMs. Complete replies that do not agree (helpers at
+   * different points) get a fresh nonce; otherwise the helpers that have not answered are asked again
+   * under the same nonce, so replies already received are kept. (Restarting every retryMs regardless
+   * discarded slow but progressing replies and made every helper recompute: a livelock for big reserves.)
+   */
+  private schedule(): void {
     this.cancelTimer?.();
-    this.cancelTimer = this.host.clock.setTimeout(() => this.attempt(), this.retryMs);
+    this.cancelTimer = this.host.clock.setTimeout(() => {
+      if (this.finished) return;
+      if (this.host.clock.now() - this.lastProgress < this.retryMs) return this.schedule();
+      const complete = [...this.replies.values()].filter((r) => r.values).length;
+      if (complete >= this.host.t + 1) return this.attempt();
+      for (const j of this.host.aliveHelpers()) if (!this.replies.get(j)?.values) this.request(j);
+      this.lastProgress = this.host.clock.now();
+      this.schedule();
+    }, this.retryMs);
   }
 
   private request(j: number): void {
@@ -142,6 +163,7 @@ export class Recovery {
     let r = this.replies.get(from);
     if (!r) this.replies.set(from, (r = { parts: new Array(env.b).fill(undefined), got: 0 }));
     if (env.b !== r.parts.length || env.a >= r.parts.length || r.parts[env.a]) return;
+    this.lastProgress = this.host.clock.now();
     r.parts[env.a] = env.vectors[0] ?? new Uint8Array(0);
     r.got++;
     if (env.a === 0) r.meta = JSON.parse(bytesText(env.extra)) as ReplyMeta;
