@@ -126,7 +126,9 @@ export class CommitteeNode {
     party.on('quorum-lost', (ev) => this.log.warn({ ev }, 'quorum lost: waiting for parties to return'));
     party.on('quorum-restored', (ev) => this.log.info({ ev }, 'quorum restored'));
     party.on('inconsistent-share', (ev) => this.log.error({ ev }, 'inconsistent share'));
-    party.on('stale', (ev) => this.log.warn({ ev }, 'preprocessing state is stale'));
+    // A peer committed a preprocessing batch we lack: our reserve no longer matches the others'.
+    // Exit so the supervisor restarts us; a restart after an unclean exit runs share recovery.
+    party.on('stale', (ev) => this.fatal('preprocessing state is stale: restarting to recover shares', new Error(JSON.stringify(ev))));
     party.on('recovery-waiting', (ev) => this.log.warn({ ev }, 'share recovery waiting for helpers'));
     this.party = party;
     await party.start();

@@ -29,6 +29,8 @@ export interface ClusterOptions {
   preprocessing?: 'committee' | 'dealer';
   host?: string;
   logLevel?: string;
+  /** restart a process that exits by itself (not through kill()/stop()), with backoff: `npm start` does */
+  supervise?: boolean;
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -174,6 +176,7 @@ export class Cluster {
     });
     closeSync(fd);
     const exited = new Promise<number | null>((res) => child.once('exit', (code, sig) => res(code ?? (sig ? -1 : null))));
+    void exited.then((code) => this.onExit(role, index, code));
     const ports: Record<string, number> =
       role === 'committee' ? { libp2p: this.configs.nodes[index - 1]!.port }
       : role === 'sequencer' ? { ws: this.configs.sequencer.port }
@@ -182,6 +185,24 @@ export class Cluster {
     this.procs.set(this.key(role, index), {
       entry: { role, index, pid: child.pid ?? null, ports, peerId, configFile, logFile }, logStart, killed: false, child, exited,
     });
+  }
+
+  private stopping = false;
+  private readonly restarts = new Map<string, number>();
+
+  /** Supervision: a process that died on its own is started again after a growing pause. */
+  private onExit(role: Role, index: number, code: number | null): void {
+    const p = this.procs.get(this.key(role, index));
+    if (!this.opts.supervise || this.stopping || !p || p.killed) return;
+    const n = (this.restarts.get(this.key(role, index)) ?? 0) + 1;
+    this.restarts.set(this.key(role, index), n);
+    const delay = Math.min(30_000, 500 * 2 ** Math.min(n, 6));
+    console.error(`${role} ${index || ''} exited (code ${code}); restarting in ${delay} ms (restart #${n}); see ${p.entry.logFile}`);
+    setTimeout(() => {
+      if (this.stopping) return;
+      this.spawnProc(role, index);
+      this.writeClusterFile();
+    }, delay).unref();
   }
 
   /** Sends a signal to one process (SIGKILL for chaos) and waits for it to exit. */
@@ -269,6 +290,7 @@ export class Cluster {
 
   /** Stops every process: SIGTERM, then SIGKILL after graceMs. */
   async stop(graceMs = 10_000): Promise<void> {
+    this.stopping = true;
     const running = [...this.procs.values()].filter((p) => p.child && p.child.exitCode === null && p.child.signalCode === null);
     for (const p of running) p.child!.kill('SIGTERM');
     const timer = setTimeout(() => { for (const p of running) p.child!.kill('SIGKILL'); }, graceMs);

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   if (!ENVS.includes(env)) throw new Error(`--env must be one of ${ENVS.join(', ')}`);
   const dataDir = resolve(flags.str.get('data') ?? (env === 'test' ? 'data-test' : 'data'));
   const cluster = await Cluster.start({
-    dataDir, env, preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee',
+    dataDir, env, preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee', supervise: true,
     logLevel: flags.str.get('log-level') ?? 'info',
   });
   let stopping = false;
@@ -46,11 +46,7 @@ async function main(): Promise<void> {
   console.log(`cluster file ${dataDir}/cluster.json, logs in ${dataDir}/logs/`);
   console.log(`create an account: npm run accounts -- --data ${dataDir} create --tier Core --deposit 10000`);
   console.log('Ctrl-C stops every process.');
-  for (const p of cluster.processes()) {
-    void cluster.exitOf(p.role, p.index)?.then((code) => {
-      if (!stopping) console.log(`${p.role} ${p.index || ''} exited (code ${code}); see ${p.logFile}`);
-    });
-  }
+  console.log('A process that dies on its own is restarted (committee nodes then recover their shares).');
 }
 
 main().catch((e: unknown) => {
