@@ -117,9 +117,11 @@ export class Prss {
     return this.entries.length;
   }
 
-  private stream(key: Uint8Array, nonce: string, sub: number, bytes: number): Buffer {
+  /** AES-CTR key stream as a DataView (its native 64-bit reads are about twice Buffer's). */
+  private stream(key: Uint8Array, nonce: string, sub: number, bytes: number): DataView {
     const c = createCipheriv('aes-128-ctr', key, ivOf(nonce, sub));
-    return c.update(Buffer.alloc(bytes));
+    const buf = c.update(Buffer.alloc(bytes));
+    return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
   /** This party's shares of `count` pseudo-random degree-t sharings of uniform field elements. */
@@ -128,7 +130,7 @@ export class Prss {
     for (const { key, fi } of this.entries) {
       const buf = this.stream(key, nonce, 0, count * 16);
       for (let e = 0; e < count; e++) {
-        let v = (buf.readBigUInt64BE(e * 16) << 64n) | buf.readBigUInt64BE(e * 16 + 8);
+        let v = (buf.getBigUint64(e * 16) << 64n) | buf.getBigUint64(e * 16 + 8);
         v &= P;
         if (v === P) v = 0n;
         acc[e] = acc[e]! + v * fi;
@@ -146,7 +148,7 @@ export class Prss {
     for (const { key, fi } of this.entries) {
       const buf = this.stream(key, nonce, 1, count * 16);
       for (let e = 0; e < count; e++) {
-        const v = ((buf.readBigUInt64BE(e * 16) << 64n) | buf.readBigUInt64BE(e * 16 + 8)) & mask;
+        const v = ((buf.getBigUint64(e * 16) << 64n) | buf.getBigUint64(e * 16 + 8)) & mask;
         acc[e] = acc[e]! + v * fi;
       }
     }
@@ -166,7 +168,7 @@ export class Prss {
         let s = 0n;
         for (let l = 0; l < t; l++) {
           const off = (e * t + l) * 16;
-          const v = ((buf.readBigUInt64BE(off) << 64n) | buf.readBigUInt64BE(off + 8)) & P;
+          const v = ((buf.getBigUint64(off) << 64n) | buf.getBigUint64(off + 8)) & P;
           s += v * w[l]!;
         }
         acc[e] = acc[e]! + s;
@@ -191,7 +193,7 @@ export class Prss {
       if (subset.includes(point)) continue;
       const buf = this.stream(key, `${nonce}@${point}`, 3, count * 16);
       for (let e = 0; e < count; e++) {
-        const v = ((buf.readBigUInt64BE(e * 16) << 64n) | buf.readBigUInt64BE(e * 16 + 8)) & P;
+        const v = ((buf.getBigUint64(e * 16) << 64n) | buf.getBigUint64(e * 16 + 8)) & P;
         acc[e] = acc[e]! + v * fi;
       }
     }
