@@ -1,2 +1,3 @@
 export * from './instruments';
 export * from './cluster';
+export * from './exact-json';
