@@ -45,7 +45,21 @@ export interface SettlementEvent {
   at_ns: bigint;
 }
 
+/** A taker bonus credited to a maker's balance outside a fill (the hourly window payout, bonus/hourly.ts). */
+export interface BonusEvent {
+  user_id: string;
+  kind: 'hourly';
+  window_start_ms: number;
+  window_end_ms: number;
+  /** micro-USDC credited */
+  amount: bigint;
+  /** the maker's notional in the window, micro-USDC */
+  notional: bigint;
+  at_ns: bigint;
+}
+
 interface EventMap {
+  bonus: [BonusEvent];
   order: [OrderEvent];
   position: [PositionEvent];
   margin_alert: [MarginAlertEvent];

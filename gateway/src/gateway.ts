@@ -32,6 +32,8 @@ import type { WsOptions } from './ws/protocol';
 import { SseServer, type SseOptions } from './sse/routes';
 import type { RestLimits } from './tiers';
 import { createVenue, type Venue, type VenueOptions } from './venue';
+import { HourlyBonus, type HourlyBonusOptions } from './bonus/hourly';
+import { registerBonusRoutes } from './http/routes-bonus';
 
 /** A sequencer link the gateway owns: SequencerClient of @tenebra/wire, or a stand-in in tests. */
 export interface SequencerLink extends SequencerPort {
@@ -63,6 +65,8 @@ export interface GatewayOptions {
   sse?: Partial<SseOptions>;
   /** statistics, VIP, settlement and venue-limit tunables (see venue.ts) */
   venue?: VenueOptions;
+  /** hourly taker bonus payout tunables (bonus/hourly.ts) */
+  bonus?: HourlyBonusOptions;
 }
 
 export interface GatewayUrls {
@@ -95,6 +99,8 @@ export interface Gateway {
   readonly sse: SseServer;
   /** Fill ledger, statistics, VIP tiers, settlement, venue admission (venue.ts). */
   readonly venue: Venue;
+  /** Hourly taker bonus payouts (bonus/hourly.ts). */
+  readonly bonus: HourlyBonus;
 }
 
 /** Builds a gateway from its config file contents; nothing listens until start(). */
@@ -147,6 +153,8 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     },
     cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId, 'CANCEL_ON_DISCONNECT'),
   }, opts.ws);
+  const bonus = new HourlyBonus(db, clock, events, log.child({ component: 'bonus' }), opts.bonus);
+  registerBonusRoutes(app, { db, hourly: bonus });
   const sse = new SseServer({ log, clock, db, events, registry, stats: venue.stats, epoch: ws.fencingEpoch }, opts.sse);
   sse.register(app);
 
@@ -160,6 +168,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     state = 'stopped';
     if (pruneTimer) clearInterval(pruneTimer);
     orders.stop();
+    bonus.stop();
     oracle.stop();
     pipeline.stop();
     await app.close();
@@ -171,7 +180,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   };
 
   return {
-    app, events, log, ws, oracle, orders, sse, venue,
+    app, events, log, ws, oracle, orders, sse, venue, bonus,
     get resultsCursor() {
       return pipeline.cursor;
     },
@@ -196,6 +205,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
         orders.resubmitOutbox();
         orders.start();
         venue.start();
+        bonus.start();
         pruneTimer = setInterval(() => {
           try {
             tokens.pruneRevoked();

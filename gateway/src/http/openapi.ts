@@ -64,6 +64,7 @@ export const OPENAPI = {
         allOf: [ref('TierFees'), obj({
           tier: ref('TierName'), volume_30d: num, volume_window_days: int, volume_tier: ref('TierName'), assigned_tier: ref('TierName'),
           next_tier: { oneOf: [{ type: 'null' }, obj({ tier: ref('TierName'), min_volume_30d: num, volume_needed: num })] }, as_of: str,
+          bonuses_received: obj({ instant: num, hourly: num }),
         })],
       },
       VipTiers: obj({ volume_window_days: int, tiers: { type: 'array', items: { allOf: [ref('TierFees'), obj({ tier: ref('TierName'), min_volume_30d: num, limits: { type: 'object' } })] } } }),
@@ -119,6 +120,11 @@ export const OPENAPI = {
     '/positions': { get: op('open positions', 'read', envelope(obj({ positions: { type: 'array', items: ref('Position') } }))) },
     '/account': { get: op('balance, VIP tier and account config', 'read', envelope(ref('Account'))) },
     '/account/vip': { get: op('current tier, effective fees, rolling 30-day volume', 'read', envelope(ref('AccountVip'))) },
+    '/account/bonuses': {
+      get: op('taker bonuses received as a maker: totals, unpaid hourly windows, hourly payouts newest first (extension)', 'read', envelope(obj({
+        instant_total: num, hourly_total: num, accruing: { type: 'array' }, payouts: { type: 'array' },
+      })), { parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 24 } }] }, [400]),
+    },
     '/vip/tiers': { get: op('fee schedule of all tiers', null, envelope(ref('VipTiers'))) },
     '/stats/platform/overview': {
       get: op('headline public statistics: the bare overview object, which also carries the envelope members', null, { allOf: [ref('Overview'), envelope(ref('Overview'))] }, { parameters: statsQuery }, [400]),

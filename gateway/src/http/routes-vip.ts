@@ -2,7 +2,9 @@
 // account's floor tier (POST /admin/accounts/{user_id}/tier, loopback + admin secret).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { microToUsdc } from '@tenebra/config';
 import { ApiError } from '../errors';
+import { RawNumber } from '../json';
 import type { VipService } from '../vip/service';
 import type { GatewayClock } from '../clock';
 import { isTier, TIERS } from '../tiers';
@@ -13,6 +15,7 @@ import { sendData } from './reply';
 import { bodyObject } from './routes-public';
 
 const ADMIN_SECRET_HEADER = 'x-admin-secret';
+const usdc = (micro: string | undefined): RawNumber => new RawNumber(microToUsdc(BigInt(micro ?? '0')));
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
 export interface VipRouteDeps {
@@ -26,7 +29,9 @@ export function registerVipRoutes(app: FastifyInstance, deps: VipRouteDeps): voi
     const token = requireAuth(req, 'read');
     rejectUnknownParams(req.query, []);
     const acct = (await deps.vip.refresh(token.user_id)) ?? token;
-    return sendData(req, reply, vipView(deps.vip.status(acct), deps.clock.nowMs()));
+    // Taker bonuses received as a maker (USDC); GET /account/bonuses has the detail.
+    const bonuses_received = { instant: usdc(acct.bonus_instant), hourly: usdc(acct.bonus_hourly) };
+    return sendData(req, reply, { ...vipView(deps.vip.status(acct), deps.clock.nowMs()), bonuses_received });
   });
 
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/vip/tiers`, async (req, reply) => {

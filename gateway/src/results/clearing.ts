@@ -16,9 +16,13 @@ import { openQtyKey } from '../orders/risk';
 import { depthKey, riskTicksOf, specRejectOfMatching } from '../orders/fields';
 import { notionalMicro } from '@tenebra/config';
 import type { OrderEvent, PositionEvent } from '../events';
+import { instantBonus } from '../bonus/arithmetic';
+import { HourlyAccrual } from '../bonus/store';
 
 export const CURSOR_KEY = 'results_cursor';
-const FEES_KEY = 'venue_fees';
+/** meta key of the venue's fee income (micro-USDC): fees charged − maker rebates − taker bonuses paid */
+export const VENUE_FEES_KEY = 'venue_fees';
+const FEES_KEY = VENUE_FEES_KEY;
 
 /** One sequence number's outcome as the nodes agreed on it, with the reconstructed secret outputs. */
 export interface Decision {
@@ -51,8 +55,12 @@ class UnitOfWork {
   /** change of each symbol's book depth count */
   readonly depth = new Map<string, number>();
   fees = 0n;
+  /** hourly taker-bonus accruals of the batch's fills */
+  readonly hourly: HourlyAccrual;
 
-  constructor(private readonly db: GatewayDb) {}
+  constructor(private readonly db: GatewayDb) {
+    this.hourly = new HourlyAccrual(db);
+  }
 
   order(id: string): OrderRec | undefined {
     const hit = this.orders.get(id);
@@ -88,6 +96,7 @@ class UnitOfWork {
     for (const [k, v] of this.orders) this.db.orders.putSync(k, v);
     for (const [k, v] of this.accounts) this.db.accounts.putSync(k, v);
     for (const [k, v] of this.positions) this.db.positions.putSync(k, v);
+    this.hourly.flush();
     if (this.fees !== 0n) this.db.meta.putSync(FEES_KEY, str(big((this.db.meta.get(FEES_KEY) as string | undefined) ?? '0') + this.fees));
     for (const [symbol, d] of this.depth) {
       if (d === 0) continue;
@@ -198,8 +207,15 @@ export class Clearing {
         this.log.error({ seq: seq.toString(), taker: taker.order_id, maker: fills[i], fill: i, why }, 'committee reported an impossible fill; not applied');
         continue;
       }
-      this.fill(uow, inst, maker!, qty, price, 'maker', now, fx);
-      this.fill(uow, inst, taker, qty, price, 'taker', now, fx);
+      const notional = qty * price;
+      const makerTier = TIER_INFO[uow.account(maker!.user_id).tier];
+      const makerFee = feeMicro(inst, notional, makerTier.makerFeePips);
+      const takerFee = feeMicro(inst, notional, TIER_INFO[uow.account(taker.user_id).tier].takerFeePips);
+      // Instant taker bonus: the maker's tier share of this fill's taker fee, paid out of it at once.
+      const bonus = instantBonus(takerFee, makerTier.instantTakerBonusBps);
+      this.fill(uow, inst, maker!, qty, price, makerFee, bonus, now, fx);
+      this.fill(uow, inst, taker, qty, price, takerFee, 0n, now, fx);
+      uow.hourly.add(uow.hourly.windowAt(this.clock.nowMs()), takerFee, maker!.user_id, notionalMicro(inst, notional, 'floor'), makerTier.hourlyTakerBonusBps);
     }
   }
 
@@ -355,8 +371,12 @@ export class Clearing {
     acct.open_qty = open;
   }
 
-  /** One side of one fill: order progress, reservation, fee, position and balance. */
-  private fill(uow: UnitOfWork, inst: InstrumentSpec, order: OrderRec, qty: bigint, price: bigint, role: 'maker' | 'taker', now: bigint, fx: Effects): void {
+  /**
+   * One side of one fill: order progress, reservation, fee, position and balance. `bonus` is the
+   * maker's instant taker bonus (0 for the taker): credited to the balance and netted against the
+   * position's fees, so settlement's collateral delta (PnL − fees − margin) matches the balance.
+   */
+  private fill(uow: UnitOfWork, inst: InstrumentSpec, order: OrderRec, qty: bigint, price: bigint, fee: bigint, bonus: bigint, now: bigint, fx: Effects): void {
     const acct = uow.account(order.user_id);
     const filled = big(order.filled_steps) + qty;
     const remaining = big(order.qty_steps) - filled;
@@ -372,13 +392,16 @@ export class Clearing {
     order.reserved = str(keep);
     this.moveOpenQty(acct, order, -qty);
 
-    const tier = TIER_INFO[acct.tier];
-    const fee = feeMicro(inst, qty * price, role === 'maker' ? tier.makerFeePips : tier.takerFeePips);
-    acct.balance = str(big(acct.balance) - fee);
-    uow.fees += fee;
+    acct.balance = str(big(acct.balance) - fee + bonus);
+    uow.fees += fee - bonus;
+    order.last_fill_bonus = str(bonus);
+    if (bonus > 0n) {
+      order.bonus_total = str(big(order.bonus_total ?? '0') + bonus);
+      acct.bonus_instant = str(big(acct.bonus_instant ?? '0') + bonus);
+    }
 
     const pos = uow.position(order.user_id, order.symbol, order.leverage, now);
-    pos.fees_paid = str(big(pos.fees_paid) + fee);
+    pos.fees_paid = str(big(pos.fees_paid) + fee - bonus);
     this.movePosition(inst, acct, pos, order.side === 'buy' ? qty : -qty, price, order.leverage, now);
     fx.positionEvents.push({ update_reason: big(pos.size_steps) === 0n ? 'closed' : 'fill', position: { ...pos } });
 

@@ -2,7 +2,9 @@
 // from the committed gateway events. Each gets an id `<epoch>.<n>` (n rising across the process) and
 // is kept in a bounded per-account history, so a client that reconnects with Last-Event-ID receives
 // what it missed, or a `reset` event when that history is gone (another gateway run, or too old).
-import type { GatewayEvents, MarginAlertEvent, OrderEvent, SettlementEvent } from '../events';
+import { microToUsdc } from '@tenebra/config';
+import type { BonusEvent, GatewayEvents, MarginAlertEvent, OrderEvent, SettlementEvent } from '../events';
+import { RawNumber } from '../json';
 import type { InstrumentRegistry } from '../instruments';
 import { orderView } from '../orders/view';
 import { marginAlertData } from '../ws/hub';
@@ -10,7 +12,7 @@ import { marginAlertData } from '../ws/hub';
 export interface Notification {
   id: string;
   n: number;
-  event: 'fill' | 'margin_alert' | 'settlement';
+  event: 'fill' | 'margin_alert' | 'settlement' | 'bonus';
   data: Record<string, unknown>;
 }
 
@@ -41,7 +43,9 @@ export class NotificationLog {
     events.on('order', onOrder);
     events.on('margin_alert', onAlert);
     events.on('settlement', onSettlement);
-    this.off.push(() => events.off('order', onOrder), () => events.off('margin_alert', onAlert), () => events.off('settlement', onSettlement));
+    const onBonus = (e: BonusEvent) => this.add(e.user_id, 'bonus', bonusData(e));
+    events.on('bonus', onBonus);
+    this.off.push(() => events.off('order', onOrder), () => events.off('margin_alert', onAlert), () => events.off('settlement', onSettlement), () => events.off('bonus', onBonus));
   }
 
   close(): void {
@@ -88,6 +92,8 @@ export class NotificationLog {
       order_id: v.order_id, client_order_id: v.client_order_id, symbol: v.symbol, side: v.side,
       fill_qty: v.last_fill_qty, fill_price: v.last_fill_price, filled_quantity: v.filled_quantity,
       remaining_quantity: v.remaining_quantity, average_fill_price: v.average_fill_price, status: v.status, time_ns: v.out_time_ns,
+      // instant taker bonus this fill credited (USDC; 0 when the order was the taker)
+      instant_bonus: new RawNumber(microToUsdc(BigInt(e.order.last_fill_bonus ?? '0'))),
     });
   }
 
@@ -107,4 +113,12 @@ export class NotificationLog {
     }
     for (const l of this.listeners.get(userId) ?? []) l(note);
   }
+}
+
+/** The `bonus` notification: an hourly taker bonus credited to the balance (USDC amounts). */
+function bonusData(e: BonusEvent): Record<string, unknown> {
+  return {
+    kind: e.kind, window_start: new Date(e.window_start_ms).toISOString(), window_end: new Date(e.window_end_ms).toISOString(),
+    amount: new RawNumber(microToUsdc(e.amount)), maker_notional: new RawNumber(microToUsdc(e.notional)), time_ns: e.at_ns,
+  };
 }

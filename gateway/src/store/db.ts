@@ -30,6 +30,8 @@ export class GatewayDb {
   readonly deposits: Database<DepositRec, string>;
   /** small named values: results cursor, counters, instrument overrides, venue ledger */
   readonly meta: Database<unknown, string>;
+  /** taker bonuses: hourly window accruals and payouts (bonus/store.ts) */
+  readonly bonuses: Database<unknown, string>;
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
@@ -43,6 +45,7 @@ export class GatewayDb {
     this.revoked = this.root.openDB<number, string>({ name: 'revoked' });
     this.deposits = this.root.openDB<DepositRec, string>({ name: 'deposits' });
     this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
+    this.bonuses = this.root.openDB<unknown, string>({ name: 'bonuses' });
   }
 
   /** Runs fn in one synchronous write transaction, committed and flushed on return; a throw aborts it. */

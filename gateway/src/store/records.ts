@@ -38,6 +38,9 @@ export interface AccountRec {
   in_liquidation?: boolean;
   /** remaining steps of live orders by `${symbol}|${side}` (worst-case position for the position limit) */
   open_qty?: Record<string, string>;
+  /** taker bonuses received so far, micro-USDC: instant (at fills as maker) and hourly (window payouts) */
+  bonus_instant?: string;
+  bonus_hourly?: string;
 }
 
 export interface OrderRec {
@@ -86,6 +89,9 @@ export interface OrderRec {
   pending_modify?: PendingModify | null;
   /** cancel_reason a submitted cancel will record (USER_REQUESTED, CANCEL_ON_DISCONNECT, LIQUIDATION, SYSTEM_CANCEL) */
   cancel_requested?: string | null;
+  /** instant taker bonus of the last fill (micro-USDC; '0' when it filled as taker) and the order's total */
+  last_fill_bonus?: string | null;
+  bonus_total?: string;
 }
 
 /** A modify waiting for the committee's outcome. */
