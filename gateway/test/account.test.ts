@@ -130,10 +130,11 @@ describe('account, positions, VIP tiers and settlement over REST', () => {
     expect(pb.position_id).toMatch(/^[0-9a-f]{24}$/);
     expect(pb.position_id).not.toBe(pa.position_id);
     expect(pb.updated_at).toMatch(ISO_MS);
-    // balances: b paid the Apex taker fee (0.6), a got the Apex maker rebate (0.3); margins moved into positions
+    // balances: b paid the Apex taker fee (0.6), a got the Apex maker rebate (0.3) and the Apex instant
+    // taker bonus (20% of b's 0.6 = 0.12); margins moved into positions
     const ab = expectOk(await get(rig, '/account', b));
     expect([ab.balance, ab.position_margin, ab.equity, ab.open_positions]).toEqual([9999399.4, 600, 9999999.4, 1]);
-    expect(expectOk(await get(rig, '/account', a)).balance).toBe(9999400.3);
+    expect(expectOk(await get(rig, '/account', a)).balance).toBe(9999400.42);
     // closing the position removes it from the list
     await place(rig, a, O({ side: 'buy', price: 3000 }));
     await place(rig, b, O({ side: 'sell', price: 3000 }));
@@ -158,7 +159,7 @@ describe('account, positions, VIP tiers and settlement over REST', () => {
     await place(rig, v1, O({ side: 'sell' }));
     await place(rig, v2, O({ side: 'buy' }));
     await settled(rig);
-    expect(before[0]! - (await balance(v1))).toBe(600_300_000n); // margin 600 + maker fee 0.3
+    expect(before[0]! - (await balance(v1))).toBe(600_210_000n); // margin 600 + maker fee 0.3 − instant bonus (Select 7.5% of 1.2 = 0.09)
     expect(before[1]! - (await balance(v2))).toBe(601_200_000n); // margin 600 + taker fee 1.2
     expect(expectOk(await get(rig, '/account', v2))).toMatchObject({ vip_tier: 'Select', taker_fee_bps: 4, volume_30d: 5203000 });
     // the operator can assign a higher floor tier
