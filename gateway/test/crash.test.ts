@@ -111,7 +111,8 @@ describe('gateway process: kill -9 and restart', () => {
     seq.release(); // the dead connection's submit and the resubmission (same rid) journal once
     await until(() => seq.journal.length === 2 * N + 1 && committee.nodes.every((nd) => nd.results.length === 2 * N + 1), 10_000, 'the resubmitted order');
 
-    const want = { a: { balance: '99398.7019', reserved: '10.02', open_orders: 1, size: '-2000' }, b: { balance: '99396.8962', reserved: '0', open_orders: 0, size: '2000' } };
+    // a's balance includes the Apex instant taker bonus of its 20 maker fills (Σ 20% of 60,000 + 20i micro = 0.24076)
+    const want = { a: { balance: '99398.94266', reserved: '10.02', open_orders: 1, size: '-2000' }, b: { balance: '99396.8962', reserved: '0', open_orders: 0, size: '2000' } };
     await until(async () => {
       const [sa, sb] = [await summary(a.user_id), await summary(b.user_id)];
       return sb.positions[0]?.size_steps === '2000' && sa.open_orders === 1 ? true : null;

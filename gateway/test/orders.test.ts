@@ -118,11 +118,12 @@ describe('orders', () => {
     expect(await order(rig, b, t2.body.data.order_id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'IOC_REMAINDER', filled_quantity: 1.5, remaining_quantity: 0.5, average_fill_price: 3000 });
     expect(await order(rig, a, makerId)).toMatchObject({ status: 'FILLED', remaining_quantity: 0 });
 
-    // b: taker fees 0.3 + 0.9 at 2 bps, margin 600 at 10x; a: maker rebates 0.15 + 0.45 at -1 bp.
+    // b: taker fees 0.3 + 0.9 at 2 bps, margin 600 at 10x; a: maker rebates 0.15 + 0.45 at -1 bp and
+    // the Apex instant taker bonus, 20% of b's fees: 0.06 + 0.18.
     let sa = await summary(rig, a.user_id);
     let sb = await summary(rig, b.user_id);
     expect([sb.balance, sb.reserved, sb.open_orders]).toEqual(['99398.8', '0', 0]);
-    expect([sa.balance, sa.reserved, sa.open_orders]).toEqual(['99400.6', '0', 0]);
+    expect([sa.balance, sa.reserved, sa.open_orders]).toEqual(['99400.84', '0', 0]);
     expect(sb.positions[0]).toMatchObject({ symbol: 'ETH-USDC-PERP', size_steps: '2000', margin: '600000000' });
     expect(sa.positions[0]).toMatchObject({ size_steps: '-2000', margin: '600000000' });
 
@@ -134,13 +135,13 @@ describe('orders', () => {
     expect((await order(rig, b, m2.body.data.order_id)).status).toBe('FILLED');
     sa = await summary(rig, a.user_id);
     sb = await summary(rig, b.user_id);
-    expect(sa.balance).toBe('99800.02'); // - 0.58 fee + 300 margin back + 100 profit
-    expect(sb.balance).toBe('99599.09'); // + 0.29 rebate + 300 margin back - 100 loss
+    expect(sa.balance).toBe('99800.26'); // - 0.58 fee + 300 margin back + 100 profit
+    expect(sb.balance).toBe('99599.206'); // + 0.29 rebate + 0.116 instant bonus + 300 margin back - 100 loss
     expect(sa.positions[0]).toMatchObject({ size_steps: '-1000', margin: '300000000', realized_pnl: '100000000' });
     expect(sb.positions[0]).toMatchObject({ size_steps: '1000', margin: '300000000', realized_pnl: '-100000000' });
-    // money is conserved: balances + position margins + venue fees = deposits
+    // money is conserved: balances + position margins + venue fees (1.78 − 0.89 rebates − 0.356 bonuses) = deposits
     const total = [sa, sb].reduce((s, x) => s + BigInt(Math.round(Number(x.balance) * 1e6)) + BigInt(x.positions[0].margin), 0n);
-    expect(total + 890_000n).toBe(200_000_000_000n);
+    expect(total + 534_000n).toBe(200_000_000_000n);
   });
 
   it('reports an exact volume-weighted average over fills at different prices', async () => {
