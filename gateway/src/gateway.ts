@@ -34,6 +34,9 @@ import type { RestLimits } from './tiers';
 import { createVenue, type Venue, type VenueOptions } from './venue';
 import { HourlyBonus, type HourlyBonusOptions } from './bonus/hourly';
 import { registerBonusRoutes } from './http/routes-bonus';
+import { MarkBook } from './risk-monitor/mark-book';
+import { RiskMonitor, type RiskMonitorOptions } from './risk-monitor/monitor';
+import { accountUnrealizedMicro } from './risk-monitor/account-marks';
 
 /** A sequencer link the gateway owns: SequencerClient of @tenebra/wire, or a stand-in in tests. */
 export interface SequencerLink extends SequencerPort {
@@ -67,6 +70,8 @@ export interface GatewayOptions {
   venue?: VenueOptions;
   /** hourly taker bonus payout tunables (bonus/hourly.ts) */
   bonus?: HourlyBonusOptions;
+  /** mark-to-market / liquidation monitor tunables (risk-monitor/monitor.ts; intervalMs 0: no timer) */
+  risk?: Partial<RiskMonitorOptions>;
 }
 
 export interface GatewayUrls {
@@ -101,6 +106,8 @@ export interface Gateway {
   readonly venue: Venue;
   /** Hourly taker bonus payouts (bonus/hourly.ts). */
   readonly bonus: HourlyBonus;
+  /** Mark-to-market, funding, health tiers and the liquidation ladder (risk-monitor/, docs/risk.md). */
+  readonly risk: RiskMonitor;
 }
 
 /** Builds a gateway from its config file contents; nothing listens until start(). */
@@ -129,6 +136,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }));
   const sequencer = opts.sequencer ?? attestedSequencer(config, log, opts.sequencerConnectTimeoutMs);
   const oracle = opts.oracle ?? createSimulatedOracle(clock).oracle;
+  const marks = new MarkBook(oracle);
   const orders = new OrderService({ db, registry, sealer, sequencer, waiters, events, clock, log: log.child({ component: 'orders' }), oracle }, {
     ...(opts.ackTimeoutMs !== undefined ? { ackTimeoutMs: opts.ackTimeoutMs } : {}),
     ...(opts.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: opts.cancelTimeoutMs } : {}),
@@ -139,20 +147,28 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   registerPublicRoutes(app, { tokens, accounts, registry, clock });
   registerOrderRoutes(app, orders, limiter);
   registerAdminRoutes(app, { adminSecret, accounts, registry, db, clock });
-  const venue = createVenue({ app, db, registry, events, limiter, clock, log, env: config.env, dataDir: config.dataDir, adminSecret }, opts.venue);
+  const venue = createVenue({ app, db, registry, events, limiter, clock, log, env: config.env, dataDir: config.dataDir, adminSecret, marks }, opts.venue);
   const ws = new WsServer(app, {
     log, clock, db, tokens, accounts, registry, events, limiter, orders,
     // account.info answers what GET /account answers; trading ops pass the venue admission of the REST order routes.
     accountInfo: async (a, tokenScopes) => {
       const acct = (await venue.vip.refresh(a.user_id)) ?? a;
-      return accountView({ acct, positions: positionsOf(db, acct.user_id), env: config.env, tokenScopes, vip: venue.vip.status(acct) });
+      const positions = positionsOf(db, acct.user_id);
+      const unrealizedPnl = accountUnrealizedMicro(positions, (s) => registry.get(s), marks);
+      return accountView({ acct, positions, env: config.env, tokenScopes, vip: venue.vip.status(acct), unrealizedPnl });
     },
     admit: (a, kind, symbol) => {
       const r = venue.guard.admit(a.user_id, a.tier, kind, symbol);
       return r.ok ? null : new ApiError(r.error, r.detail);
     },
     cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId, 'CANCEL_ON_DISCONNECT'),
+    marks,
   }, opts.ws);
+  const risk = new RiskMonitor({
+    db, registry, events, clock, log: log.child({ component: 'risk' }), marks, orders,
+    liveOrders: (userId) => ws.hub.live.liveOrders(userId),
+    venueFees: () => clearing.venueFees(),
+  }, opts.risk);
   const bonus = new HourlyBonus(db, clock, events, log.child({ component: 'bonus' }), opts.bonus);
   registerBonusRoutes(app, { db, hourly: bonus });
   const sse = new SseServer({ log, clock, db, events, registry, stats: venue.stats, epoch: ws.fencingEpoch }, opts.sse);
@@ -167,6 +183,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     if (state === 'stopped') return;
     state = 'stopped';
     if (pruneTimer) clearInterval(pruneTimer);
+    await risk.stop();
     orders.stop();
     bonus.stop();
     oracle.stop();
@@ -180,7 +197,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   };
 
   return {
-    app, events, log, ws, oracle, orders, sse, venue, bonus,
+    app, events, log, ws, oracle, orders, sse, venue, bonus, risk,
     get resultsCursor() {
       return pipeline.cursor;
     },
@@ -206,6 +223,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
         orders.start();
         venue.start();
         bonus.start();
+        risk.start();
         pruneTimer = setInterval(() => {
           try {
             tokens.pruneRevoked();

@@ -25,6 +25,7 @@ import { registerVipRoutes } from './http/routes-vip';
 import { registerSettlementRoutes } from './http/routes-settlement';
 import { registerTradingLimits } from './http/trading-limits';
 import { registerDocsRoutes } from './http/openapi';
+import type { MarkSource } from './risk-monitor/mark-book';
 
 export interface VenueOptions {
   /** settlement batch interval (ms); default 2000 */
@@ -46,6 +47,8 @@ export interface VenueDeps {
   env: string;
   dataDir: string;
   adminSecret: string;
+  /** current marks of the risk monitor (GET /positions, GET /account) */
+  marks?: MarkSource;
 }
 
 export interface Venue {
@@ -84,8 +87,8 @@ export function createVenue(d: VenueDeps, opts: VenueOptions = {}): Venue {
   const guard = new TradingGuard(d.limiter, () => d.clock.nowNs(), opts.systemCaps ?? SYSTEM_CAPS);
 
   registerTradingLimits(d.app, { guard, db: d.db, registry: d.registry });
-  registerAccountRoutes(d.app, { db: d.db, vip, clock: d.clock, env: d.env });
-  registerPositionRoutes(d.app, { db: d.db, registry: d.registry });
+  registerAccountRoutes(d.app, { db: d.db, vip, clock: d.clock, env: d.env, registry: d.registry, ...(d.marks ? { marks: d.marks } : {}) });
+  registerPositionRoutes(d.app, { db: d.db, registry: d.registry, ...(d.marks ? { marks: d.marks } : {}) });
   registerVipRoutes(d.app, { vip, clock: d.clock, adminSecret: d.adminSecret });
   registerStatsRoutes(d.app, stats);
   registerSettlementRoutes(d.app, { settlement, registry: d.registry, network: `tenebra-sim-${d.env}` });

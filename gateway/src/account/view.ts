@@ -83,6 +83,8 @@ export interface AccountViewInput {
   /** scopes of the token that asked */
   tokenScopes: readonly Scope[];
   vip: VipStatus;
+  /** Σ unrealized PnL of the open positions at the current marks, micro-USDC (risk-monitor/account-marks.ts); 0 when absent */
+  unrealizedPnl?: bigint;
 }
 
 /** GET /account data: balances, VIP tier and account configuration in one object. */
@@ -105,8 +107,10 @@ export function accountView(i: AccountViewInput): Record<string, unknown> {
     reserved_margin: usdc(reserved),
     free_collateral: usdc(balance - reserved),
     position_margin: usdc(positionMargin),
-    unrealized_pnl: usdc(0n),
-    equity: usdc(balance + positionMargin),
+    // equity = cash + Σ position equity (margin + unrealized PnL, spec: Margin model); isolated margin
+    // keeps unrealized PnL out of free_collateral (it backs its own position only)
+    unrealized_pnl: usdc(i.unrealizedPnl ?? 0n),
+    equity: usdc(balance + positionMargin + (i.unrealizedPnl ?? 0n)),
     total_deposited: usdc(big(acct.deposited)),
     open_orders: acct.open_orders,
     open_positions: open,

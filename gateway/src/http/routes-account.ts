@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayDb } from '../store/db';
 import type { VipService } from '../vip/service';
 import type { GatewayClock } from '../clock';
+import type { InstrumentRegistry } from '../instruments';
+import type { MarkSource } from '../risk-monitor/mark-book';
+import { accountUnrealizedMicro } from '../risk-monitor/account-marks';
 import { accountView } from '../account/view';
 import { positionsOf } from '../positions/view';
 import { rejectUnknownParams } from '../stats/window';
@@ -14,6 +17,9 @@ export interface AccountRouteDeps {
   vip: VipService;
   clock: GatewayClock;
   env: string;
+  /** with marks: unrealized PnL and equity at the current marks */
+  registry?: InstrumentRegistry;
+  marks?: MarkSource;
 }
 
 export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDeps): void {
@@ -24,6 +30,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     const acct = (await deps.vip.refresh(token.user_id)) ?? token;
     const status = deps.vip.status(acct);
     const scopes = req.auth.kind === 'ok' ? req.auth.claims.scopes : [];
-    return sendData(req, reply, accountView({ acct, positions: positionsOf(deps.db, acct.user_id), env: deps.env, tokenScopes: scopes, vip: status }));
+    const positions = positionsOf(deps.db, acct.user_id);
+    const unrealizedPnl = accountUnrealizedMicro(positions, (s) => deps.registry?.get(s), deps.marks);
+    return sendData(req, reply, accountView({ acct, positions, env: deps.env, tokenScopes: scopes, vip: status, unrealizedPnl }));
   });
 }

@@ -1,36 +1,40 @@
 // Stored position -> the spec's Position object (GET /positions), with exact JSON numbers. The
 // same definitions as the positions channel (gateway/src/ws/views.ts) so REST and the channel agree:
-// no mark price feed exists yet, so the mark is the entry price, unrealized PnL and funding are 0;
-// the liquidation price is the spec's approximation with the instrument's maintenance ratio.
+// the mark is the one the risk monitor last accepted (risk-monitor/mark-book.ts; the entry price
+// before the first), unrealized PnL is marked at it (risk-monitor/position-marks.ts), funding is what
+// was settled into the position; the liquidation price is the spec's formula with the instrument's
+// maintenance ratio and the position's margin (which includes settled funding).
 import { createHash } from 'node:crypto';
 import { fromUnits, microPerTickStep, microToUsdc, parseDecimal, ratioToDecimal, type InstrumentSpec } from '@tenebra/config';
 import { RawNumber } from '../json';
 import { big, type PositionRec } from '../store/records';
 import { averagePrice, AVERAGE_EXTRA_DIGITS } from '../orders/view';
 import type { GatewayDb } from '../store/db';
+import { unrealizedPnlMicro } from '../risk-monitor/position-marks';
 
 /** A stable public id of a position (account, symbol): a hash, so it reveals neither. */
 export function positionId(userId: string, symbol: string): string {
   return createHash('sha256').update(`position\n${userId}\n${symbol}`).digest('hex').slice(0, 24);
 }
 
-/** The spec's Position object (without update_reason) for a stored position. */
-export function positionView(p: PositionRec, inst: InstrumentSpec): Record<string, unknown> {
+/** The spec's Position object (without update_reason) for a stored position, marked at markTicks (null: no mark yet). */
+export function positionView(p: PositionRec, inst: InstrumentSpec, markTicks: bigint | null = null): Record<string, unknown> {
   const size = big(p.size_steps);
   const abs = size < 0n ? -size : size;
   const entry = abs === 0n ? '0' : averagePrice(big(p.basis_ts), abs, inst);
+  const marked = markTicks !== null && abs !== 0n;
   return {
     position_id: positionId(p.user_id, p.symbol),
     symbol: p.symbol,
     side: size > 0n ? 'long' : size < 0n ? 'short' : 'flat',
     size: new RawNumber(fromUnits(abs, inst.step_size)),
     entry_price: new RawNumber(entry),
-    mark_price: new RawNumber(entry),
+    mark_price: new RawNumber(marked ? fromUnits(markTicks, inst.tick_size) : entry),
     margin: new RawNumber(microToUsdc(big(p.margin))),
     leverage: p.leverage,
-    unrealized_pnl: new RawNumber('0'),
+    unrealized_pnl: new RawNumber(marked ? microToUsdc(unrealizedPnlMicro(p, inst, markTicks)) : '0'),
     realized_pnl: new RawNumber(microToUsdc(big(p.realized_pnl))),
-    funding_accrued: new RawNumber('0'),
+    funding_accrued: new RawNumber(microToUsdc(big(p.funding_accrued ?? '0'))),
     liquidation_price: new RawNumber(liquidationPrice(p, inst)),
     status: abs === 0n ? 'CLOSED' : 'OPEN',
     updated_at: new Date(Number(big(p.updated_ns) / 1_000_000n)).toISOString(),

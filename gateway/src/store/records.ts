@@ -115,6 +115,23 @@ export interface PositionRec {
   fees_paid: string;
   leverage: number;
   updated_ns: string;
+  /** funding settled into this position's margin so far, micro-USDC, signed (+ received); absent = 0 (risk-monitor/funding.ts) */
+  funding_accrued?: string;
+  /** liquidation ladder progress while the position is being liquidated; absent/null otherwise (risk-monitor/liquidation-ladder.ts) */
+  liquidation?: LadderState | null;
+}
+
+/** A position's progress down the liquidation ladder (persisted: tranche sizes are fractions of the original size). */
+export interface LadderState {
+  /** absolute size (steps) when the first tranche fired */
+  original_steps: string;
+  side: 'long' | 'short';
+  /** tranches done: 1 (T1), 2 (T2) or 3 (T3) */
+  done: number;
+  /** steps transferred to the liquidation vault so far */
+  transferred_steps: string;
+  /** end of the pause after the last tranche (gateway clock, ms): nothing further happens before it */
+  resume_at_ms: number;
 }
 
 /** An operation persisted before it is submitted, so a restart can resubmit it under the same rid. */

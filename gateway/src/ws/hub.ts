@@ -14,6 +14,7 @@ import { LiveState } from './live-orders';
 import type { Channel } from './protocol';
 import { positionId } from '../positions/view';
 import { instrumentData, orderUpdate, positionUpdate } from './views';
+import type { MarkSource } from '../risk-monitor/mark-book';
 
 /** One push for a channel: an encrypted plaintext (orders/positions) or plain JSON data. */
 export type Push =
@@ -60,6 +61,8 @@ export class ChannelHub {
     private readonly clock: GatewayClock,
     private readonly log: Logger,
     private readonly markThrottleMs: number,
+    /** current marks of the risk monitor (positions are shown at them) */
+    private readonly marks: MarkSource | null = null,
   ) {
     this.live = new LiveState(db);
     const n = this.live.load();
@@ -128,7 +131,7 @@ export class ChannelHub {
     const out: PositionUpdate[] = [];
     for (const p of this.live.openPositions(userId)) {
       const inst = this.registry.get(p.symbol);
-      if (inst) out.push(positionUpdate(p, inst));
+      if (inst) out.push(positionUpdate(p, inst, undefined, this.marks?.markTicks(p.symbol) ?? null));
     }
     return out;
   }
@@ -186,7 +189,7 @@ export class ChannelHub {
     if (!subs) return;
     const inst = this.registry.get(e.position.symbol);
     if (!inst) return;
-    const update = positionUpdate(e.position, inst, e.update_reason);
+    const update = positionUpdate(e.position, inst, e.update_reason, this.marks?.markTicks(e.position.symbol) ?? null);
     for (const s of subs) s.deliver('positions', { kind: 'position', update });
   }
 

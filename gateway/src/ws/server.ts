@@ -16,6 +16,7 @@ import type { RateLimiter } from '../ratelimit';
 import type { GatewayDb } from '../store/db';
 import type { AccountRec, Scope } from '../store/records';
 import { ChannelHub } from './hub';
+import type { MarkSource } from '../risk-monitor/mark-book';
 import { WsConnection } from './connection';
 import { SocketTrading, type Admit, type OrderPort } from './trading';
 import { CLOSE, DEFAULT_WS_OPTIONS, WS_PATH, type Channel, type WsOptions } from './protocol';
@@ -38,6 +39,8 @@ export interface WsDeps {
   admit?: Admit;
   /** cancels one order because a cancel_on_disconnect socket dropped (cancel_reason CANCEL_ON_DISCONNECT) */
   cancelOnDisconnect: (acct: AccountRec, orderId: string) => Promise<unknown>;
+  /** current marks (risk-monitor/mark-book.ts) the positions channel shows */
+  marks?: MarkSource;
 }
 
 /** What a connection needs from the server. */
@@ -80,7 +83,7 @@ export class WsServer {
       return next;
     });
     const log = deps.log.child({ component: 'ws' });
-    this.hub = new ChannelHub(deps.db, deps.registry, deps.events, deps.clock, log, this.options.markPriceThrottleMs);
+    this.hub = new ChannelHub(deps.db, deps.registry, deps.events, deps.clock, log, this.options.markPriceThrottleMs, deps.marks ?? null);
     const trading = new SocketTrading({
       orders: deps.orders, registry: deps.registry, limiter: deps.limiter, db: deps.db, hub: this.hub, clock: deps.clock, log,
       ...(deps.admit ? { admit: deps.admit } : {}),

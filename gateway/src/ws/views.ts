@@ -42,8 +42,8 @@ export function orderUpdate(o: OrderRec, inst: InstrumentSpec, messageType: Orde
 }
 
 /** The positions channel's PositionUpdate: GET /positions' object (positions/view.ts) as decimal strings. */
-export function positionUpdate(p: PositionRec, inst: InstrumentSpec, reason?: PositionUpdateReason): PositionUpdate {
-  const v = positionView(p, inst);
+export function positionUpdate(p: PositionRec, inst: InstrumentSpec, reason?: PositionUpdateReason, markTicks: bigint | null = null): PositionUpdate {
+  const v = positionView(p, inst, markTicks);
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) out[k] = text(val)!;
   return { ...(reason ? { update_reason: reason } : {}), ...(out as unknown as PositionUpdate) };

@@ -1,0 +1,419 @@
+// The mark-to-market and liquidation monitor (spec: States, "Margin model", "Margin health tiers",
+// "Liquidation ladder"; docs/risk.md). Every intervalMs (default 250 ms) it:
+//   1. reads each traded symbol's mark from the oracle (mark-book.ts); a stale or missing mark skips
+//      the symbol entirely: nothing is marked, funded or liquidated on stale data (logged once);
+//   2. settles funding when a funding interval ended (funding.ts);
+//   3. marks every open position: `position` events with update_reason mark_price when the mark moved
+//      (the channel hub throttles them to one a second per position), a `margin_alert` when the
+//      health tier changes (Healthy clears it);
+//   4. runs the liquidation ladder (liquidation-ladder.ts): on the first tranche the account's
+//      lockout is set (orders refused with 1411 ACCOUNT_IN_LIQUIDATION) and all its resting orders
+//      are cancelled with cancel_reason LIQUIDATION; the lockout lifts when no position of the
+//      account is being liquidated any more (recovered above 130%, or closed and the pause over).
+// Persistent: positions (with their ladder progress and funding), the vault's positions, the
+// insurance fund, the last funding time per symbol and the lockouts this monitor set. In memory
+// (recomputed after a restart): the tier last reported and the mark last announced per position.
+import { fromUnits, type InstrumentSpec } from '@tenebra/config';
+import type { Logger } from 'pino';
+import type { GatewayClock } from '../clock';
+import type { GatewayEvents, PositionUpdateReason } from '../events';
+import type { InstrumentRegistry } from '../instruments';
+import { positionKey, type GatewayDb } from '../store/db';
+import { big, isLive, type AccountRec, type OrderRec, type PositionRec } from '../store/records';
+import { liquidationPrice } from '../positions/view';
+import { markPosition, marginRatioText, type PositionMarks } from './position-marks';
+import { recovered, tierOf, worse, type HealthTier } from './health-tiers';
+import { applyTranche, dueTranche, emptyVaultPosition, LIQUIDATION_VAULT_ID, TRANCHES } from './liquidation-ladder';
+import { DEFAULT_FUNDING_INTERVAL_MS, DEFAULT_FUNDING_RATE_PIPS, fundingBoundary, fundingPaymentMicro, settleFunding } from './funding';
+import { InsuranceFund } from './insurance-fund';
+import type { MarkBook } from './mark-book';
+
+export interface RiskMonitorOptions {
+  /** evaluation period, ms (default 250); 0 runs no timer (tests call tick()) */
+  intervalMs: number;
+  /** funding interval, ms (default 1 hour) */
+  fundingIntervalMs: number;
+  /** funding rate per interval in pips (1e-6) of notional, by symbol; others use defaultFundingRatePips */
+  fundingRatePips: Readonly<Record<string, bigint>>;
+  defaultFundingRatePips: bigint;
+  /** share of net fee income funding the insurance fund, bps (default 1,000 = 10%) */
+  insuranceFeeShareBps: bigint;
+}
+
+export const DEFAULT_RISK_OPTIONS: RiskMonitorOptions = {
+  intervalMs: 250,
+  fundingIntervalMs: DEFAULT_FUNDING_INTERVAL_MS,
+  fundingRatePips: {},
+  defaultFundingRatePips: DEFAULT_FUNDING_RATE_PIPS,
+  insuranceFeeShareBps: 1_000n,
+};
+
+/** What the monitor needs of the order service (docs/orders.md). */
+export interface LiquidationOrderPort {
+  cancel(acct: AccountRec, orderId: string, reason: 'LIQUIDATION'): Promise<unknown>;
+  setLiquidationLockout(userId: string, on: boolean): Promise<void>;
+}
+
+export interface RiskMonitorDeps {
+  db: GatewayDb;
+  registry: InstrumentRegistry;
+  events: GatewayEvents;
+  clock: GatewayClock;
+  log: Logger;
+  marks: MarkBook;
+  orders: LiquidationOrderPort;
+  /** the account's live orders (the channel hub's view of committed events) */
+  liveOrders: (userId: string) => readonly OrderRec[];
+  /** net venue fee income so far, micro-USDC (funds the insurance fund) */
+  venueFees: () => bigint;
+}
+
+const FUNDING_AT = (symbol: string): string => `risk:funding_at:${symbol}`;
+const LOCKOUT_PREFIX = 'risk:lockout:';
+
+export class RiskMonitor {
+  readonly options: RiskMonitorOptions;
+  readonly fund: InsuranceFund;
+  private readonly db: GatewayDb;
+  private readonly log: Logger;
+  /** health tier last reported per position key (absent: Healthy, nothing reported) */
+  private readonly tiers = new Map<string, HealthTier>();
+  /** mark (ticks) last announced per position key */
+  private readonly announced = new Map<string, bigint>();
+  /** symbols whose mark is stale, since when (ms), so the log says it once */
+  private readonly stale = new Map<string, number>();
+  /** accounts whose lockout this monitor set (mirrors the persisted risk:lockout: keys) */
+  private locked: Set<string> | null = null;
+  /** orders a LIQUIDATION cancel was requested for, by order id */
+  private readonly cancelling = new Set<string>();
+  private running: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly deps: RiskMonitorDeps, opts: Partial<RiskMonitorOptions> = {}) {
+    this.options = { ...DEFAULT_RISK_OPTIONS, ...opts };
+    if (!(this.options.fundingIntervalMs > 0)) throw new Error('risk monitor: fundingIntervalMs must be > 0');
+    this.db = deps.db;
+    this.log = deps.log;
+    this.fund = new InsuranceFund(deps.db, deps.venueFees, this.options.insuranceFeeShareBps);
+  }
+
+  start(): void {
+    if (this.timer || this.options.intervalMs <= 0) return;
+    this.timer = setInterval(() => void this.tick(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and waits for a running evaluation. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** The funding rate (pips per interval) of a symbol. */
+  fundingRate(symbol: string): bigint {
+    return this.options.fundingRatePips[symbol] ?? this.options.defaultFundingRatePips;
+  }
+
+  /** The tier last reported for a position (Healthy when none). */
+  tierOf(userId: string, symbol: string): HealthTier {
+    return this.tiers.get(positionKey(userId, symbol)) ?? 'Healthy';
+  }
+
+  /** One evaluation of every position; concurrent calls share the running one. Never rejects. */
+  tick(): Promise<void> {
+    if (this.running) return this.running;
+    const run = this.evaluateAll()
+      .catch((e: unknown) => this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'risk monitor evaluation failed'))
+      .finally(() => {
+        this.running = null;
+      });
+    this.running = run;
+    return run;
+  }
+
+  private async evaluateAll(): Promise<void> {
+    this.locked ??= this.loadLockouts();
+    const now = this.deps.clock.nowMs();
+    const bySymbol = new Map<string, PositionRec[]>();
+    for (const { value } of this.db.positions.getRange()) {
+      const list = bySymbol.get(value.symbol);
+      if (list) list.push(value);
+      else bySymbol.set(value.symbol, [value]);
+    }
+    const liquidating = new Set<string>();
+    for (const [symbol, list] of bySymbol) {
+      const inst = this.deps.registry.get(symbol);
+      if (!inst) continue;
+      const watched = list.filter((p) => p.user_id !== LIQUIDATION_VAULT_ID && this.watched(p));
+      const anyOpen = list.some((p) => p.size_steps !== '0');
+      if (watched.length === 0 && !anyOpen) {
+        await this.skipFunding(symbol, now); // nobody to charge this interval
+        continue;
+      }
+      const r = this.deps.marks.refresh(symbol);
+      if (!r.ok) {
+        this.noteStale(symbol, now, r.detail);
+        for (const p of watched) if (p.liquidation) liquidating.add(p.user_id); // keep the state as it is
+        continue;
+      }
+      this.noteFresh(symbol, now);
+      await this.fundIfDue(symbol, inst, r.ticks, now);
+      for (const p of watched) if (await this.evaluate(positionKey(p.user_id, symbol), inst, r.ticks, now)) liquidating.add(p.user_id);
+    }
+    await this.syncLockouts(liquidating);
+  }
+
+  /** A position worth evaluating: open, in a ladder, or with a tier / mark state to clear. */
+  private watched(p: PositionRec): boolean {
+    const key = positionKey(p.user_id, p.symbol);
+    return p.size_steps !== '0' || !!p.liquidation || this.tiers.has(key) || this.announced.has(key);
+  }
+
+  private noteStale(symbol: string, now: number, detail: string): void {
+    if (this.stale.has(symbol)) return;
+    this.stale.set(symbol, now);
+    this.log.warn({ symbol, detail }, 'mark price stale or missing: positions of this symbol are not marked, funded or liquidated until it is fresh');
+  }
+
+  private noteFresh(symbol: string, now: number): void {
+    const since = this.stale.get(symbol);
+    if (since === undefined) return;
+    this.stale.delete(symbol);
+    this.log.info({ symbol, stale_ms: now - since }, 'mark price fresh again');
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // One position
+
+  /** Marks, liquidates and reports one position; true while its ladder is active. */
+  private async evaluate(key: string, inst: InstrumentSpec, mark: bigint, now: number): Promise<boolean> {
+    let p = this.db.positions.get(key);
+    if (!p) return false;
+    let size = big(p.size_steps);
+    let ladder = p.liquidation ?? null;
+    if (ladder) {
+      const side = size > 0n ? 'long' : 'short';
+      // After T3 the ladder (and the lockout) lasts until its pause is over; before, a position
+      // closed or flipped by fills in flight ends it.
+      const over = ladder.done >= TRANCHES.length ? now >= ladder.resume_at_ms : size === 0n || side !== ladder.side;
+      if (over) {
+        p = (await this.clearLadder(key, 'ended')) ?? p;
+        ladder = null;
+      }
+    }
+    if (size === 0n && !ladder) {
+      this.report(p, inst, 'Healthy', null);
+      this.tiers.delete(key);
+      this.announced.delete(key);
+      return false;
+    }
+    let m = markPosition(p, inst, mark);
+    if (ladder && ladder.done < TRANCHES.length && recovered(m.equityMicro, m.maintenanceMicro)) {
+      p = (await this.clearLadder(key, 'recovered')) ?? p;
+      ladder = null;
+      this.log.info({ user_id: p.user_id, symbol: p.symbol, margin_ratio: marginRatioText(m) }, 'position recovered above 130%: liquidation ended');
+    }
+    let tier = tierOf(m.equityMicro, m.maintenanceMicro);
+    const due = dueTranche(ladder, tier, now);
+    let changed = false;
+    if (due !== null) {
+      if (due === 0) await this.lock(p.user_id); // before the tranche: nothing new may be placed meanwhile
+      const after = await this.runTranche(key, inst, due, mark, now);
+      if (after) {
+        p = after;
+        ladder = p.liquidation ?? null;
+        size = big(p.size_steps);
+        m = markPosition(p, inst, mark);
+        tier = tierOf(m.equityMicro, m.maintenanceMicro);
+        changed = true;
+      }
+    }
+    // While liquidating, the position reports at least the tier of its last tranche (until recovery).
+    this.report(p, inst, ladder ? worse(tier, TRANCHES[ladder.done - 1]!.tier) : tier, m);
+    if (!changed && size !== 0n && this.announced.get(key) !== mark) this.emitPosition('mark_price', p);
+    this.announced.set(key, mark);
+    return ladder !== null;
+  }
+
+  /** Emits a margin_alert when the position's tier changed. */
+  private report(p: PositionRec, inst: InstrumentSpec, tier: HealthTier, m: PositionMarks | null): void {
+    const key = positionKey(p.user_id, p.symbol);
+    const prev = this.tiers.get(key) ?? 'Healthy';
+    if (tier === prev) return;
+    if (tier === 'Healthy') this.tiers.delete(key);
+    else this.tiers.set(key, tier);
+    const mark = m?.markTicks ?? this.deps.marks.markTicks(p.symbol);
+    try {
+      this.deps.events.emit('margin_alert', {
+        user_id: p.user_id, symbol: p.symbol, tier,
+        margin_ratio: m ? marginRatioText(m) : '0',
+        mark_price: mark === null ? '0' : fromUnits(mark, inst.tick_size),
+        liquidation_price: liquidationPrice(p, inst),
+        at_ns: this.deps.clock.nowNs(),
+      });
+    } catch (e) {
+      this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'a margin_alert listener failed');
+    }
+  }
+
+  private emitPosition(reason: PositionUpdateReason, position: PositionRec): void {
+    try {
+      this.deps.events.emit('position', { update_reason: reason, position });
+    } catch (e) {
+      this.log.error({ err: e instanceof Error ? e.stack : String(e), reason }, 'a position listener failed');
+    }
+  }
+
+  /** Ends a position's ladder (persisted); returns the updated record. */
+  private async clearLadder(key: string, why: string): Promise<PositionRec | null> {
+    const out = await this.db.txAsync(() => {
+      const cur = this.db.positions.get(key);
+      if (!cur?.liquidation) return cur ?? null;
+      const next = { ...cur, liquidation: null };
+      this.db.positions.putSync(key, next);
+      return next;
+    });
+    this.log.info({ user_id: out?.user_id, symbol: out?.symbol, why }, 'liquidation ladder cleared');
+    return out;
+  }
+
+  /** Tranche i of the position at the mark, with the vault and the insurance fund, in one transaction. */
+  private async runTranche(key: string, inst: InstrumentSpec, i: number, mark: bigint, now: number): Promise<PositionRec | null> {
+    const nowNs = this.deps.clock.nowNs();
+    const r = await this.db.txAsync(() => {
+      const p = this.db.positions.get(key);
+      // re-read inside the transaction: a fill may have moved the position since it was evaluated
+      if (!p || p.size_steps === '0' || (p.liquidation?.done ?? 0) !== i) return null;
+      const acct = this.db.accounts.get(p.user_id);
+      if (!acct) throw new Error(`internal: position owner ${p.user_id} has no account`);
+      const vkey = positionKey(LIQUIDATION_VAULT_ID, p.symbol);
+      const vault = this.db.positions.get(vkey) ?? emptyVaultPosition(p.symbol, nowNs);
+      const t = applyTranche(p, vault, acct, inst, i, mark, now, nowNs);
+      const uncovered = this.fund.absorb(t.deficitMicro);
+      this.db.positions.putSync(key, t.position);
+      this.db.positions.putSync(vkey, t.vault);
+      this.db.accounts.putSync(acct.user_id, t.account);
+      return { ...t, uncovered };
+    });
+    if (!r) return null;
+    const pos = r.position;
+    const fields = {
+      user_id: pos.user_id, symbol: pos.symbol, tranche: TRANCHES[i]!.tier, steps: r.steps.toString(), mark_ticks: mark.toString(),
+      size_left: pos.size_steps, pnl: r.pnlMicro.toString(), deficit: r.deficitMicro.toString(),
+    };
+    this.log.warn(fields, 'liquidation tranche transferred to the liquidation vault');
+    if (r.deficitMicro > 0n) this.log.warn({ ...fields, absorbed: (r.deficitMicro - r.uncovered).toString() }, 'liquidation deficit absorbed by the insurance fund');
+    if (r.uncovered > 0n) {
+      this.log.error({ ...fields, uncovered: r.uncovered.toString() },
+        'liquidation deficit NOT covered: the insurance fund is exhausted and auto-deleveraging / socialized loss are not implemented (docs/risk.md)');
+    }
+    this.emitPosition('liquidation', pos);
+    if (pos.size_steps === '0') this.emitPosition('closed', pos);
+    this.emitPosition('liquidation', r.vault);
+    return pos;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Lockout and cancels
+
+  private loadLockouts(): Set<string> {
+    const out = new Set<string>();
+    for (const { key } of this.db.meta.getRange({ start: LOCKOUT_PREFIX, end: `${LOCKOUT_PREFIX}\uffff` })) out.add(String(key).slice(LOCKOUT_PREFIX.length));
+    return out;
+  }
+
+  /** Sets the account's lockout (and records that this monitor owns it), then cancels its resting orders. */
+  private async lock(userId: string): Promise<void> {
+    const locked = (this.locked ??= this.loadLockouts());
+    if (!locked.has(userId)) {
+      await this.deps.orders.setLiquidationLockout(userId, true);
+      await this.db.txAsync(() => this.db.meta.putSync(`${LOCKOUT_PREFIX}${userId}`, 1));
+      locked.add(userId);
+      this.log.warn({ user_id: userId }, 'account in liquidation: new orders blocked, resting orders cancelled');
+    }
+    this.cancelResting(userId);
+  }
+
+  /** Locks accounts being liquidated (again cancelling what rests) and lifts the lockouts no longer needed. */
+  private async syncLockouts(liquidating: ReadonlySet<string>): Promise<void> {
+    for (const u of liquidating) await this.lock(u);
+    for (const u of [...(this.locked ?? [])]) {
+      if (liquidating.has(u)) continue;
+      await this.deps.orders.setLiquidationLockout(u, false);
+      await this.db.txAsync(() => this.db.meta.removeSync(`${LOCKOUT_PREFIX}${u}`));
+      this.locked?.delete(u);
+      this.log.info({ user_id: u }, 'liquidation over: the account may place orders again');
+    }
+  }
+
+  /**
+   * Cancels the account's live orders with cancel_reason LIQUIDATION, without waiting for the
+   * committee (the evaluation must not stall). Repeated every evaluation while the ladder lasts, so
+   * an order that rests only later (its placement was in flight) is cancelled too.
+   */
+  private cancelResting(userId: string): void {
+    const acct = this.db.accounts.get(userId);
+    if (!acct) return;
+    for (const o of this.deps.liveOrders(userId)) {
+      if (this.cancelling.has(o.order_id) || !isLive(o.status)) continue;
+      this.cancelling.add(o.order_id);
+      void this.deps.orders.cancel(acct, o.order_id, 'LIQUIDATION').then(
+        () => undefined,
+        (e: unknown) => {
+          this.cancelling.delete(o.order_id); // retried at the next evaluation
+          this.log.warn({ user_id: userId, order_id: o.order_id, err: String(e) }, 'liquidation cancel failed; retrying');
+        },
+      );
+    }
+    if (this.cancelling.size > 10_000) this.cancelling.clear(); // only a retry guard: forgetting is harmless
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Funding
+
+  /** Records the current funding interval of a symbol nobody holds (so nothing is charged for it later). */
+  private async skipFunding(symbol: string, now: number): Promise<void> {
+    const boundary = fundingBoundary(now, this.options.fundingIntervalMs);
+    if ((this.db.meta.get(FUNDING_AT(symbol)) as number | undefined) === boundary) return;
+    await this.db.txAsync(() => this.db.meta.putSync(FUNDING_AT(symbol), boundary));
+  }
+
+  /**
+   * Settles one funding payment on every open position of the symbol when a funding interval ended
+   * since the last one (several missed intervals, e.g. while the gateway was down or the mark stale,
+   * are charged once). The first interval a symbol is seen in is not charged.
+   */
+  private async fundIfDue(symbol: string, inst: InstrumentSpec, mark: bigint, now: number): Promise<void> {
+    const boundary = fundingBoundary(now, this.options.fundingIntervalMs);
+    const last = this.db.meta.get(FUNDING_AT(symbol)) as number | undefined;
+    if (last === undefined) return this.skipFunding(symbol, now);
+    if (boundary <= last) return;
+    const rate = this.fundingRate(symbol);
+    const nowNs = this.deps.clock.nowNs();
+    const r = await this.db.txAsync(() => {
+      if (((this.db.meta.get(FUNDING_AT(symbol)) as number | undefined) ?? 0) >= boundary) return null;
+      const changed: PositionRec[] = [];
+      let net = 0n;
+      let deficit = 0n;
+      for (const { key, value: p } of this.db.positions.getRange()) {
+        if (p.symbol !== symbol || p.size_steps === '0') continue;
+        const amount = fundingPaymentMicro(big(p.size_steps), mark, rate, inst);
+        if (amount === 0n) continue;
+        const f = settleFunding(p, amount, nowNs, p.user_id === LIQUIDATION_VAULT_ID);
+        this.db.positions.putSync(key, f.position);
+        changed.push(f.position);
+        net += f.settledMicro;
+        deficit += f.deficitMicro;
+      }
+      // payers rounded up, receivers down: the residual (and any unpaid part) is the fund's
+      this.fund.credit(-net);
+      this.db.meta.putSync(FUNDING_AT(symbol), boundary);
+      return { changed, net, deficit };
+    });
+    if (!r) return;
+    this.log.info({ symbol, rate_pips: rate.toString(), mark_ticks: mark.toString(), positions: r.changed.length, residual: (-r.net).toString() }, 'funding settled');
+    if (r.deficit > 0n) this.log.error({ symbol, deficit: r.deficit.toString() }, 'funding payments exceeded the margin left: the insurance fund paid the difference');
+    for (const p of r.changed) this.emitPosition('funding', p);
+  }
+}
