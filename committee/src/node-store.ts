@@ -55,10 +55,16 @@ export class NodeStore {
     await this.meta.put('clean', Buffer.from('1', 'utf8'));
   }
 
-  /** Records a completed job's results (what the gateway is owed). Cheap: done for every job. */
-  async commitResults(results: ResultFrame[]): Promise<void> {
+  /**
+   * Records a completed job in one transaction: its results (what the gateway is owed) and the party
+   * state as of the boundary after lastSeq. One per job, so a node that dies restarts from the last
+   * job it finished: the boundary the other nodes are at too, unless they have finished more since.
+   */
+  async commitJob(results: ResultFrame[], lastSeq: bigint, partyState: Uint8Array): Promise<void> {
     await this.root.transaction(() => {
       for (const r of results) this.results.put(seqKey(BigInt(r.seq)), JSON.stringify(r));
+      this.meta.put('party', Buffer.from(partyState));
+      this.meta.put('lastSeq', Buffer.from(lastSeq.toString(), 'utf8'));
     });
   }
 

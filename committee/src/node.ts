@@ -13,12 +13,14 @@ import { BatchApplier, type IncomingOp } from './apply';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
 const MAX_PENDING_OPS = 20_000;
-/** How long a crashed node waits for share recovery before resuming from its own state. Recovery
- *  re-shares the whole preprocessing reserve (hundreds of thousands of field elements), which takes
- *  seconds on a loaded machine; falling back early would resume from a stale snapshot and stall. */
-const RECOVERY_WAIT_MS = 120_000;
-/** Snapshots of the party state at most this often (plus one at a clean stop). */
-const SNAPSHOT_EVERY_MS = 1_000;
+/** A crashed node resumes from its own state when, for this long, fewer than t+1 connected peers are
+ *  ready to help (the others are down or recovering themselves: a third death, or the whole committee
+ *  restarting). While enough helpers are ready it keeps waiting: recovery re-shares the whole
+ *  preprocessing reserve, which takes seconds on a loaded machine, and resuming from its own state
+ *  while the helpers have moved on would leave it behind them. */
+const NO_HELPERS_FALLBACK_MS = 15_000;
+/** How often the crashed node checks for ready helpers and logs its wait. */
+const RECOVERY_CHECK_MS = 1_000;
 /** Preprocessing batch size when the config does not set one (the engine's default of 256 is
  *  round-trip bound over libp2p: a few hundred random bits a second). */
 const DEFAULT_PREP_BATCH = 2048;
@@ -45,9 +47,8 @@ export class CommitteeNode {
   private drained: (() => void) | null = null;
   private running = false;
   private statusTimer: NodeJS.Timeout | null = null;
-  /** last seq applied by a completed job, and when the last snapshot was written */
+  /** last seq applied by a completed job (the party state persisted with it) */
   private appliedSeq = 0n;
-  private snapshotAt = 0;
   private loopDone: Promise<void> = Promise.resolve();
 
   constructor(private readonly cfg: NodeConfig, private readonly log: Logger) {}
@@ -142,23 +143,43 @@ export class CommitteeNode {
   private async recoverOrResume(keys: Uint8Array | undefined, persisted: Uint8Array | undefined): Promise<bigint> {
     if (keys) {
       await this.startParty({ keys });
-      const recovered = await Promise.race([
-        this.party!.recover().then(() => true),
-        new Promise<false>((r) => setTimeout(() => r(false), RECOVERY_WAIT_MS)),
-      ]);
+      const recovering = this.party!.recover().then(() => true);
+      const recovered = await Promise.race([recovering, this.noHelpersFor(NO_HELPERS_FALLBACK_MS)]);
       if (recovered) {
         const last = lastSeqOfJob(this.party!.lastFinishedJob());
         await this.store!.commitSnapshot(last, this.party!.exportState());
         this.log.info({ lastSeq: last.toString(), status: this.party!.status() }, 'recovered shares from helpers');
         return last;
       }
-      this.log.warn({ waitedMs: RECOVERY_WAIT_MS }, 'no helpers for share recovery; resuming from persisted state');
+      this.log.warn({ helpers: this.party!.status().recovery, waitedMs: NO_HELPERS_FALLBACK_MS }, 'too few ready helpers for share recovery; resuming from persisted state');
       await this.party!.stop();
+      await recovering.catch(() => false); // stop() ends the recovery with an error: expected here
       await this.transport?.stop();
     }
     if (!persisted) throw new Error('crashed before the first job and no helpers answered: nothing to resume from');
     await this.startParty({ state: persisted });
     return this.store!.lastSeq();
+  }
+
+  /** Resolves false once fewer than t+1 helpers have been ready for `ms` without a break. */
+  private noHelpersFor(ms: number): Promise<false> {
+    return new Promise((resolve) => {
+      let shortSince: number | null = null;
+      const timer = setInterval(() => {
+        const h = this.party?.status().recovery;
+        if (this.party?.status().phase !== 'recovering') return clearInterval(timer);
+        if (!h || h.ready >= h.needed) {
+          shortSince = null;
+          return;
+        }
+        shortSince ??= Date.now();
+        if (Date.now() - shortSince >= ms) {
+          clearInterval(timer);
+          resolve(false);
+        }
+      }, RECOVERY_CHECK_MS);
+      timer.unref();
+    });
   }
 
   private fatal(what: string, e: unknown): void {
@@ -212,9 +233,11 @@ export class CommitteeNode {
       const jobId = `batch:${first}-${last}:${attempt}`;
       try {
         const results: ResultFrame[] = await party.runJob(jobId, (ctx) => this.applier!.apply(ctx, batch, last));
-        await this.store!.commitResults(results);
+        // State at every job boundary (export ~5-10 ms, write ~5-10 ms here): a node that dies, even
+        // the third one, comes back at the boundary the live nodes are stuck after, and nodes killed
+        // together come back at the same boundary.
+        await this.store!.commitJob(results, last, party.exportState());
         this.appliedSeq = last;
-        if (Date.now() - this.snapshotAt >= SNAPSHOT_EVERY_MS) await this.snapshot();
         break;
       } catch (e) {
         this.applier!.invalidate();
@@ -229,7 +252,6 @@ export class CommitteeNode {
 
   /** Persists the party state as of now (a job boundary) with the seq it covers. */
   private async snapshot(): Promise<void> {
-    this.snapshotAt = Date.now();
     await this.store!.commitSnapshot(this.appliedSeq, this.party!.exportState());
   }
 

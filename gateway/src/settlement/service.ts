@@ -99,7 +99,8 @@ export class SettlementService {
   attach(events: GatewayEvents): void {
     this.events = events;
     events.on('position', (e: PositionEvent) => {
-      if (e.update_reason !== 'settlement') this.touch(positionKey(e.position.user_id, e.position.symbol));
+      // a mark_price update changes nothing stored (risk-monitor/monitor.ts): nothing to settle
+      if (e.update_reason !== 'settlement' && e.update_reason !== 'mark_price') this.touch(positionKey(e.position.user_id, e.position.symbol));
     });
   }
 

@@ -88,7 +88,7 @@ export class FillLedger {
   }
 
   private onPosition(e: PositionEvent): void {
-    if (e.update_reason === 'settlement') return; // no size change
+    if (e.update_reason === 'settlement' || e.update_reason === 'mark_price') return; // no size change
     this.positions.push(e.position);
     this.schedule();
   }

@@ -97,6 +97,14 @@ export class Recovery {
   private finished = false;
   /** clock time of the last reply part received: a large reserve takes helpers seconds to send */
   private lastProgress = 0;
+  /** helpers whose last answer was "busy" (not ready themselves, e.g. recovering too) */
+  private readonly busy = new Set<number>();
+
+  /** Connected helpers, and those of them not known to be busy: recovery needs t+1 of the latter. */
+  helperCounts(): { alive: number; ready: number; needed: number } {
+    const alive = this.host.aliveHelpers();
+    return { alive: alive.length, ready: alive.filter((j) => !this.busy.has(j)).length, needed: this.host.t + 1 };
+  }
 
   constructor(private readonly host: RecoveryHost, private readonly retryMs = 2000) {}
 
@@ -158,8 +166,14 @@ export class Recovery {
     if (this.finished || env.key !== this.nonce) return;
     if (env.type === Msg.RecoverBusy) {
       this.host.log({ ev: 'recovery-busy', from, why: bytesText(env.extra) });
+      if (!this.busy.has(from)) {
+        this.busy.add(from);
+        const c = this.helperCounts();
+        if (c.ready < c.needed) this.host.emit('recovery-waiting', { ...c, note: `helper ${from} is not ready (${bytesText(env.extra)})` });
+      }
       return;
     }
+    this.busy.delete(from);
     let r = this.replies.get(from);
     if (!r) this.replies.set(from, (r = { parts: new Array(env.b).fill(undefined), got: 0 }));
     if (env.b !== r.parts.length || env.a >= r.parts.length || r.parts[env.a]) return;

@@ -74,6 +74,8 @@ export interface PartyStatus {
   mode: string;
   lastFinishedJob: string | undefined;
   currentJob: string | undefined;
+  /** While recovering: connected helpers, those not busy themselves, and how many are needed (t+1). */
+  recovery?: { alive: number; ready: number; needed: number };
 }
 
 /** One committee party. */
@@ -393,6 +395,7 @@ class PartyImpl implements Party {
       mode: this.prep.modeLabel,
       lastFinishedJob: this.lastFinishedJob(),
       currentJob: this.job?.id,
+      ...(this.recovery ? { recovery: this.recovery.helperCounts() } : {}),
     };
   }
 

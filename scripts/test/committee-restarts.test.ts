@@ -1,0 +1,66 @@
+// Committee deaths beyond the two the committee tolerates, on real processes, while orders flow
+// through REST (the sequencer keeps acknowledging them; matching waits):
+//  - a third death: the two live nodes report quorum lost and match nothing; one dead node returns,
+//    finds too few ready helpers for share recovery, resumes from the state it persisted at its last
+//    job boundary, and the three finish every acknowledged order exactly as the plaintext reference;
+//    the last two return with share recovery.
+//  - the whole committee killed at once: the five restart from their own job-boundary states and
+//    carry on, with every acknowledged order in its reference state.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestCluster, createAccount, Trader, waitFor, waitForReserve, type TestCluster } from './harness';
+import { OrderFlow } from './order-flow';
+
+const NODES = [1, 2, 3, 4, 5];
+
+describe('committee restarts beyond the tolerated two', () => {
+  let tc: TestCluster;
+  let orders: OrderFlow;
+
+  beforeAll(async () => {
+    tc = await startTestCluster();
+    const creds = await Promise.all([0, 1, 2].map(() => createAccount(tc.dataDir, 'Apex', '5000000')));
+    const traders = creds.map((c) => new Trader(tc.baseUrl, c));
+    await Promise.all(traders.map((t) => t.login()));
+    orders = new OrderFlow(traders, Number(process.env.CHAOS_SEED ?? 7));
+  }, 150_000);
+  afterAll(async () => {
+    await tc?.cleanup();
+  });
+
+  const logOf = (k: number): string => readFileSync(join(tc.dataDir, 'logs', `node-${k}.log`), 'utf8');
+
+  it('a third death stalls matching; a returning node resumes from its own state and the results are the reference', async () => {
+    await waitForReserve(tc.dataDir, NODES, 30_000, 15_000, 240_000);
+    await orders.run(15);
+    await orders.verifyAll();
+    const quorumLostBefore = logOf(1).split('quorum lost').length;
+    await orders.run(12, async (i) => {
+      if (i === 4) await Promise.all([3, 4, 5].map((k) => tc.cluster.kill('committee', k)));
+    });
+    // the two live nodes cannot match the orders acknowledged since: they say so
+    await waitFor(async () => logOf(1).split('quorum lost').length > quorumLostBefore, 60_000, 'node 1 to report quorum lost');
+    tc.cluster.spawnProc('committee', 3);
+    await waitFor(async () => logOf(3).includes('too few ready helpers for share recovery; resuming from persisted state'), 90_000, 'node 3 to resume from its own state');
+    await orders.verifyAll(120_000);
+    // the other two come back with share recovery from the three live nodes
+    tc.cluster.spawnProc('committee', 4);
+    tc.cluster.spawnProc('committee', 5);
+    await tc.cluster.waitReady(180_000);
+    for (const k of [4, 5]) expect(logOf(k)).toContain('recovered shares from helpers');
+    await orders.run(10);
+    await orders.verifyAll();
+  }, 600_000);
+
+  it('the whole committee killed at once resumes from its persisted states', async () => {
+    await orders.run(12, async (i) => {
+      if (i === 6) await Promise.all(NODES.map((k) => tc.cluster.kill('committee', k)));
+    });
+    for (const k of NODES) tc.cluster.spawnProc('committee', k);
+    await tc.cluster.waitReady(180_000);
+    await orders.verifyAll(120_000);
+    await orders.run(10);
+    await orders.verifyAll();
+  }, 600_000);
+});

@@ -1,0 +1,75 @@
+// A seeded stream of limit orders and cancels sent through REST one after another (so acknowledgement
+// order is sequence order), and the check that every acknowledged order reaches exactly the state the
+// plaintext reference gives it. Shared by the chaos and committee-restart tests.
+import { expect } from 'vitest';
+import { Trader, waitFor } from './harness';
+import { expectedStates, type AckedOp, type AckedPlace } from './reference';
+
+const SYMBOL = 'ETH-USDC-PERP'; // tick 0.01, step 0.001
+const MID_TICKS = 300_000n; // 3000.00
+
+/** Small seeded PRNG so a failing run can be replayed. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const steps = (x: number) => BigInt(Math.round(x * 1000));
+
+export class OrderFlow {
+  readonly acked: AckedOp[] = [];
+  private readonly owner = new Map<string, Trader>();
+  readonly rand: () => number;
+
+  constructor(private readonly traders: Trader[], seed: number) {
+    this.rand = rng(seed);
+  }
+
+  /** Sends `count` operations one after another; onStep runs before each (e.g. to kill a process). */
+  async run(count: number, onStep?: (i: number) => Promise<void>): Promise<void> {
+    const rand = this.rand;
+    for (let i = 0; i < count; i++) {
+      await onStep?.(i);
+      const places = this.acked.filter((a): a is AckedPlace => a.kind === 'place');
+      if (places.length > 4 && rand() < 0.2) {
+        const victim = places[Math.floor(rand() * places.length)]!;
+        const r = await this.owner.get(victim.orderId)!.call('DELETE', `/orders/${victim.orderId}`);
+        if (r.status === 200) this.acked.push({ kind: 'cancel', orderId: victim.orderId, symbol: SYMBOL });
+        continue;
+      }
+      const trader = this.traders[Math.floor(rand() * this.traders.length)]!;
+      const side = rand() < 0.5 ? 'buy' : 'sell';
+      const offset = BigInt(Math.floor(rand() * 21) - 10); // +-10 ticks around the mid
+      const priceTicks = MID_TICKS + (side === 'buy' ? offset : -offset);
+      const qtySteps = 50 + Math.floor(rand() * 450);
+      const qty = qtySteps / 1000; // shortest decimal form is exact (e.g. 0.283)
+      const tif = rand() < 0.2 ? 'IOC' : 'GTC';
+      // 503 means nothing was submitted (e.g. the sequencer is restarting): back off and retry, as the spec asks.
+      const body = { symbol: SYMBOL, side, type: 'limit', quantity: qty, price: Number(priceTicks) / 100, time_in_force: tif };
+      let r = await trader.place(body);
+      for (let wait = 100; r.status === 503 && wait < 20_000; wait *= 2) {
+        await new Promise((res) => setTimeout(res, wait));
+        r = await trader.place(body);
+      }
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const id = r.body.data!.order_id;
+      this.owner.set(id, trader);
+      this.acked.push({ kind: 'place', orderId: id, symbol: SYMBOL, side, tif, priceTicks, qtySteps: BigInt(qtySteps), owner: BigInt(this.traders.indexOf(trader) + 1) });
+    }
+  }
+
+  /** Every acknowledged order reaches exactly the state the plaintext reference gives it. */
+  async verifyAll(timeoutMs = 60_000): Promise<void> {
+    const expected = await expectedStates(this.acked);
+    for (const [id, want] of expected) {
+      const trader = this.owner.get(id)!;
+      await waitFor(async () => {
+        const o = await trader.order(id);
+        return steps(Number(o.filled_quantity)) === want.filled && o.status === want.status && (o.cancel_reason ?? null) === want.cancelReason;
+      }, timeoutMs, `order ${id} to reach ${JSON.stringify({ ...want, qty: String(want.qty), filled: String(want.filled) })}`);
+    }
+  }
+}
