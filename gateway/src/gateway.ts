@@ -17,7 +17,7 @@ import { GatewayEvents } from './events';
 import { Clearing } from './results/clearing';
 import { ResultCollector } from './results/collector';
 import { OutcomeWaiters, ResultPipeline } from './results/pipeline';
-import { ResultServer } from './results/server';
+import { nodeLinkKeys, ResultServer } from './results/server';
 import { OrderService, type SequencerPort } from './orders/service';
 import { createSimulatedOracle, type PriceOracle } from './orders/oracle';
 import { buildApp } from './http/app';
@@ -33,6 +33,7 @@ import { SseServer, type SseOptions } from './sse/routes';
 import type { RestLimits } from './tiers';
 import { createVenue, type Venue, type VenueOptions } from './venue';
 import { HourlyBonus, type HourlyBonusOptions } from './bonus/hourly';
+import { Repegger, type RepegOptions } from './orders/repeg';
 import { registerBonusRoutes } from './http/routes-bonus';
 import { MarkBook } from './risk-monitor/mark-book';
 import { RiskMonitor, type RiskMonitorOptions } from './risk-monitor/monitor';
@@ -72,6 +73,8 @@ export interface GatewayOptions {
   bonus?: HourlyBonusOptions;
   /** mark-to-market / liquidation monitor tunables (risk-monitor/monitor.ts; intervalMs 0: no timer) */
   risk?: Partial<RiskMonitorOptions>;
+  /** peg re-pricing: enabled, poll, per-order throttle (orders/repeg.ts) */
+  repeg?: RepegOptions;
 }
 
 export interface GatewayUrls {
@@ -108,6 +111,8 @@ export interface Gateway {
   readonly bonus: HourlyBonus;
   /** Mark-to-market, funding, health tiers and the liquidation ladder (risk-monitor/, docs/risk.md). */
   readonly risk: RiskMonitor;
+  /** Moves resting peg orders with their reference (orders/repeg.ts). */
+  readonly repegger: Repegger;
 }
 
 /** Builds a gateway from its config file contents; nothing listens until start(). */
@@ -133,7 +138,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     log.child({ component: 'results' }),
   );
   const pipeline = new ResultPipeline(collector, clearing, waiters, events, clock, log.child({ component: 'results' }));
-  const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }));
+  const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }), nodeLinkKeys(config.nodes));
   const sequencer = opts.sequencer ?? attestedSequencer(config, log, opts.sequencerConnectTimeoutMs);
   const oracle = opts.oracle ?? createSimulatedOracle(clock).oracle;
   const marks = new MarkBook(oracle);
@@ -142,6 +147,8 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     ...(opts.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: opts.cancelTimeoutMs } : {}),
     ...(opts.maxBookDepth !== undefined ? { maxBookDepth: opts.maxBookDepth } : {}),
   });
+
+  const repegger = new Repegger(db, oracle, orders, clock, events, log.child({ component: 'repeg' }), opts.repeg);
 
   const app = buildApp({ log, tokens, accounts, limiter, ...(opts.publicLimits ? { publicLimits: opts.publicLimits } : {}) });
   registerPublicRoutes(app, { tokens, accounts, registry, clock });
@@ -184,6 +191,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     state = 'stopped';
     if (pruneTimer) clearInterval(pruneTimer);
     await risk.stop();
+    repegger.stop();
     orders.stop();
     bonus.stop();
     oracle.stop();
@@ -197,7 +205,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   };
 
   return {
-    app, events, log, ws, oracle, orders, sse, venue, bonus, risk,
+    app, events, log, ws, oracle, orders, sse, venue, bonus, risk, repegger,
     get resultsCursor() {
       return pipeline.cursor;
     },
@@ -221,6 +229,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
         await sequencer.connect();
         orders.resubmitOutbox();
         orders.start();
+        repegger.start();
         venue.start();
         bonus.start();
         risk.start();
@@ -242,9 +251,11 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   };
 }
 
-/** The production sequencer link: SequencerClient, which verifies the enclave's quote and proof. */
+/** The production sequencer link: SequencerClient, which verifies the enclave's quote and proof and
+ *  proves the gateway's link key. */
 function attestedSequencer(config: GatewayConfig, log: Logger, firstConnectTimeoutMs?: number): SequencerLink {
   const client = new SequencerClient();
+  const authKey = readKeyFile(config.linkKeyFile, 'ed25519').privateKey;
   return {
     get connected() {
       return client.connected;
@@ -254,6 +265,7 @@ function attestedSequencer(config: GatewayConfig, log: Logger, firstConnectTimeo
       url: config.sequencerUrl,
       platformPublicKey: fromHex(config.platformPublicKey),
       expectedMeasurement: config.expectedMeasurement,
+      authKey,
       log: log.child({ component: 'sequencer-client' }),
       ...(firstConnectTimeoutMs !== undefined ? { firstConnectTimeoutMs } : {}),
     }),
@@ -283,10 +295,11 @@ export function checkConfig(c: GatewayConfig): void {
   if (!Array.isArray(c.nodes) || c.nodes.length !== c.n) throw new Error(`gateway config: nodes must list ${c.n} committee nodes`);
   for (const nd of c.nodes) {
     if (!/^[0-9a-f]{64}$/.test(nd.x25519PublicKey ?? '')) throw new Error(`gateway config: node ${nd.index} x25519PublicKey must be 64 hex chars`);
+    if (!/^[0-9a-f]{64}$/.test(nd.linkPublicKey ?? '')) throw new Error(`gateway config: node ${nd.index} linkPublicKey must be 64 hex chars (npm start adds it to older data folders)`);
   }
   if (!/^[0-9a-f]{64}$/.test(c.platformPublicKey ?? '')) throw new Error('gateway config: platformPublicKey must be 64 hex chars');
   if (!/^[0-9a-f]{64}$/.test(c.expectedMeasurement ?? '')) throw new Error('gateway config: expectedMeasurement must be 64 hex chars');
-  for (const k of ['dataDir', 'host', 'sequencerUrl', 'gatewayKeyFile', 'jwtSecretFile', 'adminSecretFile'] as const) {
+  for (const k of ['dataDir', 'host', 'sequencerUrl', 'gatewayKeyFile', 'linkKeyFile', 'jwtSecretFile', 'adminSecretFile'] as const) {
     if (typeof c[k] !== 'string' || c[k] === '') throw new Error(`gateway config: ${k} is required`);
   }
 }

@@ -121,11 +121,11 @@ describe('order types and time in force', () => {
     await settled(rig);
     expect(await getOrder(rig, t, hit.body.data.order_id)).toMatchObject({ status: 'FILLED', filled_quantity: 4, average_fill_price: 29.994 });
     expect(await getOrder(rig, m, bid.body.data.order_id)).toMatchObject({ status: 'PARTIALLY_FILLED', remaining_quantity: 6 });
-    // the peg was priced from the moved reference
+    // the peg was priced from the moved reference (the resting pegs are re-pegged meanwhile: find the placement by id)
     rig.sim.market.set('AVAX-USDC-PERP', 31_000n);
     rig.sim.primary.publish();
-    await post(rig, m, { symbol: 'AVAX-USDC-PERP', side: 'buy', type: 'peg', peg_reference: 'mid', quantity: 10, time_in_force: 'IOC' });
-    expect(lastOp().pub).toMatchObject({ peg_price_ticks: '31000' });
+    const moved = await post(rig, m, { symbol: 'AVAX-USDC-PERP', side: 'buy', type: 'peg', peg_reference: 'mid', quantity: 10, time_in_force: 'IOC' });
+    expect(rig.seq.journal.find((j) => j.op.kind === 'place' && j.op.pub.order_id === moved.body.data.order_id)!.op.pub).toMatchObject({ peg_price_ticks: '31000' });
     // a peg below the minimum notional is refused once priced
     const small = await post(rig, m, { symbol: 'AVAX-USDC-PERP', side: 'buy', type: 'peg', peg_reference: 'mid', quantity: 1, time_in_force: 'GTC' });
     expect([small.status, small.body.code]).toEqual([400, 1404]);

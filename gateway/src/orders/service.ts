@@ -441,14 +441,39 @@ export class OrderService {
     if (o.time_in_force !== 'GTC' && o.time_in_force !== 'GTT') fail('UNSUPPORTED_ORDER', `only resting orders (GTC, GTT) can be modified; this one is ${o.time_in_force}`);
     if (o.pending_modify) fail('ORDER_BUSY', `a modify of order ${orderId} is still in progress; retry when it has been applied`);
     const oldQty = big(o.qty_steps);
-    const filled = big(o.filled_steps);
     const oldPrice = big(o.price_ticks!);
     const newQty = ch.quantity === undefined || ch.quantity === null ? oldQty : stepsField(ch.quantity, 'quantity', inst);
     let newPrice = oldPrice;
     if (ch.price !== undefined && ch.price !== null) {
-      if (o.type !== 'limit') fail('UNSUPPORTED_ORDER', `the price of a ${o.type} order cannot be modified (a peg follows its reference at entry); modify quantity, or cancel and place`);
+      if (o.type !== 'limit') fail('UNSUPPORTED_ORDER', `the price of a ${o.type} order cannot be modified (a peg follows its reference: the gateway re-prices it); modify quantity, or cancel and place`);
       newPrice = ticksField(ch.price, 'price', inst);
     }
+    return this.submitModify(acct, o, inst, newQty, newPrice);
+  }
+
+  /**
+   * The re-pegger's modify (orders/repeg.ts): moves a resting peg order to priceTicks through the
+   * same path as PATCH (checks, reservation hold, outbox, sequencer, committee outcome), so the
+   * price change is a `replace` that loses time priority. Not counted against the account's
+   * trading budgets: the venue, not the user, initiates it.
+   */
+  async repeg(orderId: string, priceTicks: bigint): Promise<Answer> {
+    const o = this.db.orders.get(orderId);
+    if (!o || o.type !== 'peg') fail('ORDER_NOT_FOUND', `no peg order ${orderId}`);
+    if (!isLive(o.status)) fail('ORDER_NOT_LIVE', `order ${orderId} is ${o.status} and cannot be re-pegged`);
+    if (o.time_in_force !== 'GTC' && o.time_in_force !== 'GTT') fail('UNSUPPORTED_ORDER', `only resting pegs (GTC, GTT) are re-pegged; this one is ${o.time_in_force}`);
+    if (o.pending_modify) fail('ORDER_BUSY', `a modify of order ${orderId} is still in progress`);
+    const acct = this.db.accounts.get(o.user_id);
+    if (!acct) fail('ORDER_NOT_FOUND', `the owner of order ${orderId} has no account`);
+    return this.submitModify(acct, o, this.registry.get(o.symbol)!, big(o.qty_steps), priceTicks);
+  }
+
+  /** A checked modify of a live resting order to newQty / newPrice, submitted and awaited (PATCH and the re-pegger). */
+  private async submitModify(acct: AccountRec, o: OrderRec, inst: InstrumentSpec, newQty: bigint, newPrice: bigint): Promise<Answer> {
+    const orderId = o.order_id;
+    const oldQty = big(o.qty_steps);
+    const filled = big(o.filled_steps);
+    const oldPrice = big(o.price_ticks!);
     const priceChange = newPrice !== oldPrice;
     if (!priceChange && newQty === oldQty) fail('INVALID_ORDER', 'nothing to modify: give a new price or quantity');
     if (newQty <= filled) fail('INVALID_QUANTITY', `quantity must exceed the filled quantity (${o.filled_steps} steps); cancel to stop the order`);
