@@ -7,7 +7,7 @@
 //
 //            GTC  GTT  IOC  FOK
 //   limit     ✓    ✓    ✓    ✓
-//   peg       ✓    ✓    ✓    ✓      (priced from the oracle reference at acceptance)
+//   peg       ✓    ✓    ✓    ✓      (priced from the oracle reference; re-priced as it moves: repeg.ts)
 //   market    ✗    ✗    ✓    ✓      MARKET_TIF: a market order never rests; optional price = cap
 //   aon       ✗    ✗    ✓    ✓      AON_TIF: IOC+aon behaves as FOK
 //   min_fill  ✗    ✗    ✓    ✓      MIN_FILL_TIF: the minimum of the entry execution
