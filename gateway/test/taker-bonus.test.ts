@@ -199,6 +199,12 @@ describe('taker bonuses through real fills', () => {
     expect((await get(prime, '/account/vip')).bonuses_received).toEqual({ instant: 0.0024, hourly: 0 });
     // the Core maker paid 2 bps (16,000) and got 800 back
     expect(Number((await get(core, '/account')).equity)).toBeCloseTo(equity0 - 0.016 + 0.0008, 6);
+    // the maker's fill notification carries the bonus of that fill; the taker's carries 0
+    const notes = rig.gw.sse.notifications;
+    const fills = (u: string) => notes.since(u, `${notes.epoch}.0`)!.filter((n) => n.event === 'fill').map((n) => (n.data.instant_bonus as { text: string }).text);
+    expect(fills(core.user_id)).toEqual(['0.0008']);
+    expect(fills(prime.user_id)).toEqual(['0.0024']);
+    expect(fills(taker.user_id).every((b) => b === '0')).toBe(true);
     const acc = (await get(core, '/account/bonuses')).accruing;
     expect(acc).toEqual([{ window_start: '2026-01-05T12:00:00.000Z', window_end: '2026-01-05T13:00:00.000Z', maker_notional: 80, window_maker_notional: 176.012, window_taker_fees: 0.035203 }]);
 
@@ -219,5 +225,9 @@ describe('taker bonuses through real fills', () => {
     expect(mine.accruing).toEqual([]);
     expect((await get(prime, '/account/vip')).bonuses_received).toEqual({ instant: 0.0024, hourly: Number(primeHourly) / 1e6 });
     expect(await rig.gw.bonus.payDue()).toEqual([]);
+    // and a `bonus` notification announced it
+    const paidNote = notes.since(core.user_id, `${notes.epoch}.0`)!.find((n) => n.event === 'bonus')!;
+    expect(paidNote.data).toMatchObject({ kind: 'hourly', window_start: '2026-01-05T12:00:00.000Z', window_end: '2026-01-05T13:00:00.000Z' });
+    expect((paidNote.data.amount as { text: string }).text).toBe(String(Number(coreHourly) / 1e6));
   });
 });
