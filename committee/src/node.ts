@@ -35,6 +35,12 @@ export function lastSeqOfJob(jobId: string | undefined): bigint {
   return m ? BigInt(m[1]!) : 0n;
 }
 
+/** The node's Ed25519 link key (seed); a config from before link keys fails here, by name. */
+function readLinkKey(cfg: NodeConfig): Uint8Array {
+  if (!cfg.linkKeyFile) throw new Error(`node ${cfg.index} config has no linkKeyFile: start the cluster with npm start, which adds link keys to older data folders`);
+  return readKeyFile(cfg.linkKeyFile, 'ed25519').privateKey;
+}
+
 export class CommitteeNode {
   private transport: Transport | null = null;
   private party: Party | null = null;
@@ -55,6 +61,8 @@ export class CommitteeNode {
 
   async start(): Promise<void> {
     const cfg = this.cfg;
+    // One link key proves this node to the gateway (results) and to the sequencer (feed).
+    const linkKey = readLinkKey(cfg);
     mkdirSync(cfg.dataDir, { recursive: true });
     const store = (this.store = new NodeStore(cfg.dataDir));
     const persisted = store.partyState();
@@ -83,14 +91,14 @@ export class CommitteeNode {
     this.applier = new BatchApplier({
       index: cfg.index, n: cfg.n, sealKey: readKeyFile(cfg.x25519KeyFile), gatewayPublicKey: fromHex(cfg.gatewayX25519PublicKey), log: this.log,
     });
-    this.link = new ResultsLink(cfg.gatewayInternalUrl, cfg.index, store, this.log);
+    this.link = new ResultsLink(cfg.gatewayInternalUrl, cfg.index, linkKey, store, this.log);
     this.link.start();
 
     this.running = true;
     this.loopDone = this.jobLoop().catch((e: unknown) => this.fatal('job loop failed', e));
     this.feed = new SequencerFeed();
     await this.feed.connect({
-      url: cfg.sequencerUrl, node: cfg.index, fromSeq: lastSeq + 1n,
+      url: cfg.sequencerUrl, node: cfg.index, authKey: linkKey, fromSeq: lastSeq + 1n,
       platformPublicKey: fromHex(cfg.platformPublicKey), expectedMeasurement: cfg.expectedMeasurement,
       onOp: (frame: SequencedFrame) => this.enqueue(frame),
       onError: (err: Error) => this.fatal('sequencer feed stopped', err),

@@ -1,8 +1,10 @@
 // Delivers this node's per-op results (public outcome + its output shares sealed to the gateway) to
 // the gateway's internal listener, in sequence order, resuming where the gateway says it stands.
+// The gateway opens each connection with a nonce; our hello signs it with this node's link key, so
+// no other process can report results in our name.
 import WebSocket from 'ws';
 import type { Logger } from 'pino';
-import type { ResultFrame, GatewayToNode } from '@tenebra/wire';
+import { decodeGatewayToNode, encodeFrame, FrameError, resultsHello, type ResultFrame, type GatewayToNode } from '@tenebra/wire';
 import type { NodeStore } from './node-store';
 
 const RECONNECT_MIN_MS = 100;
@@ -23,6 +25,8 @@ export class ResultsLink {
   constructor(
     private readonly url: string,
     private readonly node: number,
+    /** this node's Ed25519 link key (seed) */
+    private readonly linkKey: Uint8Array,
     private readonly store: NodeStore,
     private readonly log: Logger,
   ) {}
@@ -43,14 +47,22 @@ export class ResultsLink {
     this.resumed = false;
     ws.on('open', () => {
       this.backoff = RECONNECT_MIN_MS;
-      ws.send(JSON.stringify({ t: 'hello', node: this.node }));
     });
     ws.on('message', (data) => {
       let frame: GatewayToNode;
       try {
-        frame = JSON.parse(String(data)) as GatewayToNode;
-      } catch {
-        this.log.warn('gateway sent a malformed frame');
+        frame = decodeGatewayToNode(data as Buffer);
+      } catch (e) {
+        this.log.warn({ err: e instanceof FrameError ? e.message : String(e) }, 'gateway sent a malformed frame');
+        return;
+      }
+      if (frame.t === 'auth_challenge') {
+        ws.send(encodeFrame(resultsHello(this.node, this.linkKey, frame.nonce)));
+        return;
+      }
+      if (frame.t === 'auth_refused') {
+        // The gateway closes after this; we retry with backoff (a config fix may be deployed).
+        this.log.error({ code: frame.code, reason: frame.message }, 'gateway REFUSED our results link');
         return;
       }
       if (frame.t === 'resume') {

@@ -17,7 +17,7 @@ import { GatewayEvents } from './events';
 import { Clearing } from './results/clearing';
 import { ResultCollector } from './results/collector';
 import { OutcomeWaiters, ResultPipeline } from './results/pipeline';
-import { ResultServer } from './results/server';
+import { nodeLinkKeys, ResultServer } from './results/server';
 import { OrderService, type SequencerPort } from './orders/service';
 import { createSimulatedOracle, type PriceOracle } from './orders/oracle';
 import { buildApp } from './http/app';
@@ -138,7 +138,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     log.child({ component: 'results' }),
   );
   const pipeline = new ResultPipeline(collector, clearing, waiters, events, clock, log.child({ component: 'results' }));
-  const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }));
+  const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }), nodeLinkKeys(config.nodes));
   const sequencer = opts.sequencer ?? attestedSequencer(config, log, opts.sequencerConnectTimeoutMs);
   const oracle = opts.oracle ?? createSimulatedOracle(clock).oracle;
   const marks = new MarkBook(oracle);
@@ -251,9 +251,11 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   };
 }
 
-/** The production sequencer link: SequencerClient, which verifies the enclave's quote and proof. */
+/** The production sequencer link: SequencerClient, which verifies the enclave's quote and proof and
+ *  proves the gateway's link key. */
 function attestedSequencer(config: GatewayConfig, log: Logger, firstConnectTimeoutMs?: number): SequencerLink {
   const client = new SequencerClient();
+  const authKey = readKeyFile(config.linkKeyFile, 'ed25519').privateKey;
   return {
     get connected() {
       return client.connected;
@@ -263,6 +265,7 @@ function attestedSequencer(config: GatewayConfig, log: Logger, firstConnectTimeo
       url: config.sequencerUrl,
       platformPublicKey: fromHex(config.platformPublicKey),
       expectedMeasurement: config.expectedMeasurement,
+      authKey,
       log: log.child({ component: 'sequencer-client' }),
       ...(firstConnectTimeoutMs !== undefined ? { firstConnectTimeoutMs } : {}),
     }),
@@ -292,10 +295,11 @@ export function checkConfig(c: GatewayConfig): void {
   if (!Array.isArray(c.nodes) || c.nodes.length !== c.n) throw new Error(`gateway config: nodes must list ${c.n} committee nodes`);
   for (const nd of c.nodes) {
     if (!/^[0-9a-f]{64}$/.test(nd.x25519PublicKey ?? '')) throw new Error(`gateway config: node ${nd.index} x25519PublicKey must be 64 hex chars`);
+    if (!/^[0-9a-f]{64}$/.test(nd.linkPublicKey ?? '')) throw new Error(`gateway config: node ${nd.index} linkPublicKey must be 64 hex chars (npm start adds it to older data folders)`);
   }
   if (!/^[0-9a-f]{64}$/.test(c.platformPublicKey ?? '')) throw new Error('gateway config: platformPublicKey must be 64 hex chars');
   if (!/^[0-9a-f]{64}$/.test(c.expectedMeasurement ?? '')) throw new Error('gateway config: expectedMeasurement must be 64 hex chars');
-  for (const k of ['dataDir', 'host', 'sequencerUrl', 'gatewayKeyFile', 'jwtSecretFile', 'adminSecretFile'] as const) {
+  for (const k of ['dataDir', 'host', 'sequencerUrl', 'gatewayKeyFile', 'linkKeyFile', 'jwtSecretFile', 'adminSecretFile'] as const) {
     if (typeof c[k] !== 'string' || c[k] === '') throw new Error(`gateway config: ${k} is required`);
   }
 }

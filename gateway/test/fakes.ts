@@ -12,7 +12,7 @@ import {
 } from '@tenebra/seal';
 import { shareSecret, reconstruct, encodeFieldVector, decodeFieldVector } from '@tenebra/mpc';
 import {
-  decodeGatewayToSequencer, decodeGatewayToNode, encodeFrame, opAad, resultAad,
+  decodeGatewayToSequencer, decodeGatewayToNode, encodeFrame, opAad, resultAad, resultsHello,
   type SealedOp, type ResultFrame, type PlaceOutcome, type CancelOutcome,
 } from '@tenebra/wire';
 import type { GatewayConfig } from '@tenebra/config';
@@ -23,6 +23,8 @@ export interface TestEnv {
   platform: { privateKey: Uint8Array; publicKey: Uint8Array };
   measurement: string;
   nodeKeys: { privateKey: Uint8Array; publicKey: Uint8Array }[];
+  /** node i's Ed25519 link key is nodeLinkKeys[i-1]: it signs the results hello */
+  nodeLinkKeys: { privateKey: Uint8Array; publicKey: Uint8Array }[];
   gatewayKey: { privateKey: Uint8Array; publicKey: Uint8Array };
   adminSecret: string;
   jwtSecret: string;
@@ -34,8 +36,10 @@ export function makeEnv(n = 5, t = 2, sequencerUrl = 'ws://127.0.0.1:1'): TestEn
   const platform = generateEd25519();
   const measurement = randomBytes(32).toString('hex');
   const nodeKeys = Array.from({ length: n }, () => generateX25519());
+  const nodeLinkKeys = Array.from({ length: n }, () => generateEd25519());
   const gatewayKey = generateX25519();
   writeKeyFile(join(dir, 'gateway.x25519.json'), gatewayKey, 'x25519');
+  writeKeyFile(join(dir, 'gateway.link.ed25519.json'), generateEd25519(), 'ed25519');
   const jwtSecret = randomBytes(32).toString('hex');
   const adminSecret = randomBytes(24).toString('hex');
   writeFileSync(join(dir, 'jwt.secret'), jwtSecret, { mode: 0o600 });
@@ -43,11 +47,11 @@ export function makeEnv(n = 5, t = 2, sequencerUrl = 'ws://127.0.0.1:1'): TestEn
   const config: GatewayConfig = {
     role: 'gateway', env: 'test', dataDir: join(dir, 'gateway'), host: '127.0.0.1', port: 0, internalPort: 0, n, t,
     sequencerUrl, platformPublicKey: toHex(platform.publicKey), expectedMeasurement: measurement,
-    nodes: nodeKeys.map((k, i) => ({ index: i + 1, x25519PublicKey: toHex(k.publicKey) })),
-    gatewayKeyFile: join(dir, 'gateway.x25519.json'), jwtSecretFile: join(dir, 'jwt.secret'), adminSecretFile: join(dir, 'admin.secret'),
+    nodes: nodeKeys.map((k, i) => ({ index: i + 1, x25519PublicKey: toHex(k.publicKey), linkPublicKey: toHex(nodeLinkKeys[i]!.publicKey) })),
+    gatewayKeyFile: join(dir, 'gateway.x25519.json'), linkKeyFile: join(dir, 'gateway.link.ed25519.json'), jwtSecretFile: join(dir, 'jwt.secret'), adminSecretFile: join(dir, 'admin.secret'),
     logLevel: 'silent',
   };
-  return { dir, config, platform, measurement, nodeKeys, gatewayKey, adminSecret, jwtSecret };
+  return { dir, config, platform, measurement, nodeKeys, nodeLinkKeys, gatewayKey, adminSecret, jwtSecret };
 }
 
 export interface Journaled {
@@ -88,6 +92,7 @@ export class FakeSequencer extends EventEmitter {
           ws.send(encodeFrame({ t: 'proof', nonce: f.nonce, sig: proveEnclaveKey(enclave.privateKey, f.nonce) }));
           return;
         }
+        if (f.t !== 'submit') return; // it sends no auth_challenge, so clients send no auth frame
         const act = () => this.onSubmit(ws, f.rid, f.op);
         if (this.hold) this.held.push(act);
         else act();
@@ -149,16 +154,17 @@ class FakeNode {
   /** when set, ignore the gateway's resume point and send everything from seq 1 */
   resendAll = false;
 
-  constructor(readonly index: number) {}
+  constructor(readonly index: number, private readonly linkKey: Uint8Array) {}
 
   connect(url: string): Promise<void> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url);
       this.ws = ws;
       ws.once('error', reject);
-      ws.on('open', () => ws.send(encodeFrame({ t: 'hello', node: this.index })));
       ws.on('message', (data) => {
         const f = decodeGatewayToNode(data as Buffer);
+        if (f.t === 'auth_challenge') return ws.send(encodeFrame(resultsHello(this.index, this.linkKey, f.nonce)));
+        if (f.t === 'auth_refused') return reject(new Error(`gateway refused node ${this.index}: ${f.code}`));
         this.from = this.resendAll ? 1n : BigInt(f.from_seq);
         this.flush();
         resolve();
@@ -222,7 +228,7 @@ export class FakeCommittee {
   readonly inputs = new Map<string, { price: bigint; qty: bigint }>();
 
   constructor(private readonly env: TestEnv, sequencer: FakeSequencer) {
-    this.nodes = Array.from({ length: env.config.n }, (_, i) => new FakeNode(i + 1));
+    this.nodes = Array.from({ length: env.config.n }, (_, i) => new FakeNode(i + 1, env.nodeLinkKeys[i]!.privateKey));
     sequencer.on('op', (j: Journaled) => this.apply(j));
   }
 

@@ -9,7 +9,7 @@ import pino from 'pino';
 import WebSocket from 'ws';
 import { seal, unseal } from '@tenebra/seal';
 import { shareSecret, reconstruct, encodeFieldVector, decodeFieldVector, F } from '@tenebra/mpc';
-import { decodeGatewayToNode, encodeFrame, opAad, resultAad, type ResultFrame } from '@tenebra/wire';
+import { decodeGatewayToNode, encodeFrame, opAad, resultAad, resultsHello, type ResultFrame } from '@tenebra/wire';
 import { Exchange, PlaintextBackend, type OpResult } from '@tenebra/matching';
 import { INSTRUMENTS } from '@tenebra/config';
 import { decodeOp, toWireOutcome } from '@tenebra/committee';
@@ -25,16 +25,18 @@ class Node {
   ws: WebSocket | null = null;
   private from = -1n;
   readonly results: ResultFrame[] = [];
-  constructor(readonly index: number) {}
+  constructor(readonly index: number, private readonly linkKey: Uint8Array) {}
 
   connect(url: string): Promise<void> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url);
       this.ws = ws;
       ws.once('error', reject);
-      ws.on('open', () => ws.send(encodeFrame({ t: 'hello', node: this.index })));
       ws.on('message', (data) => {
-        this.from = BigInt(decodeGatewayToNode(data as Buffer).from_seq);
+        const f = decodeGatewayToNode(data as Buffer);
+        if (f.t === 'auth_challenge') return ws.send(encodeFrame(resultsHello(this.index, this.linkKey, f.nonce)));
+        if (f.t === 'auth_refused') return reject(new Error(`gateway refused node ${this.index}: ${f.code}`));
+        this.from = BigInt(f.from_seq);
         this.flush();
         resolve();
       });
@@ -71,7 +73,7 @@ export class MatchingCommittee {
   private lastNs = 0n;
 
   constructor(private readonly env: TestEnv, sequencer: FakeSequencer) {
-    this.nodes = Array.from({ length: env.config.n }, (_, i) => new Node(i + 1));
+    this.nodes = Array.from({ length: env.config.n }, (_, i) => new Node(i + 1, env.nodeLinkKeys[i]!.privateKey));
     sequencer.on('op', (j: Journaled) => {
       this.chain = this.chain.then(() => this.apply(j)).catch((e: unknown) => {
         console.error('matching committee failed', e);

@@ -12,6 +12,7 @@ import {
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
 import { generateIdentity } from '@tenebra/transport';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
+import { clientLinkKeys, ensureLinkKeyFile, upgradeLinkKeys } from './link-keys';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ENTRY = {
@@ -43,6 +44,11 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     const gateway = readJson<GatewayConfig>(L.gatewayConfig);
     const nodes = gateway.nodes.map((nd) => readJson<NodeConfig>(L.nodeConfig(nd.index)));
     if (gateway.env !== opts.env) throw new Error(`${L.root} holds a '${gateway.env}' cluster, not '${opts.env}'`);
+    // Folders made before link keys existed get them now (before the measurement: it covers them).
+    const upgraded = upgradeLinkKeys(L, nodes, sequencer, gateway);
+    for (const nd of upgraded.nodes) writeJson(L.nodeConfig(nd.index), nd);
+    if (upgraded.sequencer) writeJson(L.sequencerConfig, sequencer);
+    if (upgraded.gateway) writeJson(L.gatewayConfig, gateway);
     // The enclave's measurement covers its code: recompute it so a resumed folder trusts the
     // sequencer this checkout runs (a real deployment would pin it instead).
     const measurement = expectedMeasurement(sequencer);
@@ -69,10 +75,13 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
   writeKeyFile(L.gatewayKey, gatewayKey);
   writeFileSync(L.jwtSecret, randomBytes(32).toString('hex'), { mode: 0o600 });
   writeFileSync(L.adminSecret, randomBytes(24).toString('hex'), { mode: 0o600 });
+  const nodeLinkKeys = new Map<number, string>();
+  for (let i = 1; i <= n; i++) nodeLinkKeys.set(i, ensureLinkKeyFile(L.nodeLinkKey(i)));
+  const gatewayLinkKey = ensureLinkKeyFile(L.gatewayLinkKey);
 
   const sequencer: SequencerConfig = {
     role: 'sequencer', dataDir: L.sequencerDir, host, port: ports.sequencer, n,
-    platformKeyFile: L.platformKey, logLevel: opts.logLevel ?? 'info',
+    platformKeyFile: L.platformKey, clientLinkKeys: clientLinkKeys(gatewayLinkKey, nodeLinkKeys), logLevel: opts.logLevel ?? 'info',
   };
   const measurement = expectedMeasurement(sequencer);
   const sequencerUrl = `ws://${host}:${ports.sequencer}`;
@@ -95,7 +104,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     role: 'committee', env: opts.env, index: p.index, n, t,
     dataDir: L.nodeDir(p.index), host, port: ports.nodeBase + p.index - 1,
     listen: `/ip4/${host}/tcp/${ports.nodeBase + p.index - 1}`, peers,
-    libp2pKeyFile: L.nodeLibp2pKey(p.index), x25519KeyFile: L.nodeX25519Key(p.index),
+    libp2pKeyFile: L.nodeLibp2pKey(p.index), x25519KeyFile: L.nodeX25519Key(p.index), linkKeyFile: L.nodeLinkKey(p.index),
     gatewayX25519PublicKey: hex(gatewayKey.publicKey), sequencerUrl, gatewayInternalUrl,
     platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
     preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 20_000, targetBits: 40_000, batch: 2048 },
@@ -104,8 +113,8 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
   const gateway: GatewayConfig = {
     role: 'gateway', env: opts.env, dataDir: L.gatewayDir, host, port: ports.gateway, internalPort: ports.gatewayInternal,
     n, t, sequencerUrl, platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
-    nodes: nodes.map((nd, k) => ({ index: nd.index, x25519PublicKey: hex(sealKeys[k]!.publicKey) })),
-    gatewayKeyFile: L.gatewayKey, jwtSecretFile: L.jwtSecret, adminSecretFile: L.adminSecret,
+    nodes: nodes.map((nd, k) => ({ index: nd.index, x25519PublicKey: hex(sealKeys[k]!.publicKey), linkPublicKey: nodeLinkKeys.get(nd.index)! })),
+    gatewayKeyFile: L.gatewayKey, linkKeyFile: L.gatewayLinkKey, jwtSecretFile: L.jwtSecret, adminSecretFile: L.adminSecret,
     logLevel: opts.logLevel ?? 'info',
   };
   writeJson(L.sequencerConfig, sequencer);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { generateEd25519, writeKeyFile } from '@tenebra/seal';
+import { generateEd25519, toHex, writeKeyFile } from '@tenebra/seal';
 import { SequencerClient, SequencerFeed, type SealedOp } from '@tenebra/wire';
 import type { SequencerConfig } from '@tenebra/config';
 import { expectedMeasurement, startSequencer } from '../src/index';
@@ -21,7 +21,13 @@ const RATE = Number(values.rate);
 const dir = mkdtempSync(join(tmpdir(), 'seq-bench-'));
 const platform = generateEd25519();
 writeKeyFile(join(dir, 'platform.json'), platform);
-const config: SequencerConfig = { role: 'sequencer', dataDir: join(dir, 'journal'), host: '127.0.0.1', port: 0, n: 5, platformKeyFile: join(dir, 'platform.json') };
+// Link keys: the bench's client is the gateway, its feeds are nodes 1..5.
+const gatewayLink = generateEd25519();
+const nodeLinks = [1, 2, 3, 4, 5].map(() => generateEd25519());
+const config: SequencerConfig = {
+  role: 'sequencer', dataDir: join(dir, 'journal'), host: '127.0.0.1', port: 0, n: 5, platformKeyFile: join(dir, 'platform.json'),
+  clientLinkKeys: { gateway: toHex(gatewayLink.publicKey), nodes: nodeLinks.map((k, i) => ({ index: i + 1, publicKey: toHex(k.publicKey) })) },
+};
 const s = await startSequencer(config, platform.privateKey, pino({ level: 'warn' }));
 const opts = { url: s.url, platformPublicKey: platform.publicKey, expectedMeasurement: expectedMeasurement(config) };
 // A realistic op: five sealed entries of two 16-byte field elements each (+60 bytes of sealing).
@@ -31,11 +37,11 @@ const op = (i: number): SealedOp => ({ kind: 'place', symbol: 'BTC-PERP', pub: {
 let fed = 0;
 const feeds = await Promise.all([1, 2, 3, 4, 5].map(async (node) => {
   const f = new SequencerFeed();
-  await f.connect({ ...opts, node, fromSeq: 1n, onOp: () => void fed++ });
+  await f.connect({ ...opts, node, authKey: nodeLinks[node - 1]!.privateKey, fromSeq: 1n, onOp: () => void fed++ });
   return f;
 }));
 const client = new SequencerClient();
-await client.connect({ ...opts, maxPending: 100_000 });
+await client.connect({ ...opts, authKey: gatewayLink.privateKey, maxPending: 100_000 });
 
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))]!.toFixed(3);
 

@@ -23,6 +23,8 @@ export const LIMITS = {
   replayBatch: 512,
   /** Connections served at once. */
   maxConnections: 256,
+  /** A connection that has not proved its link key by then is refused (AUTH_TIMEOUT). */
+  authTimeoutMs: 10_000,
 } as const;
 
 /** Kinds of op the committee understands today. */

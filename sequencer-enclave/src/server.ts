@@ -1,12 +1,19 @@
-// The enclave's WebSocket endpoint. Every connection first receives the quote; a client may then
-// send a challenge (answered with the enclave key's signature), submit frames (gateway) and one feed
-// request (committee node). Malformed frames are nacked and the connection stays usable.
+// The enclave's WebSocket endpoint. Every connection first receives the quote and a nonce of its
+// own (auth_challenge); a client may send a challenge (answered with the enclave key's signature)
+// and must then prove its link key (auth, see client-auth.ts). Only then may it submit frames (the
+// gateway) or request one feed (a node, for itself). Unauthenticated or forbidden frames get an
+// auth_refused frame and the connection is closed; after authentication, malformed frames are
+// nacked and the connection stays usable.
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { generateEd25519, makeQuote, proveEnclaveKey, type Quote } from '@tenebra/seal';
 import type { SequencerConfig } from '@tenebra/config';
-import { decodeToSequencer, encodeFrame, FrameError, type NackFrame, type QuoteFrame } from '@tenebra/wire';
+import {
+  claimOfAuth, ConnectionChallenge, decodeToSequencer, encodeFrame, FrameError, LinkAuthError, principalName, refuseLink,
+  sequencerServerName, type AuthOkFrame, type LinkRole, type NackFrame, type QuoteFrame,
+} from '@tenebra/wire';
+import { clientKeyDirectory, NodeSessions, SEQUENCER_LINK_POLICY } from './client-auth';
 import { FeedSubscriber } from './feed';
 import { LIMITS, NACK } from './limits';
 import { expectedMeasurement } from './measurement';
@@ -37,6 +44,9 @@ export async function startSequencer(
   const enclave = generateEd25519();
   const quote = makeQuote(platformPrivateKey, measurement, enclave.publicKey);
   const quoteText = encodeFrame({ t: 'quote', quote } satisfies QuoteFrame);
+  const clientKeys = clientKeyDirectory(config);
+  const serverName = sequencerServerName(quote.enclave_pubkey);
+  const nodeSessions = new NodeSessions();
   const sequencer = Sequencer.open(config.dataDir, config.n, log);
 
   const wss = new WebSocketServer({
@@ -64,15 +74,33 @@ export async function startSequencer(
     const clog = log.child({ conn, peer: `${req.socket.remoteAddress}:${req.socket.remotePort}` });
     clog.debug({}, 'connection');
     ws.send(quoteText);
+    const challenge = new ConnectionChallenge(clientKeys, SEQUENCER_LINK_POLICY, serverName);
+    ws.send(encodeFrame(challenge.frame));
+    /** who this connection proved to be; null until its auth frame verified */
+    let client: { role: LinkRole; id: number } | null = null;
     let feed: FeedSubscriber | null = null;
     const nack = (rid: string, code: string, message: string) => {
       if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame({ t: 'nack', rid, code, message } satisfies NackFrame));
     };
+    const refuse = (err: LinkAuthError, claimed: string | null) => {
+      clog.warn({ code: err.code, claimed, reason: err.message }, 'client link refused');
+      refuseLink(ws, err);
+    };
+    const authTimer = setTimeout(
+      () => refuse(new LinkAuthError('AUTH_TIMEOUT', `no link-key proof within ${LIMITS.authTimeoutMs} ms`), null),
+      LIMITS.authTimeoutMs,
+    );
+    authTimer.unref();
 
     ws.on('message', (data, isBinary) => {
       const text = isBinary ? null : (data as Buffer).toString('utf8');
-      if (text === null) return nack('', NACK.BAD_FRAME, 'binary frames are not accepted; send JSON text');
+      // Before authentication nothing is worth a nack: the peer is refused outright.
+      if (text === null) {
+        if (!client) return refuse(new LinkAuthError('MALFORMED_AUTH', 'binary frame before authentication'), null);
+        return nack('', NACK.BAD_FRAME, 'binary frames are not accepted; send JSON text');
+      }
       if (text.length > LIMITS.maxSubmitBytes) {
+        if (!client) return refuse(new LinkAuthError('MALFORMED_AUTH', 'oversized frame before authentication'), null);
         return nack(ridOf(text), NACK.FRAME_TOO_LARGE, `frame of ${text.length} bytes exceeds the ${LIMITS.maxSubmitBytes}-byte limit`);
       }
       let frame;
@@ -80,14 +108,38 @@ export async function startSequencer(
         frame = decodeToSequencer(text);
       } catch (e) {
         const fe = e instanceof FrameError ? e : new FrameError(String(e));
+        if (!client) return refuse(new LinkAuthError('MALFORMED_AUTH', fe.message), null);
         clog.warn({ err: fe.message }, 'malformed frame nacked');
         return nack(fe.rid || ridOf(text), NACK.BAD_FRAME, fe.message);
       }
       switch (frame.t) {
         case 'challenge':
+          // Allowed before authentication: the client checks the enclave before proving itself.
           ws.send(encodeFrame({ t: 'proof', nonce: frame.nonce, sig: proveEnclaveKey(enclave.privateKey, frame.nonce) }));
           return;
+        case 'auth': {
+          const claimed = principalName(frame.role, frame.id);
+          try {
+            client = challenge.verify(claimOfAuth(frame));
+          } catch (e) {
+            client = null;
+            return refuse(e instanceof LinkAuthError ? e : new LinkAuthError('MALFORMED_AUTH', String(e)), claimed);
+          }
+          clearTimeout(authTimer);
+          if (client.role === 'node' && nodeSessions.claim(client.id, ws)) {
+            clog.warn({ client: claimed }, 'node opened a newer authenticated session; its older one is closed');
+          }
+          clog.info({ client: claimed }, 'client authenticated');
+          ws.send(encodeFrame({ t: 'auth_ok', role: client.role, id: client.id } satisfies AuthOkFrame));
+          return;
+        }
+      }
+      if (!client) return refuse(new LinkAuthError('AUTH_REQUIRED', `'${frame.t}' before a link-key proof`), null);
+      switch (frame.t) {
         case 'submit': {
+          if (client.role !== 'gateway') {
+            return refuse(new LinkAuthError('NOT_ALLOWED', `${principalName(client.role, client.id)} may not submit ops`), principalName(client.role, client.id));
+          }
           const rid = frame.rid;
           sequencer.submit(rid, frame.op).then(
             (out) => {
@@ -98,6 +150,10 @@ export async function startSequencer(
           return;
         }
         case 'feed': {
+          if (client.role !== 'node' || client.id !== frame.node) {
+            const who = principalName(client.role, client.id);
+            return refuse(new LinkAuthError('NOT_ALLOWED', `${who} may not read the feed of node ${frame.node}`), who);
+          }
           if (feed) return nack('', NACK.FEED_ALREADY_STARTED, 'this connection already carries a feed');
           if (frame.node > config.n) return nack('', NACK.BAD_NODE, `node ${frame.node} is not in 1..${config.n}`);
           const from = BigInt(frame.from_seq);
@@ -116,6 +172,8 @@ export async function startSequencer(
     });
     ws.on('error', (e) => clog.warn({ err: e.message }, 'connection error'));
     ws.on('close', () => {
+      clearTimeout(authTimer);
+      if (client?.role === 'node') nodeSessions.release(client.id, ws);
       if (feed) {
         feed.stop();
         feeds.delete(feed);

@@ -19,11 +19,14 @@ describe('sequencer process crash', () => {
 
     const gw = new SequencerClient();
     const gwLog = memoryLog();
-    await gw.connect({ ...opts, log: gwLog });
+    await gw.connect({ ...opts, authKey: f.gatewayLink.privateKey, log: gwLog });
     const feeds = [1, 4].map(() => ({ feed: new SequencerFeed(), got: [] as SequencedFrame[] }));
     await Promise.all(
       feeds.map((x, k) =>
-        x.feed.connect({ ...opts, log: memoryLog(), node: k === 0 ? 1 : 4, fromSeq: 1n, onOp: (op) => void x.got.push(op) }),
+        x.feed.connect({
+          ...opts, log: memoryLog(), node: k === 0 ? 1 : 4, authKey: f.nodeLinks[k === 0 ? 0 : 3]!.privateKey, fromSeq: 1n,
+          onOp: (op) => void x.got.push(op),
+        }),
       ),
     );
 

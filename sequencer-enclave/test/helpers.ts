@@ -6,8 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { SequencerConfig } from '@tenebra/config';
-import { generateEd25519, generateX25519, seal, writeKeyFile, type KeyPair } from '@tenebra/seal';
-import type { SealedOp, WireLogger } from '@tenebra/wire';
+import { generateEd25519, generateX25519, seal, toHex, writeKeyFile, type KeyPair } from '@tenebra/seal';
+import WebSocket from 'ws';
+import {
+  authFrame, sequencerServerName, signLinkAuth, type LinkIdentity, type LinkPurpose, type Quote, type SealedOp, type WireLogger,
+} from '@tenebra/wire';
 
 export const MAIN = join(__dirname, '..', 'src', 'main.ts');
 export const silent: Logger = pino({ level: 'silent' });
@@ -36,6 +39,10 @@ export interface Fixture {
   configFile: string;
   platform: KeyPair;
   nodes: KeyPair[];
+  /** the gateway's link key (admitted to submit) */
+  gatewayLink: KeyPair;
+  /** node i's link key is nodeLinks[i-1] (admitted to read feed i) */
+  nodeLinks: KeyPair[];
 }
 
 /** A data dir, platform key file, n node keys and a config (port 0 unless given). */
@@ -44,12 +51,15 @@ export function fixture(n = 5, port = 0): Fixture {
   const platform = generateEd25519();
   const platformKeyFile = join(dir, 'platform.ed25519.json');
   writeKeyFile(platformKeyFile, platform, 'ed25519');
+  const gatewayLink = generateEd25519();
+  const nodeLinks = Array.from({ length: n }, () => generateEd25519());
   const config: SequencerConfig = {
     role: 'sequencer', dataDir: join(dir, 'journal'), host: '127.0.0.1', port, n, platformKeyFile, logLevel: 'info',
+    clientLinkKeys: { gateway: toHex(gatewayLink.publicKey), nodes: nodeLinks.map((k, i) => ({ index: i + 1, publicKey: toHex(k.publicKey) })) },
   };
   const configFile = join(dir, 'sequencer.json');
   writeFileSync(configFile, JSON.stringify(config));
-  return { dir, config, configFile, platform, nodes: Array.from({ length: n }, () => generateX25519()) };
+  return { dir, config, configFile, platform, nodes: Array.from({ length: n }, () => generateX25519()), gatewayLink, nodeLinks };
 }
 
 /** An op whose node-i entry is seal(node_i, plaintext(i)). */
@@ -116,4 +126,48 @@ export async function until(cond: () => boolean, timeoutMs = 20_000, what = 'con
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A raw connection to the sequencer, past its quote and auth_challenge; every frame it receives is kept. */
+export interface RawClient {
+  ws: WebSocket;
+  /** frames received, parsed */
+  inbox: Record<string, unknown>[];
+  /** frames received, as text */
+  raw: string[];
+  /** this connection's nonce (from auth_challenge) */
+  nonce: string;
+  /** the `server` a proof must name: the quoted enclave key */
+  server: string;
+  /** resolves with the close code and reason */
+  closed: Promise<{ code: number; reason: string }>;
+  /** Sends a proof (altered by `tamper` if given) and resolves with the sequencer's answer. */
+  auth(identity: LinkIdentity, purpose: LinkPurpose, tamper?: (frame: Record<string, unknown>) => Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Sends a frame and resolves with the next frame received. */
+  request(frame: unknown): Promise<Record<string, unknown>>;
+}
+
+export async function rawClient(url: string): Promise<RawClient> {
+  const ws = new WebSocket(url);
+  const inbox: Record<string, unknown>[] = [];
+  const raw: string[] = [];
+  ws.on('message', (d) => {
+    raw.push(d.toString());
+    inbox.push(JSON.parse(d.toString()) as Record<string, unknown>);
+  });
+  const closed = new Promise<{ code: number; reason: string }>((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
+  await until(() => inbox.length >= 2, 5_000, 'quote and auth_challenge');
+  const nonce = inbox[1]!.nonce as string;
+  const server = sequencerServerName((inbox[0]!.quote as Quote).enclave_pubkey);
+  const request = async (frame: unknown) => {
+    const before = inbox.length;
+    ws.send(JSON.stringify(frame));
+    await until(() => inbox.length > before, 5_000, 'a reply');
+    return inbox[before]!;
+  };
+  return {
+    ws, inbox, raw, nonce, server, closed, request,
+    auth: (identity, purpose, tamper = (f) => f) =>
+      request(tamper({ ...authFrame(signLinkAuth(identity, purpose, nonce, server)) })),
+  };
 }

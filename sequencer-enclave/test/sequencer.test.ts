@@ -6,13 +6,14 @@ import {
   SequencerClient, SequencerFeed, SequencerNackError, type SequencedFrame, type SubmitResult,
 } from '@tenebra/wire';
 import { decodeRecord, expectedMeasurement, startSequencer, type RunningSequencer } from '../src/index';
-import { cleanupDirs, fixture, memoryLog, opaqueOp, sealedOp, silent, until, type Fixture } from './helpers';
+import { cleanupDirs, fixture, memoryLog, opaqueOp, rawClient, sealedOp, silent, until, type Fixture } from './helpers';
 
 afterAll(cleanupDirs);
 
+/** Options of a client proving the gateway's link key (feedNode swaps in the node's). */
 const clientOpts = (f: Fixture, url: string) => ({
   url, platformPublicKey: f.platform.publicKey, expectedMeasurement: expectedMeasurement(f.config), log: memoryLog(),
-  backoffMaxMs: 200,
+  backoffMaxMs: 200, authKey: f.gatewayLink.privateKey,
 });
 
 async function start(f: Fixture): Promise<RunningSequencer> {
@@ -28,7 +29,7 @@ async function feedNode(
   const feed = new SequencerFeed();
   let i = 0;
   await feed.connect({
-    ...clientOpts(f, url), node, fromSeq: opts.fromSeq ?? 1n, highWater: opts.highWater,
+    ...clientOpts(f, url), authKey: f.nodeLinks[node - 1]!.privateKey, node, fromSeq: opts.fromSeq ?? 1n, highWater: opts.highWater,
     onOp: async (op) => {
       if (opts.gate) await opts.gate;
       got.push(op);
@@ -115,11 +116,10 @@ describe('sequencer enclave', () => {
   it('nacks malformed or refused frames and keeps the connection usable', async () => {
     const f = fixture(5);
     const s = await start(f);
-    const ws = new WebSocket(s.url);
-    const inbox: Record<string, unknown>[] = [];
-    ws.on('message', (d) => inbox.push(JSON.parse(d.toString()) as Record<string, unknown>));
-    await until(() => inbox.length === 1, 5_000, 'quote');
-    expect(inbox[0]!.t).toBe('quote');
+    const gw = await rawClient(s.url);
+    const { ws, inbox } = gw;
+    expect(inbox.map((x) => x.t)).toEqual(['quote', 'auth_challenge']);
+    expect(await gw.auth({ role: 'gateway', id: 0, privateKey: f.gatewayLink.privateKey }, 'submit')).toMatchObject({ t: 'auth_ok' });
     const send = async (data: string | Buffer, expectCode: string, rid = '') => {
       const before = inbox.length;
       ws.send(data);
@@ -137,8 +137,6 @@ describe('sequencer enclave', () => {
     await send(JSON.stringify({ t: 'submit', rid: 'r5', op: { ...op, sealed: [big, ...op.sealed.slice(1)] } }), 'SEALED_TOO_LARGE', 'r5');
     await send(JSON.stringify({ t: 'submit', rid: 'r6', op: { ...op, sealed: Array(5).fill('A'.repeat(60_000)) } }), 'FRAME_TOO_LARGE', 'r6');
     await send(JSON.stringify({ t: 'ack', rid: 'r7', seq: '1', ts_ns: '1' }), 'BAD_FRAME', 'r7');
-    await send(JSON.stringify({ t: 'feed', node: 6, from_seq: '1' }), 'BAD_NODE');
-    await send(JSON.stringify({ t: 'feed', node: 1, from_seq: '5' }), 'FROM_SEQ_AHEAD');
     // Still usable: a valid submit is acked, and nothing refused was journaled.
     const before = inbox.length;
     ws.send(JSON.stringify({ t: 'submit', rid: 'ok', op }));
@@ -146,6 +144,16 @@ describe('sequencer enclave', () => {
     expect(inbox[before]).toMatchObject({ t: 'ack', rid: 'ok', seq: '1' });
     expect(s.sequencer.lastSeq).toBe(1n);
     ws.close();
+    // A node's feed request beyond the journal is nacked too, and its connection stays usable.
+    const node = await rawClient(s.url);
+    await node.auth({ role: 'node', id: 1, privateKey: f.nodeLinks[0]!.privateKey }, 'feed');
+    const before2 = node.inbox.length;
+    node.ws.send(JSON.stringify({ t: 'feed', node: 1, from_seq: '5' }));
+    await until(() => node.inbox.length > before2, 5_000, 'nack');
+    expect(node.inbox[before2]).toMatchObject({ t: 'nack', code: 'FROM_SEQ_AHEAD' });
+    node.ws.send(JSON.stringify({ t: 'feed', node: 1, from_seq: '1' }));
+    await until(() => node.inbox.some((x) => x.t === 'op'), 5_000, 'op');
+    node.ws.close();
     await s.close();
   });
 
@@ -189,10 +197,10 @@ describe('sequencer enclave', () => {
       Buffer.concat([be16(v), be16(v * 3n + BigInt(node)), Buffer.from(`price=${v};qty=${v + 1n};node=${node}`)]);
 
     // Record every raw frame the sequencer sends to a gateway and to a node.
-    const raw: string[] = [];
-    const tap = new WebSocket(s.url);
-    tap.on('message', (d) => raw.push(d.toString()));
-    await until(() => raw.length === 1, 5_000, 'quote');
+    const tapClient = await rawClient(s.url);
+    const raw = tapClient.raw;
+    const tap = tapClient.ws;
+    expect(await tapClient.auth({ role: 'node', id: 3, privateKey: f.nodeLinks[2]!.privateKey }, 'feed')).toMatchObject({ t: 'auth_ok' });
     tap.send(JSON.stringify({ t: 'feed', node: 3, from_seq: '1' }));
     const c = new SequencerClient();
     await c.connect(clientOpts(f, s.url));
@@ -201,7 +209,8 @@ describe('sequencer enclave', () => {
       const r = await c.submit(sealedOp(f.nodes, (node) => plaintext(node, v)));
       raw.push(JSON.stringify({ t: 'ack', rid: r.rid, seq: String(r.seq), ts_ns: String(r.tsNs) }));
     }
-    await until(() => nodes.every((n) => n.got.length === secrets.length) && raw.length >= secrets.length + 1, 10_000, 'feeds');
+    // quote, auth_challenge, auth_ok, one op per secret, and the acks pushed above
+    await until(() => nodes.every((n) => n.got.length === secrets.length) && raw.length >= 2 * secrets.length + 3, 10_000, 'feeds');
     // The nodes can read their own entry (so the test really sealed the secrets)...
     for (const [k, n] of [1, 5].entries()) {
       const pt = Buffer.from(unseal(f.nodes[n - 1]!.privateKey, Buffer.from(nodes[k]!.got[0]!.sealed, 'base64')));
@@ -243,7 +252,7 @@ describe('attestation', () => {
     for (const k of cases) {
       const log = memoryLog();
       const c = new SequencerClient();
-      const err = await c.connect({ url: s.url, ...k, log }).catch((e: unknown) => e);
+      const err = await c.connect({ url: s.url, ...k, authKey: f.gatewayLink.privateKey, log }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AttestationError);
       expect(String(err)).toMatch(k.msg);
       expect(log.lines.some((l) => l.startsWith('error') && /REFUSING the sequencer/.test(l))).toBe(true);
@@ -252,7 +261,7 @@ describe('attestation', () => {
       const feedLog = memoryLog();
       const feed = new SequencerFeed();
       const ferr = await feed
-        .connect({ url: s.url, ...k, log: feedLog, node: 1, fromSeq: 1n, onOp: () => expect.unreachable() })
+        .connect({ url: s.url, ...k, authKey: f.nodeLinks[0]!.privateKey, log: feedLog, node: 1, fromSeq: 1n, onOp: () => expect.unreachable() })
         .catch((e: unknown) => e);
       expect(ferr).toBeInstanceOf(AttestationError);
       expect(String(ferr)).toMatch(k.msg);

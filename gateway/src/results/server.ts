@@ -1,11 +1,27 @@
-// The gateway's internal WebSocket listener for committee nodes: a node says hello, the gateway
-// answers where to resume (its persisted cursor), and the node streams its results from there.
+// The gateway's internal WebSocket listener for committee nodes. Each connection gets a fresh nonce
+// (auth_challenge); the node's hello must carry its link key's signature over it for the 'results'
+// link (@tenebra/wire link-auth). Only then does the gateway answer where to resume (its persisted
+// cursor), and the node streams its results from there. Anything else is refused with an
+// auth_refused frame and logged with the reason and the remote address.
+// One session per node: the newest authenticated connection wins and the older one is closed. Only
+// the key holder can authenticate, so the newest is the node itself (typically back from a restart
+// while its old connection is still half-open); refusing it would stall that node's results.
 import { WebSocketServer, type WebSocket } from 'ws';
-import { decodeNodeToGateway, encodeFrame, FrameError, WIRE_LIMITS } from '@tenebra/wire';
+import {
+  claimOfHello, CLOSE_SUPERSEDED, ConnectionChallenge, decodeNodeToGateway, encodeFrame, FrameError, LinkAuthError,
+  LinkKeyDirectory, RESULTS_SERVER, refuseLink, WIRE_LIMITS, type LinkPolicy,
+} from '@tenebra/wire';
 import type { Logger } from 'pino';
 import type { ResultPipeline } from './pipeline';
 
 const HELLO_TIMEOUT_MS = 5_000;
+/** Only committee nodes open results links. */
+const RESULTS_POLICY: LinkPolicy = { node: 'results' };
+
+/** The nodes' link keys as the gateway config lists them. */
+export function nodeLinkKeys(nodes: { index: number; linkPublicKey: string }[]): LinkKeyDirectory {
+  return new LinkKeyDirectory(nodes.map((nd) => ({ role: 'node' as const, id: nd.index, publicKey: nd.linkPublicKey })));
+}
 
 export class ResultServer {
   private wss: WebSocketServer | null = null;
@@ -15,6 +31,8 @@ export class ResultServer {
     private readonly n: number,
     private readonly pipeline: ResultPipeline,
     private readonly log: Logger,
+    /** the link keys of nodes 1..n (nodeLinkKeys(config.nodes)) */
+    private readonly linkKeys: LinkKeyDirectory,
   ) {}
 
   /** Listens on host:port; resolves with the bound port. */
@@ -29,45 +47,56 @@ export class ResultServer {
         const addr = wss.address();
         resolve(typeof addr === 'object' && addr ? addr.port : port);
       });
-      wss.on('connection', (ws, req) => this.accept(ws, req.socket.remoteAddress ?? '?'));
+      wss.on('connection', (ws, req) => this.accept(ws, `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`));
     });
   }
 
   private accept(ws: WebSocket, remote: string): void {
     let node = 0;
-    const helloTimer = setTimeout(() => {
-      this.log.warn({ remote }, 'results connection sent no hello; closing');
-      ws.terminate();
-    }, HELLO_TIMEOUT_MS);
+    const challenge = new ConnectionChallenge(this.linkKeys, RESULTS_POLICY, RESULTS_SERVER);
+    const refuse = (err: LinkAuthError, claimed: number | null) => {
+      this.log.warn({ remote, claimed, code: err.code, reason: err.message }, 'results link refused');
+      refuseLink(ws, err);
+    };
+    const helloTimer = setTimeout(() => refuse(new LinkAuthError('AUTH_TIMEOUT', `no hello within ${HELLO_TIMEOUT_MS} ms`), null), HELLO_TIMEOUT_MS);
+    ws.send(encodeFrame(challenge.frame));
     ws.on('message', (data) => {
       let frame;
       try {
         frame = decodeNodeToGateway(data as Buffer);
       } catch (e) {
-        this.log.warn({ remote, node, err: e instanceof FrameError ? e.message : String(e) }, 'malformed frame from a node; closing');
+        const msg = e instanceof FrameError ? e.message : String(e);
+        if (node === 0) return refuse(new LinkAuthError('MALFORMED_AUTH', msg), null);
+        this.log.warn({ remote, node, err: msg }, 'malformed frame from a node; closing');
         ws.close(1002, 'malformed frame');
         return;
       }
       if (frame.t === 'hello') {
-        if (node !== 0 || frame.node > this.n) {
-          ws.close(1008, node !== 0 ? 'second hello' : `node index must be in 1..${this.n}`);
-          return;
+        if (node !== 0) return refuse(new LinkAuthError('REPLAYED_CHALLENGE', 'second hello on an authenticated connection'), frame.node);
+        if (frame.node > this.n) return refuse(new LinkAuthError('NOT_ALLOWED', `node index must be in 1..${this.n}`), frame.node);
+        try {
+          challenge.verify(claimOfHello(frame));
+        } catch (e) {
+          return refuse(e instanceof LinkAuthError ? e : new LinkAuthError('MALFORMED_AUTH', String(e)), frame.node);
         }
         clearTimeout(helloTimer);
         node = frame.node;
         const prior = this.byNode.get(node);
         if (prior) {
-          this.log.warn({ node }, 'node reconnected; dropping its previous connection');
-          prior.terminate();
+          this.log.warn({ node, remote }, 'node opened a newer authenticated session; closing its previous one');
+          prior.close(CLOSE_SUPERSEDED, 'superseded by a newer authenticated session');
         }
         this.byNode.set(node, ws);
         this.pipeline.nodeUp(node);
         ws.send(encodeFrame({ t: 'resume', from_seq: this.pipeline.cursor.toString() }));
-        this.log.info({ node, from_seq: this.pipeline.cursor.toString() }, 'committee node connected for results');
+        this.log.info({ node, remote, from_seq: this.pipeline.cursor.toString() }, 'committee node authenticated for results');
         return;
       }
-      if (node === 0 || frame.node !== node) {
-        ws.close(1008, node === 0 ? 'hello first' : 'result for another node');
+      if (node === 0) return refuse(new LinkAuthError('AUTH_REQUIRED', `'${frame.t}' before the hello`), frame.node);
+      // A superseded connection may still have results in flight: they no longer count.
+      if (this.byNode.get(node) !== ws) return;
+      if (frame.node !== node) {
+        ws.close(1008, 'result for another node');
         return;
       }
       try {

@@ -26,6 +26,15 @@ export interface PeerEntry {
   addr: string;
 }
 
+/**
+ * Public Ed25519 link keys (hex) of the clients a server accepts: each internal link opens with the
+ * client signing the server's fresh nonce with its link key (docs/decisions/0003-internal-authentication.md).
+ */
+export interface ClientLinkKeys {
+  gateway: string;
+  nodes: { index: number; publicKey: string }[];
+}
+
 export interface PreprocessingConfig {
   mode: 'committee' | 'dealer';
   targetTriples: number;
@@ -48,6 +57,8 @@ export interface NodeConfig {
   peers: PeerEntry[];
   libp2pKeyFile: string;
   x25519KeyFile: string;
+  /** Ed25519 key proving this node on the sequencer feed and the gateway's results link */
+  linkKeyFile: string;
   gatewayX25519PublicKey: string;
   sequencerUrl: string;
   gatewayInternalUrl: string;
@@ -66,6 +77,8 @@ export interface SequencerConfig {
   port: number;
   n: number;
   platformKeyFile: string;
+  /** who may submit (the gateway) and subscribe (the nodes); measured, so the quote covers it */
+  clientLinkKeys: ClientLinkKeys;
   logLevel?: string;
 }
 
@@ -81,8 +94,11 @@ export interface GatewayConfig {
   sequencerUrl: string;
   platformPublicKey: string;
   expectedMeasurement: string;
-  nodes: { index: number; x25519PublicKey: string }[];
+  /** linkPublicKey: the node's Ed25519 link key, checked at its results hello */
+  nodes: { index: number; x25519PublicKey: string; linkPublicKey: string }[];
   gatewayKeyFile: string;
+  /** Ed25519 key proving the gateway to the sequencer */
+  linkKeyFile: string;
   jwtSecretFile: string;
   adminSecretFile: string;
   logLevel?: string;
@@ -130,10 +146,12 @@ export function layout(dataDir: string) {
     gatewayDir: join(root, 'gateway'),
     platformKey: join(root, 'keys', 'platform.ed25519.json'),
     gatewayKey: join(root, 'keys', 'gateway.x25519.json'),
+    gatewayLinkKey: join(root, 'keys', 'gateway.link.ed25519.json'),
     jwtSecret: join(root, 'keys', 'jwt.secret'),
     adminSecret: join(root, 'keys', 'admin.secret'),
     nodeLibp2pKey: (i: number) => join(root, 'keys', `node-${i}.libp2p.key`),
     nodeX25519Key: (i: number) => join(root, 'keys', `node-${i}.x25519.json`),
+    nodeLinkKey: (i: number) => join(root, 'keys', `node-${i}.link.ed25519.json`),
   };
 }
 

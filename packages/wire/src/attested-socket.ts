@@ -1,13 +1,19 @@
 // A reconnecting WebSocket to the sequencer that only ever talks to an attested enclave.
 // Per connection: the first frame must be a quote that verifies (platform signature + expected
 // measurement); we then send a fresh challenge and require the quoted enclave key's signature over
-// it, so a copied quote is useless to an impostor. Only then is the connection "ready".
+// it, so a copied quote is useless to an impostor. If the sequencer also sent us a nonce
+// (auth_challenge), we then prove our own identity with our link key (mutual authentication, see
+// link-auth.ts) and wait for its auth_ok. Only then is the connection "ready".
 // Reconnects with capped exponential backoff; pings to detect a dead peer; every timer is cleared
 // on close().
 import WebSocket from 'ws';
 import { AttestationError, checkEnclaveProof, newChallenge, verifyQuote } from '@tenebra/seal';
 import { encodeFrame, FrameError, WIRE_LIMITS, type Frame } from './codec';
 import { deferred, type Deferred } from './deferred';
+import {
+  authFrame, LinkAuthError, sequencerServerName, signLinkAuth, type LinkAuthCode, type LinkIdentity,
+} from './link-auth';
+import type { LinkPurpose } from './messages';
 
 /** The logging calls the clients make (pino's signature); pass a pino child logger. */
 export interface WireLogger {
@@ -43,6 +49,12 @@ export interface AttestedOptions {
   pingIntervalMs?: number;
 }
 
+/** Who this client proves to be when the sequencer asks (auth_challenge), and for which link. */
+export interface ClientAuth {
+  identity: LinkIdentity;
+  purpose: LinkPurpose;
+}
+
 interface Hooks<In extends Frame> {
   decode: (data: WebSocket.RawData) => In;
   /** Called once the connection is attested; send the first frames here. */
@@ -74,6 +86,8 @@ export class AttestedSocket<In extends Frame> {
     private readonly opts: AttestedOptions,
     private readonly name: string,
     private readonly hooks: Hooks<In>,
+    /** null: no link key (the sequencer will refuse us if it asks for a proof) */
+    private readonly auth: ClientAuth | null = null,
   ) {
     this.log = opts.log ?? stderrLogger(name);
   }
@@ -90,8 +104,9 @@ export class AttestedSocket<In extends Frame> {
 
   /**
    * Connects and attests. Resolves on the first ready connection; rejects with AttestationError if
-   * the enclave's quote or proof does not verify (and stops), or with an Error if the sequencer
-   * stays unreachable for firstConnectTimeoutMs.
+   * the enclave's quote or proof does not verify (and stops), with LinkAuthError if the sequencer
+   * refuses our link key (and stops), or with an Error if the sequencer stays unreachable for
+   * firstConnectTimeoutMs.
    */
   start(): Promise<void> {
     if (this.state !== 'idle') return Promise.reject(new Error(`${this.name}: connect() called twice`));
@@ -176,6 +191,10 @@ export class AttestedSocket<In extends Frame> {
     this.ws = ws;
     let challenge: string | null = null;
     let enclaveKey: Uint8Array | null = null;
+    let enclaveKeyHex = '';
+    /** the sequencer's nonce for our own proof (null: it does not authenticate clients) */
+    let serverNonce: string | null = null;
+    let enclaveProven = false;
 
     ws.on('open', () => {
       if (this.ws !== ws) return;
@@ -192,22 +211,44 @@ export class AttestedSocket<In extends Frame> {
       if (this.ws !== ws) return;
       try {
         if (this.state === 'handshake') {
-          const frame = this.hooks.decode(data);
+          const frame: Frame = this.hooks.decode(data);
           if (!enclaveKey) {
             if (frame.t !== 'quote') throw new AttestationError(`attestation failed: first frame was '${frame.t}', not a quote`);
             enclaveKey = verifyQuote(frame.quote, this.opts.platformPublicKey, this.opts.expectedMeasurement);
+            enclaveKeyHex = frame.quote.enclave_pubkey;
             challenge = newChallenge();
             ws.send(encodeFrame({ t: 'challenge', nonce: challenge }));
             return;
           }
-          if (frame.t !== 'proof' || frame.nonce !== challenge) {
-            throw new AttestationError(`attestation failed: expected a proof for our challenge, got '${frame.t}'`);
+          if (frame.t === 'auth_refused') throw new LinkAuthError(frame.code as LinkAuthCode, `the sequencer refused us: ${frame.message}`);
+          if (frame.t === 'auth_challenge') {
+            if (serverNonce !== null || enclaveProven) throw new Error('unexpected second auth_challenge');
+            serverNonce = frame.nonce;
+            return;
           }
-          checkEnclaveProof(enclaveKey, challenge, frame.sig);
+          if (!enclaveProven) {
+            if (frame.t !== 'proof' || frame.nonce !== challenge) {
+              throw new AttestationError(`attestation failed: expected a proof for our challenge, got '${frame.t}'`);
+            }
+            checkEnclaveProof(enclaveKey, challenge, frame.sig);
+            enclaveProven = true;
+            // The sequencer sends its nonce right after the quote, so it is here by now if it wants one.
+            if (serverNonce === null) return this.becomeReady(ws);
+            if (!this.auth) throw new LinkAuthError('NO_LINK_KEY', 'the sequencer asks for client authentication and no link key is configured');
+            // Signed for this enclave's key: a proof relayed from another server would not verify here.
+            const claim = signLinkAuth(this.auth.identity, this.auth.purpose, serverNonce, sequencerServerName(enclaveKeyHex));
+            ws.send(encodeFrame(authFrame(claim)));
+            return;
+          }
+          if (frame.t !== 'auth_ok') throw new Error(`expected auth_ok after our proof, got '${frame.t}'`);
           this.becomeReady(ws);
           return;
         }
-        if (this.state === 'ready') this.hooks.onFrame(this.hooks.decode(data));
+        if (this.state === 'ready') {
+          const frame: Frame = this.hooks.decode(data);
+          if (frame.t === 'auth_refused') throw new LinkAuthError(frame.code as LinkAuthCode, `the sequencer refused us: ${frame.message}`);
+          this.hooks.onFrame(frame as In);
+        }
       } catch (e) {
         this.onFault(ws, e);
       }
@@ -268,10 +309,12 @@ export class AttestedSocket<In extends Frame> {
   private onFault(ws: WebSocket, e: unknown): void {
     const msg = e instanceof Error ? e.message : String(e);
     this.lastError = msg;
-    if (e instanceof AttestationError) {
-      this.log.error({ url: this.opts.url, err: msg }, `${this.name}: REFUSING the sequencer: ${msg}`);
+    if (e instanceof AttestationError || e instanceof LinkAuthError) {
+      const what = e instanceof AttestationError ? `REFUSING the sequencer: ${msg}` : `REFUSED by the sequencer: ${msg}`;
+      this.log.error({ url: this.opts.url, err: msg }, `${this.name}: ${what}`);
       ws.terminate();
-      // The first connection fails hard; later ones keep retrying (the genuine enclave may return).
+      // The first connection fails hard; later ones keep retrying (the genuine enclave may return,
+      // or a fixed config be deployed).
       if (this.first) this.failFirst(e);
       return;
     }

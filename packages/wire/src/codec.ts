@@ -2,7 +2,7 @@
 // passes has exactly the fields its type declares, each of the right shape. Anything else throws
 // FrameError with a message that names the field, so a peer's nack can say what was wrong.
 import type {
-  AckFrame, ChallengeFrame, FeedHelloFrame, GatewayToNode, GatewayToSequencer, NackFrame, NodeToGateway,
+  AckFrame, AuthChallengeFrame, AuthFrame, AuthOkFrame, AuthRefusedFrame, ChallengeFrame, FeedHelloFrame, GatewayToNode, GatewayToSequencer, NackFrame, NodeToGateway,
   NodeToSequencer, ProofFrame, PublicFields, Quote, QuoteFrame, ResultFrame, ResultHelloFrame, ResumeFrame,
   SealedOp, SequencedFrame, SequencerToGateway, SequencerToNode, SubmitFrame,
 } from './messages';
@@ -10,7 +10,7 @@ import type {
 /** Every internal frame. */
 export type Frame =
   | SubmitFrame | AckFrame | NackFrame | QuoteFrame | ChallengeFrame | ProofFrame | FeedHelloFrame | SequencedFrame
-  | ResultHelloFrame | ResumeFrame | ResultFrame;
+  | ResultHelloFrame | ResumeFrame | ResultFrame | AuthChallengeFrame | AuthFrame | AuthOkFrame | AuthRefusedFrame;
 export type FrameType = Frame['t'];
 
 /** Limits the codec enforces on every frame. */
@@ -81,6 +81,22 @@ function dec(v: unknown, what: string, min: bigint, rid = ''): string {
 function node(v: unknown, what: string): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > WIRE_LIMITS.maxNode) {
     fail(`${what} must be an integer node index in 1..${WIRE_LIMITS.maxNode}`);
+  }
+  return v;
+}
+
+const PURPOSES: readonly string[] = ['results', 'feed', 'submit'];
+const ROLES: readonly string[] = ['node', 'gateway'];
+
+function oneOf(v: unknown, allowed: readonly string[], what: string): string {
+  if (typeof v !== 'string' || !allowed.includes(v)) fail(`${what} must be one of ${allowed.join(', ')}`);
+  return v;
+}
+
+/** A link identity's id: 0 (the gateway) or a node index. */
+function peerId(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > WIRE_LIMITS.maxNode) {
+    fail(`${what} must be an integer in 0..${WIRE_LIMITS.maxNode}`);
   }
   return v;
 }
@@ -212,9 +228,40 @@ const VALIDATORS: { [K in FrameType]: (o: Obj) => Extract<Frame, { t: K }> } = {
     return o as unknown as SequencedFrame;
   },
   hello(o) {
-    exactKeys(o, ['t', 'node'], [], 'hello');
+    exactKeys(o, ['t', 'node', 'purpose', 'key', 'nonce', 'sig'], [], 'hello');
     node(o.node, 'hello.node');
+    oneOf(o.purpose, PURPOSES, 'hello.purpose');
+    hex(o.key, 'hello.key', 64);
+    hex(o.nonce, 'hello.nonce', 64);
+    hex(o.sig, 'hello.sig', 128);
     return o as unknown as ResultHelloFrame;
+  },
+  auth_challenge(o) {
+    exactKeys(o, ['t', 'nonce'], [], 'auth_challenge');
+    hex(o.nonce, 'auth_challenge.nonce', 64);
+    return o as unknown as AuthChallengeFrame;
+  },
+  auth(o) {
+    exactKeys(o, ['t', 'role', 'id', 'purpose', 'key', 'nonce', 'sig'], [], 'auth');
+    oneOf(o.role, ROLES, 'auth.role');
+    peerId(o.id, 'auth.id');
+    oneOf(o.purpose, PURPOSES, 'auth.purpose');
+    hex(o.key, 'auth.key', 64);
+    hex(o.nonce, 'auth.nonce', 64);
+    hex(o.sig, 'auth.sig', 128);
+    return o as unknown as AuthFrame;
+  },
+  auth_ok(o) {
+    exactKeys(o, ['t', 'role', 'id'], [], 'auth_ok');
+    oneOf(o.role, ROLES, 'auth_ok.role');
+    peerId(o.id, 'auth_ok.id');
+    return o as unknown as AuthOkFrame;
+  },
+  auth_refused(o) {
+    exactKeys(o, ['t', 'code', 'message'], [], 'auth_refused');
+    str(o.code, 'auth_refused.code', WIRE_LIMITS.maxCodeLength);
+    str(o.message, 'auth_refused.message', WIRE_LIMITS.maxMessageLength, '', true);
+    return o as unknown as AuthRefusedFrame;
   },
   resume(o) {
     exactKeys(o, ['t', 'from_seq'], [], 'resume');
@@ -277,11 +324,12 @@ function decoder<F extends Frame>(types: F['t'][], direction: string) {
 }
 
 /** Decoders per direction: each accepts only the frame types that may travel that way. */
-export const decodeGatewayToSequencer = decoder<GatewayToSequencer>(['submit', 'challenge'], 'gateway->sequencer');
-export const decodeSequencerToGateway = decoder<SequencerToGateway>(['ack', 'nack', 'quote', 'proof'], 'sequencer->gateway');
-export const decodeNodeToSequencer = decoder<NodeToSequencer>(['feed', 'challenge'], 'node->sequencer');
-export const decodeSequencerToNode = decoder<SequencerToNode>(['quote', 'proof', 'op', 'nack'], 'sequencer->node');
+const SEQUENCER_AUTH = ['auth_challenge', 'auth_ok', 'auth_refused'] as const;
+export const decodeGatewayToSequencer = decoder<GatewayToSequencer>(['submit', 'challenge', 'auth'], 'gateway->sequencer');
+export const decodeSequencerToGateway = decoder<SequencerToGateway>(['ack', 'nack', 'quote', 'proof', ...SEQUENCER_AUTH], 'sequencer->gateway');
+export const decodeNodeToSequencer = decoder<NodeToSequencer>(['feed', 'challenge', 'auth'], 'node->sequencer');
+export const decodeSequencerToNode = decoder<SequencerToNode>(['quote', 'proof', 'op', 'nack', ...SEQUENCER_AUTH], 'sequencer->node');
 export const decodeNodeToGateway = decoder<NodeToGateway>(['hello', 'result'], 'node->gateway');
-export const decodeGatewayToNode = decoder<GatewayToNode>(['resume'], 'gateway->node');
+export const decodeGatewayToNode = decoder<GatewayToNode>(['resume', 'auth_challenge', 'auth_refused'], 'gateway->node');
 /** Anything a client may send the sequencer (gateway and node frames share one listener). */
-export const decodeToSequencer = decoder<GatewayToSequencer | NodeToSequencer>(['submit', 'challenge', 'feed'], 'to-sequencer');
+export const decodeToSequencer = decoder<GatewayToSequencer | NodeToSequencer>(['submit', 'challenge', 'feed', 'auth'], 'to-sequencer');

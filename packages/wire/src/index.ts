@@ -1,6 +1,12 @@
 export * from './messages';
 export * from './codec';
-export { AttestedSocket, stderrLogger, type AttestedOptions, type WireLogger } from './attested-socket';
+export { AttestedSocket, stderrLogger, type AttestedOptions, type ClientAuth, type WireLogger } from './attested-socket';
+export {
+  LINK_AUTH_CONTEXT, CLOSE_AUTH_REFUSED, CLOSE_SUPERSEDED, LinkAuthError, LinkKeyDirectory, ConnectionChallenge,
+  linkAuthMessage, signLinkAuth, authFrame, resultsHello, claimOfHello, claimOfAuth, principalName, refuseLink,
+  RESULTS_SERVER, sequencerServerName,
+  type LinkAuthCode, type LinkClaim, type LinkIdentity, type LinkPolicy,
+} from './link-auth';
 export {
   SequencerClient, SequencerNackError, SequencerBusyError, SequencerClosedError,
   type SequencerClientOptions, type SubmitResult,

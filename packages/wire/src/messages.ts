@@ -51,8 +51,23 @@ export interface SequencedFrame {
   batch_end: boolean;
 }
 
-// node -> gateway (gateway's internal listener)
-export interface ResultHelloFrame { t: 'hello'; node: number }
+// ---- Link authentication (docs/decisions/0003-internal-authentication.md) ----
+/** What a client connection is for; signed, so a proof made for one link is useless on another. */
+export type LinkPurpose = 'results' | 'feed' | 'submit';
+/** Who a client claims to be: a committee node (id = its index) or the gateway (id = 0). */
+export type LinkRole = 'node' | 'gateway';
+// server -> client, first (gateway) or second (sequencer, after the quote) frame: a fresh nonce
+export interface AuthChallengeFrame { t: 'auth_challenge'; nonce: string }
+// client -> sequencer: Ed25519 signature by the client's link key over linkAuthMessage(...)
+export interface AuthFrame { t: 'auth'; role: LinkRole; id: number; purpose: LinkPurpose; key: string; nonce: string; sig: string }
+// sequencer -> client: the auth frame verified; the connection may now submit or feed
+export interface AuthOkFrame { t: 'auth_ok'; role: LinkRole; id: number }
+// server -> client, then the server closes: why the client was refused (LinkAuthCode)
+export interface AuthRefusedFrame { t: 'auth_refused'; code: string; message: string }
+
+// node -> gateway (gateway's internal listener), answering the gateway's auth_challenge: the node's
+// link key signs the nonce (purpose 'results'), the same proof as AuthFrame with role 'node', id node.
+export interface ResultHelloFrame { t: 'hello'; node: number; purpose: LinkPurpose; key: string; nonce: string; sig: string }
 // gateway -> node: send results from from_seq (inclusive)
 export interface ResumeFrame { t: 'resume'; from_seq: string }
 /** The outcome of one sequenced op at one node: what the nodes revealed, plus this node's output shares. */
@@ -71,13 +86,15 @@ export interface ChallengeFrame { t: 'challenge'; nonce: string }
 // sequencer -> client: hex Ed25519 signature by the enclave key over the challenge (see @tenebra/seal).
 export interface ProofFrame { t: 'proof'; nonce: string; sig: string }
 
-export type GatewayToSequencer = SubmitFrame | ChallengeFrame;
-export type SequencerToGateway = AckFrame | NackFrame | QuoteFrame | ProofFrame;
-export type NodeToSequencer = FeedHelloFrame | ChallengeFrame;
+/** Frames of the sequencer's mutual-authentication step, sent to either kind of client. */
+export type SequencerAuthFrame = AuthChallengeFrame | AuthOkFrame | AuthRefusedFrame;
+export type GatewayToSequencer = SubmitFrame | ChallengeFrame | AuthFrame;
+export type SequencerToGateway = AckFrame | NackFrame | QuoteFrame | ProofFrame | SequencerAuthFrame;
+export type NodeToSequencer = FeedHelloFrame | ChallengeFrame | AuthFrame;
 /** NackFrame here (rid '') reports a refused feed request, e.g. from_seq beyond the journal. */
-export type SequencerToNode = QuoteFrame | ProofFrame | SequencedFrame | NackFrame;
+export type SequencerToNode = QuoteFrame | ProofFrame | SequencedFrame | NackFrame | SequencerAuthFrame;
 export type NodeToGateway = ResultHelloFrame | ResultFrame;
-export type GatewayToNode = ResumeFrame;
+export type GatewayToNode = ResumeFrame | AuthChallengeFrame | AuthRefusedFrame;
 
 /** Outcome of a 'place' op. Secret output vector (sealed to the gateway): per fill, [qty_steps, price_ticks]. */
 export interface PlaceOutcome {

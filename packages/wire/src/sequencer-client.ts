@@ -9,6 +9,8 @@ import { deferred } from './deferred';
 import type { SealedOp, SequencerToGateway, SubmitFrame } from './messages';
 
 export interface SequencerClientOptions extends AttestedOptions {
+  /** The gateway's Ed25519 link key (seed): proves to the sequencer that this is the gateway. */
+  authKey: Uint8Array;
   /** Most submitted-but-unacknowledged ops held at once (default 10,000). */
   maxPending?: number;
 }
@@ -56,7 +58,7 @@ export class SequencerClient {
   private closed = false;
   private log: WireLogger = stderrLogger('sequencer-client');
 
-  /** Connects and attests (see AttestedSocket.start for how it fails). */
+  /** Connects, attests the enclave and proves our link key (see AttestedSocket.start for how it fails). */
   async connect(opts: SequencerClientOptions): Promise<void> {
     if (this.sock) throw new Error('SequencerClient: connect() called twice');
     this.maxPending = opts.maxPending ?? 10_000;
@@ -66,7 +68,7 @@ export class SequencerClient {
       onReady: () => this.resendAll(),
       onFrame: (f) => this.onFrame(f),
       onDown: () => {},
-    });
+    }, { identity: { role: 'gateway', id: 0, privateKey: opts.authKey }, purpose: 'submit' });
     try {
       await this.sock.start();
     } catch (e) {

@@ -10,6 +10,8 @@ import type { SequencedFrame, SequencerToNode } from './messages';
 export interface SequencerFeedOptions extends AttestedOptions {
   /** This node's index (1-based): the sequencer sends only sealed[node-1]. */
   node: number;
+  /** This node's Ed25519 link key (seed): proves to the sequencer that this is node `node`. */
+  authKey: Uint8Array;
   /** First seq wanted (inclusive), usually last applied + 1. */
   fromSeq: bigint;
   /** Called once per op, strictly in seq order; awaited before the next call. */
@@ -52,7 +54,7 @@ export class SequencerFeed {
       onReady: () => this.onReady(),
       onFrame: (f) => this.onFrame(f),
       onDown: () => {},
-    });
+    }, { identity: { role: 'node', id: opts.node, privateKey: opts.authKey }, purpose: 'feed' });
     await this.sock.start();
   }
 

@@ -43,7 +43,8 @@ async function fakeSequencer(onFrame: (ws: WebSocket, frame: Record<string, unkn
   return fake;
 }
 
-const opts = (url: string) => ({ url, platformPublicKey: platform.publicKey, expectedMeasurement: measurement, log: quiet, backoffInitialMs: 10, backoffMaxMs: 50 });
+const linkKey = generateEd25519().privateKey;
+const opts = (url: string) => ({ url, platformPublicKey: platform.publicKey, expectedMeasurement: measurement, authKey: linkKey, log: quiet, backoffInitialMs: 10, backoffMaxMs: 50 });
 const op = { kind: 'place', symbol: 'X', pub: {}, sealed: ['AAAA'] };
 const opFrame = (seq: number): SequencedFrame => ({ t: 'op', seq: String(seq), ts_ns: String(seq), kind: 'place', symbol: 'X', pub: {}, sealed: 'AAAA', batch_end: true });
 

@@ -17,7 +17,11 @@ const good: Frame[] = [
   { t: 'proof', nonce: hex(64), sig: hex(128) },
   { t: 'feed', node: 3, from_seq: '1' },
   { t: 'op', seq: '18446744073709551615', ts_ns: '0', kind: 'cancel', symbol: 'ETH-PERP', pub: {}, sealed: b64, batch_end: true },
-  { t: 'hello', node: 1 },
+  { t: 'hello', node: 1, purpose: 'results', key: hex(64), nonce: hex(64), sig: hex(128) },
+  { t: 'auth_challenge', nonce: hex(64) },
+  { t: 'auth', role: 'gateway', id: 0, purpose: 'submit', key: hex(64), nonce: hex(64), sig: hex(128) },
+  { t: 'auth_ok', role: 'node', id: 3 },
+  { t: 'auth_refused', code: 'BAD_SIGNATURE', message: 'x' },
   { t: 'resume', from_seq: '42' },
   { t: 'result', node: 2, seq: '7', pub: { kind: 'place', fills: ['a'], nested: { ok: true } }, sealed: '' },
 ];
@@ -68,7 +72,12 @@ describe('codec', () => {
   it('direction decoders refuse frames that may not travel that way', () => {
     expect(() => decodeToSequencer(encodeFrame(good[1]!))).toThrow(/'ack' is not allowed here/);
     expect(() => decodeSequencerToNode(encodeFrame({ t: 'feed', node: 1, from_seq: '1' }))).toThrow(/not allowed/);
-    expect(decodeNodeToGateway(encodeFrame({ t: 'hello', node: 2 }))).toEqual({ t: 'hello', node: 2 });
+    const hello = { t: 'hello', node: 2, purpose: 'results', key: hex(64), nonce: hex(64), sig: hex(128) } as const;
+    expect(decodeNodeToGateway(encodeFrame(hello))).toEqual(hello);
+    // A pre-authentication hello (no proof) is refused by the codec, so no server can take it.
+    expect(() => decodeNodeToGateway(JSON.stringify({ t: 'hello', node: 2 }))).toThrow(/missing field 'purpose'/);
+    expect(() => decodeToSequencer(encodeFrame({ t: 'auth', role: 'admin', id: 0, purpose: 'submit', key: hex(64), nonce: hex(64), sig: hex(128) } as never))).toThrow(/auth.role must be one of/);
+    expect(() => decodeToSequencer(encodeFrame({ t: 'auth', role: 'node', id: 1, purpose: 'steal', key: hex(64), nonce: hex(64), sig: hex(128) } as never))).toThrow(/auth.purpose must be one of/);
   });
 
   it('refuses frames above the size limit', () => {
