@@ -51,7 +51,7 @@ describe('link keys in the cluster config', () => {
     const L = layout(dir);
     await ensureCluster({ dataDir: dir, env: 'test' });
     // Make it look like a folder written before this change: no link key files, no link fields.
-    const seq = readJson<SequencerConfig & { clientLinkKeys?: unknown }>(L.sequencerConfig);
+    const seq = readJson<Partial<SequencerConfig>>(L.sequencerConfig);
     delete seq.clientLinkKeys;
     writeJson(L.sequencerConfig, seq);
     const gw = readJson<GatewayConfig>(L.gatewayConfig);
