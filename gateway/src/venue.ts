@@ -26,6 +26,7 @@ import { registerSettlementRoutes } from './http/routes-settlement';
 import { registerTradingLimits } from './http/trading-limits';
 import { registerDocsRoutes } from './http/openapi';
 import type { MarkSource } from './risk-monitor/mark-book';
+import { fundingPaidBetween } from './risk-monitor/funding-ledger';
 
 export interface VenueOptions {
   /** settlement batch interval (ms); default 2000 */
@@ -70,7 +71,7 @@ export function createVenue(d: VenueDeps, opts: VenueOptions = {}): Venue {
   const ledger = new FillLedger(d.db, store, d.registry, d.clock, log.child({ part: 'ledger' }));
   ledger.reconcile();
   ledger.attach(d.events);
-  const stats = new StatsService(ledger, store, d.registry, d.clock);
+  const stats = new StatsService(ledger, store, d.registry, d.clock, (from, to) => fundingPaidBetween(d.db, from, to));
   const vip = new VipService(d.db, store, d.clock, log.child({ part: 'vip' }));
   ledger.onFlush((f) => {
     for (const u of f.users) void vip.refresh(u).catch((e: unknown) => log.error({ err: String(e), user_id: u }, 'tier refresh failed'));

@@ -343,6 +343,13 @@ describe('funding', () => {
     expect(l.margin).toBe(String(19_500_030n - 19_501n));
     await tick(); // same interval: not charged twice
     expect(readPosition(long.user_id, BTC)!.funding_accrued).toBe('-19501');
+    // the public statistics report funding paid (the payers' side) once as_of (now − 10 min) passed it
+    advance(20 * 60_000);
+    const overview = await call(rig.gw, 'GET', '/api/v1/stats/platform/overview?range=1d');
+    expect(overview.body.data.funding).toEqual({ value: '0.019501' });
+    const series = await call(rig.gw, 'GET', '/api/v1/stats/platform/series?metric=funding&range=1d&assets=BTC,ETH');
+    const points = series.body.data.points as { total: string; by_asset: Record<string, string> }[];
+    expect(points.filter((x) => x.total !== '0')).toEqual([expect.objectContaining({ total: '0.019501', by_asset: { BTC: '0.019501', ETH: '0' } })]);
   });
 });
 

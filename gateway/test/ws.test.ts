@@ -32,7 +32,9 @@ async function settled(): Promise<void> {
 }
 
 beforeAll(async () => {
-  rig = await startRig();
+  // no risk monitor here: these tests drive the positions and margin_alerts channels with their own
+  // events, and real marks of the walking oracle would add alerts of their own (risk-monitor.test.ts)
+  rig = await startRig({ risk: { intervalMs: 0 } });
   [a, b] = await Promise.all([newAccount(rig), newAccount(rig)]);
 });
 afterAll(async () => {

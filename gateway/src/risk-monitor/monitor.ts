@@ -26,6 +26,7 @@ import { recovered, tierOf, worse, type HealthTier } from './health-tiers';
 import { applyTranche, dueTranche, emptyVaultPosition, LIQUIDATION_VAULT_ID, TRANCHES } from './liquidation-ladder';
 import { DEFAULT_FUNDING_INTERVAL_MS, DEFAULT_FUNDING_RATE_PIPS, fundingBoundary, fundingPaymentMicro, settleFunding } from './funding';
 import { InsuranceFund } from './insurance-fund';
+import { recordFundingPaid } from './funding-ledger';
 import type { MarkBook } from './mark-book';
 
 export interface RiskMonitorOptions {
@@ -395,6 +396,7 @@ export class RiskMonitor {
       if (((this.db.meta.get(FUNDING_AT(symbol)) as number | undefined) ?? 0) >= boundary) return null;
       const changed: PositionRec[] = [];
       let net = 0n;
+      let paid = 0n;
       let deficit = 0n;
       for (const { key, value: p } of this.db.positions.getRange()) {
         if (p.symbol !== symbol || p.size_steps === '0') continue;
@@ -404,8 +406,10 @@ export class RiskMonitor {
         this.db.positions.putSync(key, f.position);
         changed.push(f.position);
         net += f.settledMicro;
+        if (f.settledMicro < 0n) paid -= f.settledMicro;
         deficit += f.deficitMicro;
       }
+      recordFundingPaid(this.db, now, inst.base_asset, paid);
       // payers rounded up, receivers down: the residual (and any unpaid part) is the fund's
       this.fund.credit(-net);
       this.db.meta.putSync(FUNDING_AT(symbol), boundary);

@@ -4,7 +4,7 @@
 //
 // Definitions (docs/api.md): volume = traded notional in USDC, each fill counted once; users =
 // distinct accounts with at least one fill; open interest = the long side's total size valued at the
-// asset's last trade price; funding = funding paid (no funding engine runs yet, so it is 0).
+// asset's last trade price; funding = funding paid (what paying positions paid, risk-monitor/funding-ledger.ts).
 import { microPerTickStep, microToUsdc, ratioToDecimal, divRound, type InstrumentSpec } from '@tenebra/config';
 import { ApiError } from '../errors';
 import type { InstrumentRegistry } from '../instruments';
@@ -40,6 +40,8 @@ export class StatsService {
     private readonly store: StatsStore,
     registry: InstrumentRegistry,
     private readonly clock: GatewayClock,
+    /** funding paid in slots [from, to), micro-USDC (risk-monitor/funding-ledger.ts); none: 0 */
+    private readonly fundingPaid: (fromSlot: number, toSlotExcl: number) => { total: bigint; perAsset: Map<string, bigint> } = () => ({ total: 0n, perAsset: new Map() }),
   ) {
     for (const i of registry.list().instruments) this.byAsset.set(i.base_asset, i);
     ledger.onFlush((f) => {
@@ -115,7 +117,7 @@ export class StatsService {
       volume_24h: microToUsdc(v24),
       volume: { value: microToUsdc(this.volume(inWindow).total), ...(change24 ? { change_24h: change24 } : {}), ...(change30 ? { change_30d: change30 } : {}) },
       open_interest: { value: microToUsdc(oi), ...(oiChange ? { change_24h: oiChange } : {}) },
-      funding: { value: '0' },
+      funding: { value: microToUsdc(this.fundingPaid(w.fromSlot, w.toSlotExcl).total) },
       users: { value: String(distinct(inWindow).size) },
       all_time_volume: microToUsdc(allTime),
       all_time_users: String(this.ledger.usersBefore(w.asOfMs)),
@@ -154,11 +156,12 @@ export class StatsService {
           per = v.perAsset;
           break;
         }
-        case 'funding':
-          // No funding engine runs yet: nothing has been paid (see the module comment).
-          total = 0n;
-          per = new Map();
+        case 'funding': {
+          const f = this.fundingPaid(b.fromSlot, b.toSlotExcl);
+          total = f.total;
+          per = f.perAsset;
           break;
+        }
       }
       const money = metric !== 'users';
       const fmt = (x: bigint): string => (money ? microToUsdc(x) : x.toString());
