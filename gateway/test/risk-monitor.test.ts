@@ -12,6 +12,8 @@ import { call, bearer, type Account } from './harness';
 import { until } from './fakes';
 import { startOrderRig, account, post as postNow, getOrder, settled, type OrderRig } from './order-rig';
 import { RawWs } from './ws-helpers';
+import pino from 'pino';
+import { createGateway } from '../src/gateway';
 
 const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0));
 let rig: OrderRig;
@@ -19,25 +21,27 @@ const alerts: MarginAlertEvent[] = [];
 const positionEvents: PositionEvent[] = [];
 const sockets: RawWs[] = [];
 
+const RISK = { intervalMs: 0, fundingIntervalMs: 60_000, defaultFundingRatePips: 0n, fundingRatePips: { 'BTC-USDC-PERP': 100n } };
+let restarted = false;
+
 const SOL = 'SOL-USDC-PERP';
 const ETH = 'ETH-USDC-PERP';
 const BNB = 'BNB-USDC-PERP';
 const BTC = 'BTC-USDC-PERP';
 const AVAX = 'AVAX-USDC-PERP';
 const LINK = 'LINK-USDC-PERP';
-const TICK: Record<string, string> = { [SOL]: '0.01', [ETH]: '0.01', [BNB]: '0.01', [BTC]: '0.1', [AVAX]: '0.001', [LINK]: '0.001' };
+const AAVE = 'AAVE-USDC-PERP';
+const TICK: Record<string, string> = { [AAVE]: '0.01', [SOL]: '0.01', [ETH]: '0.01', [BNB]: '0.01', [BTC]: '0.1', [AVAX]: '0.001', [LINK]: '0.001' };
 
 beforeAll(async () => {
-  rig = await startOrderRig({
-    clock,
-    // funding only on BTC (its own scenario), every minute, 100 pips (0.01%) per interval
-    risk: { intervalMs: 0, fundingIntervalMs: 60_000, defaultFundingRatePips: 0n, fundingRatePips: { [BTC]: 100n } },
-  });
+  // funding only on BTC (its own scenario), every minute, 100 pips (0.01%) per interval
+  rig = await startOrderRig({ clock, risk: RISK });
   rig.gw.events.on('margin_alert', (e) => alerts.push(e));
   rig.gw.events.on('position', (e) => positionEvents.push(e));
 });
 afterAll(async () => {
   await Promise.all(sockets.map((s) => s.close()));
+  if (restarted) await rig.gw.stop(); // rig.close() stops the gateway it started
   await rig?.close();
 });
 
@@ -376,3 +380,33 @@ describe('deficit', () => {
   });
 });
 
+
+describe('restart', () => {
+  it('the ladder (original size, tranches done, pause) and the lockout survive a gateway restart', async () => {
+    // AAVE long 1 @ 250 at 8x: margin 31.25; at 231: 12.25 / 11.55 = 106%: T1
+    const { long } = await openPair(AAVE, '1', '250');
+    setMark(AAVE, '231');
+    await tick();
+    expect(readPosition(long.user_id, AAVE)).toMatchObject({ size_steps: '90', margin: '29350000', liquidation: { original_steps: '100', done: 1 } });
+    // restart on the same data folder, oracle and committee
+    rig.committee.close();
+    await rig.gw.stop();
+    rig.gw = createGateway(rig.env.config, {
+      resultGraceMs: 5, clock, oracle: rig.sim.oracle, risk: RISK,
+      log: pino({ level: 'info' }, { write: (line: string) => { rig.logs.push(line); } }),
+    });
+    restarted = true;
+    rig.gw.events.on('margin_alert', (e) => alerts.push(e));
+    rig.gw.events.on('position', (e) => positionEvents.push(e));
+    await rig.gw.start();
+    await rig.committee.connect(rig.gw.urls.internalUrl);
+    const refused = await post(rig, long, limit(AAVE, 'buy', '1', '200'));
+    expect([refused.status, refused.body.code]).toEqual([400, 1411]);
+    setMark(AAVE, '228'); // (29.35 − 19.8) / 10.26 = 93%: T2
+    toPauseEnd(long.user_id, AAVE, 0);
+    await tick();
+    // T2 takes the original size's 40% less the 10% done: 0.3 (from 0.9 left, not 40% of 0.9)
+    expect(readPosition(long.user_id, AAVE)).toMatchObject({ size_steps: '60', liquidation: { original_steps: '100', done: 2, transferred_steps: '40' } });
+    expect(alertsOf(long.user_id, AAVE).at(-1)).toBe('T2');
+  });
+});
