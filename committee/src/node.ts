@@ -37,7 +37,9 @@ export function lastSeqOfJob(jobId: string | undefined): bigint {
 
 /** The node's Ed25519 link key (seed); a config from before link keys fails here, by name. */
 function readLinkKey(cfg: NodeConfig): Uint8Array {
-  if (!cfg.linkKeyFile) throw new Error(`node ${cfg.index} config has no linkKeyFile: start the cluster with npm start, which adds link keys to older data folders`);
+  if (!cfg.linkKeyFile || !cfg.gatewayLinkPublicKey) {
+    throw new Error(`node ${cfg.index} config has no link keys: start the cluster with npm start, which adds them to older data folders`);
+  }
   return readKeyFile(cfg.linkKeyFile, 'ed25519').privateKey;
 }
 
@@ -91,7 +93,7 @@ export class CommitteeNode {
     this.applier = new BatchApplier({
       index: cfg.index, n: cfg.n, sealKey: readKeyFile(cfg.x25519KeyFile), gatewayPublicKey: fromHex(cfg.gatewayX25519PublicKey), log: this.log,
     });
-    this.link = new ResultsLink(cfg.gatewayInternalUrl, cfg.index, linkKey, store, this.log);
+    this.link = new ResultsLink(cfg.gatewayInternalUrl, cfg.index, linkKey, fromHex(cfg.gatewayLinkPublicKey), store, this.log);
     this.link.start();
 
     this.running = true;

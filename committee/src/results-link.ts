@@ -1,10 +1,14 @@
 // Delivers this node's per-op results (public outcome + its output shares sealed to the gateway) to
 // the gateway's internal listener, in sequence order, resuming where the gateway says it stands.
 // The gateway opens each connection with a nonce; our hello signs it with this node's link key, so
-// no other process can report results in our name.
+// no other process can report results in our name, and carries a nonce of ours, which the gateway
+// signs back in its resume: we send nothing to a process that is not the gateway.
 import WebSocket from 'ws';
 import type { Logger } from 'pino';
-import { decodeGatewayToNode, encodeFrame, FrameError, resultsHello, type ResultFrame, type GatewayToNode } from '@tenebra/wire';
+import {
+  checkGatewayResultsProof, decodeGatewayToNode, encodeFrame, FrameError, LinkAuthError, resultsHello, type GatewayToNode, type ResultFrame,
+} from '@tenebra/wire';
+import { newChallenge } from '@tenebra/seal';
 import type { NodeStore } from './node-store';
 
 const RECONNECT_MIN_MS = 100;
@@ -27,6 +31,8 @@ export class ResultsLink {
     private readonly node: number,
     /** this node's Ed25519 link key (seed) */
     private readonly linkKey: Uint8Array,
+    /** the gateway's public link key: its resume must prove it */
+    private readonly gatewayLinkKey: Uint8Array,
     private readonly store: NodeStore,
     private readonly log: Logger,
   ) {}
@@ -45,6 +51,7 @@ export class ResultsLink {
     const ws = new WebSocket(this.url);
     this.ws = ws;
     this.resumed = false;
+    const challenge = newChallenge();
     ws.on('open', () => {
       this.backoff = RECONNECT_MIN_MS;
     });
@@ -57,7 +64,7 @@ export class ResultsLink {
         return;
       }
       if (frame.t === 'auth_challenge') {
-        ws.send(encodeFrame(resultsHello(this.node, this.linkKey, frame.nonce)));
+        ws.send(encodeFrame(resultsHello(this.node, this.linkKey, frame.nonce, challenge)));
         return;
       }
       if (frame.t === 'auth_refused') {
@@ -66,6 +73,14 @@ export class ResultsLink {
         return;
       }
       if (frame.t === 'resume') {
+        try {
+          checkGatewayResultsProof(this.gatewayLinkKey, this.node, challenge, frame);
+        } catch (e) {
+          const reason = e instanceof LinkAuthError ? e.message : String(e);
+          this.log.error({ url: this.url, reason }, 'REFUSING the results listener: it is not the gateway');
+          ws.terminate(); // reconnects with backoff
+          return;
+        }
         this.nextSeq = BigInt(frame.from_seq);
         this.resumed = true;
         this.log.info({ from_seq: frame.from_seq }, 'gateway link resumed');

@@ -138,8 +138,10 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     log.child({ component: 'results' }),
   );
   const pipeline = new ResultPipeline(collector, clearing, waiters, events, clock, log.child({ component: 'results' }));
-  const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }), nodeLinkKeys(config.nodes));
-  const sequencer = opts.sequencer ?? attestedSequencer(config, log, opts.sequencerConnectTimeoutMs);
+  // The gateway's link key proves it to the sequencer and to each node on the results link.
+  const linkKey = readKeyFile(config.linkKeyFile, 'ed25519').privateKey;
+  const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }), nodeLinkKeys(config.nodes), linkKey);
+  const sequencer = opts.sequencer ?? attestedSequencer(config, log, linkKey, opts.sequencerConnectTimeoutMs);
   const oracle = opts.oracle ?? createSimulatedOracle(clock).oracle;
   const marks = new MarkBook(oracle);
   const orders = new OrderService({ db, registry, sealer, sequencer, waiters, events, clock, log: log.child({ component: 'orders' }), oracle }, {
@@ -253,9 +255,8 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
 
 /** The production sequencer link: SequencerClient, which verifies the enclave's quote and proof and
  *  proves the gateway's link key. */
-function attestedSequencer(config: GatewayConfig, log: Logger, firstConnectTimeoutMs?: number): SequencerLink {
+function attestedSequencer(config: GatewayConfig, log: Logger, authKey: Uint8Array, firstConnectTimeoutMs?: number): SequencerLink {
   const client = new SequencerClient();
-  const authKey = readKeyFile(config.linkKeyFile, 'ed25519').privateKey;
   return {
     get connected() {
       return client.connected;

@@ -5,13 +5,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import WebSocket from 'ws';
 import { generateEd25519, toHex } from '@tenebra/seal';
-import { encodeFrame, RESULTS_SERVER, resultsHello, signLinkAuth, type ResultFrame } from '@tenebra/wire';
+import {
+  checkGatewayResultsProof, encodeFrame, LinkAuthError, RESULTS_SERVER, resultsHello, signLinkAuth, type ResultFrame,
+} from '@tenebra/wire';
 import { nodeLinkKeys, ResultServer } from '../src/results/server';
 import type { ResultPipeline } from '../src/results/pipeline';
 
 type Msg = Record<string, unknown>;
 
 const nodeKeys = Array.from({ length: 5 }, () => generateEd25519());
+const gatewayKey = generateEd25519();
 let server: ResultServer | null = null;
 afterEach(async () => {
   await server?.close();
@@ -29,7 +32,7 @@ async function startServer() {
   } as unknown as ResultPipeline;
   const logs: string[] = [];
   const log = pino({ level: 'info' }, { write: (l: string) => void logs.push(l) });
-  server = new ResultServer(5, pipeline, log, nodeLinkKeys(nodeKeys.map((k, i) => ({ index: i + 1, linkPublicKey: toHex(k.publicKey) }))));
+  server = new ResultServer(5, pipeline, log, nodeLinkKeys(nodeKeys.map((k, i) => ({ index: i + 1, linkPublicKey: toHex(k.publicKey) }))), gatewayKey.privateKey);
   const port = await server.listen('127.0.0.1', 0);
   return { url: `ws://127.0.0.1:${port}`, seen, logs };
 }
@@ -63,10 +66,18 @@ async function waitFor(cond: () => boolean, ms = 5_000): Promise<void> {
 const result = (node: number, seq: number): ResultFrame => ({ t: 'result', node, seq: String(seq), pub: { kind: 'cancel', order_id: 'x', found: false }, sealed: '' });
 
 describe('results listener authentication', () => {
-  it('admits a node that signs its challenge, and takes its results', async () => {
+  it('admits a node that signs its challenge, proves itself back, and takes its results', async () => {
     const { url, seen, logs } = await startServer();
     const c = await connect(url);
-    expect(await c.send(resultsHello(2, nodeKeys[1]!.privateKey, c.nonce))).toEqual({ t: 'resume', from_seq: '1' });
+    const challenge = 'ee'.repeat(32);
+    const resume = await c.send(resultsHello(2, nodeKeys[1]!.privateKey, c.nonce, challenge)) as { t: string; from_seq: string; key: string; sig: string };
+    expect(resume).toMatchObject({ t: 'resume', from_seq: '1', key: toHex(gatewayKey.publicKey) });
+    // The resume is the gateway's signature over node 2's challenge: not valid for another node,
+    // another challenge or another key.
+    expect(() => checkGatewayResultsProof(gatewayKey.publicKey, 2, challenge, resume)).not.toThrow();
+    expect(() => checkGatewayResultsProof(gatewayKey.publicKey, 3, challenge, resume)).toThrow(LinkAuthError);
+    expect(() => checkGatewayResultsProof(gatewayKey.publicKey, 2, 'ef'.repeat(32), resume)).toThrow(/BAD_SIGNATURE/);
+    expect(() => checkGatewayResultsProof(nodeKeys[0]!.publicKey, 2, challenge, resume)).toThrow(/UNKNOWN_KEY/);
     c.ws.send(encodeFrame(result(2, 1)));
     await waitFor(() => seen.results.length === 1);
     expect(seen.up).toEqual([2]);
@@ -87,6 +98,7 @@ describe('results listener authentication', () => {
     c = await connect(url);
     const genuine = resultsHello(3, nodeKeys[2]!.privateKey, c.nonce);
     await refused(c, { ...genuine, sig: (genuine.sig[0] === 'a' ? 'b' : 'a') + genuine.sig.slice(1) }, 'BAD_SIGNATURE');
+    const ch = 'cc'.repeat(32);
     // A genuine hello captured on one connection and replayed on another.
     const victim = await connect(url);
     const captured = resultsHello(3, nodeKeys[2]!.privateKey, victim.nonce);
@@ -96,11 +108,11 @@ describe('results listener authentication', () => {
     // Node 3's own key, but signed for the sequencer feed.
     c = await connect(url);
     const feedProof = signLinkAuth({ role: 'node', id: 3, privateKey: nodeKeys[2]!.privateKey }, 'feed', c.nonce, RESULTS_SERVER);
-    await refused(c, { t: 'hello', node: 3, purpose: 'feed', key: feedProof.key, nonce: c.nonce, sig: feedProof.sig }, 'WRONG_PURPOSE');
+    await refused(c, { t: 'hello', node: 3, purpose: 'feed', key: feedProof.key, nonce: c.nonce, sig: feedProof.sig, challenge: ch }, 'WRONG_PURPOSE');
     // ...or claiming 'results' over that feed signature.
     c = await connect(url);
     const feedSig = signLinkAuth({ role: 'node', id: 3, privateKey: nodeKeys[2]!.privateKey }, 'feed', c.nonce, RESULTS_SERVER);
-    await refused(c, { t: 'hello', node: 3, purpose: 'results', key: feedSig.key, nonce: c.nonce, sig: feedSig.sig }, 'BAD_SIGNATURE');
+    await refused(c, { t: 'hello', node: 3, purpose: 'results', key: feedSig.key, nonce: c.nonce, sig: feedSig.sig, challenge: ch }, 'BAD_SIGNATURE');
     // The hello of old (no proof), and a result with no hello at all.
     c = await connect(url);
     await refused(c, { t: 'hello', node: 4 }, 'MALFORMED_AUTH');

@@ -1,6 +1,7 @@
 // Link keys (docs/decisions/0003-internal-authentication.md): one Ed25519 key per committee node and
 // one for the gateway, each in its own key file under DIR/keys. A node's key proves it to the
-// gateway's results listener and to the sequencer's feed; the gateway's proves it to the sequencer.
+// gateway's results listener and to the sequencer's feed; the gateway's proves it to the sequencer
+// and to the nodes (results link).
 // The key files are the source of truth: the public halves in the gateway's and the sequencer's
 // configs are derived from them at every start, which also upgrades data folders made before link
 // keys existed.
@@ -51,6 +52,12 @@ export function upgradeLinkKeys(
     if (nd.linkPublicKey !== key) {
       nd.linkPublicKey = key;
       gatewayChanged = true;
+    }
+  }
+  for (const nd of nodes) {
+    if (nd.gatewayLinkPublicKey !== gatewayKey) {
+      nd.gatewayLinkPublicKey = gatewayKey;
+      if (!changedNodes.includes(nd)) changedNodes.push(nd);
     }
   }
   const admitted = clientLinkKeys(gatewayKey, nodeKeys);

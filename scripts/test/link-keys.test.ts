@@ -34,6 +34,7 @@ function expectConsistent(dir: string): void {
     expect(entry.linkPublicKey).toBe(key);
     expect(seq.clientLinkKeys.nodes.find((x) => x.index === entry.index)?.publicKey).toBe(key);
     expect(nd.expectedMeasurement).toBe(expectedMeasurement(seq));
+    expect(nd.gatewayLinkPublicKey).toBe(gwKey);
   }
   expect(new Set([gwKey, ...gw.nodes.map((x) => x.linkPublicKey)]).size).toBe(gw.nodes.length + 1);
   expect(gw.expectedMeasurement).toBe(expectedMeasurement(seq));
@@ -63,6 +64,7 @@ describe('link keys in the cluster config', () => {
       const nd = readJson<NodeConfig>(L.nodeConfig(index));
       unlinkSync(nd.linkKeyFile);
       delete (nd as Partial<NodeConfig>).linkKeyFile;
+      delete (nd as Partial<NodeConfig>).gatewayLinkPublicKey;
       writeJson(L.nodeConfig(index), nd);
     }
     const sealKeyBefore = readFileSync(L.nodeX25519Key(1), 'utf8');

@@ -1,15 +1,16 @@
 // The gateway's internal WebSocket listener for committee nodes. Each connection gets a fresh nonce
 // (auth_challenge); the node's hello must carry its link key's signature over it for the 'results'
 // link (@tenebra/wire link-auth). Only then does the gateway answer where to resume (its persisted
-// cursor), and the node streams its results from there. Anything else is refused with an
+// cursor), signing the node's own nonce with the gateway's link key so the node knows whom it feeds,
+// and the node streams its results from there. Anything else is refused with an
 // auth_refused frame and logged with the reason and the remote address.
 // One session per node: the newest authenticated connection wins and the older one is closed. Only
 // the key holder can authenticate, so the newest is the node itself (typically back from a restart
 // while its old connection is still half-open); refusing it would stall that node's results.
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
-  claimOfHello, CLOSE_SUPERSEDED, ConnectionChallenge, decodeNodeToGateway, encodeFrame, FrameError, LinkAuthError,
-  LinkKeyDirectory, RESULTS_SERVER, refuseLink, WIRE_LIMITS, type LinkPolicy,
+  claimOfHello, CLOSE_SUPERSEDED, ConnectionChallenge, decodeNodeToGateway, encodeFrame, FrameError, gatewayResultsProof,
+  LinkAuthError, LinkKeyDirectory, RESULTS_SERVER, refuseLink, WIRE_LIMITS, type LinkPolicy, type ResumeFrame,
 } from '@tenebra/wire';
 import type { Logger } from 'pino';
 import type { ResultPipeline } from './pipeline';
@@ -33,6 +34,8 @@ export class ResultServer {
     private readonly log: Logger,
     /** the link keys of nodes 1..n (nodeLinkKeys(config.nodes)) */
     private readonly linkKeys: LinkKeyDirectory,
+    /** the gateway's own Ed25519 link key (seed): proves the gateway to each node */
+    private readonly ownLinkKey: Uint8Array,
   ) {}
 
   /** Listens on host:port; resolves with the bound port. */
@@ -88,7 +91,8 @@ export class ResultServer {
         }
         this.byNode.set(node, ws);
         this.pipeline.nodeUp(node);
-        ws.send(encodeFrame({ t: 'resume', from_seq: this.pipeline.cursor.toString() }));
+        const proof = gatewayResultsProof(this.ownLinkKey, node, frame.challenge);
+        ws.send(encodeFrame({ t: 'resume', from_seq: this.pipeline.cursor.toString(), ...proof } satisfies ResumeFrame));
         this.log.info({ node, remote, from_seq: this.pipeline.cursor.toString() }, 'committee node authenticated for results');
         return;
       }

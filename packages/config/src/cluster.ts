@@ -59,6 +59,8 @@ export interface NodeConfig {
   x25519KeyFile: string;
   /** Ed25519 key proving this node on the sequencer feed and the gateway's results link */
   linkKeyFile: string;
+  /** the gateway's public link key (hex): the results link's resume must be signed with it */
+  gatewayLinkPublicKey: string;
   gatewayX25519PublicKey: string;
   sequencerUrl: string;
   gatewayInternalUrl: string;

@@ -228,12 +228,13 @@ const VALIDATORS: { [K in FrameType]: (o: Obj) => Extract<Frame, { t: K }> } = {
     return o as unknown as SequencedFrame;
   },
   hello(o) {
-    exactKeys(o, ['t', 'node', 'purpose', 'key', 'nonce', 'sig'], [], 'hello');
+    exactKeys(o, ['t', 'node', 'purpose', 'key', 'nonce', 'sig', 'challenge'], [], 'hello');
     node(o.node, 'hello.node');
     oneOf(o.purpose, PURPOSES, 'hello.purpose');
     hex(o.key, 'hello.key', 64);
     hex(o.nonce, 'hello.nonce', 64);
     hex(o.sig, 'hello.sig', 128);
+    hex(o.challenge, 'hello.challenge', 64);
     return o as unknown as ResultHelloFrame;
   },
   auth_challenge(o) {
@@ -264,8 +265,10 @@ const VALIDATORS: { [K in FrameType]: (o: Obj) => Extract<Frame, { t: K }> } = {
     return o as unknown as AuthRefusedFrame;
   },
   resume(o) {
-    exactKeys(o, ['t', 'from_seq'], [], 'resume');
+    exactKeys(o, ['t', 'from_seq', 'key', 'sig'], [], 'resume');
     dec(o.from_seq, 'resume.from_seq', 1n);
+    hex(o.key, 'resume.key', 64);
+    hex(o.sig, 'resume.sig', 128);
     return o as unknown as ResumeFrame;
   },
   result(o) {

@@ -3,7 +3,7 @@ export * from './codec';
 export { AttestedSocket, stderrLogger, type AttestedOptions, type ClientAuth, type WireLogger } from './attested-socket';
 export {
   LINK_AUTH_CONTEXT, CLOSE_AUTH_REFUSED, CLOSE_SUPERSEDED, LinkAuthError, LinkKeyDirectory, ConnectionChallenge,
-  linkAuthMessage, signLinkAuth, authFrame, resultsHello, claimOfHello, claimOfAuth, principalName, refuseLink,
+  linkAuthMessage, signLinkAuth, authFrame, resultsHello, gatewayResultsProof, checkGatewayResultsProof, claimOfHello, claimOfAuth, principalName, refuseLink,
   RESULTS_SERVER, sequencerServerName,
   type LinkAuthCode, type LinkClaim, type LinkIdentity, type LinkPolicy,
 } from './link-auth';

@@ -85,10 +85,29 @@ export function authFrame(c: LinkClaim): AuthFrame {
   return { t: 'auth', role: c.role, id: c.id, purpose: c.purpose, key: c.key, nonce: c.nonce, sig: c.sig };
 }
 
-/** The results link's hello: node `nodeKey`'s proof for the gateway's `nonce`. */
-export function resultsHello(node: number, nodeKey: Uint8Array, nonce: string): ResultHelloFrame {
+/**
+ * The results link's hello: node `nodeKey`'s proof for the gateway's `nonce`, and `challenge`, the
+ * node's own nonce for the gateway's proof (default: a fresh one; keep it to check the resume).
+ */
+export function resultsHello(node: number, nodeKey: Uint8Array, nonce: string, challenge: string = newChallenge()): ResultHelloFrame {
   const c = signLinkAuth({ role: 'node', id: node, privateKey: nodeKey }, 'results', nonce, RESULTS_SERVER);
-  return { t: 'hello', node, purpose: c.purpose, key: c.key, nonce: c.nonce, sig: c.sig };
+  return { t: 'hello', node, purpose: c.purpose, key: c.key, nonce: c.nonce, sig: c.sig, challenge };
+}
+
+/** The gateway's side of the results link: its proof over node `node`'s hello challenge. */
+export function gatewayResultsProof(gatewayKey: Uint8Array, node: number, challenge: string): { key: string; sig: string } {
+  const c = signLinkAuth({ role: 'gateway', id: 0, privateKey: gatewayKey }, 'results', challenge, principalName('node', node));
+  return { key: c.key, sig: c.sig };
+}
+
+/** Node side: throws LinkAuthError unless `proof` is the gateway's link key signing our hello challenge. */
+export function checkGatewayResultsProof(
+  gatewayPublicKey: Uint8Array, node: number, challenge: string, proof: { key: string; sig: string },
+): void {
+  const keys = new LinkKeyDirectory([{ role: 'gateway', id: 0, publicKey: gatewayPublicKey }]);
+  // Our own challenge, checked with the same rules as a server checks a client.
+  const ours = new ConnectionChallenge(keys, { gateway: 'results' }, principalName('node', node), challenge);
+  ours.verify({ role: 'gateway', id: 0, purpose: 'results', key: proof.key, nonce: challenge, sig: proof.sig });
 }
 
 /** The claim a results hello makes. */
@@ -138,7 +157,6 @@ export type LinkPolicy = Partial<Record<LinkRole, LinkPurpose>>;
 
 /** One connection's challenge: a fresh nonce, spent by the first proof checked against it. */
 export class ConnectionChallenge {
-  readonly nonce: string = newChallenge();
   private spent = false;
 
   constructor(
@@ -146,6 +164,8 @@ export class ConnectionChallenge {
     private readonly policy: LinkPolicy,
     /** the `server` the client must have signed for */
     private readonly server: string,
+    /** the nonce sent (fresh unless the caller already sent its own) */
+    readonly nonce: string = newChallenge(),
   ) {}
 
   get frame(): AuthChallengeFrame {

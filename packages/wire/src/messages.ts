@@ -67,9 +67,13 @@ export interface AuthRefusedFrame { t: 'auth_refused'; code: string; message: st
 
 // node -> gateway (gateway's internal listener), answering the gateway's auth_challenge: the node's
 // link key signs the nonce (purpose 'results'), the same proof as AuthFrame with role 'node', id node.
-export interface ResultHelloFrame { t: 'hello'; node: number; purpose: LinkPurpose; key: string; nonce: string; sig: string }
-// gateway -> node: send results from from_seq (inclusive)
-export interface ResumeFrame { t: 'resume'; from_seq: string }
+// `challenge` is the node's own fresh nonce, which the gateway signs back in its resume frame.
+export interface ResultHelloFrame {
+  t: 'hello'; node: number; purpose: LinkPurpose; key: string; nonce: string; sig: string; challenge: string;
+}
+// gateway -> node: send results from from_seq (inclusive). key/sig: the gateway's link key and its
+// signature over the node's hello challenge (see gatewayResultsProof), so the node knows it is the gateway.
+export interface ResumeFrame { t: 'resume'; from_seq: string; key: string; sig: string }
 /** The outcome of one sequenced op at one node: what the nodes revealed, plus this node's output shares. */
 export interface ResultFrame {
   t: 'result';

@@ -17,12 +17,12 @@ const good: Frame[] = [
   { t: 'proof', nonce: hex(64), sig: hex(128) },
   { t: 'feed', node: 3, from_seq: '1' },
   { t: 'op', seq: '18446744073709551615', ts_ns: '0', kind: 'cancel', symbol: 'ETH-PERP', pub: {}, sealed: b64, batch_end: true },
-  { t: 'hello', node: 1, purpose: 'results', key: hex(64), nonce: hex(64), sig: hex(128) },
+  { t: 'hello', node: 1, purpose: 'results', key: hex(64), nonce: hex(64), sig: hex(128), challenge: hex(64) },
   { t: 'auth_challenge', nonce: hex(64) },
   { t: 'auth', role: 'gateway', id: 0, purpose: 'submit', key: hex(64), nonce: hex(64), sig: hex(128) },
   { t: 'auth_ok', role: 'node', id: 3 },
   { t: 'auth_refused', code: 'BAD_SIGNATURE', message: 'x' },
-  { t: 'resume', from_seq: '42' },
+  { t: 'resume', from_seq: '42', key: hex(64), sig: hex(128) },
   { t: 'result', node: 2, seq: '7', pub: { kind: 'place', fills: ['a'], nested: { ok: true } }, sealed: '' },
 ];
 
@@ -48,7 +48,7 @@ describe('codec', () => {
     ['leading zero', { t: 'feed', node: 1, from_seq: '01' }, /from_seq must be a decimal/],
     ['seq over u64', { t: 'feed', node: 1, from_seq: '18446744073709551616' }, /between/],
     ['node 0', { t: 'feed', node: 0, from_seq: '1' }, /node must be an integer/],
-    ['number seq', { t: 'resume', from_seq: 5 }, /decimal integer string/],
+    ['number seq', { t: 'resume', from_seq: 5, key: hex(64), sig: hex(128) }, /decimal integer string/],
     ['short signature', { t: 'proof', nonce: hex(64), sig: hex(64) }, /sig must be 128/],
     ['batch_end missing', { t: 'op', seq: '1', ts_ns: '1', kind: 'k', symbol: 's', pub: {}, sealed: b64 }, /missing field 'batch_end'/],
   ];
@@ -72,7 +72,7 @@ describe('codec', () => {
   it('direction decoders refuse frames that may not travel that way', () => {
     expect(() => decodeToSequencer(encodeFrame(good[1]!))).toThrow(/'ack' is not allowed here/);
     expect(() => decodeSequencerToNode(encodeFrame({ t: 'feed', node: 1, from_seq: '1' }))).toThrow(/not allowed/);
-    const hello = { t: 'hello', node: 2, purpose: 'results', key: hex(64), nonce: hex(64), sig: hex(128) } as const;
+    const hello = { t: 'hello', node: 2, purpose: 'results', key: hex(64), nonce: hex(64), sig: hex(128), challenge: hex(64) } as const;
     expect(decodeNodeToGateway(encodeFrame(hello))).toEqual(hello);
     // A pre-authentication hello (no proof) is refused by the codec, so no server can take it.
     expect(() => decodeNodeToGateway(JSON.stringify({ t: 'hello', node: 2 }))).toThrow(/missing field 'purpose'/);
