@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import type { OrderRec, PositionRec } from './store/records';
 
 export type OrderMessageType = 'open' | 'partial_fill' | 'filled' | 'cancelled' | 'rejected' | 'modified' | 'cancel_rejected' | 'modify_rejected';
-/** The spec's update reasons; clearing emits fill and closed, a mark/funding/liquidation engine the others. */
+/** The spec's update reasons; clearing emits fill and closed, the risk monitor (risk-monitor/) mark_price, funding, liquidation (and closed), settlement batches settlement. */
 export type PositionUpdateReason = 'fill' | 'mark_price' | 'funding' | 'liquidation' | 'closed' | 'settlement';
 
 export interface OrderEvent {
@@ -22,7 +22,7 @@ export interface PositionEvent {
 /** Health tiers of the spec's margin model that raise an alert, plus Healthy to clear one. */
 export type MarginHealthTier = 'Healthy' | 'Warning150' | 'Critical120' | 'T1' | 'T2' | 'T3';
 
-/** A position's margin health changed tier (emitted by a liquidation monitor; none exists yet). */
+/** A position's margin health changed tier (emitted by the risk monitor, risk-monitor/monitor.ts). */
 export interface MarginAlertEvent {
   user_id: string;
   symbol: string;
