@@ -82,7 +82,10 @@ export async function startSequencer(
     const nack = (rid: string, code: string, message: string) => {
       if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame({ t: 'nack', rid, code, message } satisfies NackFrame));
     };
+    /** set once refused: frames still arriving while the socket closes are ignored */
+    let refused = false;
     const refuse = (err: LinkAuthError, claimed: string | null) => {
+      refused = true;
       clog.warn({ code: err.code, claimed, reason: err.message }, 'client link refused');
       refuseLink(ws, err);
     };
@@ -93,6 +96,7 @@ export async function startSequencer(
     authTimer.unref();
 
     ws.on('message', (data, isBinary) => {
+      if (refused) return;
       const text = isBinary ? null : (data as Buffer).toString('utf8');
       // Before authentication nothing is worth a nack: the peer is refused outright.
       if (text === null) {
@@ -122,7 +126,6 @@ export async function startSequencer(
           try {
             client = challenge.verify(claimOfAuth(frame));
           } catch (e) {
-            client = null;
             return refuse(e instanceof LinkAuthError ? e : new LinkAuthError('MALFORMED_AUTH', String(e)), claimed);
           }
           clearTimeout(authTimer);

@@ -90,6 +90,17 @@ describe('sequencer client authentication', () => {
     c = await rawClient(s.url);
     await c.auth({ role: 'gateway', id: 0, privateKey: f.gatewayLink.privateKey }, 'submit');
     expect(await c.request({ t: 'feed', node: 1, from_seq: '1' })).toMatchObject({ t: 'auth_refused', code: 'NOT_ALLOWED' });
+    // Once refused, nothing more is taken from the connection, not even from an authenticated one.
+    c = await rawClient(s.url);
+    const gatewayProof = await (async () => {
+      let frame: Record<string, unknown> = {};
+      await c.auth({ role: 'gateway', id: 0, privateKey: f.gatewayLink.privateKey }, 'submit', (fr) => (frame = fr));
+      return frame;
+    })();
+    c.ws.send(JSON.stringify(gatewayProof)); // a second proof: refused...
+    c.ws.send(JSON.stringify({ t: 'submit', rid: 'after-refusal', op: opaqueOp(5, 1) })); // ...so this is dropped
+    expect((await c.closed).code).toBe(1008);
+    expect(c.inbox.map((x) => x.t)).toEqual(['quote', 'auth_challenge', 'auth_ok', 'auth_refused']);
     expect(s.sequencer.lastSeq).toBe(0n);
     await s.close();
   });

@@ -57,13 +57,17 @@ export class ResultServer {
   private accept(ws: WebSocket, remote: string): void {
     let node = 0;
     const challenge = new ConnectionChallenge(this.linkKeys, RESULTS_POLICY, RESULTS_SERVER);
+    /** set once refused: frames still arriving while the socket closes are ignored */
+    let refused = false;
     const refuse = (err: LinkAuthError, claimed: number | null) => {
+      refused = true;
       this.log.warn({ remote, claimed, code: err.code, reason: err.message }, 'results link refused');
       refuseLink(ws, err);
     };
     const helloTimer = setTimeout(() => refuse(new LinkAuthError('AUTH_TIMEOUT', `no hello within ${HELLO_TIMEOUT_MS} ms`), null), HELLO_TIMEOUT_MS);
     ws.send(encodeFrame(challenge.frame));
     ws.on('message', (data) => {
+      if (refused) return;
       let frame;
       try {
         frame = decodeNodeToGateway(data as Buffer);
