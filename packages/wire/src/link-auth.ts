@@ -120,7 +120,7 @@ export function claimOfAuth(a: AuthFrame): LinkClaim {
   return { role: a.role, id: a.id, purpose: a.purpose, key: a.key, nonce: a.nonce, sig: a.sig };
 }
 
-/** The `server` the results link's proofs name (the gateway has no quoted key of its own to bind). */
+/** The `server` a node's results hello names (the gateway proves itself after it, in its resume). */
 export const RESULTS_SERVER = 'gateway-results';
 /** The `server` the sequencer link's proofs name: the enclave key the client just verified. */
 export const sequencerServerName = (enclavePubkeyHex: string): string => `enclave:${enclavePubkeyHex}`;
