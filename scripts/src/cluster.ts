@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, fstatSync, writeFileSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { setPriority } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -32,6 +33,12 @@ export interface ClusterOptions {
   logLevel?: string;
   /** restart a process that exits by itself (not through kill()/stop()), with backoff: `npm start` does */
   supervise?: boolean;
+  /**
+   * CPU niceness of the committee nodes (0-19; default 0). On one host the five nodes' preprocessing
+   * can take every core; a positive value lets the sequencer and gateway (the acknowledgement path)
+   * run first. Separate hosts need nothing of the kind.
+   */
+  nodeNice?: number;
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -185,6 +192,13 @@ export class Cluster {
       cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env },
     });
     closeSync(fd);
+    if (role === 'committee' && this.opts.nodeNice && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, this.opts.nodeNice);
+      } catch (e) {
+        console.error(`could not lower node ${index}'s CPU priority: ${String(e)}`);
+      }
+    }
     const exited = new Promise<number | null>((res) => child.once('exit', (code, sig) => res(code ?? (sig ? -1 : null))));
     void exited.then((code) => this.onExit(role, index, code));
     const ports: Record<string, number> =

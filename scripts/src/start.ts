@@ -4,13 +4,21 @@ import { ENVS, type Env } from '@tenebra/config';
 import { Cluster } from './cluster';
 import { parseFlags } from './flags';
 
-const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--dealer] [--log-level info|debug]
+const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--dealer] [--node-nice N] [--log-level info|debug]
   --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
   --env        production (ports 8080, 7100, 7001-7005, 7200) or test (9080, 9100, 9001-9005, 9200)
-  --dealer     preprocessing by a trusted dealer: INSECURE, for experiments only (new data folders only)`;
+  --dealer     preprocessing by a trusted dealer: INSECURE, for experiments only (new data folders only)
+  --node-nice  CPU niceness of the five committee nodes (default 10, 0 to disable): on one host their
+               preprocessing would otherwise starve the sequencer and gateway's acknowledgements`;
+
+function niceness(text: string): number {
+  const v = Number(text);
+  if (!Number.isInteger(v) || v < 0 || v > 19) throw new Error(`--node-nice must be an integer in 0..19, got '${text}'`);
+  return v;
+}
 
 async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level'], ['dealer', 'help']);
+  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level', 'node-nice'], ['dealer', 'help']);
   if (flags.bool.has('help')) {
     console.log(USAGE);
     return;
@@ -20,7 +28,7 @@ async function main(): Promise<void> {
   const dataDir = resolve(flags.str.get('data') ?? (env === 'test' ? 'data-test' : 'data'));
   const cluster = await Cluster.start({
     dataDir, env, preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee', supervise: true,
-    logLevel: flags.str.get('log-level') ?? 'info',
+    logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '10'),
   });
   let stopping = false;
   const stop = async (why: string) => {
