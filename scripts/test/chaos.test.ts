@@ -13,7 +13,7 @@ describe('chaos: kill -9 while orders flow', () => {
   const seed = Number(process.env.CHAOS_SEED ?? 20261122);
 
   beforeAll(async () => {
-    tc = await startTestCluster();
+    tc = await startTestCluster(process.env.CHAOS_DEBUG ? { logLevel: 'debug' } : {});
     const creds = await Promise.all([0, 1, 2, 3].map(() => createAccount(tc.dataDir, 'Apex', '5000000')));
     traders = creds.map((c) => new Trader(tc.baseUrl, c));
     await Promise.all(traders.map((t) => t.login()));

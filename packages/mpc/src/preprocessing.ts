@@ -86,6 +86,8 @@ interface Batch {
   x?: bigint[];
   p2?: bigint[];
   waiters: { resolve: () => void }[];
+  /** messages received for this batch (a re-send fires only when it stops growing) */
+  heard: number;
 }
 
 /** What the preprocessor needs from its party. */
@@ -103,6 +105,8 @@ export interface PrepHost {
   emitBatch(ev: { batch: number; state: 'staged' | 'committed' | 'dropped'; triples: number; pairs: number; nibbles: number }): void;
   /** True while no job is running (background batches start only then). */
   idle(): boolean;
+  /** Runs fn after ms on the party's clock (simulated or real); returns a cancel function. */
+  setTimer(fn: () => void, ms: number): () => void;
   rng: FieldRng;
 }
 
@@ -115,6 +119,8 @@ export interface PrepSnapshot {
 }
 
 const MAX_FUTURE_BATCH_MESSAGES = 256;
+/** A batch that has heard nothing new for this long re-sends what it sent (duplicates are ignored). */
+const PREP_RESEND_MS = 3_000;
 const INV2 = inv(2n);
 
 /** Owns the reserve, batch production and the commit protocol of one party. */
@@ -299,7 +305,7 @@ export class Preprocessor {
   // ---- committee batches ----
 
   private newBatch(id: number): Batch {
-    return { id, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [] };
+    return { id, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0 };
   }
 
   private startBatch(id: number): Batch {
@@ -312,6 +318,7 @@ export class Preprocessor {
       return b;
     }
     this.host.log({ ev: 'prep-start', batch: id });
+    this.armResend(b, 0);
     this.phaseA(b);
     // adopt messages that arrived before we started
     const adopt: { from: number; env: Envelope }[] = [];
@@ -323,6 +330,31 @@ export class Preprocessor {
     this.futureMsgs.push(...keep);
     for (const m of adopt) this.onMessage(m.from, m.env);
     return b;
+  }
+
+  /**
+   * Liveness: while b is in flight and nothing new arrives for PREP_RESEND_MS, re-send our phase-A
+   * messages and our ready to every peer. A message can be lost for good without a reconnect (e.g.
+   * a peer was still recovering when it came), and then nobody would ever re-send it.
+   */
+  private armResend(b: Batch, heardBefore: number): void {
+    this.host.setTimer(() => {
+      if (this.current !== b || this.stopped || (b.state !== 'running' && b.state !== 'staged')) return;
+      if (b.heard === heardBefore) {
+        this.host.log({ ev: 'prep-resend', batch: b.id, round: b.round, state: b.state });
+        for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self) this.resendTo(b, j);
+      }
+      this.armResend(b, b.heard);
+    }, PREP_RESEND_MS);
+  }
+
+  /** Our messages of batch b so far, to one peer: phase-A rounds, and ready if staged. */
+  private resendTo(b: Batch, peer: number): void {
+    for (const [, sent] of b.sent) {
+      const bytes = sent.get(peer);
+      if (bytes) this.host.send(peer, bytes);
+    }
+    if (b.state === 'staged') this.host.send(peer, this.host.envelope({ type: Msg.PrepReady, b: b.id }));
   }
 
   private phaseA(b: Batch): void {
@@ -643,6 +675,7 @@ export class Preprocessor {
       case Msg.PrepReady: {
         const b = this.current;
         if (b && env.b === b.id) {
+          if (!b.readies.has(from)) b.heard++;
           b.readies.add(from);
           this.tryCommit(b);
         } else if (env.b >= this.resolved && this.futureMsgs.length < MAX_FUTURE_BATCH_MESSAGES) this.futureMsgs.push({ from, env });
@@ -680,7 +713,10 @@ export class Preprocessor {
     if (env.a < b.round) return;
     let m = b.incoming.get(env.a);
     if (!m) b.incoming.set(env.a, (m = new Map()));
-    if (!m.has(from)) m.set(from, env);
+    if (!m.has(from)) {
+      m.set(from, env);
+      b.heard++;
+    }
     this.phaseAAdvanceFromHandler(b);
   }
 
@@ -699,13 +735,7 @@ export class Preprocessor {
       return;
     }
     // Re-send what the peer may have missed: our phase-A messages, ready, veto, commit log.
-    if (b) {
-      for (const [, sent] of b.sent) {
-        const bytes = sent.get(peer);
-        if (bytes) this.host.send(peer, bytes);
-      }
-      if (b.state === 'staged') this.host.send(peer, this.host.envelope({ type: Msg.PrepReady, b: b.id }));
-    }
+    if (b) this.resendTo(b, peer);
     if (this.lastVeto >= 0) this.host.send(peer, this.host.envelope({ type: Msg.PrepVeto, b: this.lastVeto }));
     this.host.send(peer, this.host.envelope({ type: Msg.PrepStatus }));
     this.kick();

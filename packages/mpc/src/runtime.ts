@@ -272,6 +272,7 @@ class PartyImpl implements Party {
         log: (ev) => this.logFn(ev),
         emitBatch: (ev) => this.emit('prep-batch', ev),
         idle: () => this.job === undefined,
+        setTimer: (fn, ms) => this.transport.clock.setTimeout(fn, ms),
         rng: cryptoRng,
       },
       opts.preprocessing,
@@ -534,7 +535,10 @@ class PartyImpl implements Party {
         case Msg.PrepCommit:
         case Msg.PrepVeto:
         case Msg.PrepStatus:
+          // While recovering, a batch the others start is kept for later (the preprocessor buffers
+          // it until it is enabled): dropping it would leave that batch waiting for us forever.
           if (this.phase === 'ready' || this.phase === 'setup') this.prep.onMessage(from, env);
+          else if (this.phase === 'recovering' && (env.type === Msg.PrepRound || env.type === Msg.PrepReady || env.type === Msg.PrepVeto)) this.prep.onMessage(from, env);
           if (this.prep.stale) this.emit('stale', { note: 'a peer committed a preprocessing batch this party lacks; recover() it' });
           return;
         case Msg.RecoverRequest:
