@@ -30,6 +30,12 @@ describe('committee restarts beyond the tolerated two', () => {
   });
 
   const logOf = (k: number): string => readFileSync(join(tc.dataDir, 'logs', `node-${k}.log`), 'utf8');
+  /** The last sequence number node k logged as applied. */
+  const appliedBy = (k: number): string => {
+    const text = logOf(k);
+    const i = text.lastIndexOf('"msg":"batch applied"');
+    return i < 0 ? '' : /"last":"(\d+)"/.exec(text.slice(text.lastIndexOf('\n', i) + 1, i))?.[1] ?? '';
+  };
 
   it('a third death stalls matching; a returning node resumes from its own state and the results are the reference', async () => {
     await waitForReserve(tc.dataDir, NODES, 30_000, 15_000, 240_000);
@@ -54,9 +60,14 @@ describe('committee restarts beyond the tolerated two', () => {
   }, 600_000);
 
   it('the whole committee killed at once resumes from its persisted states', async () => {
-    await orders.run(12, async (i) => {
-      if (i === 6) await Promise.all(NODES.map((k) => tc.cluster.kill('committee', k)));
-    });
+    // Killed once every acknowledged order is matched: nodes killed within the few milliseconds
+    // in which some have written a job and others not would come back a job apart, which is the
+    // known limit of docs/decisions/0002 (a stall, never a wrong answer), not what this checks.
+    await orders.run(6);
+    await orders.verifyAll();
+    await waitFor(async () => new Set(NODES.map(appliedBy)).size === 1, 30_000, 'all five nodes to have applied the same last batch');
+    await Promise.all(NODES.map((k) => tc.cluster.kill('committee', k)));
+    await orders.run(6); // acknowledged by the sequencer while no node is up
     for (const k of NODES) tc.cluster.spawnProc('committee', k);
     await tc.cluster.waitReady(180_000);
     await orders.verifyAll(120_000);
