@@ -57,6 +57,8 @@ export class CommitteeNode {
   private statusTimer: NodeJS.Timeout | null = null;
   /** last seq applied by a completed job (the party state persisted with it) */
   private appliedSeq = 0n;
+  /** while recovering after a crash: the seq of our own persisted state, told to recovering peers */
+  private persistedSeq: bigint | null = null;
   private loopDone: Promise<void> = Promise.resolve();
 
   constructor(private readonly cfg: NodeConfig, private readonly log: Logger) {}
@@ -133,6 +135,7 @@ export class CommitteeNode {
         batch: cfg.preprocessing.batch ?? DEFAULT_PREP_BATCH,
       },
       log: (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
+      busyNote: () => `persisted-seq ${this.persistedSeq ?? 'none'}`,
     });
     party.on('quorum-lost', (ev) => this.log.warn({ ev }, 'quorum lost: waiting for parties to return'));
     party.on('quorum-restored', (ev) => this.log.info({ ev }, 'quorum restored'));
@@ -152,16 +155,17 @@ export class CommitteeNode {
    */
   private async recoverOrResume(keys: Uint8Array | undefined, persisted: Uint8Array | undefined): Promise<bigint> {
     if (keys) {
+      this.persistedSeq = persisted ? this.store!.lastSeq() : null;
       await this.startParty({ keys });
       const recovering = this.party!.recover().then(() => true);
-      const recovered = await Promise.race([recovering, this.noHelpersFor(NO_HELPERS_FALLBACK_MS)]);
+      const recovered = await Promise.race([recovering, this.fallbackWhen(NO_HELPERS_FALLBACK_MS)]);
       if (recovered) {
         const last = lastSeqOfJob(this.party!.lastFinishedJob());
         await this.store!.commitSnapshot(last, this.party!.exportState());
         this.log.info({ lastSeq: last.toString(), status: this.party!.status() }, 'recovered shares from helpers');
         return last;
       }
-      this.log.warn({ helpers: this.party!.status().recovery, waitedMs: NO_HELPERS_FALLBACK_MS }, 'too few ready helpers for share recovery; resuming from persisted state');
+      this.log.info({ helpers: this.party!.status().recovery }, 'no share recovery: restarting the party from persisted state');
       await this.party!.stop();
       await recovering.catch(() => false); // stop() ends the recovery with an error: expected here
       await this.transport?.stop();
@@ -171,22 +175,49 @@ export class CommitteeNode {
     return this.store!.lastSeq();
   }
 
-  /** Resolves false once fewer than t+1 helpers have been ready for `ms` without a break. */
-  private noHelpersFor(ms: number): Promise<false> {
+  /**
+   * Resolves false when this node should stop waiting for share recovery and resume from its own
+   * state. Peers that are recovering too say the seq of their persisted state:
+   *  - t+1 nodes (us included) persisted at our seq: the committee restarted together and can go on
+   *    from there at once (no other t+1 can hold another seq, since 2(t+1) > n);
+   *  - one of them at a later seq, or t+1 at another seq: they will resume there and then help us,
+   *    so keep waiting (the ones behind re-run the jobs the others had done, the ones ahead take
+   *    their shares);
+   *  - otherwise once fewer than t+1 helpers have been ready for `ms` without a break (a third
+   *    death: the live nodes are ready but too few).
+   */
+  private fallbackWhen(ms: number): Promise<false> {
+    const t = this.cfg.t;
+    const own = this.persistedSeq === null ? null : this.persistedSeq.toString();
     return new Promise((resolve) => {
       let shortSince: number | null = null;
+      const done = (why: string): void => {
+        clearInterval(timer);
+        this.log.warn({ why, persistedSeq: own }, 'resuming from own persisted state');
+        resolve(false);
+      };
       const timer = setInterval(() => {
-        const h = this.party?.status().recovery;
-        if (this.party?.status().phase !== 'recovering') return clearInterval(timer);
+        const st = this.party?.status();
+        if (st?.phase !== 'recovering') return clearInterval(timer);
+        const h = st.recovery;
         if (!h || h.ready >= h.needed) {
           shortSince = null;
           return;
         }
-        shortSince ??= Date.now();
-        if (Date.now() - shortSince >= ms) {
-          clearInterval(timer);
-          resolve(false);
+        const seqs = new Map<string, number>();
+        for (const note of Object.values(h.busy)) {
+          const m = /persisted-seq (\d+)/.exec(note);
+          if (m) seqs.set(m[1]!, (seqs.get(m[1]!) ?? 0) + 1);
         }
+        if (own !== null && (seqs.get(own) ?? 0) + 1 >= t + 1) return done(`${t + 1} or more recovering nodes persisted at seq ${own}`);
+        // Someone persisted a later state than ours (or t+1 agree on another one): they resume
+        // there and then help us, and our own state would leave us behind them. Keep waiting.
+        if ([...seqs].some(([seq, count]) => (own === null || BigInt(seq) > BigInt(own)) || (seq !== own && count >= t + 1))) {
+          shortSince = null;
+          return;
+        }
+        shortSince ??= Date.now();
+        if (Date.now() - shortSince >= ms) done(`fewer than ${t + 1} ready helpers for ${ms} ms`);
       }, RECOVERY_CHECK_MS);
       timer.unref();
     });

@@ -48,7 +48,7 @@ describe('committee restarts beyond the tolerated two', () => {
     // the two live nodes cannot match the orders acknowledged since: they say so
     await waitFor(async () => logOf(1).split('quorum lost').length > quorumLostBefore, 60_000, 'node 1 to report quorum lost');
     tc.cluster.spawnProc('committee', 3);
-    await waitFor(async () => logOf(3).includes('too few ready helpers for share recovery; resuming from persisted state'), 90_000, 'node 3 to resume from its own state');
+    await waitFor(async () => /fewer than 3 ready helpers.*resuming from own persisted state/.test(logOf(3)), 90_000, 'node 3 to resume from its own state');
     await orders.verifyAll(120_000);
     // the other two come back with share recovery from the three live nodes
     tc.cluster.spawnProc('committee', 4);
@@ -66,12 +66,46 @@ describe('committee restarts beyond the tolerated two', () => {
     await orders.run(6);
     await orders.verifyAll();
     await waitFor(async () => new Set(NODES.map(appliedBy)).size === 1, 30_000, 'all five nodes to have applied the same last batch');
+    const logStart = NODES.map((k) => logOf(k).length);
     await Promise.all(NODES.map((k) => tc.cluster.kill('committee', k)));
     await orders.run(6); // acknowledged by the sequencer while no node is up
     for (const k of NODES) tc.cluster.spawnProc('committee', k);
     await tc.cluster.waitReady(180_000);
+    // They find each other recovering at the same boundary: t+1 or more resume from their own state
+    // at once, any others take shares from those; nobody waits out the no-helpers timeout.
+    const since = NODES.map((k) => logOf(k).slice(logStart[k - 1]));
+    const agreed = since.filter((text) => /or more recovering nodes persisted at seq \d+.*resuming from own persisted state/.test(text));
+    expect(agreed.length).toBeGreaterThanOrEqual(3);
+    for (const text of since) {
+      expect(text).not.toMatch(/fewer than 3 ready helpers/);
+      expect(agreed.includes(text) || text.includes('recovered shares from helpers')).toBe(true);
+    }
     await orders.verifyAll(120_000);
     await orders.run(10);
+    await orders.verifyAll();
+  }, 600_000);
+
+  it('two die, the other three go on, then all die: the three resume, the two take shares from them', async () => {
+    await waitForReserve(tc.dataDir, NODES, 20_000, 10_000, 240_000);
+    await orders.run(4);
+    await orders.verifyAll();
+    await Promise.all([1, 2].map((k) => tc.cluster.kill('committee', k)));
+    await orders.run(6); // nodes 3-5 match these: their persisted states move past those of 1 and 2
+    await orders.verifyAll();
+    await waitFor(async () => new Set([3, 4, 5].map(appliedBy)).size === 1, 30_000, 'nodes 3-5 to have applied the same last batch');
+    const logStart = NODES.map((k) => logOf(k).length);
+    await Promise.all([3, 4, 5].map((k) => tc.cluster.kill('committee', k)));
+    for (const k of NODES) tc.cluster.spawnProc('committee', k);
+    await tc.cluster.waitReady(180_000);
+    const since = NODES.map((k) => logOf(k).slice(logStart[k - 1]));
+    // the three resume from their own (newest) state, at once when they see each other recovering,
+    // or after the no-helpers timeout when the first two were already up; the two behind never do
+    for (const k of [3, 4, 5]) expect(since[k - 1]).toContain('resuming from own persisted state');
+    for (const k of [1, 2]) {
+      expect(since[k - 1]).toContain('recovered shares from helpers');
+      expect(since[k - 1]).not.toContain('resuming from own persisted state');
+    }
+    await orders.run(8);
     await orders.verifyAll();
   }, 600_000);
 });

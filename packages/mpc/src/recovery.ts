@@ -97,13 +97,15 @@ export class Recovery {
   private finished = false;
   /** clock time of the last reply part received: a large reserve takes helpers seconds to send */
   private lastProgress = 0;
-  /** helpers whose last answer was "busy" (not ready themselves, e.g. recovering too) */
-  private readonly busy = new Set<number>();
+  /** helpers whose last answer was "busy" (not ready themselves, e.g. recovering too), with what they said */
+  private readonly busy = new Map<number, string>();
 
-  /** Connected helpers, and those of them not known to be busy: recovery needs t+1 of the latter. */
-  helperCounts(): { alive: number; ready: number; needed: number } {
+  /** Connected helpers, those of them not known to be busy (recovery needs t+1 of these), and what the busy ones said. */
+  helperCounts(): { alive: number; ready: number; needed: number; busy: Record<number, string> } {
     const alive = this.host.aliveHelpers();
-    return { alive: alive.length, ready: alive.filter((j) => !this.busy.has(j)).length, needed: this.host.t + 1 };
+    const busy: Record<number, string> = {};
+    for (const j of alive) if (this.busy.has(j)) busy[j] = this.busy.get(j)!;
+    return { alive: alive.length, ready: alive.filter((j) => !this.busy.has(j)).length, needed: this.host.t + 1, busy };
   }
 
   constructor(private readonly host: RecoveryHost, private readonly retryMs = 2000) {}
@@ -166,11 +168,13 @@ export class Recovery {
     if (this.finished || env.key !== this.nonce) return;
     if (env.type === Msg.RecoverBusy) {
       this.host.log({ ev: 'recovery-busy', from, why: bytesText(env.extra) });
+      const why = bytesText(env.extra);
       if (!this.busy.has(from)) {
-        this.busy.add(from);
+        this.busy.set(from, why);
         const c = this.helperCounts();
-        if (c.ready < c.needed) this.host.emit('recovery-waiting', { ...c, note: `helper ${from} is not ready (${bytesText(env.extra)})` });
+        if (c.ready < c.needed) this.host.emit('recovery-waiting', { alive: c.alive, ready: c.ready, needed: c.needed, note: `helper ${from} is not ready (${why})` });
       }
+      this.busy.set(from, why);
       return;
     }
     this.busy.delete(from);

@@ -46,6 +46,11 @@ export interface PartyOptions {
    * Reconnects are handled by re-sends on peer-up regardless. Default 5000; 0 disables.
    */
   retransmitMs?: number;
+  /**
+   * A short text this party adds to its "busy" answer while it cannot help a recovery (e.g. the
+   * sequence number of its own persisted state), so recovering peers can decide together.
+   */
+  busyNote?: () => string;
   log?: (event: object) => void;
   /** Log one 'round' event per completed round (job, round, ms waited, senders). Default false. */
   traceRounds?: boolean;
@@ -74,8 +79,11 @@ export interface PartyStatus {
   mode: string;
   lastFinishedJob: string | undefined;
   currentJob: string | undefined;
-  /** While recovering: connected helpers, those not busy themselves, and how many are needed (t+1). */
-  recovery?: { alive: number; ready: number; needed: number };
+  /**
+   * While recovering: connected helpers, those not busy themselves, how many are needed (t+1), and
+   * what each busy helper said (its busyNote).
+   */
+  recovery?: { alive: number; ready: number; needed: number; busy: Record<number, string> };
 }
 
 /** One committee party. */
@@ -231,6 +239,7 @@ class PartyImpl implements Party {
   private quorumLost = false;
   private setupDone: (() => void) | undefined;
   private recovery: Recovery | undefined;
+  private readonly busyNote: (() => string) | undefined;
   private answered = new Set<string>();
   private pendingState: PartySnapshot | undefined;
   private startedTransport = false;
@@ -256,6 +265,7 @@ class PartyImpl implements Party {
       archiveBytes: opts.limits?.archiveBytes ?? 256 * 1024 * 1024,
       finishedJobs: opts.limits?.finishedJobs ?? 4096,
     };
+    this.busyNote = opts.busyNote;
     const userLog = opts.log ?? (() => {});
     const dealer = opts.preprocessing?.mode === 'dealer';
     this.logFn = (ev) => userLog(dealer ? { party: this.id, mode: DEALER_LABEL, ...ev } : { party: this.id, ...ev });
@@ -498,7 +508,8 @@ class PartyImpl implements Party {
     const nonce = env.key;
     const tag = `${from}:${nonce}`;
     if (this.phase !== 'ready') {
-      this.transport.send(from, this.envelope({ type: Msg.RecoverBusy, key: nonce, extra: new TextEncoder().encode(`phase ${this.phase}`) }));
+      const note = this.busyNote?.();
+      this.transport.send(from, this.envelope({ type: Msg.RecoverBusy, key: nonce, extra: new TextEncoder().encode(note ? `phase ${this.phase}; ${note}` : `phase ${this.phase}`) }));
       return;
     }
     if (this.answered.has(tag)) return; // one answer per nonce: two answers with one mask would leak differences
