@@ -5,6 +5,7 @@ export * from './validate';
 export * from './book';
 export * from './liquidity';
 export * from './match';
+export * from './rank';
 export * from './exchange';
 export * from './plaintext';
 export * from './mpc-backend';

@@ -6,6 +6,8 @@ import type { Book, RestingOrder } from './book';
 import type { MakerBits, TakerView } from './liquidity';
 import { coversTarget, crossTest, selfTest } from './liquidity';
 import { LEAK } from './leaks';
+import type { SearchStart } from './rank';
+import { DEFAULT_SEARCH_ARITY, checkArity, defaultStart, narrow, searchPivots } from './rank';
 import type {
   CancelOp,
   CancelOutcome,
@@ -30,6 +32,28 @@ export interface MatchOptions {
    * does not cross). Reveals, and so the transcript, are identical either way. Default false.
    */
   speculate?: boolean;
+  /**
+   * Arity k of the search that ranks a resting remainder: each step compares against k − 1 pivots
+   * in one batch and opens their bits together, ⌈log_k(n + 1)⌉ steps for n orders on the side. 2 is
+   * binary search. Same information either way (the rank). Default DEFAULT_SEARCH_ARITY.
+   */
+  searchArity?: number;
+  /** Pivot plan of the search's first step (see SearchStart). Default 'head' for k > 2, else 'even'. */
+  searchStart?: SearchStart;
+  /**
+   * Issue the first search step's comparisons of a GTC/GTT order (which may rest) in the batch of its
+   * first cross comparison, and open them only if the order rests: one comparison latency less per
+   * resting order on a non-empty side; up to k − 1 wasted comparisons when the order fills instead.
+   * Reveals identical. Default false.
+   */
+  prefetchRank?: boolean;
+  /**
+   * Issue the next maker's cross comparison in the batch of the current maker's exhaustion tests
+   * (the next head is the current second order whatever the outcome): one comparison latency less
+   * per further maker; one wasted comparison when the taker is exhausted. Ignored with speculate.
+   * Reveals identical. Default false.
+   */
+  pipelineCross?: boolean;
 }
 
 /** An incoming order (a placement, or the new order of a replace). */
@@ -88,15 +112,48 @@ async function runTaker<S>(
     }
   }
 
+  // The remainder of a GTC/GTT order may rest: its own side does not change while it matches, so the
+  // first search step can be computed now, in the batch of the first cross comparison (prefetchRank).
+  const restSide = book.side(t.side);
+  const mayRest = (t.tif === 'GTC' || t.tif === 'GTT') && t.type !== 'market' && t.price !== null;
+  const k = opts.searchArity ?? DEFAULT_SEARCH_ARITY;
+  checkArity(k);
+  const afterTest = (i: number): Promise<S> => {
+    const other = restSide[i] as RestingOrder<S>;
+    const price = t.price as S;
+    // Goes after `other` iff other's price is at least as good as ours.
+    return t.side === 'buy' ? arith.le(price, other.price) : arith.le(other.price, price);
+  };
+  let firstStep: { pivots: number[]; bits: Promise<S>[] } | null = null;
+  if (opts.prefetchRank && mayRest && restSide.length > 0) {
+    const pivots = searchPivots(0, restSide.length, k, opts.searchStart ?? defaultStart(k));
+    const bits = pivots.map(afterTest);
+    for (const b of bits) b.catch(() => undefined); // unused when the order does not rest
+    firstStep = { pivots, bits };
+  }
+
   let remaining = t.qty;
   const side = opposite(t.side);
-  for (let k = 0; ; k += 1) {
+  const pipe: { next: { maker: RestingOrder<S>; bit: Promise<S> } | null } = { next: null };
+  for (let i = 0; ; i += 1) {
     const maker = book.side(side)[0];
     if (maker === undefined) break;
-    // Each iteration either stops or removes the head, so maker k is the k-th maker of `bits`.
-    const crossP = t.price === null ? null : (bits?.cross[k] ?? crossTest(arith, t, maker));
-    const selfP = (): S | Promise<S> | null => (bits ? (bits.self[k] ?? null) : selfTest(arith, t, maker));
-    const exhaust = (): [Promise<S>, Promise<S>] => [arith.le(maker.qty, remaining), arith.le(remaining, maker.qty)];
+    // Each iteration either stops or removes the head, so maker i is the i-th maker of `bits`.
+    const pre = pipe.next !== null && pipe.next.maker === maker ? pipe.next.bit : null;
+    pipe.next = null;
+    const crossP = t.price === null ? null : (bits?.cross[i] ?? pre ?? crossTest(arith, t, maker));
+    const selfP = (): S | Promise<S> | null => (bits ? (bits.self[i] ?? null) : selfTest(arith, t, maker));
+    const exhaust = (): [Promise<S>, Promise<S>] => {
+      const tests: [Promise<S>, Promise<S>] = [arith.le(maker.qty, remaining), arith.le(remaining, maker.qty)];
+      // Whatever this maker's outcome, the next head (if the loop goes on) is today's second order.
+      const second = book.side(side)[1];
+      if (opts.pipelineCross && !opts.speculate && !bits && second !== undefined && t.price !== null) {
+        const bit = crossTest(arith, t, second) as Promise<S>;
+        bit.catch(() => undefined); // unused when the taker is exhausted here
+        pipe.next = { maker: second, bit };
+      }
+      return tests;
+    };
 
     let crossS: S | null;
     let selfS: S | null;
@@ -140,19 +197,19 @@ async function runTaker<S>(
     ex.cancelReason = 'IOC_REMAINDER';
     return ex;
   }
-  // GTC / GTT remainder rests at the rank found by binary search (equal price → behind).
-  if (t.price === null || t.type === 'market') throw new BookInvariantError(`${scope}: a market order cannot rest`);
+  // GTC / GTT remainder rests at the rank found by k-ary search (equal price → behind): per step,
+  // k − 1 comparisons in one batch, their bits opened together (insert-rank), monotone.
+  if (!mayRest || t.price === null || t.type === 'market') throw new BookInvariantError(`${scope}: a market order cannot rest`);
   const price = t.price;
-  const restSide = book.side(t.side);
   let lo = 0;
   let hi = restSide.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const other = restSide[mid] as RestingOrder<S>;
-    // Goes after `other` iff other's price is at least as good as ours.
-    const after = t.side === 'buy' ? arith.le(price, other.price) : arith.le(other.price, price);
-    if ((await reveal(await after, LEAK.insertRank)) === 1n) lo = mid + 1;
-    else hi = mid;
+  for (let step = 0; lo < hi; step += 1) {
+    const pivots = firstStep?.pivots ?? searchPivots(lo, hi, k, step === 0 ? (opts.searchStart ?? defaultStart(k)) : 'even');
+    const tests = firstStep?.bits ?? pivots.map(afterTest);
+    firstStep = null;
+    const secret = await Promise.all(tests);
+    const opened = await Promise.all(secret.map((b) => reveal(b, LEAK.insertRank)));
+    [lo, hi] = narrow(lo, hi, pivots, opened, scope);
   }
   book.insertAt(
     {

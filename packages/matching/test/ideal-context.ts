@@ -20,13 +20,21 @@ export class IdealSec implements Sec {
 }
 
 export interface IdealStats {
-  /** Flushes that carried at least one interactive operation. */
+  /**
+   * Rounds elapsed: with unit costs (the default), flushes that carried at least one interactive
+   * operation; with `costs`, rounds of the engine's latency model (see IdealJobContext).
+   */
   rounds: number;
   /** Interactive operations, by kind. */
   ops: Record<string, number>;
   /** Largest number of operations in one round. */
   maxBatch: number;
 }
+
+/** Rounds per operation kind of the real engine (packages/mpc README, L = 48): a latency model. */
+export const ENGINE_ROUNDS: Readonly<Record<string, number>> = {
+  mul: 1, select: 1, open: 1, openTo: 1, lt: 5, le: 5, ltz: 5, eq: 5, min: 6, max: 6,
+};
 
 /** Ideal-functionality JobContext (TEST DOUBLE: plain values, no privacy). */
 export class IdealJobContext implements JobContext {
@@ -40,11 +48,17 @@ export class IdealJobContext implements JobContext {
   private readonly pubStore = new Map<string, string>();
   private staged = new Map<string, IdealSec | null>();
   private stagedPub = new Map<string, string | null>();
-  private queue: (() => void)[] = [];
+  private queue: { kind: string; run: () => void }[] = [];
+  private inflight: { due: number; run: () => void }[] = [];
   private scheduled = false;
   private readonly bound: bigint;
 
-  constructor(readonly compareBits = 48) {
+  /**
+   * `costs` (rounds per operation kind, e.g. ENGINE_ROUNDS) turns the round count into a latency
+   * model: an operation issued in round r resolves at the end of round r + cost, and operations in
+   * flight overlap, as in the engine's pipelined rounds. Default: every operation costs one round.
+   */
+  constructor(readonly compareBits = 48, private readonly costs?: Readonly<Record<string, number>>) {
     this.bound = 1n << BigInt(compareBits);
   }
 
@@ -78,27 +92,39 @@ export class IdealJobContext implements JobContext {
   private round<T>(kind: string, compute: () => T): Promise<T> {
     this.stats.ops[kind] = (this.stats.ops[kind] ?? 0) + 1;
     return new Promise<T>((resolve, reject) => {
-      this.queue.push(() => {
-        try {
-          resolve(compute());
-        } catch (e) {
-          reject(e);
-        }
+      this.queue.push({
+        kind,
+        run: () => {
+          try {
+            resolve(compute());
+          } catch (e) {
+            reject(e);
+          }
+        },
       });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
+  }
+  private schedule(): void {
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
   }
   private flush(): void {
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
-    if (batch.length === 0) return;
+    if (batch.length === 0 && this.inflight.length === 0) return;
+    if (batch.length > 0) this.stats.maxBatch = Math.max(this.stats.maxBatch, batch.length);
+    const now = this.stats.rounds;
+    for (const b of batch) this.inflight.push({ due: now + (this.costs ? (this.costs[b.kind] ?? 1) : 1), run: b.run });
     this.stats.rounds += 1;
-    this.stats.maxBatch = Math.max(this.stats.maxBatch, batch.length);
-    for (const run of batch) run();
+    // Resolve, in issue order, everything due by the end of this round; the rest stays in flight.
+    const due = this.inflight.filter((x) => x.due <= this.stats.rounds);
+    this.inflight = this.inflight.filter((x) => x.due > this.stats.rounds);
+    for (const x of due) x.run();
+    if (this.inflight.length > 0) this.schedule();
   }
 
   fromShares(shares: readonly bigint[]): Sec {

@@ -3,10 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Sec } from '@tenebra/mpc';
 import { Exchange } from '../src/exchange';
+import type { ExchangeOptions } from '../src/exchange';
 import { MpcBackend } from '../src/mpc-backend';
 import { TranscriptRecorder } from '../src/leaks';
 import type { PlaceOp } from '../src/types';
-import { IdealJobContext } from './ideal-context';
+import { ENGINE_ROUNDS, IdealJobContext } from './ideal-context';
 
 function setup(speculate = false) {
   const ctx = new IdealJobContext();
@@ -72,5 +73,58 @@ describe('MpcBackend', () => {
     expect(() => arith.add(ctx.constant([1n, 2n]), arith.constant(1n))).toThrow(/single elements/);
     await expect(arith.reveal(arith.constant(1n << 40n), 'cross')).rejects.toThrow(/not a bit/);
     await expect(arith.le(arith.constant(1n << 48n), arith.constant(0n))).rejects.toThrow(/outside/);
+  });
+});
+
+describe('latency options (engine round costs: comparison 5, opening 1)', () => {
+  function weighted(opts: ExchangeOptions) {
+    const ctx = new IdealJobContext(48, ENGINE_ROUNDS);
+    const rec = new TranscriptRecorder();
+    const ex = new Exchange<Sec>(new MpcBackend(ctx, { recorder: rec }), opts);
+    let seq = 0n;
+    const place = (side: 'buy' | 'sell', price: bigint, qty: bigint) => {
+      seq += 1n;
+      return ex.apply({ kind: 'place', symbol: 'S', orderId: `o${seq}`, seq, side, type: 'limit', tif: 'GTC', price: ctx.fromShares([price]), qty: ctx.fromShares([qty]) });
+    };
+    return { ctx, rec, place };
+  }
+  const labels = (rec: TranscriptRecorder) => rec.drain().map((x) => `${x.label}=${x.value}`);
+
+  it('a passive order on 5 bids: binary 3 steps (18 + 6), 4-ary 2 steps, prefetch hides the first step behind the cross', async () => {
+    const cost: Record<string, number> = {};
+    const seen: Record<string, string[]> = {};
+    for (const [name, opts] of [['binary', { searchArity: 2 }], ['4-ary', {}], ['4-ary+prefetch', { prefetchRank: true }]] as const) {
+      const { ctx, rec, place } = weighted(opts);
+      await place('sell', 200n, 1n);
+      for (const p of [105n, 103n, 103n, 103n, 101n]) await place('buy', p, 1n);
+      labels(rec);
+      const before = ctx.stats.rounds;
+      await place('buy', 103n, 9n);
+      cost[name] = ctx.stats.rounds - before;
+      seen[name] = labels(rec);
+    }
+    expect(cost).toEqual({ binary: 24, '4-ary': 18, '4-ary+prefetch': 13 });
+    expect(seen.binary).toEqual(['cross=0', 'insert-rank=1', 'insert-rank=0', 'insert-rank=1']);
+    expect(seen['4-ary']).toEqual(['cross=0', 'insert-rank=1', 'insert-rank=1', 'insert-rank=1', 'insert-rank=0']);
+    expect(seen['4-ary+prefetch']).toEqual(seen['4-ary']);
+  });
+
+  it('a taker sweeping 3 makers: pipelineCross overlaps each next cross with the exhaustion tests', async () => {
+    const cost: Record<string, number> = {};
+    const seen: Record<string, string[]> = {};
+    for (const [name, opts] of [['plain', {}], ['pipeline', { pipelineCross: true }], ['speculate', { speculate: true }]] as const) {
+      const { ctx, rec, place } = weighted(opts);
+      for (const p of [100n, 101n, 102n]) await place('sell', p, 1n);
+      labels(rec);
+      const before = ctx.stats.rounds;
+      await place('buy', 102n, 3n);
+      cost[name] = ctx.stats.rounds - before;
+      seen[name] = labels(rec);
+    }
+    // plain: 3 × (cross 5 + open 1 + exhaustion 5 + open 1); pipeline: the 2nd and 3rd cross come with the
+    // exhaustion tests before them (5 rounds less each); speculate: everything of a maker in one batch.
+    expect(cost).toEqual({ plain: 36, pipeline: 26, speculate: 21 });
+    expect(seen.pipeline).toEqual(seen.plain);
+    expect(seen.speculate).toEqual(seen.plain);
   });
 });

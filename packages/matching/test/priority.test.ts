@@ -34,14 +34,24 @@ describe('price-time priority', () => {
     ]);
   });
 
-  it('equal-price bids: binary search puts the newcomer behind every equal bid', async () => {
-    const s = new Scenario();
+  it('equal-price bids: binary search (searchArity 2) puts the newcomer behind every equal bid', async () => {
+    const s = new Scenario({ searchArity: 2 });
     for (const p of [105n, 103n, 103n, 103n, 101n]) await s.place('buy', p, 1n);
     s.leaks();
     await s.place('buy', 103n, 9n); // o6
     expect(s.rows().map((r) => r.split(' ')[1])).toEqual(['o1', 'o2', 'o3', 'o4', 'o6', 'o5']);
     // No asks: no cross test. Binary search over 5 bids: mid 2 (103: behind), mid 4 (101: ahead), mid 3 (103: behind).
     expect(s.leaks()).toEqual(['insert-rank=1', 'insert-rank=0', 'insert-rank=1']);
+  });
+
+  it('equal-price bids, default 4-ary search: head and two pivots per step, bits opened together', async () => {
+    const s = new Scenario();
+    for (const p of [105n, 103n, 103n, 103n, 101n]) await s.place('buy', p, 1n);
+    s.leaks();
+    await s.place('buy', 103n, 9n); // o6
+    expect(s.rows().map((r) => r.split(' ')[1])).toEqual(['o1', 'o2', 'o3', 'o4', 'o6', 'o5']);
+    // Step 1 pivots 0 (105), 2 (103), 3 (103): behind all three; step 2 over rank 4..5: pivot 4 (101) ahead.
+    expect(s.leaks()).toEqual(['insert-rank=1', 'insert-rank=1', 'insert-rank=1', 'insert-rank=0']);
   });
 
   it('exact fill: both exhausted, maker removed, nothing rests', async () => {
