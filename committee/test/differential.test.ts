@@ -7,12 +7,12 @@ import { pino } from 'pino';
 import { SimNetwork } from '@tenebra/transport';
 import { createParty, shareSecret, reconstruct, decodeFieldVector, F, type Party, type JobContext } from '@tenebra/mpc';
 import {
-  Exchange, PlaintextBackend, generateStream, loadBook, Book, type Op, type OpResult,
+  Exchange, PlaintextBackend, CountingRecorder, generateStream, loadBook, Book, type Op, type OpResult,
 } from '@tenebra/matching';
 import { INSTRUMENTS } from '@tenebra/config';
-import { generateX25519, unseal } from '@tenebra/seal';
+import { generateX25519, PairBox } from '@tenebra/seal';
 import { resultAad, type ResultFrame } from '@tenebra/wire';
-import { BatchApplier, toWireOutcome, type IncomingOp } from '../src/apply';
+import { BatchApplier, COMMITTEE_MATCH_OPTIONS, toWireOutcome, type IncomingOp } from '../src/apply';
 
 const N = 5;
 const T = 2;
@@ -70,7 +70,9 @@ function incoming(op: Op<bigint>, pub: Record<string, unknown>, shares: bigint[]
 async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'committee', features: 'limit' | 'all' = 'limit'): Promise<void> {
   const stream = generateStream({ seed, orders, symbols: SYMBOLS, features, accounts: 12 });
   // Reference.
-  const ref = new Exchange<bigint>(new PlaintextBackend(), { symbols: INSTRUMENTS.map((i) => i.symbol) });
+  // The reference runs with the committee's latency options, so the reveals (counted per label) must match too.
+  const refReveals = new CountingRecorder();
+  const ref = new Exchange<bigint>(new PlaintextBackend({ recorder: refReveals }), { symbols: INSTRUMENTS.map((i) => i.symbol), ...COMMITTEE_MATCH_OPTIONS });
   const refResults: OpResult<bigint>[] = [];
   for (const op of stream) refResults.push(await ref.apply(op));
 
@@ -103,12 +105,15 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
       const from = [2, 4, 5];
       const vecs = from.map((node) => {
         const f = frames[node - 1]![j]!;
-        return f.sealed === '' ? [] : decodeFieldVector(unseal(gw.privateKey, Buffer.from(f.sealed, 'base64'), resultAad(f.seq, node)));
+        return f.sealed === '' ? [] : decodeFieldVector(new PairBox(gw.privateKey, sealKeys[node - 1]!.publicKey).open(Buffer.from(f.sealed, 'base64'), resultAad(f.seq, node)));
       });
       const got = vecs[0]!.length === 0 ? [] : reconstruct(from, vecs, T);
       expect(got).toEqual(want.outputs);
     }
   }
+
+  // Every node opened the same values the plaintext reference revealed (counted per label and per value).
+  for (const a of appliers) expect(a.reveals.counts).toEqual(refReveals.counts);
 
   // Final books: open every book's secrets once and compare with the reference.
   const opened = await net.settle(Promise.all(parties.map((p) => p.runJob('final-books', async (ctx) => {
