@@ -12,7 +12,7 @@ import { TokenService } from './auth/tokens';
 import { AccountService } from './accounts';
 import { InstrumentRegistry } from './instruments';
 import { RateLimiter } from './ratelimit';
-import { OpSealer } from './sharing';
+import { OpSealer, ResultOpener } from './sharing';
 import { GatewayEvents } from './events';
 import { Clearing } from './results/clearing';
 import { ResultCollector } from './results/collector';
@@ -130,11 +130,12 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const tokens = new TokenService(new TextEncoder().encode(jwtSecret), config.env, db, clock);
   const accounts = new AccountService(db, clock);
   const limiter = new RateLimiter(() => clock.nowMs());
-  const sealer = new OpSealer(config.nodes.map((nd) => ({ index: nd.index, publicKey: fromHex(nd.x25519PublicKey) })), config.n, config.t);
+  const nodeKeys = config.nodes.map((nd) => ({ index: nd.index, publicKey: fromHex(nd.x25519PublicKey) }));
+  const sealer = new OpSealer(nodeKeys, config.n, config.t, gatewayKey.privateKey);
   const waiters = new OutcomeWaiters();
   const clearing = new Clearing(db, registry, clock, log.child({ component: 'clearing' }));
   const collector = new ResultCollector(
-    { n: config.n, t: config.t, gatewayPrivateKey: gatewayKey.privateKey, ...(opts.resultGraceMs !== undefined ? { graceMs: opts.resultGraceMs } : {}) },
+    { n: config.n, t: config.t, opener: new ResultOpener(nodeKeys, config.n, gatewayKey.privateKey), ...(opts.resultGraceMs !== undefined ? { graceMs: opts.resultGraceMs } : {}) },
     log.child({ component: 'results' }),
   );
   const pipeline = new ResultPipeline(collector, clearing, waiters, events, clock, log.child({ component: 'results' }));

@@ -4,7 +4,7 @@ export { GatewayEvents, type OrderEvent, type PositionEvent, type OrderMessageTy
 export { ERR, ApiError, type ErrorName } from './errors';
 export { TIER_INFO, TIERS, PUBLIC_REST_LIMITS, ACTION_WEIGHT_MILLI, type Tier, type TierInfo, type RestLimits } from './tiers';
 export { ManualClock, systemClock, type GatewayClock } from './clock';
-export { openResult, decodeOutputs, OpSealer } from './sharing';
+export { ResultOpener, decodeOutputs, OpSealer } from './sharing';
 export { ADMIN_SECRET_HEADER, DEFAULT_LEVERAGE } from './http/routes-admin';
 export type { SequencerPort } from './orders/service';
 export { WsServer } from './ws/server';

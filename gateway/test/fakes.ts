@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import WebSocket, { WebSocketServer } from 'ws';
 import {
-  generateEd25519, generateX25519, makeQuote, proveEnclaveKey, seal, unseal, writeKeyFile, toHex,
+  generateEd25519, generateX25519, makeQuote, proveEnclaveKey, PairBox, writeKeyFile, toHex,
 } from '@tenebra/seal';
 import { shareSecret, reconstruct, encodeFieldVector, decodeFieldVector } from '@tenebra/mpc';
 import {
@@ -257,7 +257,7 @@ export class FakeCommittee {
     const { op } = j;
     const orderId = String(op.pub.order_id);
     // Each node opens only its own sealed share (bound to this op by the aad).
-    const shares = op.sealed.map((s, i) => decodeFieldVector(unseal(this.env.nodeKeys[i]!.privateKey, Buffer.from(s, 'base64'), opAad(op.kind, orderId, op.symbol))));
+    const shares = op.sealed.map((s, i) => decodeFieldVector(new PairBox(this.env.nodeKeys[i]!.privateKey, this.env.gatewayKey.publicKey).open(Buffer.from(s, 'base64'), opAad(op.kind, orderId, op.symbol))));
     let pub: PlaceOutcome | CancelOutcome;
     let outputs: bigint[] = [];
     const book = this.books.get(op.symbol) ?? { buy: [], sell: [] };
@@ -308,7 +308,7 @@ export class FakeCommittee {
       let myPub: Record<string, unknown> = { ...pub };
       if (nd.fault === 'wrong-share' && mine) mine = mine.map((v, i) => (i === 0 ? v + 1n : v));
       if (nd.fault === 'wrong-outcome') myPub = { ...myPub, order_id: '1' };
-      let sealed = mine ? Buffer.from(seal(this.env.gatewayKey.publicKey, encodeFieldVector(mine), resultAad(j.seq.toString(), nd.index))).toString('base64') : '';
+      let sealed = mine ? Buffer.from(new PairBox(this.env.nodeKeys[nd.index - 1]!.privateKey, this.env.gatewayKey.publicKey).seal(encodeFieldVector(mine), resultAad(j.seq.toString(), nd.index))).toString('base64') : '';
       if (nd.fault === 'garbage-seal' && mine) sealed = Buffer.from(randomBytes(96)).toString('base64');
       nd.push({ t: 'result', node: nd.index, seq: j.seq.toString(), pub: myPub, sealed });
     }

@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs';
 import pino from 'pino';
 import WebSocket from 'ws';
-import { seal, unseal } from '@tenebra/seal';
+import { PairBox } from '@tenebra/seal';
 import { shareSecret, reconstruct, encodeFieldVector, decodeFieldVector, F } from '@tenebra/mpc';
 import { decodeGatewayToNode, encodeFrame, opAad, resultAad, resultsHello, type ResultFrame } from '@tenebra/wire';
 import { Exchange, PlaintextBackend, type OpResult } from '@tenebra/matching';
@@ -93,7 +93,7 @@ export class MatchingCommittee {
     const { n, t } = this.env.config;
     const op = j.op;
     const orderId = String(op.pub.order_id ?? '');
-    const shares = op.sealed.map((s, i) => decodeFieldVector(unseal(this.env.nodeKeys[i]!.privateKey, Buffer.from(s, 'base64'), opAad(op.kind, orderId, op.symbol))));
+    const shares = op.sealed.map((s, i) => decodeFieldVector(new PairBox(this.env.nodeKeys[i]!.privateKey, this.env.gatewayKey.publicKey).open(Buffer.from(s, 'base64'), opAad(op.kind, orderId, op.symbol))));
     const values = shares[0]!.length === 0 ? [] : reconstruct([1, 2, 3], shares.slice(0, t + 1), t).map((v) => F.toSigned(v));
     if (op.kind === 'place') this.inputs.set(orderId, values);
     // The sequenced time: the wall clock, strictly increasing (as the sequencer's ts_ns).
@@ -107,7 +107,7 @@ export class MatchingCommittee {
     const outShares = r.outputs.length ? shareSecret(r.outputs, n, t) : null;
     for (const nd of this.nodes) {
       const mine = outShares ? outShares[nd.index - 1]! : null;
-      const sealed = mine ? Buffer.from(seal(this.env.gatewayKey.publicKey, encodeFieldVector(mine), resultAad(j.seq.toString(), nd.index))).toString('base64') : '';
+      const sealed = mine ? Buffer.from(new PairBox(this.env.nodeKeys[nd.index - 1]!.privateKey, this.env.gatewayKey.publicKey).seal(encodeFieldVector(mine), resultAad(j.seq.toString(), nd.index))).toString('base64') : '';
       nd.push({ t: 'result', node: nd.index, seq: j.seq.toString(), pub, sealed });
     }
   }

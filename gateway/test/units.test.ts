@@ -7,11 +7,11 @@ import {
   usdcToMicro, microToUsdc, divRound, instrumentBySymbol, instrumentById,
 } from '@tenebra/config';
 import { shareSecret, encodeFieldVector } from '@tenebra/mpc';
-import { generateX25519, seal } from '@tenebra/seal';
+import { generateX25519, seal, PairBox, SealError } from '@tenebra/seal';
 import { resultAad, type ResultFrame } from '@tenebra/wire';
 import pino from 'pino';
 import { ResultCollector } from '../src/results/collector';
-import { decodeOutputs } from '../src/sharing';
+import { decodeOutputs, ResultOpener } from '../src/sharing';
 import { initialMargin, feeMicro, reservation, effectiveLeverage } from '../src/orders/margin';
 import { averagePrice } from '../src/orders/view';
 import { RateLimiter } from '../src/ratelimit';
@@ -165,14 +165,21 @@ describe('exact JSON', () => {
 
 describe('result collector', () => {
   const gk = generateX25519();
+  const nodeKeys = Array.from({ length: 5 }, () => generateX25519());
+  const opener = (): ResultOpener => new ResultOpener(nodeKeys.map((k, i) => ({ index: i + 1, publicKey: k.publicKey })), 5, gk.privateKey);
   const log = pino({ level: 'silent' });
-  const frame = (seq: number, node: number, shares: bigint[][]): ResultFrame => ({
-    t: 'result', node, seq: String(seq), pub: { kind: 'place', order_id: `o${seq}`, fills: ['m'], rested: false, cancel_reason: null, reject_reason: null },
-    sealed: Buffer.from(seal(gk.publicKey, encodeFieldVector(shares[node - 1]!), resultAad(String(seq), node))).toString('base64'),
-  });
+  const frame = (seq: number, node: number, shares: bigint[][], legacy = false): ResultFrame => {
+    const plain = encodeFieldVector(shares[node - 1]!);
+    const aad = resultAad(String(seq), node);
+    const box = legacy ? seal(gk.publicKey, plain, aad) : new PairBox(nodeKeys[node - 1]!.privateKey, gk.publicKey).seal(plain, aad);
+    return {
+      t: 'result', node, seq: String(seq), pub: { kind: 'place', order_id: `o${seq}`, fills: ['m'], rested: false, cancel_reason: null, reject_reason: null },
+      sealed: Buffer.from(box).toString('base64'),
+    };
+  };
 
   it('decides at t+1, waits a short grace only for connected nodes that keep up, never for one far behind', () => {
-    const c = new ResultCollector({ n: 5, t: 2, gatewayPrivateKey: gk.privateKey, graceMs: 30 }, log);
+    const c = new ResultCollector({ n: 5, t: 2, opener: opener(), graceMs: 30 }, log);
     const connected = new Set([1, 2, 3, 4]);
     for (let seq = 1; seq <= 3; seq++) {
       const sh = shareSecret([BigInt(seq), 7n], 5, 2);
@@ -185,7 +192,7 @@ describe('result collector', () => {
   });
 
   it('needs t+1 results that agree on the outcome', () => {
-    const c = new ResultCollector({ n: 5, t: 2, gatewayPrivateKey: gk.privateKey, graceMs: 0 }, log);
+    const c = new ResultCollector({ n: 5, t: 2, opener: opener(), graceMs: 0 }, log);
     const sh = shareSecret([5n, 6n], 5, 2);
     c.add(frame(1, 1, sh), 1n, 0);
     c.add(frame(1, 2, sh), 1n, 0);
@@ -194,5 +201,15 @@ describe('result collector', () => {
     expect(c.decide(1n, new Set([1, 2, 3]), 0)).toBeNull();
     c.add(frame(1, 4, sh), 1n, 0);
     expect(c.decide(1n, new Set([1, 2, 3, 4]), 0)).toMatchObject({ values: [5n, 6n] });
+  });
+
+  it('opens pair boxes from each node, legacy anonymous boxes (older data folders), and refuses a box from the wrong node', () => {
+    const o = opener();
+    const sh = shareSecret([9n], 5, 2);
+    expect(o.open(frame(1, 2, sh).sealed, '1', 2)).toEqual(sh[1]);
+    expect(o.open(frame(1, 3, sh, true).sealed, '1', 3)).toEqual(sh[2]);
+    expect(o.legacyOpened).toBe(1);
+    // node 4's box presented as node 5's: wrong pair key and wrong aad
+    expect(() => o.open(frame(1, 4, sh).sealed, '1', 5)).toThrow(SealError);
   });
 });

@@ -7,7 +7,7 @@ import type { ResultFrame } from '@tenebra/wire';
 import { canonicalJson, SealError } from '@tenebra/seal';
 import { reconstructChecked, InconsistentSharesError } from '@tenebra/mpc';
 import type { Logger } from 'pino';
-import { decodeOutputs, openResult, type NodeVector } from '../sharing';
+import { decodeOutputs, type NodeVector, type ResultOpener } from '../sharing';
 import type { Decision } from './clearing';
 
 interface Entry {
@@ -34,7 +34,8 @@ interface DecidedSeq {
 export interface CollectorOptions {
   n: number;
   t: number;
-  gatewayPrivateKey: Uint8Array;
+  /** opens the nodes' sealed output shares (pair boxes with each node) */
+  opener: ResultOpener;
   /** how long to wait for the remaining connected nodes once t+1 agree (default 30 ms) */
   graceMs?: number;
   /** how many decided seqs to remember for checking late results (default 1024) */
@@ -65,7 +66,7 @@ export class ResultCollector {
     if (seq > (this.lastSeq.get(frame.node) ?? 0n)) this.lastSeq.set(frame.node, seq);
     let values: bigint[] | null;
     try {
-      values = openResult(this.opts.gatewayPrivateKey, frame.sealed, frame.seq, frame.node);
+      values = this.opts.opener.open(frame.sealed, frame.seq, frame.node);
     } catch (e) {
       if (!(e instanceof SealError) && !(e instanceof RangeError) && !(e instanceof TypeError)) throw e;
       this.log.error({ seq: frame.seq, node: frame.node, err: (e as Error).message }, `node ${frame.node} sent output shares the gateway cannot open`);
