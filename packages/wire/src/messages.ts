@@ -12,7 +12,7 @@ export interface SealedOp {
   kind: string;
   symbol: string;
   pub: PublicFields;
-  /** sealed[i] is for committee node i+1: base64 of seal(node_i_pub, encodeFieldVector(shares)). */
+  /** sealed[i] is for committee node i+1: base64 of a pair box (gateway -> node i+1, @tenebra/seal PairBox) of encodeFieldVector(shares). */
   sealed: string[];
 }
 
@@ -81,7 +81,7 @@ export interface ResultFrame {
   seq: string;
   /** JSON outcome the nodes revealed among themselves, e.g. PlaceOutcome / CancelOutcome below. */
   pub: Record<string, unknown>;
-  /** base64 of seal(gateway_pub, encodeFieldVector(output shares)); empty string when no secret output. */
+  /** base64 of a pair box (this node -> gateway, @tenebra/seal PairBox) of encodeFieldVector(output shares); empty string when no secret output. */
   sealed: string;
 }
 
