@@ -110,7 +110,8 @@ export async function mul(eng: RoundEngine, x: readonly bigint[], y: readonly bi
   for (let i = 0; i < m; i++) {
     const d = opened[i]!;
     const e = opened[m + i]!;
-    z[i] = reduceWide(t[3 * i + 2]! + d * t[3 * i + 1]! + e * t[3 * i]! + reduce(d * e));
+    // c + d b + e a + d e = c + d b + e (a + d): two products instead of three (sum < 3p^2 + p)
+    z[i] = reduceWide(t[3 * i + 2]! + d * t[3 * i + 1]! + e * (t[3 * i]! + d));
   }
   return z;
 }
@@ -141,9 +142,10 @@ export async function mul2(eng: RoundEngine, x: readonly bigint[], y1: readonly 
     const d = opened[i]!;
     const e1 = opened[m + i]!;
     const e2 = opened[2 * m + i]!;
-    const a = q[5 * i]!;
-    z[i] = reduceWide(q[5 * i + 3]! + d * q[5 * i + 1]! + e1 * a + reduce(d * e1));
-    z[m + i] = reduceWide(q[5 * i + 4]! + d * q[5 * i + 2]! + e2 * a + reduce(d * e2));
+    // as mul: a b_k + d b_k + e_k (a + d), with a + d shared by both products
+    const ad = q[5 * i]! + d;
+    z[i] = reduceWide(q[5 * i + 3]! + d * q[5 * i + 1]! + e1 * ad);
+    z[m + i] = reduceWide(q[5 * i + 4]! + d * q[5 * i + 2]! + e2 * ad);
   }
   return z;
 }
@@ -303,9 +305,11 @@ export async function ltz(eng: RoundEngine, a: readonly bigint[]): Promise<bigin
     for (let j = blocks - 1, i = e * blocks; j >= 0; j--, i++) {
       const cj = dig[j]!;
       const base = (e * blocks + j) * NIBBLE_WIDTH;
-      // [c_j < r_j] = [r_j > c_j];  [c_j == r_j] = [r_j > c_j - 1] - [r_j > c_j]
-      lt[i] = gtAt(nib, base, cj);
-      eq[i] = eqAt(nib, base, cj);
+      // [c_j < r_j] = [r_j > c_j];  [c_j == r_j] = [r_j > c_j - 1] - [r_j > c_j] (each element read once)
+      const g = gtAt(nib, base, cj);
+      const d = (cj === 0 ? 1n : elementAt(nib, base + cj - 1)) - g;
+      lt[i] = g;
+      eq[i] = d < 0n ? d + P : d;
     }
   }
   const u = await lexTree(eng, lt, eq, m, blocks); // [c' < r']

@@ -93,23 +93,104 @@ function ivOf(nonce: string, sub: number): Buffer {
   return createHash('sha256').update(nonce).update(`#${sub}`).digest().subarray(0, 16);
 }
 
+/**
+ * f_A(self) of every subset A as small integers over one denominator: f_A(self) = c_A / D with
+ * c_A = prod_{j not in A} (j - self) * (D / prod_{j not in A} j) and D the lcm of those products.
+ * A share sum_A v_A f_A(self) is then sum_A c_A v_A (products by integers of a few bits, where a
+ * product by a full field element costs several times more) times D^-1 once: the same field element.
+ */
+function smallSubsetCoefficients(n: number, subsets: readonly (readonly number[])[], self: number): { c: bigint[]; dInv: bigint } {
+  const nums: bigint[] = [];
+  const dens: bigint[] = [];
+  for (const a of subsets) {
+    let num = 1n;
+    let den = 1n;
+    for (let j = 1; j <= n; j++) {
+      if (a.includes(j)) continue;
+      num *= BigInt(j - self);
+      den *= BigInt(j);
+    }
+    nums.push(num);
+    dens.push(den);
+  }
+  const gcd = (x: bigint, y: bigint): bigint => {
+    while (y) [x, y] = [y, x % y];
+    return x;
+  };
+  let D = 1n;
+  for (const d of dens) D = (D / gcd(D, d)) * d;
+  return { c: nums.map((nu, k) => nu * (D / dens[k]!)), dInv: D === 1n ? 1n : inv(D) };
+}
+
+/** The 32-bit limbs of p = 2^127 - 1, most significant first. */
+const P_LIMBS = [0x7fffffff, 0xffffffff, 0xffffffff, 0xffffffff] as const;
+/**
+ * Bound on sum |c| for the limb accumulation: each limb sum is then below 2^32 * 2^20 = 2^52, exact
+ * in a double (the bias, at most sum |c| * p, stays within the same bound).
+ */
+const LIMB_WEIGHT_LIMIT = 2 ** 20;
+
+/**
+ * Adds c * x_e for the 16-byte big-endian elements x_e at byte offsets off0 + e * stride of buf to
+ * the four limb sums of element e (acc[4e..4e+3], most significant first). No BigInt is made: with
+ * sum |c| <= LIMB_WEIGHT_LIMIT every partial sum is an integer below 2^53, exact in a double.
+ */
+function addLimbs(acc: Float64Array, buf: DataView, count: number, off0: number, stride: number, c: number): void {
+  for (let e = 0, o = off0, a = 0; e < count; e++, o += stride, a += 4) {
+    acc[a] = acc[a]! + buf.getUint32(o) * c;
+    acc[a + 1] = acc[a + 1]! + buf.getUint32(o + 4) * c;
+    acc[a + 2] = acc[a + 2]! + buf.getUint32(o + 8) * c;
+    acc[a + 3] = acc[a + 3]! + buf.getUint32(o + 12) * c;
+  }
+}
+
+/** sum_k acc[4e+k] 2^(32(3-k)) + bias, as a BigInt, for every element (limbs are exact integers). */
+function fromLimbs(acc: Float64Array, count: number, neg: number): bigint[] {
+  // the bias neg * p, added limb by limb, makes every value nonnegative
+  const b0 = neg * P_LIMBS[0];
+  const b1 = neg * P_LIMBS[1];
+  const b2 = neg * P_LIMBS[2];
+  const b3 = neg * P_LIMBS[3];
+  const out = new Array<bigint>(count);
+  for (let e = 0, a = 0; e < count; e++, a += 4) {
+    out[e] = (BigInt(acc[a]! + b0) << 96n) + (BigInt(acc[a + 1]! + b1) << 64n) + (BigInt(acc[a + 2]! + b2) << 32n) + BigInt(acc[a + 3]! + b3);
+  }
+  return out;
+}
+
 /** Pseudo-random share generation for one party. Stateless: every call is determined by its nonce. */
 export class Prss {
-  private readonly entries: { subset: number[]; key: Uint8Array; fi: bigint; xPow: bigint[] }[] = [];
+  private readonly entries: { subset: number[]; key: Uint8Array; c: bigint; cPow: bigint[]; cNum: number; cPowNum: number[] }[] = [];
+  /** True when the small coefficients are small enough for the limb accumulation (see addLimbs). */
+  private readonly limbs: boolean;
+  /** D^-1 for the small coefficients c (f_A(self) = c * D^-1; see smallSubsetCoefficients). */
+  private readonly dInv: bigint;
 
   constructor(readonly n: number, readonly t: number, readonly self: number, keys: PrssKeys) {
     const mine = prssSubsetsOf(n, t, self);
-    for (const a of mine) {
+    const small = smallSubsetCoefficients(n, mine, self);
+    this.dInv = small.dInv;
+    mine.forEach((a, k) => {
       const key = keys.get(subsetKey(a));
       if (!key || key.length !== PRSS_KEY_BYTES) throw new SharingError(`party ${self} lacks the PRSS key of subset {${subsetKey(a)}}`);
-      const xPow: bigint[] = [];
+      const c = small.c[k]!;
+      // c * self^l for l = 1..t (small integers): the PRZS weights f_A(self) self^l over D
+      const cPow: bigint[] = [];
       let x = 1n;
       for (let l = 1; l <= t; l++) {
-        x = reduce(x * BigInt(self));
-        xPow.push(x);
+        x *= BigInt(self);
+        cPow.push(c * x);
       }
-      this.entries.push({ subset: a, key, fi: subsetPoly(n, a, self), xPow });
+      // invariant: c / D is f_A(self) (cheap, once per party)
+      if (reduce(mod(c) * this.dInv) !== subsetPoly(n, a, self)) throw new Error('internal: PRSS small coefficient mismatch');
+      this.entries.push({ subset: a, key, c, cPow, cNum: Number(c), cPowNum: cPow.map(Number) });
+    });
+    let weight = 0;
+    for (const { c, cPow } of this.entries) {
+      weight += Math.abs(Number(c));
+      for (const w of cPow) weight += Math.abs(Number(w));
     }
+    this.limbs = weight <= LIMB_WEIGHT_LIMIT;
   }
 
   /** Number of subsets this party belongs to (keys it evaluates per value). */
@@ -117,65 +198,119 @@ export class Prss {
     return this.entries.length;
   }
 
-  /** AES-CTR key stream as a DataView (its native 64-bit reads are about twice Buffer's). */
-  private stream(key: Uint8Array, nonce: string, sub: number, bytes: number): DataView {
+  /**
+   * AES-CTR key stream as a DataView (its native 64-bit reads are about twice Buffer's). With
+   * `clearTop`, the top bit of every 16-byte element is cleared in the bytes: the same value as
+   * `& P` on the decoded 128 bits, without one BigInt operation per element.
+   */
+  private stream(key: Uint8Array, nonce: string, sub: number, bytes: number, clearTop = false): DataView {
     const c = createCipheriv('aes-128-ctr', key, ivOf(nonce, sub));
     const buf = c.update(Buffer.alloc(bytes));
+    if (clearTop) for (let o = 0; o < bytes; o += 16) buf[o]! &= 0x7f;
     return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+
+  /**
+   * Finishes sums of small-coefficient terms: acc holds sum c v with sum |c| v over negative c at
+   * most neg * p, so acc + neg * p >= 0; reduced, then times D^-1.
+   */
+  private finish(acc: bigint[], neg: bigint): bigint[] {
+    const bias = neg * P;
+    const dInv = this.dInv;
+    for (let e = 0; e < acc.length; e++) {
+      const x = reduceWide(neg === 0n ? acc[e]! : acc[e]! + bias);
+      acc[e] = dInv === 1n ? x : reduce(x * dInv);
+    }
+    return acc;
   }
 
   /** This party's shares of `count` pseudo-random degree-t sharings of uniform field elements. */
   randomShares(nonce: string, count: number): bigint[] {
+    if (this.limbs) {
+      // v = p (probability 2^-127) is left as p rather than 0: the same residue in the sum
+      const acc = new Float64Array(4 * count);
+      let neg = 0;
+      for (const { key, cNum } of this.entries) {
+        if (cNum < 0) neg -= cNum;
+        addLimbs(acc, this.stream(key, nonce, 0, count * 16, true), count, 0, 16, cNum);
+      }
+      return this.finish(fromLimbs(acc, count, neg), 0n);
+    }
     const acc = new Array<bigint>(count).fill(0n);
-    for (const { key, fi } of this.entries) {
-      const buf = this.stream(key, nonce, 0, count * 16);
+    let neg = 0n;
+    for (const { key, c } of this.entries) {
+      if (c < 0n) neg -= c;
+      const buf = this.stream(key, nonce, 0, count * 16, true);
       for (let e = 0; e < count; e++) {
         let v = (buf.getBigUint64(e * 16) << 64n) | buf.getBigUint64(e * 16 + 8);
-        v &= P;
         if (v === P) v = 0n;
-        acc[e] = acc[e]! + v * fi;
+        acc[e] = acc[e]! + v * c;
       }
     }
-    for (let e = 0; e < count; e++) acc[e] = reduceWide(acc[e]!);
-    return acc;
+    return this.finish(acc, neg);
   }
 
   /** Shares of `count` pseudo-random integers, each the sum over the C(n,t) subsets of a value < 2^bits. */
   boundedShares(nonce: string, count: number, bits: number): bigint[] {
     if (!Number.isInteger(bits) || bits < 1 || bits > 120) throw new SharingError(`bounded PRSS bits must be in 1..120, got ${bits}`);
-    const mask = (1n << BigInt(bits)) - 1n;
     const acc = new Array<bigint>(count).fill(0n);
-    for (const { key, fi } of this.entries) {
+    let neg = 0n;
+    for (const { key, c } of this.entries) {
+      if (c < 0n) neg -= c;
       const buf = this.stream(key, nonce, 1, count * 16);
       for (let e = 0; e < count; e++) {
-        const v = ((buf.getBigUint64(e * 16) << 64n) | buf.getBigUint64(e * 16 + 8)) & mask;
-        acc[e] = acc[e]! + v * fi;
+        // the low `bits` bits of the 128-bit block; bits <= 120 so they lie in the low 64 bits or span both halves
+        const v = bits <= 64
+          ? BigInt.asUintN(bits, buf.getBigUint64(e * 16 + 8))
+          : BigInt.asUintN(bits, (buf.getBigUint64(e * 16) << 64n) | buf.getBigUint64(e * 16 + 8));
+        acc[e] = acc[e]! + v * c;
       }
     }
-    for (let e = 0; e < count; e++) acc[e] = reduceWide(acc[e]!);
-    return acc;
+    return this.finish(acc, neg);
   }
 
   /** Shares of `count` pseudo-random sharings of zero of degree 2t (PRZS). */
   zeroShares2t(nonce: string, count: number): bigint[] {
     const t = this.t;
+    if (this.limbs) {
+      const accL = new Float64Array(4 * count);
+      let negL = 0;
+      for (const { key, cPowNum } of this.entries) {
+        const buf = this.stream(key, nonce, 2, count * t * 16, true);
+        for (let l = 0; l < t; l++) {
+          const w = cPowNum[l]!;
+          if (w < 0) negL -= w;
+          addLimbs(accL, buf, count, l * 16, t * 16, w);
+        }
+      }
+      return this.finish(fromLimbs(accL, count, negL), 0n);
+    }
     const acc = new Array<bigint>(count).fill(0n);
-    for (const { key, fi, xPow } of this.entries) {
-      const buf = this.stream(key, nonce, 2, count * t * 16);
-      // f_A(i) * i^l, precomputed per l
-      const w = xPow.map((xp) => reduce(xp * fi));
+    let neg = 0n;
+    for (const { key, cPow } of this.entries) {
+      // f_A(i) * i^l over D, precomputed per l
+      for (const w of cPow) if (w < 0n) neg -= w;
+      const buf = this.stream(key, nonce, 2, count * t * 16, true);
+      if (t === 2) {
+        const [w0, w1] = cPow as [bigint, bigint];
+        for (let e = 0, off = 0; e < count; e++, off += 32) {
+          const v0 = (buf.getBigUint64(off) << 64n) | buf.getBigUint64(off + 8);
+          const v1 = (buf.getBigUint64(off + 16) << 64n) | buf.getBigUint64(off + 24);
+          acc[e] = acc[e]! + v0 * w0 + v1 * w1;
+        }
+        continue;
+      }
       for (let e = 0; e < count; e++) {
         let s = 0n;
         for (let l = 0; l < t; l++) {
           const off = (e * t + l) * 16;
-          const v = ((buf.getBigUint64(off) << 64n) | buf.getBigUint64(off + 8)) & P;
-          s += v * w[l]!;
+          const v = (buf.getBigUint64(off) << 64n) | buf.getBigUint64(off + 8);
+          s += v * cPow[l]!;
         }
         acc[e] = acc[e]! + s;
       }
     }
-    for (let e = 0; e < count; e++) acc[e] = reduceWide(acc[e]!);
-    return acc;
+    return this.finish(acc, neg);
   }
 
   /**
@@ -188,16 +323,27 @@ export class Prss {
   zeroAtShares(nonce: string, count: number, point: number): bigint[] {
     assertParty(point, this.n, 'recovering party');
     if (point === this.self) throw new SharingError('a party cannot make recovery masks for itself');
+    if (this.limbs) {
+      const accL = new Float64Array(4 * count);
+      let negL = 0;
+      for (const { key, cNum, subset } of this.entries) {
+        if (subset.includes(point)) continue;
+        if (cNum < 0) negL -= cNum;
+        addLimbs(accL, this.stream(key, `${nonce}@${point}`, 3, count * 16, true), count, 0, 16, cNum);
+      }
+      return this.finish(fromLimbs(accL, count, negL), 0n);
+    }
     const acc = new Array<bigint>(count).fill(0n);
-    for (const { key, fi, subset } of this.entries) {
+    let neg = 0n;
+    for (const { key, c, subset } of this.entries) {
       if (subset.includes(point)) continue;
-      const buf = this.stream(key, `${nonce}@${point}`, 3, count * 16);
+      if (c < 0n) neg -= c;
+      const buf = this.stream(key, `${nonce}@${point}`, 3, count * 16, true);
       for (let e = 0; e < count; e++) {
-        const v = ((buf.getBigUint64(e * 16) << 64n) | buf.getBigUint64(e * 16 + 8)) & P;
-        acc[e] = acc[e]! + v * fi;
+        const v = (buf.getBigUint64(e * 16) << 64n) | buf.getBigUint64(e * 16 + 8);
+        acc[e] = acc[e]! + v * c;
       }
     }
-    for (let e = 0; e < count; e++) acc[e] = reduceWide(acc[e]!);
-    return acc;
+    return this.finish(acc, neg);
   }
 }

@@ -52,24 +52,41 @@ export function shareSecret(values: readonly bigint[], n: number, t: number, rng
   const m = values.length;
   const coeffs = rng(m * t);
   const out: bigint[][] = [];
+  for (let i = 0; i < n; i++) out.push(new Array<bigint>(m));
+  if (t === 2) {
+    // f(x) = s + c1 x + c2 x^2 at x = 1..n by forward differences: f(i+1) = f(i) + d_i with
+    // d_0 = c1 + c2 and d_{i+1} = d_i + 2 c2, so each share costs two field additions (no products,
+    // no wide reduction); the values are those of the polynomial, exactly as by evaluation.
+    for (let e = 0; e < m; e++) {
+      const c1 = coeffs[2 * e]!;
+      const c2 = coeffs[2 * e + 1]!;
+      let d = c1 + c2;
+      if (d >= P) d -= P;
+      let dd = c2 + c2;
+      if (dd >= P) dd -= P;
+      let f = values[e]!;
+      for (let i = 0; i < n; i++) {
+        f += d;
+        if (f >= P) f -= P;
+        out[i]![e] = f;
+        d += dd;
+        if (d >= P) d -= P;
+      }
+    }
+    return out;
+  }
   for (let i = 1; i <= n; i++) {
     // f(i) = s + c1 i + ... + ct i^t: the powers of a small party id are small integers, so one
     // wide sum and a single reduction beat a Horner step per coefficient.
     const pw: bigint[] = [];
     let x = 1n;
     for (let d = 0; d < t; d++) pw.push((x *= BigInt(i)));
-    const row = new Array<bigint>(m);
-    if (t === 2) {
-      const [p1, p2] = pw as [bigint, bigint];
-      for (let e = 0; e < m; e++) row[e] = reduceWide(values[e]! + coeffs[2 * e]! * p1 + coeffs[2 * e + 1]! * p2);
-    } else {
-      for (let e = 0; e < m; e++) {
-        let acc = values[e]!;
-        for (let d = 0; d < t; d++) acc += coeffs[e * t + d]! * pw[d]!;
-        row[e] = reduceWide(acc);
-      }
+    const row = out[i - 1]!;
+    for (let e = 0; e < m; e++) {
+      let acc = values[e]!;
+      for (let d = 0; d < t; d++) acc += coeffs[e * t + d]! * pw[d]!;
+      row[e] = reduceWide(acc);
     }
-    out.push(row);
   }
   return out;
 }
@@ -187,6 +204,11 @@ export function interpolate(parties: readonly number[], shares: readonly (readon
       const [c0, c1, c2] = c as [bigint, bigint, bigint];
       const [s0, s1, s2] = shares as [readonly bigint[], readonly bigint[], readonly bigint[]];
       for (let e = 0; e < m; e++) out[e] = reduceWide(bias + c0 * s0[e]! + c1 * s1[e]! + c2 * s2[e]!);
+    } else if (k === 5) {
+      // all five parties (degree-2t openings and GRR in preprocessing)
+      const [c0, c1, c2, c3, c4] = c as [bigint, bigint, bigint, bigint, bigint];
+      const [s0, s1, s2, s3, s4] = shares as [readonly bigint[], readonly bigint[], readonly bigint[], readonly bigint[], readonly bigint[]];
+      for (let e = 0; e < m; e++) out[e] = reduceWide(bias + c0 * s0[e]! + c1 * s1[e]! + c2 * s2[e]! + c3 * s3[e]! + c4 * s4[e]!);
     } else {
       for (let e = 0; e < m; e++) {
         let acc = bias;
