@@ -189,6 +189,77 @@ export function readElement(view: DataView, off: number): bigint {
   return x;
 }
 
+// ---- limb sums: linear combinations with small integer weights without BigInt temporaries ----
+
+/** The 32-bit limbs of p = 2^127 - 1, most significant first. */
+export const P_LIMBS = [0x7fffffff, 0xffffffff, 0xffffffff, 0xffffffff] as const;
+/**
+ * Bound on sum |c| for the limb accumulation: each limb sum is then below 2^32 * 2^19 = 2^51 in
+ * magnitude, and with the bias (at most sum |c| * p) and the carries of fromLimbsMod below 2^53,
+ * exact in a double.
+ */
+export const LIMB_WEIGHT_LIMIT = 2 ** 19;
+
+/**
+ * Adds c * x_e for the 16-byte big-endian elements x_e at byte offsets off0 + e * stride of buf to
+ * the four limb sums of element e (acc[4e..4e+3], most significant first). No BigInt is made: with
+ * sum |c| <= LIMB_WEIGHT_LIMIT every partial sum is an integer below 2^53, exact in a double.
+ */
+export function addLimbs(acc: Float64Array, buf: DataView, count: number, off0: number, stride: number, c: number): void {
+  for (let e = 0, o = off0, a = 0; e < count; e++, o += stride, a += 4) {
+    acc[a] = acc[a]! + buf.getUint32(o) * c;
+    acc[a + 1] = acc[a + 1]! + buf.getUint32(o + 4) * c;
+    acc[a + 2] = acc[a + 2]! + buf.getUint32(o + 8) * c;
+    acc[a + 3] = acc[a + 3]! + buf.getUint32(o + 12) * c;
+  }
+}
+
+const TWO16 = 2 ** 16;
+const TWO31 = 2 ** 31;
+const TWO32 = 2 ** 32;
+
+/**
+ * (sum_k acc[4e+k] 2^(32(3-k)) + neg * p) mod p for every element, canonical. The Mersenne fold
+ * (2^127 = 1 mod p) and the carries are done on the limbs as exact doubles, so each element costs
+ * three small BigInts, two shifts and two additions, with no wide reduction. Limb sums must come
+ * from addLimbs within LIMB_WEIGHT_LIMIT (neg >= 0 the sum of the negative weights).
+ */
+export function fromLimbsMod(acc: Float64Array, count: number, neg: number): bigint[] {
+  const b0 = neg * P_LIMBS[0];
+  const b1 = neg * P_LIMBS[1];
+  const b2 = neg * P_LIMBS[2];
+  const b3 = neg * P_LIMBS[3];
+  const out = new Array<bigint>(count);
+  for (let e = 0, a = 0; e < count; e++, a += 4) {
+    let l0 = acc[a]! + b0;
+    let l1 = acc[a + 1]! + b1;
+    let l2 = acc[a + 2]! + b2;
+    let l3 = acc[a + 3]! + b3;
+    // two rounds of carries (limbs 3..1 to 32 bits, limb 0 to 31) with the bits >= 127 folded into
+    // limb 3: after them l0 <= 2^31, l1, l2 < 2^32, l3 <= 2^32, so the value is at most 2^127
+    for (let k = 0; k < 2; k++) {
+      let c = Math.floor(l3 / TWO32);
+      l3 -= c * TWO32;
+      l2 += c;
+      c = Math.floor(l2 / TWO32);
+      l2 -= c * TWO32;
+      l1 += c;
+      c = Math.floor(l1 / TWO32);
+      l1 -= c * TWO32;
+      l0 += c;
+      c = Math.floor(l0 / TWO31);
+      l0 -= c * TWO31;
+      l3 += c;
+    }
+    // l1 2^64 + l2 2^32 + l3 as two exact 48-bit-ish pieces
+    const lo = (l2 % TWO16) * TWO32 + l3;
+    const mid = l1 * TWO16 + Math.floor(l2 / TWO16);
+    const x = (BigInt(l0) << 96n) + (BigInt(mid) << 48n) + BigInt(lo);
+    out[e] = x >= P ? x - P : x;
+  }
+  return out;
+}
+
 /** Encodes field elements as 16-byte big-endian each; throws on values outside [0, p). */
 export function encodeFieldVector(xs: readonly bigint[]): Uint8Array {
   assertElements(xs);

@@ -30,7 +30,7 @@ import { PreprocessingExhaustedError } from './api';
 import { P, half, invAll, mod, reduce, reduceWide, sqrt } from './field';
 import { Msg, type Envelope, decodeVector } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, emptyItems, type Counts, type Items, type Kind } from './reserve';
-import { interpolate, shareSecret, type FieldRng } from './shamir';
+import { interpolateEncoded, shareSecret, type FieldRng } from './shamir';
 import type { Prss } from './prss';
 import { createCipheriv, createHash } from 'node:crypto';
 
@@ -388,9 +388,9 @@ export class Preprocessor {
   }
 
   /** Combines the GRR rows received from every party (index party-1) into shares of the products. */
-  private grrCombine(rows: bigint[][]): bigint[] {
+  private grrCombine(rows: (bigint[] | Uint8Array)[]): bigint[] {
     // Lagrange at 0 over all n parties as small integers (5, -10, 10, -5, 1 for n = 5): small products
-    return interpolate(allParties(this.host.n), rows, 0);
+    return interpolateEncoded(allParties(this.host.n), rows, 0);
   }
 
   private round0(b: Batch): void {
@@ -509,15 +509,17 @@ export class Preprocessor {
       this.round2(b);
       return;
     }
-    const rows: bigint[][] = [];
-    for (let i = 1; i <= n; i++) rows.push(i === self ? b.ownGrr![self - 1]! : vec(i, 0));
+    // peers' rows stay encoded: interpolateEncoded sums them in 32-bit limbs (no per-element decoding)
+    const enc = (i: number, k: number): Uint8Array => got!.get(i)!.vectors[k] ?? new Uint8Array(0);
+    const rows: (bigint[] | Uint8Array)[] = [];
+    for (let i = 1; i <= n; i++) rows.push(i === self ? b.ownGrr![self - 1]! : enc(i, 0));
     const prod = this.grrCombine(rows);
     if (b.round === 0) {
       const nb = b.r!.length;
-      const ys: bigint[][] = [];
-      for (let i = 1; i <= n; i++) ys.push(i === self ? b.y! : vec(i, 1));
+      const ys: (bigint[] | Uint8Array)[] = [];
+      for (let i = 1; i <= n; i++) ys.push(i === self ? b.y! : enc(i, 1));
       // degree-2t opening from all n shares (small-integer Lagrange, as grrCombine)
-      const Y = interpolate(allParties(n), ys, 0);
+      const Y = interpolateEncoded(allParties(n), ys, 0);
       if (Y.length !== nb) throw new Error(`prep batch ${b.id}: ${Y.length} squares, expected ${nb}`);
       b.Y = Y;
       const { triples: T, pairs: Q } = this.per;

@@ -15,7 +15,7 @@
 // nonce must be used once, which callers ensure by deriving it from (job id, round, slot) or batch id.
 
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { P, binomial, inv, mod, reduce, reduceWide } from './field';
+import { LIMB_WEIGHT_LIMIT, P, addLimbs, binomial, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
 import { SharingError, assertParams, assertParty } from './shamir';
 
 /** Bytes of one PRSS key (AES-128). */
@@ -122,42 +122,6 @@ function smallSubsetCoefficients(n: number, subsets: readonly (readonly number[]
   return { c: nums.map((nu, k) => nu * (D / dens[k]!)), dInv: D === 1n ? 1n : inv(D) };
 }
 
-/** The 32-bit limbs of p = 2^127 - 1, most significant first. */
-const P_LIMBS = [0x7fffffff, 0xffffffff, 0xffffffff, 0xffffffff] as const;
-/**
- * Bound on sum |c| for the limb accumulation: each limb sum is then below 2^32 * 2^20 = 2^52, exact
- * in a double (the bias, at most sum |c| * p, stays within the same bound).
- */
-const LIMB_WEIGHT_LIMIT = 2 ** 20;
-
-/**
- * Adds c * x_e for the 16-byte big-endian elements x_e at byte offsets off0 + e * stride of buf to
- * the four limb sums of element e (acc[4e..4e+3], most significant first). No BigInt is made: with
- * sum |c| <= LIMB_WEIGHT_LIMIT every partial sum is an integer below 2^53, exact in a double.
- */
-function addLimbs(acc: Float64Array, buf: DataView, count: number, off0: number, stride: number, c: number): void {
-  for (let e = 0, o = off0, a = 0; e < count; e++, o += stride, a += 4) {
-    acc[a] = acc[a]! + buf.getUint32(o) * c;
-    acc[a + 1] = acc[a + 1]! + buf.getUint32(o + 4) * c;
-    acc[a + 2] = acc[a + 2]! + buf.getUint32(o + 8) * c;
-    acc[a + 3] = acc[a + 3]! + buf.getUint32(o + 12) * c;
-  }
-}
-
-/** sum_k acc[4e+k] 2^(32(3-k)) + bias, as a BigInt, for every element (limbs are exact integers). */
-function fromLimbs(acc: Float64Array, count: number, neg: number): bigint[] {
-  // the bias neg * p, added limb by limb, makes every value nonnegative
-  const b0 = neg * P_LIMBS[0];
-  const b1 = neg * P_LIMBS[1];
-  const b2 = neg * P_LIMBS[2];
-  const b3 = neg * P_LIMBS[3];
-  const out = new Array<bigint>(count);
-  for (let e = 0, a = 0; e < count; e++, a += 4) {
-    out[e] = (BigInt(acc[a]! + b0) << 96n) + (BigInt(acc[a + 1]! + b1) << 64n) + (BigInt(acc[a + 2]! + b2) << 32n) + BigInt(acc[a + 3]! + b3);
-  }
-  return out;
-}
-
 /** Pseudo-random share generation for one party. Stateless: every call is determined by its nonce. */
 export class Prss {
   private readonly entries: { subset: number[]; key: Uint8Array; c: bigint; cPow: bigint[]; cNum: number; cPowNum: number[] }[] = [];
@@ -224,6 +188,13 @@ export class Prss {
     return acc;
   }
 
+  /** Canonical sums of small-coefficient terms times D^-1 (in place). */
+  private scale(xs: bigint[]): bigint[] {
+    const dInv = this.dInv;
+    if (dInv !== 1n) for (let e = 0; e < xs.length; e++) xs[e] = reduce(xs[e]! * dInv);
+    return xs;
+  }
+
   /** This party's shares of `count` pseudo-random degree-t sharings of uniform field elements. */
   randomShares(nonce: string, count: number): bigint[] {
     if (this.limbs) {
@@ -234,7 +205,7 @@ export class Prss {
         if (cNum < 0) neg -= cNum;
         addLimbs(acc, this.stream(key, nonce, 0, count * 16, true), count, 0, 16, cNum);
       }
-      return this.finish(fromLimbs(acc, count, neg), 0n);
+      return this.scale(fromLimbsMod(acc, count, neg));
     }
     const acc = new Array<bigint>(count).fill(0n);
     let neg = 0n;
@@ -283,7 +254,7 @@ export class Prss {
           addLimbs(accL, buf, count, l * 16, t * 16, w);
         }
       }
-      return this.finish(fromLimbs(accL, count, negL), 0n);
+      return this.scale(fromLimbsMod(accL, count, negL));
     }
     const acc = new Array<bigint>(count).fill(0n);
     let neg = 0n;
@@ -331,7 +302,7 @@ export class Prss {
         if (cNum < 0) negL -= cNum;
         addLimbs(accL, this.stream(key, `${nonce}@${point}`, 3, count * 16, true), count, 0, 16, cNum);
       }
-      return this.finish(fromLimbs(accL, count, negL), 0n);
+      return this.scale(fromLimbsMod(accL, count, negL));
     }
     const acc = new Array<bigint>(count).fill(0n);
     let neg = 0n;

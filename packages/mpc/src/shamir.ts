@@ -8,7 +8,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { InconsistentSharesError } from './api';
-import { P, FieldError, assertElements, inv, mod, reduce, reduceWide } from './field';
+import { LIMB_WEIGHT_LIMIT, P, FieldError, addLimbs, assertElements, decodeFieldVector, encodeFieldVector, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
 
 /** Errors for bad sharing parameters or inputs (wrong counts, bad party ids, t >= n/2). */
 export class SharingError extends Error {
@@ -227,6 +227,55 @@ export function interpolate(parties: readonly number[], shares: readonly (readon
     for (let j = 0; j < k; j++) acc += lam[j]! * shares[j]![e]!;
     out[e] = reduceWide(acc);
   }
+  return out;
+}
+
+/** Throws FieldError unless every 16-byte big-endian element of bytes is below p (as readElement checks). */
+function assertEncodedElements(bytes: Uint8Array): void {
+  if (bytes.length % 16 !== 0) throw new FieldError(`field vector length ${bytes.length} is not a multiple of 16`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let o = 0; o < bytes.length; o += 16) {
+    const top = view.getUint32(o);
+    // >= p iff the top bit is set, or all 127 low bits are ones (the value p itself)
+    if (top > 0x7fffffff || (top === 0x7fffffff && view.getUint32(o + 4) === 0xffffffff && view.getUint32(o + 8) === 0xffffffff && view.getUint32(o + 12) === 0xffffffff)) {
+      throw new FieldError(`decoded value at byte ${o} is not a field element`);
+    }
+  }
+}
+
+/**
+ * interpolate() for shares of which some are still encoded (16-byte big-endian vectors, as received):
+ * every share enters 32-bit limb sums with the small-integer Lagrange weights (decoded vectors are
+ * encoded first, two BigInt operations per element), and each result is made once from its limbs
+ * (fromLimbsMod): about a third of the BigInt work of decoding, then interpolating. Same results;
+ * throws FieldError on a value outside [0, p), SharingError on unequal lengths.
+ */
+export function interpolateEncoded(parties: readonly number[], shares: readonly (readonly bigint[] | Uint8Array)[], x = 0): bigint[] {
+  if (parties.length !== shares.length) throw new SharingError(`${parties.length} party ids but ${shares.length} share vectors`);
+  const lengthOf = (v: readonly bigint[] | Uint8Array): number => (v instanceof Uint8Array ? v.length / 16 : v.length);
+  const m = shares.length > 0 ? lengthOf(shares[0]!) : 0;
+  for (let j = 0; j < shares.length; j++) {
+    const v = shares[j]!;
+    if (v instanceof Uint8Array) assertEncodedElements(v);
+    if (lengthOf(v) !== m) throw new SharingError(`share vector of party ${parties[j]} has length ${lengthOf(v)}, expected ${m}`);
+  }
+  const decodeAll = (): bigint[] => interpolate(parties, shares.map((v) => (v instanceof Uint8Array ? decodeFieldVector(v) : v)), x);
+  if (parties.length > 8 || m === 0) return decodeAll();
+  const { c, dInv } = smallLagrange(parties, x);
+  let weight = 0;
+  for (const cj of c) weight += Math.abs(Number(cj));
+  if (weight > LIMB_WEIGHT_LIMIT) return decodeAll();
+  const acc = new Float64Array(4 * m);
+  let neg = 0;
+  for (let j = 0; j < c.length; j++) {
+    const v = shares[j]!;
+    const bytes = v instanceof Uint8Array ? v : encodeFieldVector(v);
+    const w = Number(c[j]!);
+    if (w < 0) neg -= w;
+    addLimbs(acc, new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), m, 0, 16, w);
+  }
+  const out = fromLimbsMod(acc, m, neg);
+  if (dInv !== 1n) for (let e = 0; e < m; e++) out[e] = reduce(out[e]! * dInv);
   return out;
 }
 

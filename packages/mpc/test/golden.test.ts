@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import * as F from '../src/field';
-import { interpolate, lagrange, reconstruct, shareSecret } from '../src/shamir';
+import { interpolate, interpolateEncoded, lagrange, reconstruct, shareSecret } from '../src/shamir';
 import { Prss, dealPrssKeys } from '../src/prss';
 import { nibblesFrom, seededRng } from '../src/preprocessing';
 import { Msg, decode, decodeVector, encode } from '../src/messages';
@@ -55,5 +55,54 @@ function outputsHash(): string {
 describe('hot path exactness', () => {
   it('gives the same elements and bytes as the reference implementation', () => {
     expect(outputsHash()).toBe('775c4bf01026300961b29cda2982bcbd97b26f2e44a2dfae11daf605b9f4203d');
+  });
+
+  it('interpolateEncoded equals decoding then interpolating, and rejects values >= p', () => {
+    const rng = seededRng('enc');
+    const vals = rng(257);
+    vals[0] = 0n;
+    vals[1] = F.P - 1n;
+    for (const [n, t] of [[5, 2], [7, 3], [3, 1]] as const) {
+      const sh = shareSecret(vals, n, t, rng);
+      const sets = [Array.from({ length: n }, (_, i) => i + 1), Array.from({ length: t + 1 }, (_, i) => n - i), [2, 1, n]];
+      for (const ps of sets) {
+        for (const x of [0, 1, n + 1]) {
+          const want = interpolate(ps, ps.map((p) => sh[p - 1]!), x);
+          for (let mask = 0; mask < 1 << ps.length; mask++) {
+            const mixed = ps.map((p, k) => ((mask >> k) & 1 ? F.encodeFieldVector(sh[p - 1]!) : sh[p - 1]!));
+            expect(interpolateEncoded(ps, mixed, x)).toEqual(want);
+          }
+        }
+      }
+    }
+    const bad = F.encodeFieldVector([1n, 2n]);
+    bad.fill(0xff, 16, 32);
+    bad[16] = 0x7f; // the value p itself
+    expect(() => interpolateEncoded([1, 2], [[1n, 2n], bad], 0)).toThrow(F.FieldError);
+    bad[16] = 0x80;
+    expect(() => interpolateEncoded([1, 2], [[1n, 2n], bad], 0)).toThrow(F.FieldError);
+  });
+
+  it('limb sums (addLimbs, fromLimbsMod) equal BigInt sums mod p, at the weight limit and at edge values', () => {
+    const rng = seededRng('limbs');
+    const edges = [0n, 1n, F.P - 1n, F.P, (1n << 96n) - 1n, (1n << 126n), F.P - (1n << 64n)];
+    for (const [k, wmax] of [[1, 1], [2, 7], [5, 10], [6, 720], [12, Math.floor(2 ** 19 / 12)], [3, Math.floor(2 ** 19 / 3)]] as const) {
+      const m = 64;
+      const acc = new Float64Array(4 * m);
+      const want = new Array<bigint>(m).fill(0n);
+      let neg = 0;
+      for (let j = 0; j < k; j++) {
+        const r = rng(m + 1);
+        const w = (j % 2 === 0 ? 1 : -1) * (j < 2 ? wmax : 1 + Number(r[m]! % BigInt(wmax)));
+        const vals = r.slice(0, m).map((x, e) => (e < edges.length ? edges[(e + j) % edges.length]! : x));
+        const bytes = new Uint8Array(16 * m);
+        const view = new DataView(bytes.buffer);
+        vals.forEach((x, e) => F.writeElement(view, 16 * e, x));
+        F.addLimbs(acc, view, m, 0, 16, w);
+        if (w < 0) neg -= w;
+        vals.forEach((x, e) => (want[e] = want[e]! + BigInt(w) * x));
+      }
+      expect(F.fromLimbsMod(acc, m, neg)).toEqual(want.map((x) => F.mod(x)));
+    }
   });
 });
