@@ -14,8 +14,13 @@ process.on('message', (m: { type: 'config'; config: Config } | { type: 'exit' })
 async function run(cfg: Config): Promise<void> {
   const me = cfg.peers.find((p) => p.index === cfg.self)!;
   const transport = await createLibp2pTransport({ self: cfg.self, n: cfg.n, privateKey: Buffer.from(cfg.privateKeyHex, 'hex'), listen: me.addr, peers: cfg.peers, log: () => {} });
-  const trace = process.env.MPC_TRACE === String(cfg.self);
-  const party = createParty({ n: cfg.n, t: cfg.t, transport, preprocessing: cfg.prep, traceRounds: trace, log: trace ? (e) => console.log(performance.now().toFixed(2), JSON.stringify(e)) : undefined });
+  // MPC_TRACE=<party>[,<party>...] or 'all': log rounds; times are wall-clock ms (timeOrigin + now), comparable across processes.
+  const traced = (process.env.MPC_TRACE ?? '').split(',');
+  const trace = traced.includes('all') || traced.includes(String(cfg.self));
+  const t0 = performance.timeOrigin;
+  const abs = (x: unknown): unknown => (typeof x === 'number' && x > 1000 ? +(t0 + x).toFixed(3) : x);
+  const fix = (e: object): object => Object.fromEntries(Object.entries(e).map(([k, v]) => [k, Array.isArray(v) ? v.map((a) => (Array.isArray(a) ? [a[0], abs(a[1])] : a)) : abs(v)]));
+  const party = createParty({ n: cfg.n, t: cfg.t, transport, preprocessing: cfg.prep, traceRounds: trace, log: trace ? (e) => console.log(JSON.stringify(fix(e))) : undefined });
   await party.start();
   const sent = (): number => {
     let b = 0;
@@ -25,7 +30,36 @@ async function run(cfg: Config): Promise<void> {
   const { monitorEventLoopDelay } = await import('node:perf_hooks');
   const eld = process.env.MPC_ELD ? monitorEventLoopDelay({ resolution: 1 }) : undefined;
   eld?.enable();
-  for (const step of cfg.plan) process.send?.({ type: 'step', self: cfg.self, result: await runStep(party, step, sent) });
+  // MPC_CPU=1: print this process's CPU time per step; MPC_PROF=<dir>: CPU profile of the latency step.
+  const prof = process.env.MPC_PROF;
+  for (const step of cfg.plan) {
+    const c0 = process.cpuUsage();
+    const w0 = performance.now();
+    let session: import('node:inspector').Session | undefined;
+    if (prof && step.kind === 'latency') {
+      const { Session } = await import('node:inspector');
+      session = new Session();
+      session.connect();
+      const post = (m: string, p?: object): Promise<unknown> => new Promise((res, rej) => session!.post(m, p ?? {}, (e, r) => (e ? rej(e) : res(r))));
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 100 });
+      await post('Profiler.start');
+    }
+    const result = await runStep(party, step, sent);
+    if (session) {
+      const s = session;
+      const r = await new Promise<{ profile: object }>((res, rej) => s.post('Profiler.stop', (e, x) => (e ? rej(e) : res(x as { profile: object }))));
+      const { writeFileSync, mkdirSync } = await import('node:fs');
+      mkdirSync(prof!, { recursive: true });
+      writeFileSync(`${prof}/party-${cfg.self}.cpuprofile`, JSON.stringify(r.profile));
+      s.disconnect();
+    }
+    if (process.env.MPC_CPU) {
+      const c = process.cpuUsage(c0);
+      console.log(`party ${cfg.self} ${result.step}: wall ${(performance.now() - w0).toFixed(0)} ms, cpu user ${(c.user / 1000).toFixed(0)} ms sys ${(c.system / 1000).toFixed(0)} ms`);
+    }
+    process.send?.({ type: 'step', self: cfg.self, result });
+  }
   if (eld) console.log(`party ${cfg.self} event-loop delay p50 ${(eld.percentile(50) / 1e6).toFixed(2)} ms p99 ${(eld.percentile(99) / 1e6).toFixed(2)} max ${(eld.max / 1e6).toFixed(1)}`);
   process.send?.({ type: 'done', self: cfg.self });
 }

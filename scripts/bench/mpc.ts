@@ -1,5 +1,6 @@
 // MPC engine benchmark: prints figures, asserts nothing.
-//   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only]
+//   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only] [--latency-only]
+// (MPC_TRACE=<party> logs that party's rounds; MPC_ELD=1 prints event-loop delay per party.)
 // For n=5, t=2: on the simulated network (all five parties in this one process, one thread) and with
 // five node processes over libp2p on 127.0.0.1. Online figures use a reserve made by the seeded
 // dealer (INSECURE, experiments only) so the bench does not spend minutes producing it; the online
@@ -17,17 +18,20 @@ const quick = args.has('--quick');
 const n = 5;
 const t = 2;
 const BIG = quick ? 2000 : 10000;
-const LAT = quick ? 50 : 300;
+const LAT = Number(process.env.MPC_LAT ?? (quick ? 50 : 300));
 const MULS = quick ? 5000 : 20000;
 const PROD = quick ? { triples: 1000, bits: 4000 } : { triples: 5000, bits: 20000 };
 
-const online: Step[] = [
-  { kind: 'fill' },
-  { kind: 'mul', n: MULS },
-  { kind: 'lt', n: 1000 },
-  { kind: 'lt', n: BIG },
-  { kind: 'latency', count: LAT },
-];
+const latOnly = args.has('--latency-only');
+const online: Step[] = latOnly
+  ? [{ kind: 'fill' }, { kind: 'latency', count: LAT }]
+  : [
+      { kind: 'fill' },
+      { kind: 'mul', n: MULS },
+      { kind: 'lt', n: 1000 },
+      { kind: 'lt', n: BIG },
+      { kind: 'latency', count: LAT },
+    ];
 const production: Step[] = [{ kind: 'fill' }];
 const lts = 1000 + BIG + LAT;
 const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetPairs: 11 * lts + 100, targetBits: 52 * lts + 100, batch: 8192, background: false };
@@ -134,10 +138,10 @@ const c = costOf('lt', 48);
 console.log(`lt declares: ${c.rounds} rounds, ${c.triples} triple + ${c.pairs} pair triples, ${c.bits} random bits (${c.nibbles} nibbles), ${c.masks} PRSS mask, ${c.elementsPerPeer} field elements (16 B) per peer`);
 if (!args.has('--libp2p-only')) {
   print('simulated network (5 parties in one thread; online, dealer-made reserve)', await simnet(dealerPrep, online));
-  print('simulated network (committee preprocessing)', await simnet(committeePrep, production));
+  if (!latOnly) print('simulated network (committee preprocessing)', await simnet(committeePrep, production));
 }
 if (!args.has('--sim-only')) {
   print('libp2p, 5 processes on 127.0.0.1 (online, dealer-made reserve)', await libp2p(dealerPrep, online));
-  print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));
+  if (!latOnly) print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));
 }
 console.log(`\nload average at end ${load()} (other work on the machine slows every figure above)`);
