@@ -2,7 +2,7 @@
 // block carrying one settlement transaction (commitments, their Merkle root and the shielded pool's
 // total: the only public aggregate). Appends are fsynced before they count. On open the whole log is
 // verified (every hash and link); a torn last line from a crash is cut off.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
 import { sha256Hex } from './commitment';
 
 export interface SettlementTx {
@@ -84,8 +84,24 @@ export class SimulatedChain {
     this.fd = openSync(this.file, 'a');
   }
 
-  /** Appends a block holding tx and syncs it to disk. */
+  /** Appends a block holding tx and syncs it to disk (blocks the thread for the fsync). */
   append(tx: SettlementTx, timeMs: number): Block {
+    const { fd, block } = this.write(tx, timeMs);
+    fsyncSync(fd);
+    return this.advance(block);
+  }
+
+  /**
+   * As append, but the fsync runs on the thread pool, so the event loop goes on meanwhile; resolves
+   * once the block is on disk. The caller must not append again before it settles.
+   */
+  async appendDurable(tx: SettlementTx, timeMs: number): Promise<Block> {
+    const { fd, block } = this.write(tx, timeMs);
+    await new Promise<void>((res, rej) => fsync(fd, (e) => (e ? rej(e) : res())));
+    return this.advance(block);
+  }
+
+  private write(tx: SettlementTx, timeMs: number): { fd: number; block: Block } {
     if (this.fd === null) throw new Error('public chain: not open');
     if (this.batches.has(tx.batch_id)) throw new Error(`public chain: batch ${tx.batch_id} is already on chain`);
     const partial = { height: this.tipHeight + 1, time: new Date(timeMs).toISOString(), prev_hash: this.tipHash, tx_hash: txHash(tx), tx };
@@ -93,7 +109,10 @@ export class SimulatedChain {
     const line = `${JSON.stringify(block)}\n`;
     if (line.length > MAX_LINE) throw new Error('public chain: block too large');
     writeSync(this.fd, line);
-    fsyncSync(this.fd);
+    return { fd: this.fd, block };
+  }
+
+  private advance(block: Block): Block {
     this.tipHash = block.hash;
     this.tipHeight = block.height;
     this.remember(block);

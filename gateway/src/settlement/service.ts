@@ -16,7 +16,7 @@ import type { InstrumentRegistry } from '../instruments';
 import { fromUnits, microToUsdc } from '@tenebra/config';
 import { big, type PositionRec } from '../store/records';
 import { commit, deltaJson, merkleProof, merkleRoot, newSalt, type AccountDelta, type PositionDelta, type ProofStep } from './commitment';
-import type { BlockRef, SimulatedChain } from './chain';
+import type { BlockRef, SettlementTx, SimulatedChain } from './chain';
 
 export type BatchStatus = 'pending' | 'committed';
 
@@ -147,13 +147,19 @@ export class SettlementService {
 
   /** Seals and publishes one batch of what is pending; null when nothing changed. One close at a time. */
   closeBatch(): Promise<BatchRec | null> {
-    this.closing ??= Promise.resolve().then(() => this.closeNow()).finally(() => {
+    this.closing ??= this.closeNow().finally(() => {
       this.closing = null;
     });
     return this.closing;
   }
 
-  private closeNow(): BatchRec | null {
+  /**
+   * Off the request path: the batch is sealed in a group-committed transaction and the chain's fsync
+   * runs on the thread pool (a synchronous commit and fsync here stalled every order for milliseconds
+   * every interval).
+   */
+  private async closeNow(): Promise<BatchRec | null> {
+    await Promise.resolve();
     if (this.overflow) this.scanAll();
     if (this.pending.size === 0) return null;
     // Group pending positions by account; at most maxAccounts accounts per batch.
@@ -165,10 +171,20 @@ export class SettlementService {
       else if (byUser.size < this.maxAccounts) byUser.set(user, [key]);
     }
     const nowMs = this.clock.nowMs();
-    const batch = this.db.tx(() => this.seal(byUser, nowMs));
-    for (const keys of byUser.values()) for (const k of keys) this.pending.delete(k);
+    let taken = false;
+    const batch = await this.db.txAsync(() => {
+      // Taken off the pending set when the snapshot is read: a change committed after this point
+      // touches its position again and lands in the next batch.
+      taken = true;
+      for (const keys of byUser.values()) for (const k of keys) this.pending.delete(k);
+      return this.seal(byUser, nowMs);
+    }).catch((e: unknown) => {
+      if (taken) for (const keys of byUser.values()) for (const k of keys) this.touch(k);
+      throw e;
+    });
     if (!batch) return null;
-    return this.publish(batch);
+    await this.db.root.flushed; // the pending batch reaches the disk before its block does (as the synchronous commit did)
+    return this.publishDurable(batch);
   }
 
   /** Computes deltas, commitments and the new snapshots, and stores the batch as pending (inside a transaction). */
@@ -228,10 +244,31 @@ export class SettlementService {
       type: 'settlement_batch', batch_id: b.batch_id, commitments_root: b.commitments_root, commitments: b.commitments,
       shielded_pool_total: b.shielded_pool_total,
     }, this.clock.nowMs());
+    return this.committed(b, block, this.db.tx(() => this.done(b, block)));
+  }
+
+  /** As publish, without blocking the event loop on the chain's fsync or the lmdb commit. */
+  private async publishDurable(b: BatchRec): Promise<BatchRec> {
+    const block = this.chain.find(b.batch_id) ?? await this.chain.appendDurable(this.chainTx(b), this.clock.nowMs());
+    return this.committed(b, block, await this.db.txAsync(() => this.done(b, block)));
+  }
+
+  private chainTx(b: BatchRec): SettlementTx {
+    return {
+      type: 'settlement_batch', batch_id: b.batch_id, commitments_root: b.commitments_root, commitments: b.commitments,
+      shielded_pool_total: b.shielded_pool_total,
+    };
+  }
+
+  private done(b: BatchRec, block: BlockRef): BatchRec {
     const ref: BlockRef = { height: block.height, hash: block.hash, tx_hash: block.tx_hash, time: block.time };
     const done: BatchRec = { ...b, status: 'committed', committed_at: ref.time, block: ref };
-    this.db.tx(() => this.table.putSync(batchKey(b.batch_id), done));
-    this.log.info({ batch_id: b.batch_id, accounts: b.commitments.length, height: ref.height }, 'settlement batch committed');
+    this.table.putSync(batchKey(b.batch_id), done);
+    return done;
+  }
+
+  private committed(b: BatchRec, block: BlockRef, done: BatchRec): BatchRec {
+    this.log.info({ batch_id: b.batch_id, accounts: b.commitments.length, height: block.height }, 'settlement batch committed');
     this.announce(done);
     return done;
   }
