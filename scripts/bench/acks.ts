@@ -76,7 +76,7 @@ const procs: Proc[] = [];
 function startProc(name: string, entry: string, config: unknown, ready: RegExp): Promise<Proc> {
   const file = join(dir, `${name}.json`);
   writeFileSync(file, JSON.stringify(config, null, 2));
-  const flags = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
+  const flags = PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(PROF, name)}`] : [];
   const child = spawn(process.execPath, [...flags, '--import', 'tsx', entry, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const p: Proc = { name, child, out: [] };
   procs.push(p);

@@ -10,7 +10,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { generateEd25519, makeQuote, proveEnclaveKey, type Quote } from '@tenebra/seal';
 import type { SequencerConfig } from '@tenebra/config';
 import {
-  claimOfAuth, ConnectionChallenge, decodeToSequencer, encodeFrame, FrameError, LinkAuthError, principalName, refuseLink,
+  sendCorked, claimOfAuth, ConnectionChallenge, decodeToSequencer, encodeFrame, FrameError, LinkAuthError, principalName, refuseLink,
   sequencerServerName, type AuthOkFrame, type LinkRole, type NackFrame, type QuoteFrame,
 } from '@tenebra/wire';
 import { clientKeyDirectory, NodeSessions, SEQUENCER_LINK_POLICY } from './client-auth';
@@ -146,7 +146,8 @@ export async function startSequencer(
           const rid = frame.rid;
           sequencer.submit(rid, frame.op).then(
             (out) => {
-              if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame(out));
+              // acks of one journal group commit resolve together: one write for all of them
+              if (ws.readyState === WebSocket.OPEN) sendCorked(ws, encodeFrame(out));
             },
             (e: unknown) => clog.error({ rid, err: String(e) }, 'submit failed unexpectedly'),
           );

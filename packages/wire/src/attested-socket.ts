@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { AttestationError, checkEnclaveProof, newChallenge, verifyQuote } from '@tenebra/seal';
 import { encodeFrame, FrameError, WIRE_LIMITS, type Frame } from './codec';
 import { deferred, type Deferred } from './deferred';
+import { sendCorked } from './cork';
 import {
   authFrame, LinkAuthError, sequencerServerName, signLinkAuth, type LinkAuthCode, type LinkIdentity,
 } from './link-auth';
@@ -123,7 +124,7 @@ export class AttestedSocket<In extends Frame> {
   /** Sends a frame on the ready connection; false if not ready (the caller keeps it for later). */
   send(frame: Frame): boolean {
     if (this.state !== 'ready' || !this.ws) return false;
-    this.ws.send(encodeFrame(frame));
+    sendCorked(this.ws, encodeFrame(frame));
     return true;
   }
 

@@ -14,3 +14,4 @@ export {
 export { SequencerFeed, type SequencerFeedOptions } from './sequencer-feed';
 export { AttestationError } from '@tenebra/seal';
 export { opAad, resultAad } from './aad';
+export { sendCorked } from './cork';
