@@ -265,7 +265,8 @@ const SYMBOLS = [
 let orderNo = 0;
 function nextOrder(): { acct: number; body: Record<string, unknown> } {
   const k = orderNo++;
-  const s = SYMBOLS[k % SYMBOLS.length]!;
+  // accounts round-robin; each account cycles through the symbols (open-order caps are per symbol)
+  const s = SYMBOLS[Math.floor(k / N_ACCOUNTS) % SYMBOLS.length]!;
   const side = (k >> 1) % 2 ? 'buy' : 'sell';
   const cross = k % 12 === 5;
   const off = cross ? -3 : 1 + (k % 40);

@@ -3,7 +3,7 @@
 // results) use txAsync: lmdb batches every transaction queued in one event-loop turn into one commit
 // (group commit; a synchronous commit costs an fsync, about 3 ms here), and a throw rolls back only
 // that callback's writes.
-import { open, type RootDatabase, type Database } from 'lmdb';
+import { open, type RootDatabase, type RootDatabaseOptionsWithPath, type Database } from 'lmdb';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AccountRec, DepositRec, OrderRec, OutboxRec, PositionRec } from './records';
@@ -35,7 +35,11 @@ export class GatewayDb {
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
-    this.root = open({ path: join(dataDir, 'gateway.lmdb'), maxDbs: 16, compression: false });
+    // useRecords: false stores plain msgpack maps. With records but no shared structures (lmdb-js's
+    // default here) every value carries its record definition and every get compiles a reader for
+    // it again (~3x slower reads on the order path). Values written either way read back the same.
+    const opts: RootDatabaseOptionsWithPath & { useRecords: boolean } = { path: join(dataDir, 'gateway.lmdb'), maxDbs: 16, compression: false, useRecords: false };
+    this.root = open(opts);
     this.accounts = this.root.openDB<AccountRec, string>({ name: 'accounts' });
     this.apiKeys = this.root.openDB<string, string>({ name: 'api_keys' });
     this.orders = this.root.openDB<OrderRec, string>({ name: 'orders' });
