@@ -173,8 +173,8 @@ export function assertElements(xs: readonly bigint[], what = 'value'): void {
 /** Writes x (a field element) as 16 big-endian bytes at byte offset off of view. */
 export function writeElement(view: DataView, off: number, x: bigint): void {
   view.setBigUint64(off, x >> 64n);
-  // asUintN truncates without materialising the 64-bit mask operand: about twice as fast as masking with 2^64 - 1
-  view.setBigUint64(off + 8, BigInt.asUintN(64, x));
+  // setBigUint64 stores its argument mod 2^64 (ToBigUint64): the low half without a masked temporary
+  view.setBigUint64(off + 8, x);
 }
 
 /** x / 2 mod p for a field element (halving: no product needed since p is odd). */
@@ -219,10 +219,37 @@ const TWO31 = 2 ** 31;
 const TWO32 = 2 ** 32;
 
 /**
- * (sum_k acc[4e+k] 2^(32(3-k)) + neg * p) mod p for every element, canonical. The Mersenne fold
- * (2^127 = 1 mod p) and the carries are done on the limbs as exact doubles, so each element costs
- * three small BigInts, two shifts and two additions, with no wide reduction. Limb sums must come
- * from addLimbs within LIMB_WEIGHT_LIMIT (neg >= 0 the sum of the negative weights).
+ * (l0 2^96 + l1 2^64 + l2 2^32 + l3) mod p, canonical, for nonnegative integer limbs below 2^53 - 2^22.
+ * The Mersenne fold (2^127 = 1 mod p) and the carries are done on the limbs as exact doubles, so it
+ * costs three small BigInts, two shifts and two additions, with no wide reduction.
+ */
+export function limbsMod(l0: number, l1: number, l2: number, l3: number): bigint {
+  // two rounds of carries (limbs 3..1 to 32 bits, limb 0 to 31) with the bits >= 127 folded into
+  // limb 3: after them l0 <= 2^31, l1, l2 < 2^32, l3 <= 2^32, so the value is at most 2^127
+  for (let k = 0; k < 2; k++) {
+    let c = Math.floor(l3 / TWO32);
+    l3 -= c * TWO32;
+    l2 += c;
+    c = Math.floor(l2 / TWO32);
+    l2 -= c * TWO32;
+    l1 += c;
+    c = Math.floor(l1 / TWO32);
+    l1 -= c * TWO32;
+    l0 += c;
+    c = Math.floor(l0 / TWO31);
+    l0 -= c * TWO31;
+    l3 += c;
+  }
+  // l1 2^64 + l2 2^32 + l3 as two exact pieces below 2^49
+  const lo = (l2 % TWO16) * TWO32 + l3;
+  const mid = l1 * TWO16 + Math.floor(l2 / TWO16);
+  const x = (BigInt(l0) << 96n) + (BigInt(mid) << 48n) + BigInt(lo);
+  return x >= P ? x - P : x;
+}
+
+/**
+ * (sum_k acc[4e+k] 2^(32(3-k)) + neg * p) mod p for every element, canonical (see limbsMod). Limb
+ * sums must come from addLimbs within LIMB_WEIGHT_LIMIT (neg >= 0 the sum of the negative weights).
  */
 export function fromLimbsMod(acc: Float64Array, count: number, neg: number): bigint[] {
   const b0 = neg * P_LIMBS[0];
@@ -230,34 +257,17 @@ export function fromLimbsMod(acc: Float64Array, count: number, neg: number): big
   const b2 = neg * P_LIMBS[2];
   const b3 = neg * P_LIMBS[3];
   const out = new Array<bigint>(count);
-  for (let e = 0, a = 0; e < count; e++, a += 4) {
-    let l0 = acc[a]! + b0;
-    let l1 = acc[a + 1]! + b1;
-    let l2 = acc[a + 2]! + b2;
-    let l3 = acc[a + 3]! + b3;
-    // two rounds of carries (limbs 3..1 to 32 bits, limb 0 to 31) with the bits >= 127 folded into
-    // limb 3: after them l0 <= 2^31, l1, l2 < 2^32, l3 <= 2^32, so the value is at most 2^127
-    for (let k = 0; k < 2; k++) {
-      let c = Math.floor(l3 / TWO32);
-      l3 -= c * TWO32;
-      l2 += c;
-      c = Math.floor(l2 / TWO32);
-      l2 -= c * TWO32;
-      l1 += c;
-      c = Math.floor(l1 / TWO32);
-      l1 -= c * TWO32;
-      l0 += c;
-      c = Math.floor(l0 / TWO31);
-      l0 -= c * TWO31;
-      l3 += c;
-    }
-    // l1 2^64 + l2 2^32 + l3 as two exact 48-bit-ish pieces
-    const lo = (l2 % TWO16) * TWO32 + l3;
-    const mid = l1 * TWO16 + Math.floor(l2 / TWO16);
-    const x = (BigInt(l0) << 96n) + (BigInt(mid) << 48n) + BigInt(lo);
-    out[e] = x >= P ? x - P : x;
-  }
+  for (let e = 0, a = 0; e < count; e++, a += 4) out[e] = limbsMod(acc[a]! + b0, acc[a + 1]! + b1, acc[a + 2]! + b2, acc[a + 3]! + b3);
   return out;
+}
+
+/** Throws FieldError unless the 16-byte big-endian element at byte off of view is below p (as readElement). */
+export function assertEncodedAt(view: DataView, off: number): void {
+  const top = view.getUint32(off);
+  // >= p iff the top bit is set, or all 127 low bits are ones (the value p itself)
+  if (top > 0x7fffffff || (top === 0x7fffffff && view.getUint32(off + 4) === 0xffffffff && view.getUint32(off + 8) === 0xffffffff && view.getUint32(off + 12) === 0xffffffff)) {
+    throw new FieldError(`decoded value at byte ${off} is not a field element`);
+  }
 }
 
 /** Encodes field elements as 16-byte big-endian each; throws on values outside [0, p). */

@@ -174,7 +174,9 @@ export class Preprocessor {
         if (!this.host.allUp()) return;
         b = this.startBatch(this.resolved);
       }
-      await this.waitResolved(b);
+      const done = this.waitResolved(b);
+      this.resumeParked();
+      await done;
     }
   }
 
@@ -233,7 +235,9 @@ export class Preprocessor {
         }
         b = this.startBatch(this.resolved);
       }
-      await this.waitResolved(b);
+      const done = this.waitResolved(b);
+      this.resumeParked(); // a job now waits for this batch: its phase-A work runs at once
+      await done;
       if (b.state === 'dropped') throw exhausted();
     }
   }
@@ -242,6 +246,7 @@ export class Preprocessor {
 
   /** Starts a background batch if idle, all n up and the reserve is below target. */
   kick(): void {
+    if (this.host.idle()) this.resumeParked();
     if (!this.enabled || !this.background || this.stopped || this.stale || this.current) return;
     if (!this.low()) return;
     if (this.mode === 'dealer') {
@@ -318,7 +323,7 @@ export class Preprocessor {
     }
     this.host.log({ ev: 'prep-start', batch: id });
     this.armResend(b, 0);
-    this.phaseA(b);
+    this.schedulePhaseA(b);
     // adopt messages that arrived before we started
     const adopt: { from: number; env: Envelope }[] = [];
     const keep: { from: number; env: Envelope }[] = [];
@@ -387,6 +392,15 @@ export class Preprocessor {
     return shareSecret(h, this.host.n, this.host.t, this.host.rng);
   }
 
+  /**
+   * After a GRR round is sent, only our own row is needed (re-sends use the encoded bytes): dropping
+   * the peers' rows keeps (n-1) BigInts per product from surviving young-generation collections.
+   */
+  private dropPeerRows(b: Batch): void {
+    const rows = b.ownGrr;
+    if (rows) for (let j = 0; j < rows.length; j++) if (j !== this.host.self - 1) rows[j] = [];
+  }
+
   /** Combines the GRR rows received from every party (index party-1) into shares of the products. */
   private grrCombine(rows: (bigint[] | Uint8Array)[]): bigint[] {
     // Lagrange at 0 over all n parties as small integers (5, -10, 10, -5, 1 for n = 5): small products
@@ -414,6 +428,7 @@ export class Preprocessor {
     const z = prss.zeroShares2t(this.nonce(b, 'z'), nb);
     b.y = b.r.map((r, i) => reduceWide(r * r + z[i]!));
     this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, b.y!]);
+    this.dropPeerRows(b);
     this.tryAdvance(b);
   }
 
@@ -443,6 +458,7 @@ export class Preprocessor {
     }
     b.ownGrr = this.grr(h);
     this.sendRound(b, 2, (j) => [b.ownGrr![j - 1]!]);
+    this.dropPeerRows(b);
     this.tryAdvance(b);
   }
 
@@ -463,6 +479,7 @@ export class Preprocessor {
     }
     b.ownGrr = this.grr(h);
     this.sendRound(b, 3, (j) => [b.ownGrr![j - 1]!]);
+    this.dropPeerRows(b);
     this.tryAdvance(b);
   }
 
@@ -718,7 +735,45 @@ export class Preprocessor {
       m.set(from, env);
       b.heard++;
     }
-    this.phaseAAdvanceFromHandler(b);
+    this.schedulePhaseA(b);
+  }
+
+  // ---- when phase-A work runs (scheduling only; what it computes is in round0..3/tryAdvance) ----
+  //
+  // A phase-A step of a large batch is a long synchronous computation (tens to hundreds of ms). Run
+  // while a job is in flight it blocks this party's event loop, and since every party reaches the
+  // step at about the same moment, the job's next round waits for it everywhere. So a step runs at
+  // once only when no job is running here, or when a job waits for this very batch (ensure/fill
+  // registered a waiter); otherwise it is parked and runs at the next job boundary (finishJob ->
+  // kick), before the next job starts. Only the timing of local computation changes: messages,
+  // ready/commit/veto handling and the commit protocol are untouched (see the header), a parked
+  // batch is still 'running' (so a lost peer still vetoes it), and peers simply see our phase-A
+  // messages later; with all parties running the same jobs, a batch advances one step per job.
+
+  /** A batch whose next phase-A step waits for the running job to end. */
+  private parked: Batch | undefined;
+
+  private schedulePhaseA(b: Batch): void {
+    if (!this.host.idle() && b.waiters.length === 0) {
+      this.parked = b;
+      return;
+    }
+    this.runPhaseAStep(b);
+  }
+
+  /** Runs the parked step, if its batch is still the one in flight and still in phase A. */
+  private resumeParked(): void {
+    const b = this.parked;
+    this.parked = undefined;
+    if (b && this.current === b && b.state === 'running' && !this.stopped) this.runPhaseAStep(b);
+  }
+
+  private runPhaseAStep(b: Batch): void {
+    if (this.parked === b) this.parked = undefined;
+    // Our messages of the current round not sent yet: the round's own computation is due (round 0
+    // right after start); otherwise try to complete the round from what has arrived.
+    if (!b.sent.has(b.round)) this.phaseA(b);
+    else this.phaseAAdvanceFromHandler(b);
   }
 
   private phaseAAdvanceFromHandler(b: Batch): void {

@@ -16,7 +16,7 @@
 //          [d == 0] = prod_j [w_j == r_j] (local indicators, tree of products).
 //  select  y + c (x - y); min/max from lt and select.
 
-import { P, comparisonBits, reduce, reduceWide } from './field';
+import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, limbsMod, reduce, reduceWide } from './field';
 import { NIBBLE_VALUE, NIBBLE_WIDTH, elementAt } from './reserve';
 
 /** Preprocessing handed to one operation at its round (flat, see reserve.ts for the layouts). */
@@ -185,13 +185,44 @@ function viewOf(b: Uint8Array): DataView {
   return new DataView(b.buffer, b.byteOffset, b.byteLength);
 }
 
-/** r' = sum_j 16^j v_j from the blocks' value shares (NIBBLE_WIDTH-strided, element-major). */
+/**
+ * r' = sum_j 16^j v_j mod p from the blocks' value shares (NIBBLE_WIDTH-strided, element-major), by
+ * Horner's rule on the four 32-bit limbs of the encoded shares as exact doubles (carried and folded
+ * mod 2^127 - 1 each step): one BigInt made at the end instead of decoding every block's share.
+ */
 function composeR(nib: DataView, e: number, blocks: number): bigint {
-  let acc = 0n;
-  const base = e * blocks * NIBBLE_WIDTH;
-  for (let j = blocks - 1; j >= 0; j--) acc = (acc << 4n) + elementAt(nib, base + j * NIBBLE_WIDTH + NIBBLE_VALUE);
-  return acc;
+  const stride = NIBBLE_WIDTH * ELEMENT_BYTES;
+  const base = (e * blocks * NIBBLE_WIDTH + NIBBLE_VALUE) * ELEMENT_BYTES;
+  let l0 = 0;
+  let l1 = 0;
+  let l2 = 0;
+  let l3 = 0;
+  for (let j = blocks - 1; j >= 0; j--) {
+    const o = base + j * stride;
+    assertEncodedAt(nib, o);
+    // limbs stay below 2^33 before the step, so 16 l + w < 2^38: exact
+    l0 = l0 * 16 + nib.getUint32(o);
+    l1 = l1 * 16 + nib.getUint32(o + 4);
+    l2 = l2 * 16 + nib.getUint32(o + 8);
+    l3 = l3 * 16 + nib.getUint32(o + 12);
+    let c = Math.floor(l3 / TWO32);
+    l3 -= c * TWO32;
+    l2 += c;
+    c = Math.floor(l2 / TWO32);
+    l2 -= c * TWO32;
+    l1 += c;
+    c = Math.floor(l1 / TWO32);
+    l1 -= c * TWO32;
+    l0 += c;
+    c = Math.floor(l0 / TWO31);
+    l0 -= c * TWO31;
+    l3 += c;
+  }
+  return limbsMod(l0, l1, l2, l3);
 }
+
+const TWO31 = 2 ** 31;
+const TWO32 = 2 ** 32;
 
 /**
  * Opens c = offset + x + r' + 2^M r'' for each element (x: shares of integers, offset public) and

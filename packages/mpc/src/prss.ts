@@ -224,6 +224,26 @@ export class Prss {
   /** Shares of `count` pseudo-random integers, each the sum over the C(n,t) subsets of a value < 2^bits. */
   boundedShares(nonce: string, count: number, bits: number): bigint[] {
     if (!Number.isInteger(bits) || bits < 1 || bits > 120) throw new SharingError(`bounded PRSS bits must be in 1..120, got ${bits}`);
+    if (this.limbs) {
+      // the low `bits` bits of each 128-bit block, limb by limb (limb k holds bits 32(3-k) .. +31)
+      const keep = [0, 1, 2, 3].map((k) => Math.max(0, Math.min(32, bits - 32 * (3 - k))));
+      const acc = new Float64Array(4 * count);
+      let neg = 0;
+      for (const { key, cNum } of this.entries) {
+        if (cNum < 0) neg -= cNum;
+        const buf = this.stream(key, nonce, 1, count * 16);
+        for (let k = 0; k < 4; k++) {
+          const nb = keep[k]!;
+          if (nb === 0) continue;
+          const div = 2 ** nb;
+          for (let e = 0, o = 4 * k, a = k; e < count; e++, o += 16, a += 4) {
+            const w = buf.getUint32(o);
+            acc[a] = acc[a]! + (nb === 32 ? w : w % div) * cNum;
+          }
+        }
+      }
+      return this.scale(fromLimbsMod(acc, count, neg));
+    }
     const acc = new Array<bigint>(count).fill(0n);
     let neg = 0n;
     for (const { key, c } of this.entries) {

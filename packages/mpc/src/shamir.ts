@@ -8,7 +8,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { InconsistentSharesError } from './api';
-import { LIMB_WEIGHT_LIMIT, P, FieldError, addLimbs, assertElements, decodeFieldVector, encodeFieldVector, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
+import { LIMB_WEIGHT_LIMIT, P, FieldError, addLimbs, assertElements, assertEncodedAt, decodeFieldVector, encodeFieldVector, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
 
 /** Errors for bad sharing parameters or inputs (wrong counts, bad party ids, t >= n/2). */
 export class SharingError extends Error {
@@ -234,13 +234,7 @@ export function interpolate(parties: readonly number[], shares: readonly (readon
 function assertEncodedElements(bytes: Uint8Array): void {
   if (bytes.length % 16 !== 0) throw new FieldError(`field vector length ${bytes.length} is not a multiple of 16`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let o = 0; o < bytes.length; o += 16) {
-    const top = view.getUint32(o);
-    // >= p iff the top bit is set, or all 127 low bits are ones (the value p itself)
-    if (top > 0x7fffffff || (top === 0x7fffffff && view.getUint32(o + 4) === 0xffffffff && view.getUint32(o + 8) === 0xffffffff && view.getUint32(o + 12) === 0xffffffff)) {
-      throw new FieldError(`decoded value at byte ${o} is not a field element`);
-    }
-  }
+  for (let o = 0; o < bytes.length; o += 16) assertEncodedAt(view, o);
 }
 
 /**
