@@ -35,7 +35,7 @@ const online: Step[] = latOnly
 const production: Step[] = [{ kind: 'fill' }];
 const lts = 1000 + BIG + LAT;
 const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetPairs: 11 * lts + 100, targetBits: 52 * lts + 100, batch: 8192, background: false };
-const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetPairs: PROD.triples, targetBits: PROD.bits, batch: 500, background: false };
+const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetPairs: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false };
 
 const prepLabel = (where: string): string => (where.includes('dealer') ? 'dealer, INSECURE, experiments only' : 'committee');
 
@@ -115,7 +115,7 @@ async function libp2p(prep: PreprocessingOptions, plan: Step[]): Promise<StepRes
     await new Promise<void>((resolve, reject) => {
       let done = 0;
       ids.forEach((id, k) => {
-        const child = fork(worker, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+        const child = fork(worker, [], { execArgv: ['--import', 'tsx', ...(process.env.MPC_NODE_ARGS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
         children.push(child);
         child.on('message', (m: { type: string; result?: StepResult; error?: string }) => {
           if (m.type === 'error') reject(new Error(`party ${k + 1}: ${m.error}`));
@@ -140,7 +140,17 @@ if (!args.has('--libp2p-only')) {
   print('simulated network (5 parties in one thread; online, dealer-made reserve)', await simnet(dealerPrep, online));
   if (!latOnly) print('simulated network (committee preprocessing)', await simnet(committeePrep, production));
 }
-if (!args.has('--sim-only')) {
+if (args.has('--background')) {
+  // The cluster's case: committee-made preprocessing in the background (cluster.ts config, batch from
+  // MPC_BATCH) while single comparisons run; the first ones wait for a batch made inline.
+  const batch = Number(process.env.MPC_BATCH ?? 2048);
+  const bg: PreprocessingOptions = { mode: 'committee', targetTriples: 20_000, targetBits: 40_000, batch, background: true };
+  const res = await libp2p(bg, [{ kind: 'latency', count: LAT }]);
+  const s = res[0]![0]!.samples!.slice(5);
+  const made = res[0]![0]!.made;
+  console.log(`\n== libp2p, 5 processes, committee preprocessing in the background (batch ${batch}) ==`);
+  console.log(`single lt latency (${s.length} jobs after the first 5): p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms, max ${Math.max(...s).toFixed(1)} ms; meanwhile made ${made.triples} triples + ${made.pairs} pair triples + ${made.bits} bits in ${res[0]![0]!.ms.toFixed(0)} ms`);
+} else if (!args.has('--sim-only')) {
   print('libp2p, 5 processes on 127.0.0.1 (online, dealer-made reserve)', await libp2p(dealerPrep, online));
   if (!latOnly) print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));
 }

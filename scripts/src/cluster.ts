@@ -115,7 +115,9 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     linkKeyFile: L.nodeLinkKey(p.index), gatewayLinkPublicKey: gatewayLinkKey,
     gatewayX25519PublicKey: hex(gatewayKey.publicKey), sequencerUrl, gatewayInternalUrl,
     platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
-    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 20_000, targetBits: 40_000, batch: 2048 },
+    // batch 512: a phase-A step (run between jobs, see preprocessing.ts) stalls the next job ~4x less
+    // than at 2048, and committee production measured faster too (less GC on large BigInt arrays).
+    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 20_000, targetBits: 40_000, batch: 512 },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
   }));
   const gateway: GatewayConfig = {
