@@ -255,11 +255,12 @@ async function createAccount(): Promise<Acct> {
   return { token: JSON.parse(tok.body).access_token, user_id: c.user_id };
 }
 
-// Three symbols; prices in ticks around a mid. Most orders rest a few ticks away from the mid; about
+// Three symbols; prices in ticks around the simulated oracle's reference mids (gateway/src/orders/oracle.ts,
+// so fills do not put positions under water). Most orders rest a few ticks away from the mid; about
 // one in twelve crosses (a buy above the best ask or a sell below the best bid) and fills.
 const SYMBOLS = [
   { symbol: 'ETH-USDC-PERP', mid: 300000, tick: 100, qty: '0.05' },
-  { symbol: 'BTC-USDC-PERP', mid: 600000, tick: 10, qty: '0.002' },
+  { symbol: 'BTC-USDC-PERP', mid: 650000, tick: 10, qty: '0.002' },
   { symbol: 'SOL-USDC-PERP', mid: 15000, tick: 100, qty: '1' },
 ];
 let orderNo = 0;
@@ -267,8 +268,9 @@ function nextOrder(): { acct: number; body: Record<string, unknown> } {
   const k = orderNo++;
   // accounts round-robin; each account cycles through the symbols (open-order caps are per symbol)
   const s = SYMBOLS[Math.floor(k / N_ACCOUNTS) % SYMBOLS.length]!;
-  const side = (k >> 1) % 2 ? 'buy' : 'sell';
-  const cross = k % 12 === 5;
+  // each account alternates sides per symbol round, so positions stay flat (no liquidations)
+  const side = (Math.floor(k / N_ACCOUNTS) + (k % 2)) % 2 ? 'buy' : 'sell';
+  const cross = k % 13 === 5;
   const off = cross ? -3 : 1 + (k % 40);
   const ticks = s.mid + (side === 'buy' ? -off : off);
   const price = (ticks / s.tick).toString();
