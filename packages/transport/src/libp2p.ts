@@ -46,6 +46,11 @@ export interface Libp2pTransportOptions {
   redialMaxMs?: number;
   /** Budget for one dial attempt (default 5000 ms). */
   dialTimeoutMs?: number;
+  /**
+   * Yamux window updates on our inbound streams only once half the receive window is used (default
+   * true); false keeps the library's one update per data frame (for comparison benchmarks).
+   */
+  lazyWindowUpdates?: boolean;
   /** Receives non-fatal errors (handler exceptions, bad frames). Default: console.error. */
   log?: (msg: string, err?: unknown) => void;
 }
@@ -357,7 +362,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
       stream.abort(new Error('unknown peer or transport not running'));
       return;
     }
-    lazyWindowUpdates(stream);
+    if (this.opts.lazyWindowUpdates !== false) lazyWindowUpdates(stream);
     const decoder = new FrameDecoder(this.maxMessageBytes);
     stream.addEventListener('message', (evt) => {
       const bytes = evt.data instanceof Uint8Array ? evt.data : evt.data.subarray();

@@ -41,6 +41,20 @@ describe('libp2p transport', () => {
     await expect(createLibp2pTransport({ self: 1, n: 2, privateKey: a.privateKey, listen: '/ip4/127.0.0.1/tcp/0', peers })).rejects.toThrow(/private key gives/);
   });
 
+  it('many small messages, one event-loop turn apart, pass several yamux windows (window updates sent lazily)', async () => {
+    const c = await cluster(2);
+    const ts = [await c.make(1), await c.make(2)];
+    await Promise.all(ts.map((t) => t.start()));
+    await waitFor(() => ts[0]!.isUp(2) && ts[1]!.isUp(1), 'links up');
+    // 3000 x 600 B = 1.8 MB, about 7 initial receive windows of 256 KB: stalls if updates stopped.
+    for (let k = 0; k < 3000; k++) {
+      ts[0]!.send(2, pattern(1, 2, 600));
+      if (k % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await waitFor(() => c.got[1]!.length === 3000, 'all 3000 delivered');
+    expect(c.got[1]!.every((m) => m.data.byteLength === 600)).toBe(true);
+  });
+
   it('3 parties exchange messages (incl. 200 KB), survive a stop/restart, and resume', async () => {
     const c = await cluster(3);
     const ts = [await c.make(1), await c.make(2), await c.make(3)];
