@@ -89,8 +89,14 @@ export function dealPrssKeys(n: number, t: number, seed: string): PrssKeys[] {
   return out;
 }
 
+let lastIv: { nonce: string; sub: number; iv: Buffer } | undefined;
+
+/** The CTR IV of (nonce, sub); the same for every subset, so the last one is kept (one SHA-256 per call, not per key). */
 function ivOf(nonce: string, sub: number): Buffer {
-  return createHash('sha256').update(nonce).update(`#${sub}`).digest().subarray(0, 16);
+  if (lastIv && lastIv.nonce === nonce && lastIv.sub === sub) return lastIv.iv;
+  const iv = createHash('sha256').update(nonce).update(`#${sub}`).digest().subarray(0, 16);
+  lastIv = { nonce, sub, iv };
+  return iv;
 }
 
 /**
