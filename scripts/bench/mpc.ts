@@ -143,7 +143,7 @@ if (!args.has('--libp2p-only')) {
 if (args.has('--background')) {
   // The cluster's case: committee-made preprocessing in the background (cluster.ts config, batch from
   // MPC_BATCH) while single comparisons run; the first ones wait for a batch made inline.
-  const batch = Number(process.env.MPC_BATCH ?? 2048);
+  const batch = Number(process.env.MPC_BATCH ?? 512);
   const bg: PreprocessingOptions = { mode: 'committee', targetTriples: 20_000, targetBits: 40_000, batch, background: true };
   const res = await libp2p(bg, [{ kind: 'latency', count: LAT }]);
   const s = res[0]![0]!.samples!.slice(5);
