@@ -202,6 +202,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     await app.close();
     await resultServer.close();
     await sequencer.close();
+    await orders.flushAcks();
     await venue.stop();
     await db.close();
     log.info('gateway stopped');

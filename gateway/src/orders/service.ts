@@ -102,6 +102,8 @@ const NO_CLAIM: PlacementClaim = { release: () => undefined };
 export class OrderService {
   /** submissions in flight by order id (placements) so idempotent replays can wait for them */
   private readonly inflight = new Map<string, Promise<unknown>>();
+  /** acks not yet recorded (recordAck) */
+  private acked: { rid: string; outboxKey: number; kind: OutboxRec['kind']; orderId: string; seq: string }[] = [];
   /** placements being prepared, by client id key: a concurrent duplicate waits for the first */
   private readonly claims = new Map<string, Promise<void>>();
   /** cancels in flight by order id, shared by concurrent DELETEs */
@@ -755,13 +757,7 @@ export class OrderService {
       (ack) => {
         // Not awaited: the answer waits only for the journal; a crash before this commit just
         // resubmits the op (same rid) at the next start and the sequencer returns the same ack.
-        this.db.txAsync(() => {
-          this.db.outbox.removeSync(outboxKey);
-          if (kind === 'place') {
-            const cur = this.db.orders.get(orderId);
-            if (cur) this.db.orders.putSync(orderId, { ...cur, journaled: true, seq: cur.seq ?? str(ack.seq) });
-          }
-        }).catch((e: unknown) => this.log.error({ rid, err: String(e) }, 'recording an ack failed'));
+        this.recordAck({ rid, outboxKey, kind, orderId, seq: str(ack.seq) });
         return { ok: true as const };
       },
       (err: unknown) => {
@@ -789,6 +785,31 @@ export class OrderService {
       void p.finally(() => this.inflight.delete(orderId));
     }
     return p;
+  }
+
+  /**
+   * Acks arriving in one event-loop turn (the acks of one journal group commit) are recorded in one
+   * transaction: their ops leave the outbox and placements are marked journaled.
+   */
+  private recordAck(a: { rid: string; outboxKey: number; kind: OutboxRec['kind']; orderId: string; seq: string }): void {
+    this.acked.push(a);
+    if (this.acked.length === 1) setImmediate(() => void this.flushAcks());
+  }
+
+  /** Records the acks waiting for recordAck's turn now (the gateway's stop calls it before closing the store). */
+  flushAcks(): Promise<void> {
+    const batch = this.acked;
+    if (batch.length === 0) return Promise.resolve();
+    this.acked = [];
+    return this.db.txAsync(() => {
+      for (const { outboxKey, kind, orderId, seq } of batch) {
+        this.db.outbox.removeSync(outboxKey);
+        if (kind === 'place') {
+          const cur = this.db.orders.get(orderId);
+          if (cur) this.db.orders.putSync(orderId, { ...cur, journaled: true, seq: cur.seq ?? seq });
+        }
+      }
+    }).catch((e: unknown) => this.log.error({ rids: batch.map((b) => b.rid), err: String(e) }, 'recording acks failed'));
   }
 
   /** A placement the sequencer refused: it never reached the book, so reject it and free its reservation. */
