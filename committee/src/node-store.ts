@@ -1,8 +1,10 @@
-// What a committee node persists: snapshots of its MPC party state (shares of the books, the
-// preprocessing reserve, PRSS keys) together with the sequence number they cover, written at most
-// once a second and at a clean stop (a snapshot is megabytes: the reserve dominates), and after
-// every job the results it owes the gateway.
+// What a committee node persists, in one lmdb transaction per job: the results it owes the gateway
+// and its MPC party state as of that job boundary (shares of the books, cursors, PRSS keys) with
+// the sequence number it covers. The party state is split (exportStateParts): the preprocessing
+// reserve, megabytes, lives in immutable chunks written once each and dropped when consumed, so a
+// job writes kilobytes, not the whole reserve.
 import { open, type RootDatabase, type Database } from 'lmdb';
+import type { SplitState } from '@tenebra/mpc';
 import type { ResultFrame } from '@tenebra/wire';
 
 /** Results older than this many sequence numbers behind the newest are pruned once the gateway has them. */
@@ -12,11 +14,16 @@ export class NodeStore {
   private readonly root: RootDatabase;
   private readonly meta: Database<Uint8Array | string, string>;
   private readonly results: Database<string, string>;
+  private readonly chunks: Database<Uint8Array, string>;
+  /** keys of the reserve chunks on disk */
+  private readonly storedChunks = new Set<string>();
 
   constructor(dir: string) {
     this.root = open({ path: dir, compression: false });
     this.meta = this.root.openDB({ name: 'meta', encoding: 'binary' }) as unknown as Database<Uint8Array | string, string>;
     this.results = this.root.openDB({ name: 'results', encoding: 'string' });
+    this.chunks = this.root.openDB({ name: 'chunks', encoding: 'binary' }) as unknown as Database<Uint8Array, string>;
+    for (const key of this.chunks.getKeys()) this.storedChunks.add(key);
   }
 
   /** Last applied sequence number (0n when nothing was applied yet). */
@@ -25,10 +32,19 @@ export class NodeStore {
     return v === undefined ? 0n : BigInt(Buffer.from(v as Uint8Array).toString('utf8'));
   }
 
-  /** The MPC party state as exported at the last completed job, if any. */
+  /**
+   * The MPC party state as exported at the last completed job, if any: the core of a split state
+   * (whose chunks chunk() gives), or a whole state written before states were split.
+   */
   partyState(): Uint8Array | undefined {
     const v = this.meta.get('party');
     return v === undefined ? undefined : new Uint8Array(v as Uint8Array);
+  }
+
+  /** One stored reserve chunk of the persisted party state. */
+  chunk(key: string): Uint8Array | undefined {
+    const v = this.chunks.get(key);
+    return v === undefined ? undefined : new Uint8Array(v);
   }
 
   /** PRSS keys and identity material (exportKeys()), saved once at the first start. */
@@ -60,20 +76,30 @@ export class NodeStore {
    * state as of the boundary after lastSeq. One per job, so a node that dies restarts from the last
    * job it finished: the boundary the other nodes are at too, unless they have finished more since.
    */
-  async commitJob(results: ResultFrame[], lastSeq: bigint, partyState: Uint8Array): Promise<void> {
-    await this.root.transaction(() => {
+  async commitJob(results: ResultFrame[], lastSeq: bigint, partyState: SplitState): Promise<void> {
+    await this.writeState(lastSeq, partyState, () => {
       for (const r of results) this.results.put(seqKey(BigInt(r.seq)), JSON.stringify(r));
-      this.meta.put('party', Buffer.from(partyState));
-      this.meta.put('lastSeq', Buffer.from(lastSeq.toString(), 'utf8'));
     });
   }
 
   /** Atomically records a snapshot: party state as of the boundary after lastSeq, with that cursor. */
-  async commitSnapshot(lastSeq: bigint, partyState: Uint8Array): Promise<void> {
+  async commitSnapshot(lastSeq: bigint, partyState: SplitState): Promise<void> {
+    await this.writeState(lastSeq, partyState, () => undefined);
+  }
+
+  /** One transaction: `also`, the core, the chunks not yet on disk, and removal of those no longer listed. */
+  private async writeState(lastSeq: bigint, state: SplitState, also: () => void): Promise<void> {
+    const added = [...state.chunks.keys()].filter((k) => !this.storedChunks.has(k));
+    const dropped = [...this.storedChunks].filter((k) => !state.chunks.has(k));
     await this.root.transaction(() => {
-      this.meta.put('party', Buffer.from(partyState));
+      also();
+      for (const k of added) this.chunks.put(k, state.chunks.get(k)!);
+      for (const k of dropped) this.chunks.remove(k);
+      this.meta.put('party', Buffer.from(state.core));
       this.meta.put('lastSeq', Buffer.from(lastSeq.toString(), 'utf8'));
     });
+    for (const k of added) this.storedChunks.add(k);
+    for (const k of dropped) this.storedChunks.delete(k);
   }
 
   /** Stored results with seq >= from, in order. */

@@ -130,8 +130,11 @@ export class CommitteeNode {
     });
     const party = createParty({
       n: cfg.n, t: cfg.t, transport: this.transport, ...from,
+      // a persisted state's reserve lives in the store's chunks (node-store.ts)
+      ...(from.state ? { stateChunks: (key: string) => this.store!.chunk(key) } : {}),
       preprocessing: {
         mode: cfg.preprocessing.mode, targetTriples: cfg.preprocessing.targetTriples, targetBits: cfg.preprocessing.targetBits,
+        ...(cfg.preprocessing.targetPairs !== undefined ? { targetPairs: cfg.preprocessing.targetPairs } : {}),
         batch: cfg.preprocessing.batch ?? DEFAULT_PREP_BATCH,
       },
       log: (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
@@ -161,7 +164,7 @@ export class CommitteeNode {
       const recovered = await Promise.race([recovering, this.fallbackWhen(NO_HELPERS_FALLBACK_MS)]);
       if (recovered) {
         const last = lastSeqOfJob(this.party!.lastFinishedJob());
-        await this.store!.commitSnapshot(last, this.party!.exportState());
+        await this.store!.commitSnapshot(last, this.party!.exportStateParts());
         this.log.info({ lastSeq: last.toString(), status: this.party!.status() }, 'recovered shares from helpers');
         return last;
       }
@@ -277,7 +280,7 @@ export class CommitteeNode {
         // State at every job boundary (export ~5-10 ms, write ~5-10 ms here): a node that dies, even
         // the third one, comes back at the boundary the live nodes are stuck after, and nodes killed
         // together come back at the same boundary.
-        await this.store!.commitJob(results, last, party.exportState());
+        await this.store!.commitJob(results, last, party.exportStateParts());
         this.appliedSeq = last;
         break;
       } catch (e) {
@@ -293,7 +296,7 @@ export class CommitteeNode {
 
   /** Persists the party state as of now (a job boundary) with the seq it covers. */
   private async snapshot(): Promise<void> {
-    await this.store!.commitSnapshot(this.appliedSeq, this.party!.exportState());
+    await this.store!.commitSnapshot(this.appliedSeq, this.party!.exportStateParts());
   }
 
   async stop(): Promise<void> {

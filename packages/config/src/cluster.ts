@@ -39,6 +39,8 @@ export interface PreprocessingConfig {
   mode: 'committee' | 'dealer';
   targetTriples: number;
   targetBits: number;
+  /** pair triples (comparisons use 11 per 13 nibbles); default targetBits / 4 */
+  targetPairs?: number;
   /** items of the largest kind per production batch: larger batches amortise the rounds (default 2048) */
   batch?: number;
 }

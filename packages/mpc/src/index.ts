@@ -29,3 +29,4 @@ export { Preprocessor, DEALER_LABEL, nibblesFrom, seededRng, type PreprocessingO
 export { costOf, geometry, PREPROCESSING_TABLE, type OpCost } from './protocols';
 export { createParty, type Party, type PartyOptions, type PartyStatus, type PartyEvent } from './runtime';
 export { RECOVERY_PART_ELEMENTS } from './recovery';
+export type { SplitState, ChunkRef } from './state';

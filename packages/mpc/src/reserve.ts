@@ -72,6 +72,12 @@ export class Reserve {
   /** Items ever appended, per kind. */
   readonly end: Counts = zeroCounts();
 
+  /**
+   * Bumped by reset(): chunks of different generations may cover the same positions with other
+   * bytes (a recovery re-chunks the reserve), so persisted chunk keys carry it.
+   */
+  generation = 0;
+
   /** Items available from the cursor. */
   available(kind: Kind): number {
     return this.end[kind] - this.cursor[kind];
@@ -158,8 +164,26 @@ export class Reserve {
     }
   }
 
+  /**
+   * The chunks that hold items [cursor, end) per kind, whole (a chunk may start before the cursor).
+   * Chunks are never modified once appended, so a caller may persist each one once.
+   */
+  chunksFrom(cursor: Counts): { kind: Kind; start: number; count: number; bytes: Uint8Array }[] {
+    const out: { kind: Kind; start: number; count: number; bytes: Uint8Array }[] = [];
+    for (const kind of KINDS) {
+      const w = WIDTH[kind] * ELEMENT_BYTES;
+      for (const ch of this.chunks[kind]) {
+        const count = ch.bytes.length / w;
+        if (ch.start + count <= cursor[kind]) continue;
+        out.push({ kind, start: ch.start, count, bytes: ch.bytes });
+      }
+    }
+    return out;
+  }
+
   /** Replaces the whole content: items from absolute positions `cursor` on. Used by state import and recovery. */
   reset(cursor: Counts, items: Items): void {
+    this.generation++;
     this.chunks = { triples: [], pairs: [], nibbles: [] };
     for (const kind of KINDS) {
       this.cursor[kind] = cursor[kind];

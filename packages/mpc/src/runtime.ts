@@ -11,6 +11,7 @@
 // harmless; messages of future jobs are buffered (bounded); sent messages of the current and last few
 // jobs are re-sent to a peer that comes back up.
 
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
 import { InconsistentSharesError, QuorumLostError, type JobContext, type Sec } from './api';
@@ -22,7 +23,7 @@ import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './pr
 import { KINDS, NIBBLE_WIDTH, zeroCounts, type Counts } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
 import { assertParams, cryptoRng, interpolate, lagrange, nameBadParty, reconstructChecked } from './shamir';
-import { decodeSnapshot, encodeSnapshot, itemsOf, type PartySnapshot } from './state';
+import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type SplitState } from './state';
 
 /** Options of createParty. */
 export interface PartyOptions {
@@ -34,8 +35,10 @@ export interface PartyOptions {
   k?: number;
   transport: Transport;
   preprocessing?: PreprocessingOptions;
-  /** From exportState(): resume as of that job boundary. */
+  /** From exportState(), or exportStateParts().core: resume as of that job boundary. */
   state?: Uint8Array;
+  /** With exportStateParts()'s core as `state`: the bytes of each reserve chunk it lists, by key. */
+  stateChunks?: (key: string) => Uint8Array | undefined;
   /** From exportKeys(): identity and PRSS keys only (memory gone); call recover() after start(). */
   keys?: Uint8Array;
   /** Wait for every live party's share and check consistency (names a bad share). Default false. */
@@ -97,6 +100,13 @@ export interface Party {
   runJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>): Promise<T>;
   /** Everything to persist (state as of the start of the running job, or now between jobs). */
   exportState(): Uint8Array;
+  /**
+   * The same state split for incremental persistence: a small `core` (store, cursors, batch log,
+   * keys) and the preprocessing reserve's chunks by key. A key always names the same bytes, so a
+   * caller writes each chunk once and drops the ones no longer listed; restore with
+   * `createParty({ state: core, stateChunks })`.
+   */
+  exportStateParts(): SplitState;
   /** Identity material only (PRSS keys): what survives a memory loss. */
   exportKeys(): Uint8Array;
   /** For a party started with `keys` only: fresh shares of every live value from t+1 helpers. */
@@ -242,6 +252,8 @@ class PartyImpl implements Party {
   private readonly busyNote: (() => string) | undefined;
   private answered = new Set<string>();
   private pendingState: PartySnapshot | undefined;
+  /** Names this party instance's reserve chunks in exportStateParts() (keys never reused across instances). */
+  private readonly chunkEpoch = randomBytes(4).toString('hex');
   private startedTransport = false;
 
   constructor(opts: PartyOptions) {
@@ -288,7 +300,7 @@ class PartyImpl implements Party {
       opts.preprocessing,
     );
     if (opts.state) {
-      const s = decodeSnapshot(opts.state);
+      const s = decodeSnapshot(opts.state, opts.stateChunks);
       this.checkCompatible(s);
       this.pendingState = s;
     } else if (opts.keys) {
@@ -437,6 +449,11 @@ class PartyImpl implements Party {
   snapshot(includeStaged: boolean, asBytes = false): PartySnapshot {
     const r = this.prep.reserve;
     const cursor = { ...(this.jobStart ?? r.cursor) };
+    return { ...this.snapshotCore(includeStaged, cursor), items: asBytes ? r.fromBytes(cursor) : r.from(cursor) };
+  }
+
+  /** snapshot() without the reserve items (they are persisted as chunks). */
+  private snapshotCore(includeStaged: boolean, cursor: Counts): Omit<PartySnapshot, 'items'> {
     const prepSnap = this.prep.snapshot();
     return {
       n: this.n, t: this.t, L: this.L, kappa: this.kappa, mode: this.prep.mode,
@@ -444,7 +461,6 @@ class PartyImpl implements Party {
       store: [...this.store].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, v.slice()] as [string, bigint[]]),
       pub: [...this.pub].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
       cursor,
-      items: asBytes ? r.fromBytes(cursor) : r.from(cursor),
       finished: this.finished.slice(-this.limits.finishedJobs),
       prep: includeStaged ? prepSnap : { resolved: prepSnap.resolved, committed: prepSnap.committed },
     };
@@ -453,6 +469,15 @@ class PartyImpl implements Party {
   exportState(): Uint8Array {
     if (this.phase !== 'ready') throw new Error(`party ${this.id}: exportState() in phase ${this.phase}`);
     return encodeSnapshot(this.snapshot(true, true));
+  }
+
+  exportStateParts(): SplitState {
+    if (this.phase !== 'ready') throw new Error(`party ${this.id}: exportStateParts() in phase ${this.phase}`);
+    const r = this.prep.reserve;
+    const cursor = { ...(this.jobStart ?? r.cursor) };
+    // The generation names the chunking: a reset (recovery, state import) re-chunks the reserve.
+    const chunks = r.chunksFrom(cursor).map((c) => ({ ...c, key: `g${this.chunkEpoch}.${r.generation}/${c.kind}/${c.start}+${c.count}` }));
+    return encodeSplit(this.snapshotCore(true, cursor), chunks);
   }
 
   exportKeys(): Uint8Array {

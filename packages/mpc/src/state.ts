@@ -1,8 +1,11 @@
 // Binary persistence of a party at a job boundary: u32 metaLength | meta (JSON, no field values) |
 // field elements (16 bytes each) in the order the meta lists them. Used by exportState().
+// Version 3 (exportStateParts()) leaves the preprocessing reserve out of the bytes: the meta lists
+// the reserve's chunks by key, and the caller persists each chunk once (they never change), so a
+// job boundary writes the books and cursors, not megabytes of triples.
 
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
-import { KINDS, WIDTH, emptyItems, fromBytes, type Counts, type Items } from './reserve';
+import { KINDS, WIDTH, emptyItems, fromBytes, type Counts, type Items, type Kind } from './reserve';
 
 /** Everything a party persists. */
 export interface PartySnapshot {
@@ -26,8 +29,24 @@ export interface PartySnapshot {
   prep: { resolved: number; committed: number; staged?: { id: number; items: Items }; running?: number };
 }
 
+/** A reserve chunk a split state refers to: `count` items of `kind` from absolute index `start`, stored under `key`. */
+export interface ChunkRef {
+  key: string;
+  kind: Kind;
+  start: number;
+  count: number;
+}
+
+/** A party state for incremental persistence: a small `core`, and the reserve's chunks by key. */
+export interface SplitState {
+  core: Uint8Array;
+  chunks: Map<string, Uint8Array>;
+}
+
 interface Meta {
-  v: 2;
+  v: 2 | 3;
+  /** v3: the reserve items from `cursor` on live in these chunks, not in the body */
+  chunks?: ChunkRef[];
   n: number;
   t: number;
   L: number;
@@ -61,8 +80,22 @@ export function itemsOf(items: PartySnapshot['items']): Items {
 
 /** Serialises a snapshot. */
 export function encodeSnapshot(s: PartySnapshot): Uint8Array {
+  return encode(s, undefined);
+}
+
+/**
+ * Serialises a snapshot whose reserve stays in chunks: `core` holds everything else and the chunk
+ * list; `chunks` maps each key to its bytes. The same key always names the same bytes.
+ */
+export function encodeSplit(s: Omit<PartySnapshot, 'items'>, chunks: readonly (ChunkRef & { bytes: Uint8Array })[]): SplitState {
+  const refs = chunks.map(({ key, kind, start, count }) => ({ key, kind, start, count }));
+  const core = encode({ ...s, items: emptyItems() }, refs);
+  return { core, chunks: new Map(chunks.map((c) => [c.key, c.bytes])) };
+}
+
+function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined): Uint8Array {
   const meta: Meta = {
-    v: 2, n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
+    v: chunks ? 3 : 2, ...(chunks ? { chunks } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
     store: s.store.map(([k, v]) => [k, v.length]),
     pub: s.pub,
     cursor: s.cursor,
@@ -93,8 +126,11 @@ export function encodeSnapshot(s: PartySnapshot): Uint8Array {
   return out;
 }
 
-/** Parses exportState() output; throws on anything malformed. */
-export function decodeSnapshot(bytes: Uint8Array): PartySnapshot {
+/**
+ * Parses exportState() output, or exportStateParts()'s core with `chunk` giving each listed chunk's
+ * bytes; throws on anything malformed or missing.
+ */
+export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8Array | undefined): PartySnapshot {
   if (bytes.length < 4) throw new Error('state: too short');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const metaLen = view.getUint32(0);
@@ -105,7 +141,7 @@ export function decodeSnapshot(bytes: Uint8Array): PartySnapshot {
   } catch {
     throw new Error('state: unreadable meta');
   }
-  if (meta.v !== 2) throw new Error(`state: unknown version ${String(meta.v)}`);
+  if (meta.v !== 2 && meta.v !== 3) throw new Error(`state: unknown version ${String(meta.v)}`);
   let off = 4 + metaLen;
   const take = (k: number): bigint[] => {
     if (off + k * ELEMENT_BYTES > bytes.length) throw new Error('state: truncated');
@@ -119,7 +155,7 @@ export function decodeSnapshot(bytes: Uint8Array): PartySnapshot {
     return items;
   };
   const store = meta.store.map(([k, len]) => [k, take(len)] as [string, bigint[]]);
-  const items = takeItems(meta.items);
+  const items: PartySnapshot['items'] = meta.v === 3 ? chunkItems(meta.chunks ?? [], meta.cursor, chunk) : takeItems(meta.items);
   const staged = meta.prep.staged ? { id: meta.prep.staged.id, items: takeItems(meta.prep.staged.items) } : undefined;
   if (off !== bytes.length) throw new Error('state: trailing bytes');
   return {
@@ -127,4 +163,29 @@ export function decodeSnapshot(bytes: Uint8Array): PartySnapshot {
     cursor: meta.cursor, items, finished: meta.finished,
     prep: { resolved: meta.prep.resolved, committed: meta.prep.committed, ...(staged ? { staged } : {}), ...(meta.prep.running !== undefined ? { running: meta.prep.running } : {}) },
   };
+}
+
+/** The reserve items from `cursor` on, assembled from the chunks a v3 state lists. */
+function chunkItems(refs: readonly ChunkRef[], cursor: Counts, chunk: ((key: string) => Uint8Array | undefined) | undefined): Record<Kind, Uint8Array> {
+  if (!chunk) throw new Error('state: this state keeps its reserve in chunks; pass the chunk store');
+  const out = {} as Record<Kind, Uint8Array>;
+  for (const kind of KINDS) {
+    const w = WIDTH[kind] * ELEMENT_BYTES;
+    const mine = refs.filter((r) => r.kind === kind).sort((a, b) => a.start - b.start);
+    const end = mine.length === 0 ? cursor[kind] : mine[mine.length - 1]!.start + mine[mine.length - 1]!.count;
+    const bytes = new Uint8Array(Math.max(0, end - cursor[kind]) * w);
+    let pos = cursor[kind];
+    for (const r of mine) {
+      if (r.start > pos) throw new Error(`state: reserve chunks leave a gap in ${kind} at ${pos}`);
+      const b = chunk(r.key);
+      if (!b) throw new Error(`state: reserve chunk ${r.key} is missing`);
+      if (b.length !== r.count * w) throw new Error(`state: reserve chunk ${r.key} has ${b.length} bytes, expected ${r.count * w}`);
+      const from = pos - r.start;
+      if (from >= r.count) continue;
+      bytes.set(b.subarray(from * w), (pos - cursor[kind]) * w);
+      pos = r.start + r.count;
+    }
+    out[kind] = bytes;
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 // A flipped share is named; bad construction inputs give clear errors; state round-trips.
 import { describe, expect, it } from 'vitest';
 import { SimNetwork, type Transport } from '@tenebra/transport';
-import { InconsistentSharesError } from '../src/api';
+import { InconsistentSharesError, type JobContext } from '../src/api';
 import * as F from '../src/field';
 import { Msg, decode, decodeVector, encode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
@@ -123,7 +123,7 @@ describe('bad inputs', () => {
     await expect(n5.settle(parties[0]!.runJob('bad', async () => 1))).rejects.toThrow(/already ran/);
     // a job that throws leaves the store unchanged
     const threw = parties.map((p) => p.runJob('throws', async (ctx) => {
-      ctx.save('v', ctx.constant([7n]));
+      ctx.save('v', ctx.constant([7n, 7n]));
       await ctx.mul(ctx.constant([2n]), ctx.constant([3n]));
       throw new Error('deliberate');
     }));
@@ -198,5 +198,45 @@ describe('state', () => {
       return { v: await ctx.open(await ctx.mul(a, a)), p: ctx.loadPublic('p') };
     }))));
     for (const o of outs) expect(o).toEqual({ v: [1764n, 1n], p: '"x"' });
+  });
+
+  it('exportStateParts: a small core plus reserve chunks written once; restart from them equals restart from exportState', async () => {
+    const net = new SimNetwork({ n: 5, seed: 9, link: { latencyMs: 1 } });
+    const opts = { targetTriples: 60, targetBits: 80, batch: 20 };
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: net.transport(i), preprocessing: opts }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    await fillReserve({ net, parties, logs: [] }, parties, 60, 80);
+    const inputs = deal(5, 2, [42n, -1n]);
+    const job = (id: string, f: (ctx: JobContext, p: Party) => Promise<unknown>) => net.settle(Promise.all(parties.map((p) => p.runJob(id, (ctx) => f(ctx, p)))));
+    await job('s1', async (ctx, p) => {
+      ctx.save('a', ctx.fromShares(inputs[p.id - 1]![0]!));
+      ctx.savePublic('p', '"x"');
+    });
+    const first = parties[1]!.exportStateParts();
+    const full = parties[1]!.exportState();
+    expect(first.chunks.size).toBeGreaterThan(0);
+    let chunkBytes = 0;
+    for (const b of first.chunks.values()) chunkBytes += b.length;
+    expect(first.core.length + chunkBytes).toBeGreaterThanOrEqual(full.length - 2048); // same content, split
+    expect(first.core.length).toBeLessThan(full.length / 4);
+    // A job that consumes preprocessing moves the cursor, not the chunks: the same keys name the same bytes.
+    await job('s2', async (ctx) => ctx.open(await ctx.lt(ctx.load('a')!, ctx.constant([7n, 7n]))));
+    const second = parties[1]!.exportStateParts();
+    for (const [k, b] of second.chunks) if (first.chunks.has(k)) expect(Buffer.from(first.chunks.get(k)!).equals(b)).toBe(true);
+    const before = parties[1]!.status().reserve;
+    // A store holding every chunk ever written: restore takes only what the core lists.
+    const stored = new Map([...first.chunks, ...second.chunks]);
+    expect(() => createParty({ n: 5, t: 2, transport: net.transport(2), state: second.core })).toThrow(/chunk/);
+    const missing = [...second.chunks.keys()][0]!;
+    expect(() => createParty({ n: 5, t: 2, transport: net.transport(2), state: second.core, stateChunks: (k) => (k === missing ? undefined : stored.get(k)) })).toThrow(/missing/);
+    const again = createParty({ n: 5, t: 2, transport: net.restart(2), state: second.core, stateChunks: (k) => stored.get(k), preprocessing: opts });
+    await net.settle(again.start());
+    expect(again.status().reserve).toEqual(before);
+    const all = [parties[0]!, again, parties[2]!, parties[3]!, parties[4]!];
+    const outs = await net.settle(Promise.all(all.map((p) => p.runJob('s3', async (ctx) => {
+      const a = ctx.load('a')!;
+      return { v: await ctx.open(ctx.concat([await ctx.mul(a, a), await ctx.lt(a, ctx.constant([50n, 50n]))])), p: ctx.loadPublic('p') };
+    }))));
+    for (const o of outs) expect(o).toEqual({ v: [1764n, 1n, 1n, 1n], p: '"x"' });
   });
 });
