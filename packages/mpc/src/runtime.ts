@@ -15,14 +15,14 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
 import { InconsistentSharesError, QuorumLostError, type JobContext, type Sec } from './api';
-import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, mod, readElement, reduceWide } from './field';
+import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, mod, readElement, reduceWide } from './field';
 import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
 import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
 import { KINDS, NIBBLE_WIDTH, zeroCounts, type Counts } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
-import { assertParams, cryptoRng, interpolate, lagrange, nameBadParty, reconstructChecked } from './shamir';
+import { assertParams, cryptoRng, interpolateEncoded, lagrange, nameBadParty, reconstructChecked } from './shamir';
 import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type SplitState } from './state';
 
 /** Options of createParty. */
@@ -146,14 +146,40 @@ interface PendingOp {
   prep?: proto.Prep;
 }
 
+/**
+ * A party's share vector for one opening: this party's own as BigInts or as the bytes it sent, a
+ * peer's as the bytes received (16 per element, checked below p on arrival, decoded only where
+ * needed: interpolateEncoded works on the bytes, the late-share check decodes the positions it samples).
+ */
+type ShareVec = readonly bigint[] | Uint8Array;
+
+function lengthOf(v: ShareVec): number {
+  return v instanceof Uint8Array ? v.length / ELEMENT_BYTES : v.length;
+}
+
+/** Element e of a share vector. */
+function elementOf(v: ShareVec, e: number): bigint {
+  return v instanceof Uint8Array ? readElement(new DataView(v.buffer, v.byteOffset, v.byteLength), e * ELEMENT_BYTES) : v[e]!;
+}
+
+function decodedOf(v: ShareVec): readonly bigint[] {
+  return v instanceof Uint8Array ? decodeVector(v) : v;
+}
+
+/** Throws FieldError unless every element of an encoded vector is below p (as decodeVector would). */
+function assertEncodedVector(bytes: Uint8Array): void {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let o = 0; o < bytes.length; o += ELEMENT_BYTES) assertEncodedAt(view, o);
+}
+
 interface RoundState {
   r: number;
   ops: PendingOp[];
   ready: boolean; // own shares computed and sent
   allMine: bigint[];
   toMine: bigint[] | undefined; // shares of values opened to me (mine included)
-  sharesAll: Map<number, bigint[]>;
-  sharesTo: Map<number, bigint[]>;
+  sharesAll: Map<number, ShareVec>;
+  sharesTo: Map<number, ShareVec>;
   expectTo: boolean;
   retransmit?: () => void;
   waitingSince: number;
@@ -174,9 +200,11 @@ interface ArchivedJob {
 
 interface LateCheck {
   base: number[];
-  shares: bigint[][];
-  /** Late shares at sampled positions. */
-  extra: Map<number, Map<number, bigint>>;
+  shares: ShareVec[];
+  /** Elements per share vector. */
+  m: number;
+  /** Shares beyond the base: whole vectors in hand at completion, or a late share at sampled positions. */
+  extra: Map<number, Map<number, bigint> | ShareVec>;
   flagged: boolean;
   flagIndex?: number;
   named?: boolean;
@@ -870,14 +898,16 @@ class PartyImpl implements Party {
     const [allBytes, toBytes] = env.vectors;
     if (!allBytes || !toBytes) return;
     try {
+      // Kept as bytes (checked below p, as decoding would): open() interpolates them encoded.
       if (rs.allMine.length > 0 && !rs.sharesAll.has(from)) {
-        const v = decodeVector(allBytes);
-        if (v.length === rs.allMine.length) rs.sharesAll.set(from, v);
-        else this.logFn({ ev: 'bad-share-length', from, job: job.id, round: rs.r, got: v.length, want: rs.allMine.length });
+        assertEncodedVector(allBytes);
+        const got = allBytes.length / ELEMENT_BYTES;
+        if (got === rs.allMine.length) rs.sharesAll.set(from, allBytes);
+        else this.logFn({ ev: 'bad-share-length', from, job: job.id, round: rs.r, got, want: rs.allMine.length });
       }
       if (rs.toMine && !rs.sharesTo.has(from)) {
-        const v = decodeVector(toBytes);
-        if (v.length === rs.toMine.length) rs.sharesTo.set(from, v);
+        assertEncodedVector(toBytes);
+        if (toBytes.length / ELEMENT_BYTES === rs.toMine.length) rs.sharesTo.set(from, toBytes);
       }
     } catch (e) {
       this.logFn({ ev: 'bad-share', from, job: job.id, round: rs.r, error: String(e) });
@@ -889,7 +919,7 @@ class PartyImpl implements Party {
   /** Completes the round if enough shares are in. */
   private checkRound(job: JobRun, rs: RoundState): void {
     if (job.inflight !== rs || !rs.ready) return;
-    const need = (have: Map<number, bigint[]>): boolean => {
+    const need = (have: Map<number, ShareVec>): boolean => {
       if (have.size < this.t + 1) return false;
       if (!this.checkOpenings) return true;
       for (const j of this.aliveParties()) if (!have.has(j)) return false;
@@ -926,24 +956,24 @@ class PartyImpl implements Party {
   }
 
   /** Reconstructs from the shares in hand (checked if configured) and registers the late-share check. */
-  private open(jobId: string, r: number, part: 'all' | 'to', have: Map<number, bigint[]>): bigint[] {
+  private open(jobId: string, r: number, part: 'all' | 'to', have: Map<number, ShareVec>): bigint[] {
     const parties = [...have.keys()];
     const shares = parties.map((p) => have.get(p)!);
     let out: bigint[];
     if (this.checkOpenings && parties.length > this.t + 1) {
       try {
-        out = reconstructChecked(parties, shares, this.t, this.n);
+        out = reconstructChecked(parties, shares.map(decodedOf), this.t, this.n);
       } catch (e) {
         if (e instanceof InconsistentSharesError) this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: e.party, index: e.index });
         throw e;
       }
     } else {
-      out = interpolate(parties.slice(0, this.t + 1), shares.slice(0, this.t + 1), 0);
+      out = interpolateEncoded(parties.slice(0, this.t + 1), shares.slice(0, this.t + 1), 0);
     }
     const key = `${jobId}#${r}#${part}`;
     const base = parties.slice(0, this.t + 1);
-    const lc: LateCheck = { base, shares: shares.slice(0, this.t + 1), extra: new Map(), flagged: false };
-    for (let i = this.t + 1; i < parties.length; i++) lc.extra.set(parties[i]!, new Map(shares[i]!.map((x, e) => [e, x])));
+    const lc: LateCheck = { base, shares: shares.slice(0, this.t + 1), m: lengthOf(shares[0]!), extra: new Map(), flagged: false };
+    for (let i = this.t + 1; i < parties.length; i++) lc.extra.set(parties[i]!, shares[i]!);
     this.lateChecks.set(key, lc);
     while (this.lateChecks.size > MAX_LATE_CHECKS) this.lateChecks.delete(this.lateChecks.keys().next().value as string);
     return out;
@@ -960,7 +990,7 @@ class PartyImpl implements Party {
       const lc = this.lateChecks.get(`${jobId}#${r}#${part}`);
       if (!lc || lc.base.includes(from) || lc.extra.has(from)) continue;
       const bytes = env.vectors[part === 'all' ? 0 : 1];
-      const m = lc.shares[0]!.length;
+      const m = lc.m;
       if (!bytes || bytes.length !== m * 16 || m === 0) continue;
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       const positions = samplePositions(m, LATE_SAMPLE);
@@ -976,7 +1006,7 @@ class PartyImpl implements Party {
       let index = -1;
       for (const e of positions) {
         let v = 0n;
-        for (let i = 0; i < lc.base.length; i++) v += lam[i]! * lc.shares[i]![e]!;
+        for (let i = 0; i < lc.base.length; i++) v += lam[i]! * elementOf(lc.shares[i]!, e);
         if (reduceWide(v) !== got.get(e)) {
           index = e;
           break;
@@ -989,9 +1019,9 @@ class PartyImpl implements Party {
       }
       // Name the culprit at that position from every share we hold there.
       const parties: number[] = [...lc.base];
-      const column: bigint[] = lc.shares.map((s) => s[index]!);
+      const column: bigint[] = lc.shares.map((s) => elementOf(s, index));
       for (const [j, vals] of lc.extra) {
-        const x = vals.get(index);
+        const x = vals instanceof Map ? vals.get(index) : elementOf(vals, index);
         if (x !== undefined) {
           parties.push(j);
           column.push(x);
