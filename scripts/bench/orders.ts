@@ -3,7 +3,7 @@
 // sustained ack and match rates, latencies, a realistic mix (market makers quoting by mass quote;
 // takers sending limits, IOCs, markets, FOKs, cancels and modifies) with throughput and latency per
 // kind, the plaintext reference rate on the same stream, and the stall after killing two nodes.
-//   npm run bench:orders -- [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 10] [--keep]
+//   npm run bench:orders -- [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 19] [--keep]
 import '@tenebra/transport/src/polyfill';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +29,7 @@ const MAKERS = Number(flags.str.get('makers') ?? 2);
 /** taker requests per second in the mix, all takers together (the makers add about 6.7 batches/s each) */
 const MIX_RATE = Number(flags.str.get('mix-rate') ?? 60);
 /** CPU niceness of the five node processes (as `npm start`; 0 = the same priority as the gateway) */
-const NODE_NICE = Number(flags.str.get('node-nice') ?? 10);
+const NODE_NICE = Number(flags.str.get('node-nice') ?? 19);
 
 function pct(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;

@@ -8,7 +8,7 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--deale
   --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
   --env        production (ports 8080, 7100, 7001-7005, 7200) or test (9080, 9100, 9001-9005, 9200)
   --dealer     preprocessing by a trusted dealer: INSECURE, for experiments only (new data folders only)
-  --node-nice  CPU niceness of the five committee nodes (default 10, 0 to disable): on one host their
+  --node-nice  CPU niceness of the five committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements`;
 
 function niceness(text: string): number {
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const dataDir = resolve(flags.str.get('data') ?? (env === 'test' ? 'data-test' : 'data'));
   const cluster = await Cluster.start({
     dataDir, env, preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee', supervise: true,
-    logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '10'),
+    logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '19'),
   });
   let stopping = false;
   const stop = async (why: string) => {
