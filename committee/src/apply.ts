@@ -6,7 +6,7 @@ import type { JobContext, Sec } from '@tenebra/mpc';
 import { decodeFieldVector, encodeFieldVector } from '@tenebra/mpc';
 import {
   Exchange, MpcBackend, saveBook, loadBook, storedBookSymbols, CountingRecorder,
-  type ExpireOp, type Op, type OpResult, type Outcome, type PlaceOp,
+  type ExpireOp, type MatchOptions, type Op, type OpResult, type Outcome, type PlaceOp,
 } from '@tenebra/matching';
 import { INSTRUMENTS } from '@tenebra/config';
 import { PairBox, openPairOrLegacy, type KeyPair } from '@tenebra/seal';
@@ -37,6 +37,22 @@ const CURSOR = 'committee/cursor';
 const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
 /** Matching latency options of every committee node (docs: packages/matching README, "Latency options"). */
 export const COMMITTEE_MATCH_OPTIONS = { searchArity: 4, prefetchRank: true, pipelineCross: true } as const;
+/**
+ * A job of this many ops or more carries a backlog: the committee is behind, and committee
+ * preprocessing, not round latency, bounds its rate. Such a job matches with the fewest
+ * comparisons (binary rank search, nothing speculative: about 26% fewer comparisons per op).
+ */
+export const BACKLOG_OPS = 16;
+export const BACKLOG_MATCH_OPTIONS = { searchArity: 2, prefetchRank: false, pipelineCross: false } as const;
+
+/**
+ * The matching options of a job of `ops` operations. The size of a job is public and the same at
+ * every node (the sequencer's batch ends and maxBatch), and the options change only how many
+ * comparisons reveal the same rank, so the choice leaks nothing and keeps the nodes in step.
+ */
+export function matchOptionsFor(ops: number): MatchOptions {
+  return ops >= BACKLOG_OPS ? BACKLOG_MATCH_OPTIONS : COMMITTEE_MATCH_OPTIONS;
+}
 
 export class BatchApplier {
   private exchange: Exchange<Sec> | null = null;
@@ -80,8 +96,9 @@ export class BatchApplier {
     try {
       const ex = this.exchange ?? this.load(ctx, arith);
       // apply() chains operations per symbol in call order; different symbols share MPC rounds.
+      const match = matchOptionsFor(batch.length);
       const pending = batch.map((op) => this.toMatchOp(ctx, op)).map((m) =>
-        m.op ? ex.apply(m.op, arith) : Promise.resolve<OpResult<Sec>>({ outcome: m.reject!, outputs: [] }));
+        m.op ? ex.apply(m.op, arith, match) : Promise.resolve<OpResult<Sec>>({ outcome: m.reject!, outputs: [] }));
       const results = await Promise.all(pending);
       for (const symbol of ex.takeDirty()) {
         const book = ex.book(symbol);

@@ -80,9 +80,12 @@ export class Exchange<S> {
 
   /**
    * Applies one operation after every earlier operation on the same symbol. `arith` overrides the
-   * exchange's backend for this operation (e.g. the MpcBackend of the current MPC job).
+   * exchange's backend for this operation (e.g. the MpcBackend of the current MPC job); `match`
+   * overrides matching options for it (all parties must pass the same: they change the reveals'
+   * count, never the results).
    */
-  apply(op: Op<S>, arith: Arith<S> = this.arith): Promise<OpResult<S>> {
+  apply(op: Op<S>, arith: Arith<S> = this.arith, match?: MatchOptions): Promise<OpResult<S>> {
+    const opts = match ? { ...this.opts, ...match } : this.opts;
     if (op.kind === 'expire') return this.expire(op);
     const book = this.book(op.symbol);
     if (!book) return Promise.resolve(unknownSymbol(op));
@@ -90,11 +93,11 @@ export class Exchange<S> {
       this.dirty.add(op.symbol);
       switch (op.kind) {
         case 'place':
-          return place(arith, book, op, this.opts);
+          return place(arith, book, op, opts);
         case 'cancel':
           return Promise.resolve(cancel(book, op));
         case 'modify':
-          return modify(arith, book, op, this.opts);
+          return modify(arith, book, op, opts);
       }
     });
   }

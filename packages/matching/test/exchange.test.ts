@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Arith } from '../src/backend';
 import { Exchange, QueueFullError } from '../src/exchange';
 import { PlaintextBackend } from '../src/plaintext';
+import { CountingRecorder } from '../src/leaks';
 import type { PlaceOp } from '../src/types';
 
 const order = (symbol: string, seq: bigint, side: 'buy' | 'sell', price: bigint, qty: bigint): PlaceOp<bigint> => ({
@@ -22,6 +23,22 @@ describe('Exchange', () => {
     const rs = await Promise.all(ps);
     expect(rs[2]!.outcome).toMatchObject({ fills: ['A-2', 'A-1'], takerFilled: true });
     expect(done.filter((d) => d.startsWith('A'))).toEqual(['A-1', 'A-2', 'A-3']);
+  });
+
+  it('per-operation matching options override the exchange\'s: same results, the overriding rank search', async () => {
+    const run = async (override?: { searchArity: number }) => {
+      const rec = new CountingRecorder();
+      const ex = new Exchange(new PlaintextBackend({ recorder: rec }), { searchArity: 4 });
+      const out = [];
+      // 40 bids at distinct prices, then each new bid rests somewhere inside the side
+      for (let i = 0; i < 60; i++) out.push((await ex.apply(order('A', BigInt(i + 1), 'buy', BigInt(1000 + ((i * 37) % 97)), 1n), undefined, override)).outcome);
+      return { out, ranks: rec.counts.get('insert-rank')?.total ?? 0, book: ex.book('A')!.toSnapshot() };
+    };
+    const four = await run();
+    const two = await run({ searchArity: 2 });
+    expect(two.out).toEqual(four.out);
+    expect(two.book).toEqual(four.book);
+    expect(two.ranks).toBeLessThan(four.ranks); // binary search: fewer comparisons, more steps
   });
 
   it('unknown symbols are rejected when a symbol list is given', async () => {
