@@ -187,42 +187,34 @@ function viewOf(b: Uint8Array): DataView {
 
 /**
  * r' = sum_j 16^j v_j mod p from the blocks' value shares (NIBBLE_WIDTH-strided, element-major), by
- * Horner's rule on the four 32-bit limbs of the encoded shares as exact doubles (carried and folded
- * mod 2^127 - 1 each step): one BigInt made at the end instead of decoding every block's share.
+ * Horner's rule on the four 32-bit limbs of the encoded shares as exact doubles, COMPOSE_CHUNK blocks
+ * at a time reduced by limbsMod: a few BigInts per comparison instead of decoding every block's share.
  */
 function composeR(nib: DataView, e: number, blocks: number): bigint {
   const stride = NIBBLE_WIDTH * ELEMENT_BYTES;
   const base = (e * blocks * NIBBLE_WIDTH + NIBBLE_VALUE) * ELEMENT_BYTES;
-  let l0 = 0;
-  let l1 = 0;
-  let l2 = 0;
-  let l3 = 0;
-  for (let j = blocks - 1; j >= 0; j--) {
-    const o = base + j * stride;
-    assertEncodedAt(nib, o);
-    // limbs stay below 2^33 before the step, so 16 l + w < 2^38: exact
-    l0 = l0 * 16 + nib.getUint32(o);
-    l1 = l1 * 16 + nib.getUint32(o + 4);
-    l2 = l2 * 16 + nib.getUint32(o + 8);
-    l3 = l3 * 16 + nib.getUint32(o + 12);
-    let c = Math.floor(l3 / TWO32);
-    l3 -= c * TWO32;
-    l2 += c;
-    c = Math.floor(l2 / TWO32);
-    l2 -= c * TWO32;
-    l1 += c;
-    c = Math.floor(l1 / TWO32);
-    l1 -= c * TWO32;
-    l0 += c;
-    c = Math.floor(l0 / TWO31);
-    l0 -= c * TWO31;
-    l3 += c;
+  let r = 0n;
+  for (let hi = blocks; hi > 0; hi -= COMPOSE_CHUNK) {
+    const lo = Math.max(0, hi - COMPOSE_CHUNK);
+    let l0 = 0;
+    let l1 = 0;
+    let l2 = 0;
+    let l3 = 0;
+    for (let j = hi - 1; j >= lo; j--) {
+      const o = base + j * stride;
+      assertEncodedAt(nib, o);
+      l0 = l0 * 16 + nib.getUint32(o);
+      l1 = l1 * 16 + nib.getUint32(o + 4);
+      l2 = l2 * 16 + nib.getUint32(o + 8);
+      l3 = l3 * 16 + nib.getUint32(o + 12);
+    }
+    r = reduce((r << BigInt(4 * (hi - lo))) + limbsMod(l0, l1, l2, l3));
   }
-  return limbsMod(l0, l1, l2, l3);
+  return r;
 }
 
-const TWO31 = 2 ** 31;
-const TWO32 = 2 ** 32;
+/** Blocks per limbsMod in composeR: after k Horner steps a limb is below 2^32 (16^k - 1) / 15, under limbsMod's 2^53 - 2^22 for k <= 6. */
+const COMPOSE_CHUNK = 6;
 
 /**
  * Opens c = offset + x + r' + 2^M r'' for each element (x: shares of integers, offset public) and
