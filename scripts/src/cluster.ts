@@ -122,7 +122,9 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     // about 0.13 : 0.79 : 1. A batch makes `batch` of the largest kind (nibbles) and the others in
     // proportion to their targets, and batches run while any kind is below target, so a mix richer
     // than consumption piles up the richer kinds (it did: 20,000 triples made 13x what was used).
-    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 2_000, targetPairs: 8_500, targetBits: 40_000, batch: 512 },
+    // Triples are kept at 3x their average use: a self-trade check (an equality) takes 12, so a flow
+    // rich in them drains triples first during an outage, when nothing can be made.
+    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 6_000, targetPairs: 8_500, targetBits: 40_000, batch: 512 },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
   }));
   const gateway: GatewayConfig = {
