@@ -13,7 +13,7 @@ process.on('message', (m: { type: 'config'; config: Config } | { type: 'exit' })
 
 async function run(cfg: Config): Promise<void> {
   const me = cfg.peers.find((p) => p.index === cfg.self)!;
-  const transport = await createLibp2pTransport({ self: cfg.self, n: cfg.n, privateKey: Buffer.from(cfg.privateKeyHex, 'hex'), listen: me.addr, peers: cfg.peers, log: () => {}, lazyWindowUpdates: !process.env.MPC_EAGER_WINDOW });
+  const transport = await createLibp2pTransport({ self: cfg.self, n: cfg.n, privateKey: Buffer.from(cfg.privateKeyHex, 'hex'), listen: me.addr, peers: cfg.peers, log: (m) => { if (m.startsWith('lean noise')) console.error(m); }, lazyWindowUpdates: !process.env.MPC_EAGER_WINDOW, leanNoise: !process.env.MPC_PLAIN_NOISE });
   // MPC_TRACE=<party>[,<party>...] or 'all': log rounds; times are wall-clock ms (timeOrigin + now), comparable across processes.
   const traced = (process.env.MPC_TRACE ?? '').split(',');
   const trace = traced.includes('all') || traced.includes(String(cfg.self));

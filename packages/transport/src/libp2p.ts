@@ -6,6 +6,7 @@
 import './polyfill';
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
+import { leanNoise } from './lean-noise';
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys';
 import type { Libp2p, PeerId, Stream } from '@libp2p/interface';
 import { peerIdFromPrivateKey as peerIdOfKey } from '@libp2p/peer-id';
@@ -51,6 +52,11 @@ export interface Libp2pTransportOptions {
    * true); false keeps the library's one update per data frame (for comparison benchmarks).
    */
   lazyWindowUpdates?: boolean;
+  /**
+   * Noise with one socket write per message and no exception per read (default true, see
+   * lean-noise.ts); false keeps the library as it is (for comparison benchmarks). Same bytes on the wire.
+   */
+  leanNoise?: boolean;
   /** Receives non-fatal errors (handler exceptions, bad frames). Default: console.error. */
   log?: (msg: string, err?: unknown) => void;
 }
@@ -281,7 +287,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
       privateKey: privateKeyFromProtobuf(this.opts.privateKey),
       addresses: { listen: [this.opts.listen] },
       transports: [tcp()],
-      connectionEncrypters: [noise()],
+      connectionEncrypters: [this.opts.leanNoise === false ? noise() : leanNoise((m) => this.log(m))],
       streamMuxers: [yamux()],
       connectionGater: {
         denyDialPeer: (pid) => !allowed(pid),

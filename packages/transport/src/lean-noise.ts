@@ -1,0 +1,80 @@
+/**
+ * Noise (@chainsafe/libp2p-noise 17) with two per-message costs removed. Both were measured in a
+ * party's CPU profile of the single-comparison benchmark (one small MPC message per peer per round):
+ *
+ * 1. Two socket writes per message. Noise hands the TCP connection a list [2-byte length, ciphertext]
+ *    and @libp2p/tcp writes each piece with its own `socket.write`; with TCP_NODELAY that is two
+ *    syscalls and two segments per message (strace: ~2.2 writes per message). We join the pieces of
+ *    each send into one buffer first: one write, one segment. The bytes on the wire are identical.
+ * 2. A thrown RangeError per received chunk. Noise's length-prefix decoder learns that its buffer is
+ *    drained by catching `RangeError('Could not decode int16BE')`, so every read builds an Error with
+ *    a stack trace (~7% of a party's CPU). Our length reader returns 0 for fewer than 2 bytes, which
+ *    the decoder reads as "a 2-byte frame is not complete yet" and stops the same way, without a throw.
+ *
+ * Both hook instance fields of the library's classes. If a new version renames them, `leanNoise`
+ * leaves that connection as the library made it (correct, just slower) and says so in the log once.
+ */
+import { noise } from '@chainsafe/libp2p-noise';
+
+type NoiseFactory = ReturnType<typeof noise>;
+type Encrypter = ReturnType<NoiseFactory>;
+
+interface ByteList { byteLength: number; bufs?: unknown[]; subarray(): Uint8Array }
+interface SendsData { sendData?: (data: ByteList) => unknown }
+interface DecodesFrames { decoder?: { lengthDecoder?: (buf: ByteList & { getUint16(i: number): number }) => number } }
+
+/** Warns once per missing hook, so a library upgrade that breaks a hook is visible in the logs. */
+function warnOnce(log: (msg: string) => void): (what: string) => void {
+  const said = new Set<string>();
+  return (what) => {
+    if (said.has(what)) return;
+    said.add(what);
+    log(`lean noise: ${what} not found in this @chainsafe/libp2p-noise / @libp2p/tcp version; left as the library made it`);
+  };
+}
+
+/** One socket write per send: joins a multi-piece list into one buffer of the same list class. */
+export function coalesceWrites(connection: unknown): boolean {
+  const c = connection as SendsData;
+  const original = c.sendData;
+  if (typeof original !== 'function') return false;
+  c.sendData = function coalescedSendData(this: unknown, data: ByteList): unknown {
+    if (Array.isArray(data.bufs) && data.bufs.length > 1) {
+      const List = (data as object).constructor as new (...bufs: Uint8Array[]) => ByteList;
+      data = new List(data.subarray());
+    }
+    return original.call(this, data);
+  };
+  return true;
+}
+
+/** Noise's frame-length reader without the throw on a drained buffer (see the header). */
+export function quietLengthDecoder(encrypted: unknown): boolean {
+  const d = (encrypted as DecodesFrames).decoder;
+  if (d === undefined || typeof d.lengthDecoder !== 'function') return false;
+  d.lengthDecoder = (buf) => (buf.byteLength < 2 ? 0 : buf.getUint16(0));
+  return true;
+}
+
+export function leanNoise(log: (msg: string) => void = () => {}): NoiseFactory {
+  const make = noise();
+  const warn = warnOnce(log);
+  return (components) => {
+    const inner: Encrypter = make(components);
+    const secureInbound = inner.secureInbound.bind(inner);
+    const secureOutbound = inner.secureOutbound.bind(inner);
+    const lean = <R extends { connection: unknown }>(result: R): R => {
+      if (!quietLengthDecoder(result.connection)) warn('the frame decoder');
+      return result;
+    };
+    inner.secureInbound = async (connection, options) => {
+      if (!coalesceWrites(connection)) warn('the TCP sendData hook');
+      return lean(await secureInbound(connection, options));
+    };
+    inner.secureOutbound = async (connection, options) => {
+      if (!coalesceWrites(connection)) warn('the TCP sendData hook');
+      return lean(await secureOutbound(connection, options));
+    };
+    return inner;
+  };
+}
