@@ -20,6 +20,7 @@ import { SealError } from './errors';
 import { concatBytes, utf8 } from './bytes';
 import { privateKeyEntry, publicKeyObject, x25519Shared } from './x25519';
 import { unseal } from './seal';
+import { fillRandom } from './random-pool';
 
 const INFO = utf8('tenebra-pair-v1');
 const SALT_LEN = 16;
@@ -50,7 +51,7 @@ export class PairBox {
   /** Encrypts plaintext for the peer, bound to aad; only the peer can open it, and it knows we made it. */
   seal(plaintext: Uint8Array, aad: Uint8Array = EMPTY): Uint8Array {
     const out = new Uint8Array(PAIR_OVERHEAD + plaintext.length);
-    crypto.randomFillSync(out, 0, SALT_LEN + NONCE_LEN);
+    fillRandom(out, 0, SALT_LEN + NONCE_LEN);
     const key = boxKey(this.sendKey, out.subarray(0, SALT_LEN));
     const cipher = crypto.createCipheriv('aes-256-gcm', key, out.subarray(SALT_LEN, SALT_LEN + NONCE_LEN), { authTagLength: TAG_LEN });
     cipher.setAAD(aad);
