@@ -191,6 +191,21 @@ describe('result collector', () => {
     expect(c.decide(4n, connected, 1031)).toBeNull();
   });
 
+  it('decides at once when t+2 agree with consistent shares; a bad share among them waits for the rest', () => {
+    const c = new ResultCollector({ n: 5, t: 2, opener: opener(), graceMs: 30 }, log);
+    const connected = new Set([1, 2, 3, 4, 5]);
+    const sh = shareSecret([11n, 12n], 5, 2);
+    for (const nd of [1, 2, 3, 4]) c.add(frame(1, nd, sh), 1n, 1000);
+    expect(c.decide(1n, connected, 1000)).toMatchObject({ seq: 1n, values: [11n, 12n] }); // node 5 not waited for
+    // seq 2: node 3's share of the first output is off by one; four shares detect it but cannot say whose
+    const sh2 = shareSecret([21n, 22n], 5, 2);
+    const bad = sh2.map((v, i) => (i === 2 ? [v[0]! + 1n, v[1]!] : v));
+    for (const nd of [1, 2, 3, 4]) c.add(frame(2, nd, bad), 2n, 1000);
+    expect(c.decide(2n, connected, 1000)).toBeNull();
+    c.add(frame(2, 5, bad), 2n, 1001); // the fifth share corrects it and names node 3
+    expect(c.decide(2n, connected, 1001)).toMatchObject({ seq: 2n, values: [21n, 22n] });
+  });
+
   it('needs t+1 results that agree on the outcome', () => {
     const c = new ResultCollector({ n: 5, t: 2, opener: opener(), graceMs: 0 }, log);
     const sh = shareSecret([5n, 6n], 5, 2);
