@@ -3,30 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { SimNetwork, type Transport } from '@tenebra/transport';
 import { InconsistentSharesError, type JobContext } from '../src/api';
 import * as F from '../src/field';
-import { Msg, decode, decodeVector, encode } from '../src/messages';
+import { decodeVector, encode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
 import { DEALER_LABEL } from '../src/preprocessing';
-import { deal, fillReserve, signed } from './helpers';
+import { deal, fillReserve, rewritingRounds, signed } from './helpers';
 
 /** A transport that adds 1 to element `index` of the open-to-all shares it sends in job `jobId`. */
 function flipping(inner: Transport, jobId: string, index: number): Transport {
-  return {
-    self: inner.self, n: inner.n, clock: inner.clock,
-    send(to, data) {
-      const env = decode(data);
-      if (env.type === Msg.JobRound && env.key === jobId) {
-        const all = decodeVector(env.vectors[0]!);
-        if (all.length > index) all[index] = F.add(all[index]!, 1n);
-        data = encode({ ...env, vectors: [all, decodeVector(env.vectors[1]!)] });
-      }
-      inner.send(to, data);
-    },
-    onMessage: (h) => inner.onMessage(h),
-    onPeer: (h) => inner.onPeer(h),
-    isUp: (p) => inner.isUp(p),
-    start: () => inner.start(),
-    stop: () => inner.stop(),
-  };
+  return rewritingRounds(inner, jobId, (env) => {
+    const all = decodeVector(env.vectors[0]!);
+    if (all.length > index) all[index] = F.add(all[index]!, 1n);
+    return encode({ ...env, vectors: [all, decodeVector(env.vectors[1]!)] });
+  });
 }
 
 async function tamperedCluster(seed: number, checkOpenings: boolean): Promise<{ net: SimNetwork; parties: Party[]; events: Record<string, unknown>[] }> {
@@ -175,12 +163,18 @@ describe('a large bound', () => {
 });
 
 describe('state', () => {
-  it('exportState and restart from it keeps store, public store and reserve', async () => {
-    const net = new SimNetwork({ n: 5, seed: 8, link: { latencyMs: 1 } });
+  /** Five parties with a small committee-made reserve (60 triples, 80 bits). */
+  async function stateCluster(seed: number): Promise<{ net: SimNetwork; opts: { targetTriples: number; targetBits: number; batch: number }; parties: Party[] }> {
+    const net = new SimNetwork({ n: 5, seed, link: { latencyMs: 1 } });
     const opts = { targetTriples: 60, targetBits: 80, batch: 20 };
     const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: net.transport(i), preprocessing: opts }));
     await net.settle(Promise.all(parties.map((p) => p.start())));
     await fillReserve({ net, parties, logs: [] }, parties, 60, 80);
+    return { net, opts, parties };
+  }
+
+  it('exportState and restart from it keeps store, public store and reserve', async () => {
+    const { net, opts, parties } = await stateCluster(8);
     const inputs = deal(5, 2, [42n, -1n]);
     await net.settle(Promise.all(parties.map((p) => p.runJob('s1', async (ctx) => {
       ctx.save('a', ctx.fromShares(inputs[p.id - 1]![0]!));
@@ -201,11 +195,7 @@ describe('state', () => {
   });
 
   it('exportStateParts: a small core plus reserve chunks written once; restart from them equals restart from exportState', async () => {
-    const net = new SimNetwork({ n: 5, seed: 9, link: { latencyMs: 1 } });
-    const opts = { targetTriples: 60, targetBits: 80, batch: 20 };
-    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: net.transport(i), preprocessing: opts }));
-    await net.settle(Promise.all(parties.map((p) => p.start())));
-    await fillReserve({ net, parties, logs: [] }, parties, 60, 80);
+    const { net, opts, parties } = await stateCluster(9);
     const inputs = deal(5, 2, [42n, -1n]);
     const job = (id: string, f: (ctx: JobContext, p: Party) => Promise<unknown>) => net.settle(Promise.all(parties.map((p) => p.runJob(id, (ctx) => f(ctx, p)))));
     await job('s1', async (ctx, p) => {

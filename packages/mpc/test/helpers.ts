@@ -1,4 +1,5 @@
-import { SimNetwork } from '@tenebra/transport';
+import { SimNetwork, type Transport } from '@tenebra/transport';
+import { Msg, decode, type Envelope } from '../src/messages';
 import type { JobContext } from '../src/api';
 import * as F from '../src/field';
 import type { PreprocessingOptions } from '../src/preprocessing';
@@ -67,3 +68,22 @@ export function runAll<T>(parties: Party[], jobId: string, fn: (ctx: JobContext,
 }
 
 export const signed = (xs: bigint[]): bigint[] => xs.map(F.toSigned);
+
+/**
+ * A transport that passes every call through to `inner`, except that the round messages of job
+ * `jobId` it sends go through `rewrite` first (to tamper with shares in tests).
+ */
+export function rewritingRounds(inner: Transport, jobId: string, rewrite: (env: Envelope, data: Uint8Array) => Uint8Array): Transport {
+  return {
+    self: inner.self, n: inner.n, clock: inner.clock,
+    send(to, data) {
+      const env = decode(data);
+      inner.send(to, env.type === Msg.JobRound && env.key === jobId ? rewrite(env, data) : data);
+    },
+    onMessage: (h) => inner.onMessage(h),
+    onPeer: (h) => inner.onPeer(h),
+    isUp: (p) => inner.isUp(p),
+    start: () => inner.start(),
+    stop: () => inner.stop(),
+  };
+}

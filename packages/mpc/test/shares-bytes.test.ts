@@ -3,34 +3,21 @@
 // opening completes from the honest parties' shares; late shares are still spot-checked.
 import { describe, expect, it } from 'vitest';
 import { SimNetwork, type Transport } from '@tenebra/transport';
-import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
-import { deal } from './helpers';
+import { deal, rewritingRounds } from './helpers';
 
 type Tamper = 'overflow' | 'short';
 
 /** A transport that corrupts the open-to-all vector of job `jobId` in its raw bytes. */
 function corrupting(inner: Transport, jobId: string, how: Tamper): Transport {
-  return {
-    self: inner.self, n: inner.n, clock: inner.clock,
-    send(to, data) {
-      const env = decode(data);
-      if (env.type === Msg.JobRound && env.key === jobId) {
-        const v = env.vectors[0]!;
-        const off = v.byteOffset - data.byteOffset;
-        const copy = new Uint8Array(data);
-        if (how === 'overflow') copy.fill(0xff, off + 16, off + 32); // element 1 = 2^128 - 1 >= p
-        else new DataView(copy.buffer).setUint32(off - 4, v.length / 16 - 1); // claims one element fewer
-        data = how === 'short' ? new Uint8Array([...copy.subarray(0, off + v.length - 16), ...copy.subarray(off + v.length)]) : copy;
-      }
-      inner.send(to, data);
-    },
-    onMessage: (h) => inner.onMessage(h),
-    onPeer: (h) => inner.onPeer(h),
-    isUp: (p) => inner.isUp(p),
-    start: () => inner.start(),
-    stop: () => inner.stop(),
-  };
+  return rewritingRounds(inner, jobId, (env, data) => {
+    const v = env.vectors[0]!;
+    const off = v.byteOffset - data.byteOffset;
+    const copy = new Uint8Array(data);
+    if (how === 'overflow') copy.fill(0xff, off + 16, off + 32); // element 1 = 2^128 - 1 >= p
+    else new DataView(copy.buffer).setUint32(off - 4, v.length / 16 - 1); // claims one element fewer
+    return how === 'short' ? new Uint8Array([...copy.subarray(0, off + v.length - 16), ...copy.subarray(off + v.length)]) : copy;
+  });
 }
 
 async function cluster(seed: number, how: Tamper): Promise<{ net: SimNetwork; parties: Party[]; logs: Record<string, unknown>[]; events: Record<string, unknown>[] }> {
