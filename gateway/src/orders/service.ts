@@ -8,9 +8,9 @@
 //   sequencer link → mark price (fail closed) → minimum notional →
 //   [in one transaction] open-order limits → book depth → live client_order_id → position limit →
 //   leverage → margin.
-import { randomFillSync } from 'node:crypto';
 import { SequencerNackError, SequencerClosedError, type SealedOp } from '@tenebra/wire';
 import { microToUsdc, type InstrumentSpec } from '@tenebra/config';
+import { fillRandom } from '@tenebra/seal';
 import type { Logger } from 'pino';
 import { ApiError, fail, type ErrorName } from '../errors';
 import type { GatewayDb } from '../store/db';
@@ -961,15 +961,9 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'>
   }
 }
 
-/** Random 64-bit values from a pooled buffer: one randomFillSync per 512 ids instead of one each. */
-const ID_POOL = Buffer.alloc(8 * 512);
-let idPoolAt = ID_POOL.length;
+/** A random 64-bit value from the shared CSPRNG pool (one randomFillSync per 16 KiB, @tenebra/seal). */
+const U64 = new Uint8Array(8);
 function randomU64(): bigint {
-  if (idPoolAt >= ID_POOL.length) {
-    randomFillSync(ID_POOL);
-    idPoolAt = 0;
-  }
-  const v = ID_POOL.readBigUInt64BE(idPoolAt);
-  idPoolAt += 8;
-  return v;
+  fillRandom(U64, 0, 8);
+  return new DataView(U64.buffer).getBigUint64(0);
 }

@@ -1,4 +1,4 @@
-// Random bytes for many small requests (28 per pair box): one randomFillSync per 16 KiB instead of
+// Random bytes for many small requests (28 per pair box, 8 per gateway order id): one randomFillSync per 16 KiB instead of
 // one per box. Profiled in the gateway under load, randomFillSync cost ~13 µs per call, about half of
 // PairBox.seal; the pooled copy costs ~0.2 µs. Each pooled byte is handed out once, then overwritten
 // by the next refill. The pool lives in process memory like the keys themselves.
