@@ -42,15 +42,7 @@ const ms = (x: number) => `${x.toFixed(2)} ms`;
 
 /** Highest seq node 1 reports applied, from its JSON log. */
 function appliedSeq(dataDir: string, node = 1): number {
-  const text = readFileSync(join(layout(dataDir).logsDir, `node-${node}.log`), 'utf8');
-  const i = text.lastIndexOf('"msg":"batch applied"');
-  if (i < 0) return 0;
-  const line = text.slice(text.lastIndexOf('\n', i) + 1, text.indexOf('\n', i));
-  return Number((JSON.parse(line) as { last: string }).last);
-}
-
-/** The seq a node's state covers: its last "batch applied", or "node ready" after a restart (recovery). */
-function nodeSeq(dataDir: string, node: number): number {
+  // its last "batch applied", or "node ready" after a restart (recovery brings it to the others' seq)
   const text = readFileSync(join(layout(dataDir).logsDir, `node-${node}.log`), 'utf8');
   const i = Math.max(text.lastIndexOf('"msg":"batch applied"'), text.lastIndexOf('"msg":"node ready"'));
   if (i < 0) return 0;
@@ -390,7 +382,7 @@ async function main(): Promise<void> {
       await cluster.waitReady(120_000);
       const back = await until(async () => {
         const s1 = appliedSeq(dataDir);
-        return [a, b].every((k) => nodeSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === 5);
+        return [a, b].every((k) => appliedSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === 5);
       }, 300_000, 200);
       if (Number.isNaN(back)) {
         console.log(`nodes ${a} and ${b} did not catch up within 300 s; stopping the stall runs`);
