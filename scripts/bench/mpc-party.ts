@@ -2,7 +2,7 @@
 import '@tenebra/transport/src/polyfill';
 import { createLibp2pTransport, type PeerEntry } from '@tenebra/transport';
 import { createParty, type PreprocessingOptions } from '@tenebra/mpc';
-import { runStep, type Step } from './mpc-plan';
+import { runStep, stepName, type Step } from './mpc-plan';
 
 interface Config { self: number; n: number; t: number; privateKeyHex: string; peers: PeerEntry[]; prep: PreprocessingOptions; plan: Step[] }
 
@@ -30,13 +30,15 @@ async function run(cfg: Config): Promise<void> {
   const { monitorEventLoopDelay } = await import('node:perf_hooks');
   const eld = process.env.MPC_ELD ? monitorEventLoopDelay({ resolution: 1 }) : undefined;
   eld?.enable();
-  // MPC_CPU=1: print this process's CPU time per step; MPC_PROF=<dir>: CPU profile of the latency step.
+  // MPC_CPU=1: print this process's CPU time per step; MPC_PROF=<dir>: CPU profile of the latency step
+  // (MPC_PROF_STEP=<name>, e.g. 'lt x10000', profiles that step instead).
   const prof = process.env.MPC_PROF;
+  const profStep = process.env.MPC_PROF_STEP;
   for (const step of cfg.plan) {
     const c0 = process.cpuUsage();
     const w0 = performance.now();
     let session: import('node:inspector').Session | undefined;
-    if (prof && step.kind === 'latency') {
+    if (prof && (profStep ? stepName(step) === profStep : step.kind === 'latency')) {
       const { Session } = await import('node:inspector');
       session = new Session();
       session.connect();
@@ -51,7 +53,7 @@ async function run(cfg: Config): Promise<void> {
       const r = await new Promise<{ profile: object }>((res, rej) => s.post('Profiler.stop', (e, x) => (e ? rej(e) : res(x as { profile: object }))));
       const { writeFileSync, mkdirSync } = await import('node:fs');
       mkdirSync(prof!, { recursive: true });
-      writeFileSync(`${prof}/party-${cfg.self}.cpuprofile`, JSON.stringify(r.profile));
+      writeFileSync(`${prof}/party-${cfg.self}-${stepName(step).replace(' ', '-')}.cpuprofile`, JSON.stringify(r.profile));
       s.disconnect();
     }
     if (process.env.MPC_CPU) {

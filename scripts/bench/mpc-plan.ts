@@ -45,6 +45,11 @@ const nextJob = (party: number): number => {
 };
 
 /** Runs one step at one party; bytesSent() reports this party's bytes sent so far. */
+/** The name a step's figures are printed under (also MPC_PROF_STEP's key). */
+export function stepName(step: Step): string {
+  return step.kind === 'fill' ? 'fill' : step.kind === 'latency' ? `latency x${step.count}` : `${step.kind} x${step.n}`;
+}
+
 export async function runStep(p: Party, step: Step, bytesSent: () => number): Promise<StepResult> {
   // Barrier: a tiny job all parties must reach, so a step's clock starts together everywhere.
   await p.runJob(`bench-sync-${nextJob(p.id)}`, async (ctx) => ctx.open(ctx.constant([1n])));
@@ -87,7 +92,7 @@ export async function runStep(p: Party, step: Step, bytesSent: () => number): Pr
   const ms = performance.now() - t0;
   const s1 = p.status();
   return {
-    step: step.kind === 'fill' ? 'fill' : step.kind === 'latency' ? `latency x${step.count}` : `${step.kind} x${step.n}`,
+    step: stepName(step),
     ms,
     ...(samples ? { samples } : {}),
     triples: s1.reserve.cursor.triples - s0.reserve.cursor.triples,

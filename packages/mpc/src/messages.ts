@@ -60,7 +60,10 @@ export class MessageError extends Error {
   }
 }
 
-/** Encodes a message; vectors are field elements (each must be in [0, p): not re-checked here for speed). */
+/**
+ * Encodes a message; vectors are field elements (each must be in [0, p): not re-checked here for
+ * speed), as BigInts or already encoded (16 bytes big-endian each, copied as they are).
+ */
 export function encode(m: {
   type: Msg;
   prepCommitted: number;
@@ -68,7 +71,7 @@ export function encode(m: {
   a?: number;
   b?: number;
   key?: string;
-  vectors?: readonly (readonly bigint[])[];
+  vectors?: readonly (readonly bigint[] | Uint8Array)[];
   extra?: Uint8Array;
 }): Uint8Array {
   const key = enc.encode(m.key ?? '');
@@ -77,7 +80,10 @@ export function encode(m: {
   if (vectors.length > MAX_VECTORS) throw new MessageError(`too many vectors (${vectors.length})`);
   const extra = m.extra ?? new Uint8Array(0);
   let size = HEADER + key.length + 2 + 4 + extra.length;
-  for (const v of vectors) size += 4 + v.length * ELEMENT_BYTES;
+  for (const v of vectors) {
+    if (v instanceof Uint8Array && v.length % ELEMENT_BYTES !== 0) throw new MessageError(`encoded vector of ${v.length} bytes`);
+    size += 4 + (v instanceof Uint8Array ? v.length : v.length * ELEMENT_BYTES);
+  }
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   let off = 0;
@@ -90,6 +96,11 @@ export function encode(m: {
   out.set(key, off); off += key.length;
   view.setUint16(off, vectors.length); off += 2;
   for (const v of vectors) {
+    if (v instanceof Uint8Array) {
+      view.setUint32(off, v.length / ELEMENT_BYTES); off += 4;
+      out.set(v, off); off += v.length;
+      continue;
+    }
     view.setUint32(off, v.length); off += 4;
     for (let i = 0; i < v.length; i++, off += ELEMENT_BYTES) writeElement(view, off, v[i]!);
   }

@@ -27,12 +27,15 @@
 //  the committed reserve is the same everywhere, and a dropped batch is dropped for everybody.
 
 import { PreprocessingExhaustedError } from './api';
-import { P, half, invAll, mod, reduce, reduceWide, sqrt } from './field';
+import { P, encodeFieldVector, half, invAll, mod, reduce, reduceWide } from './field';
+import { shareEncoded, sqrtEncoded } from './kernel';
 import { Msg, type Envelope, decodeVector } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, emptyItems, type Counts, type Items, type Kind } from './reserve';
-import { interpolateEncoded, shareSecret, type FieldRng } from './shamir';
+import { interpolateEncoded, type FieldRng } from './shamir';
 import type { Prss } from './prss';
 import { createCipheriv, createHash } from 'node:crypto';
+
+const EMPTY = new Uint8Array(0);
 
 /** Preprocessing options (identical at every party). */
 export interface PreprocessingOptions {
@@ -78,11 +81,12 @@ interface Batch {
   pa?: bigint[];
   pb1?: bigint[];
   pb2?: bigint[];
-  ownGrr?: bigint[][];
+  /** This party's GRR rows (encoded; row j-1 goes to party j). */
+  ownGrr?: Uint8Array[];
   r?: bigint[];
   y?: bigint[];
   Y?: bigint[];
-  ownRoots?: bigint[];
+  ownRoots?: Uint8Array;
   x?: bigint[];
   p2?: bigint[];
   waiters: { resolve: () => void }[];
@@ -100,7 +104,7 @@ export interface PrepHost {
   aliveCount(): number;
   send(to: number, bytes: Uint8Array): void;
   /** Encodes a message with the piggybacked preprocessing log. */
-  envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[])[]; extra?: Uint8Array }): Uint8Array;
+  envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[] | Uint8Array)[]; extra?: Uint8Array }): Uint8Array;
   log(ev: Record<string, unknown>): void;
   emitBatch(ev: { batch: number; state: 'staged' | 'committed' | 'dropped'; triples: number; pairs: number; nibbles: number }): void;
   /** True while no job is running (background batches start only then). */
@@ -376,7 +380,7 @@ export class Preprocessor {
     return `prep:${b.id}:${what}`;
   }
 
-  private sendRound(b: Batch, round: number, per: (j: number) => (readonly bigint[])[]): void {
+  private sendRound(b: Batch, round: number, per: (j: number) => (readonly bigint[] | Uint8Array)[]): void {
     const sent = new Map<number, Uint8Array>();
     for (let j = 1; j <= this.host.n; j++) {
       if (j === this.host.self) continue;
@@ -387,18 +391,18 @@ export class Preprocessor {
     b.sent.set(round, sent);
   }
 
-  /** GRR: shares of each local product value for every party; own row kept. */
-  private grr(h: bigint[]): bigint[][] {
-    return shareSecret(h, this.host.n, this.host.t, this.host.rng);
+  /** GRR: shares of each local product value for every party (encoded rows, by the field kernel); own row kept. */
+  private grr(h: bigint[]): Uint8Array[] {
+    return shareEncoded(encodeFieldVector(h), this.host.n, this.host.t);
   }
 
   /**
-   * After a GRR round is sent, only our own row is needed (re-sends use the encoded bytes): dropping
-   * the peers' rows keeps (n-1) BigInts per product from surviving young-generation collections.
+   * After a GRR round is sent, only our own row is needed (re-sends use the encoded messages): the
+   * peers' rows are dropped rather than held for the rest of the batch.
    */
   private dropPeerRows(b: Batch): void {
     const rows = b.ownGrr;
-    if (rows) for (let j = 0; j < rows.length; j++) if (j !== this.host.self - 1) rows[j] = [];
+    if (rows) for (let j = 0; j < rows.length; j++) if (j !== this.host.self - 1) rows[j] = EMPTY;
   }
 
   /** Combines the GRR rows received from every party (index party-1) into shares of the products. */
@@ -436,8 +440,10 @@ export class Preprocessor {
   private round1(b: Batch): void {
     const { n, self } = this.host;
     const Y = b.Y!;
-    const roots: bigint[] = [];
-    for (let e = self - 1; e < Y.length; e += n) roots.push(Y[e] === 0n ? 1n : sqrt(Y[e]!));
+    const mine: bigint[] = [];
+    for (let e = self - 1; e < Y.length; e += n) mine.push(Y[e] === 0n ? 1n : Y[e]!);
+    // 125 squarings each: the field kernel (every party checks s^2 = y on receipt, ours included)
+    const roots = sqrtEncoded(encodeFieldVector(mine));
     b.ownRoots = roots;
     this.sendRound(b, 1, () => [roots]);
     this.tryAdvance(b);
@@ -491,14 +497,13 @@ export class Preprocessor {
     if ((got?.size ?? 0) < n - 1) return;
     const t0 = Date.now();
     const self = this.host.self;
-    const vec = (i: number, k: number): bigint[] => decodeVector(got!.get(i)!.vectors[k]!);
     b.incoming.delete(b.round);
     if (b.round === 1) {
       // roots from everyone, interleaved by index
       const Y = b.Y!;
       const roots = new Array<bigint>(Y.length);
       for (let i = 1; i <= n; i++) {
-        const r = i === self ? b.ownRoots! : vec(i, 0);
+        const r = decodeVector(i === self ? b.ownRoots! : got!.get(i)!.vectors[0]!);
         for (let k = 0, e = i - 1; e < Y.length; k++, e += n) {
           const s = r[k];
           if (s === undefined || reduce(s * s) !== (Y[e] === 0n ? 1n : Y[e])) throw new Error(`prep batch ${b.id}: bad square root from party ${i}`);

@@ -459,7 +459,7 @@ class PartyImpl implements Party {
     return this.prep.fill();
   }
 
-  envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[])[]; extra?: Uint8Array }): Uint8Array {
+  envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[] | Uint8Array)[]; extra?: Uint8Array }): Uint8Array {
     const ready = this.phase === 'ready';
     return encode({ ...m, prepCommitted: ready ? this.prep.committed : 0, prepNext: ready ? this.prep.resolved : 0 });
   }
