@@ -164,3 +164,341 @@ export function shareMany(secrets: usize, coeffs: usize, out: usize, m: i32, n: 
     }
   }
 }
+
+// ---- canonical elements as (hi, lo) 64-bit halves: additions and subtractions mod p ----
+
+const HI_P: u64 = 0x7fffffffffffffff;
+const LO_P: u64 = 0xffffffffffffffff;
+
+let h: u64 = 0;
+let l: u64 = 0;
+
+@inline function ld2(p: usize): void {
+  h = loadBE(p);
+  l = loadBE(p + 8);
+}
+
+@inline function st2(p: usize): void {
+  store<u64>(p, bswap<u64>(h));
+  store<u64>(p + 8, bswap<u64>(l));
+}
+
+/** (h, l) = (h, l) + (yh, yl) mod p, all canonical. */
+@inline function fadd(yh: u64, yl: u64): void {
+  const lo = l + yl;
+  let hi = h + yh + (lo < l ? 1 : 0);
+  // below 2^128 - 2: fold bit 127 (2^127 = 1); the result is below p or equal to it
+  const top = hi >> 63;
+  hi &= HI_P;
+  const lo2 = lo + top;
+  hi += lo2 < lo ? 1 : 0;
+  if (hi == HI_P && lo2 == LO_P) {
+    h = 0;
+    l = 0;
+  } else {
+    h = hi;
+    l = lo2;
+  }
+}
+
+/** (h, l) = (h, l) - (yh, yl) mod p, all canonical. */
+@inline function fsub(yh: u64, yl: u64): void {
+  const lo = l - yl;
+  let hi = h - yh - (l < yl ? 1 : 0);
+  if (hi >> 63) {
+    // borrowed: add p = 2^127 - 1 (mod 2^128)
+    const lo2 = lo + LO_P;
+    hi = hi + HI_P + (lo2 < lo ? 1 : 0);
+    h = hi & 0xffffffffffffffff;
+    l = lo2;
+  } else {
+    h = hi;
+    l = lo;
+  }
+}
+
+/** dst[e] = x[e] + y[e]. */
+export function addMany(x: usize, y: usize, dst: usize, n: i32): void {
+  for (let e = 0; e < n; e++) {
+    const off = <usize>e << 4;
+    ld2(y + off);
+    const yh = h;
+    const yl = l;
+    ld2(x + off);
+    fadd(yh, yl);
+    st2(dst + off);
+  }
+}
+
+/** dst[e] = x[e] * c for the one element c. */
+export function scaleMany(x: usize, c: usize, dst: usize, n: i32): void {
+  unpack(c);
+  const b0 = a0;
+  const b1 = a1;
+  const b2 = a2;
+  const b3 = a3;
+  const b4 = a4;
+  for (let e = 0; e < n; e++) {
+    const off = <usize>e << 4;
+    unpack(x + off);
+    mulBy(b0, b1, b2, b3, b4);
+    pack(dst + off);
+  }
+}
+
+/**
+ * dst[e] = sum_j w[j] * rows[j][e] for k rows of m elements each, stored one after another at rows
+ * (e.g. Lagrange interpolation of k parties' share vectors with weights w).
+ */
+export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): void {
+  const stride = <usize>m << 4;
+  for (let e = 0; e < m; e++) {
+    const off = <usize>e << 4;
+    let s0: u64 = 0;
+    let s1: u64 = 0;
+    let s2: u64 = 0;
+    let s3: u64 = 0;
+    let s4: u64 = 0;
+    for (let j = 0; j < k; j++) {
+      unpack(w + (<usize>j << 4));
+      const b0 = a0;
+      const b1 = a1;
+      const b2 = a2;
+      const b3 = a3;
+      const b4 = a4;
+      unpack(rows + <usize>j * stride + off);
+      mulBy(b0, b1, b2, b3, b4);
+      // limbs below 2^27 each: sums of up to 64 terms stay far below 2^40
+      s0 += a0; s1 += a1; s2 += a2; s3 += a3; s4 += a4;
+    }
+    a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
+    pack(dst + off);
+  }
+}
+
+/** a = a^(p-2) = a^-1 (0 stays 0). p - 2 = 2^127 - 3: bits 126..2 and bit 0 set. */
+@inline function invertA(): void {
+  const x0 = a0;
+  const x1 = a1;
+  const x2 = a2;
+  const x3 = a3;
+  const x4 = a4;
+  // r = x; for bits 125..0: r = r^2, times x if the bit is set (all but bit 1)
+  for (let i = 125; i >= 0; i--) {
+    mulBy(a0, a1, a2, a3, a4);
+    if (i != 1) mulBy(x0, x1, x2, x3, x4);
+  }
+}
+
+/**
+ * Random bits from the square-root trick, for n elements: r = shares of the random values, s =
+ * the opened canonical roots, y = the opened squares. Checks s^2 = y (s = 1 where y = 0); on a
+ * mismatch returns its index and writes nothing useful. Otherwise dst[e] = (r/s + 1) / 2 (r where
+ * y = 0: r is then a sharing of 0) and returns -1. dst holds prefix products meanwhile (batch
+ * inversion: one exponentiation for the whole vector).
+ */
+export function bitsFromRoots(r: usize, s: usize, y: usize, dst: usize, n: i32): i32 {
+  // check, and dst[e] = s_0 * ... * s_(e-1)
+  a0 = 1; a1 = 0; a2 = 0; a3 = 0; a4 = 0;
+  for (let e = 0; e < n; e++) {
+    const off = <usize>e << 4;
+    const q0 = a0;
+    const q1 = a1;
+    const q2 = a2;
+    const q3 = a3;
+    const q4 = a4;
+    // s^2 against y (1 where y = 0), through dst[e] as scratch
+    unpack(s + off);
+    const s0 = a0;
+    const s1 = a1;
+    const s2 = a2;
+    const s3 = a3;
+    const s4 = a4;
+    mulBy(s0, s1, s2, s3, s4);
+    pack(dst + off);
+    ld2(dst + off);
+    const sqh = h;
+    const sql = l;
+    ld2(y + off);
+    const yZero = h == 0 && l == 0;
+    if (yZero) { h = 0; l = 1; }
+    if (sqh != h || sql != l) return e;
+    a0 = q0; a1 = q1; a2 = q2; a3 = q3; a4 = q4;
+    pack(dst + off);
+    mulBy(s0, s1, s2, s3, s4);
+  }
+  invertA(); // a = (s_0 ... s_(n-1))^-1
+  for (let e = n - 1; e >= 0; e--) {
+    const off = <usize>e << 4;
+    const i0 = a0;
+    const i1 = a1;
+    const i2 = a2;
+    const i3 = a3;
+    const i4 = a4;
+    // s_e^-1 = inv * prefix_e
+    unpack(dst + off);
+    mulBy(i0, i1, i2, i3, i4);
+    const v0 = a0;
+    const v1 = a1;
+    const v2 = a2;
+    const v3 = a3;
+    const v4 = a4;
+    // next inv = inv * s_e
+    unpack(s + off);
+    const s0 = a0;
+    const s1 = a1;
+    const s2 = a2;
+    const s3 = a3;
+    const s4 = a4;
+    ld2(y + off);
+    if (h == 0 && l == 0) {
+      ld2(r + off);
+      st2(dst + off);
+    } else {
+      unpack(r + off);
+      mulBy(v0, v1, v2, v3, v4);
+      pack(dst + off);
+      ld2(dst + off);
+      fadd(0, 1);
+      // halve: (u + p) / 2 when u is odd, p odd
+      if (l & 1) {
+        const lo = l + LO_P;
+        const hi = h + HI_P + (lo < l ? 1 : 0);
+        l = (lo >> 1) | (hi << 63);
+        h = hi >> 1;
+      } else {
+        l = (l >> 1) | (h << 63);
+        h = h >> 1;
+      }
+      st2(dst + off);
+    }
+    a0 = i0; a1 = i1; a2 = i2; a3 = i3; a4 = i4;
+    mulBy(s0, s1, s2, s3, s4);
+  }
+  return -1;
+}
+
+/**
+ * The pair products of each nibble's four bits: x holds 4 bits per nibble, dst gets
+ * [x0x1, x0x2, x0x3, x1x2, x1x3, x2x3] per nibble (shares of degree 2t, to be reshared).
+ */
+export function nibblePairs(x: usize, dst: usize, u: i32): void {
+  for (let k = 0; k < u; k++) {
+    const xb = x + (<usize>(4 * k) << 4);
+    const db = dst + (<usize>(6 * k) << 4);
+    let o = 0;
+    for (let i = 0; i < 3; i++) {
+      for (let j = i + 1; j < 4; j++) {
+        unpack(xb + (<usize>j << 4));
+        const b0 = a0;
+        const b1 = a1;
+        const b2 = a2;
+        const b3 = a3;
+        const b4 = a4;
+        unpack(xb + (<usize>i << 4));
+        mulBy(b0, b1, b2, b3, b4);
+        pack(db + (<usize>o << 4));
+        o++;
+      }
+    }
+  }
+}
+
+@inline function mulAt(p: usize, q: usize, d: usize): void {
+  unpack(q);
+  const b0 = a0;
+  const b1 = a1;
+  const b2 = a2;
+  const b3 = a3;
+  const b4 = a4;
+  unpack(p);
+  mulBy(b0, b1, b2, b3, b4);
+  pack(d);
+}
+
+/**
+ * The higher products of each nibble: from its bits x (4 per nibble) and pair products p2 (6, as
+ * nibblePairs), dst gets [x0x1x2, x0x1x3, x0x2x3, x1x2x3, x0x1x2x3] per nibble.
+ */
+export function nibbleHigher(x: usize, p2: usize, dst: usize, u: i32): void {
+  for (let k = 0; k < u; k++) {
+    const xb = x + (<usize>(4 * k) << 4);
+    const pb = p2 + (<usize>(6 * k) << 4);
+    const db = dst + (<usize>(5 * k) << 4);
+    mulAt(pb, xb + 32, db); // 01 * 2
+    mulAt(pb, xb + 48, db + 16); // 01 * 3
+    mulAt(pb + 16, xb + 48, db + 32); // 02 * 3
+    mulAt(pb + 48, xb + 48, db + 48); // 12 * 3
+    mulAt(pb, pb + 80, db + 64); // 01 * 23
+  }
+}
+
+/**
+ * The stored form of each nibble (16 elements: [v > j] for j = 0..14, then v) from its bits, pair
+ * and higher products, by the superset Moebius transform and suffix sums (see nibblesFrom in
+ * preprocessing.ts, which this matches). Local: additions and subtractions only.
+ */
+export function nibbleUnary(x: usize, p2: usize, p3: usize, dst: usize, u: i32): void {
+  for (let k = 0; k < u; k++) {
+    const xb = x + (<usize>(4 * k) << 4);
+    const pb = p2 + (<usize>(6 * k) << 4);
+    const qb = p3 + (<usize>(5 * k) << 4);
+    const db = dst + (<usize>(16 * k) << 4);
+    // slot S-1 holds prod_S for the subsets S = 1..15 of the four bits
+    memory.copy(db + (0 << 4), xb, 16); // 1 = {0}
+    memory.copy(db + (1 << 4), xb + 16, 16); // 2 = {1}
+    memory.copy(db + (2 << 4), pb, 16); // 3 = {0,1}
+    memory.copy(db + (3 << 4), xb + 32, 16); // 4 = {2}
+    memory.copy(db + (4 << 4), pb + 16, 16); // 5 = {0,2}
+    memory.copy(db + (5 << 4), pb + 48, 16); // 6 = {1,2}
+    memory.copy(db + (6 << 4), qb, 16); // 7 = {0,1,2}
+    memory.copy(db + (7 << 4), xb + 48, 16); // 8 = {3}
+    memory.copy(db + (8 << 4), pb + 32, 16); // 9 = {0,3}
+    memory.copy(db + (9 << 4), pb + 64, 16); // 10 = {1,3}
+    memory.copy(db + (10 << 4), qb + 16, 16); // 11 = {0,1,3}
+    memory.copy(db + (11 << 4), pb + 80, 16); // 12 = {2,3}
+    memory.copy(db + (12 << 4), qb + 32, 16); // 13 = {0,2,3}
+    memory.copy(db + (13 << 4), qb + 48, 16); // 14 = {1,2,3}
+    memory.copy(db + (14 << 4), qb + 64, 16); // 15 = {0,1,2,3}
+    // [v == S] = sum over supersets T of S of (-1)^(|T|-|S|) prod_T
+    for (let bit = 1; bit < 16; bit <<= 1) {
+      for (let S = 1; S < 16; S++) {
+        if ((S & bit) != 0) continue;
+        ld2(db + (<usize>((S | bit) - 1) << 4));
+        const th = h;
+        const tl = l;
+        ld2(db + (<usize>(S - 1) << 4));
+        fsub(th, tl);
+        st2(db + (<usize>(S - 1) << 4));
+      }
+    }
+    // [v > j - 1] = sum_{k >= j} [v == k], stored at slot j - 1
+    let gh: u64 = 0;
+    let gl: u64 = 0;
+    for (let j = 15; j >= 1; j--) {
+      ld2(db + (<usize>(j - 1) << 4));
+      fadd(gh, gl);
+      gh = h;
+      gl = l;
+      st2(db + (<usize>(j - 1) << 4));
+    }
+    // v = x0 + 2 x1 + 4 x2 + 8 x3 (Horner)
+    ld2(xb + 48);
+    fadd(h, l);
+    const t3h = h;
+    const t3l = l;
+    ld2(xb + 32);
+    fadd(t3h, t3l);
+    fadd(h, l);
+    const t2h = h;
+    const t2l = l;
+    ld2(xb + 16);
+    fadd(t2h, t2l);
+    fadd(h, l);
+    const t1h = h;
+    const t1l = l;
+    ld2(xb);
+    fadd(t1h, t1l);
+    st2(db + (15 << 4));
+  }
+}

@@ -261,6 +261,53 @@ export function fromLimbsMod(acc: Float64Array, count: number, neg: number): big
   return out;
 }
 
+/**
+ * As fromLimbsMod, but writes the canonical values encoded (16 bytes big-endian each) instead of
+ * making BigInts.
+ */
+export function fromLimbsEncoded(acc: Float64Array, count: number, neg: number): Uint8Array {
+  const b = [neg * P_LIMBS[0], neg * P_LIMBS[1], neg * P_LIMBS[2], neg * P_LIMBS[3]];
+  const out = new Uint8Array(count * ELEMENT_BYTES);
+  const view = new DataView(out.buffer);
+  for (let e = 0, a = 0; e < count; e++, a += 4) {
+    let l0 = acc[a]! + b[0]!;
+    let l1 = acc[a + 1]! + b[1]!;
+    let l2 = acc[a + 2]! + b[2]!;
+    let l3 = acc[a + 3]! + b[3]!;
+    // as limbsMod: two rounds of carries with the bits >= 127 folded into limb 3, then a third
+    // so that every limb is a 32-bit word (limb 0 at most 2^31): the value is at most 2^127
+    for (let k = 0; k < 3; k++) {
+      let c = Math.floor(l3 / TWO32);
+      l3 -= c * TWO32;
+      l2 += c;
+      c = Math.floor(l2 / TWO32);
+      l2 -= c * TWO32;
+      l1 += c;
+      c = Math.floor(l1 / TWO32);
+      l1 -= c * TWO32;
+      l0 += c;
+      if (k < 2) {
+        c = Math.floor(l0 / TWO31);
+        l0 -= c * TWO31;
+        l3 += c;
+      }
+    }
+    if (l0 === TWO31) {
+      // 2^127 = 1 (mod p); the lower limbs are 0 here
+      l0 = 0;
+      l3 = 1;
+    } else if (l0 === TWO31 - 1 && l1 === TWO32 - 1 && l2 === TWO32 - 1 && l3 === TWO32 - 1) {
+      l0 = l1 = l2 = l3 = 0; // p itself
+    }
+    const o = e * ELEMENT_BYTES;
+    view.setUint32(o, l0);
+    view.setUint32(o + 4, l1);
+    view.setUint32(o + 8, l2);
+    view.setUint32(o + 12, l3);
+  }
+  return out;
+}
+
 /** Throws FieldError unless the 16-byte big-endian element at byte off of view is below p (as readElement). */
 export function assertEncodedAt(view: DataView, off: number): void {
   const top = view.getUint32(off);

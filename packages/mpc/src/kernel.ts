@@ -2,12 +2,13 @@
 // elements (16 bytes big-endian, as on the wire and in the reserve). Vectors are copied into the
 // module's memory, computed there without BigInt, and copied out. No I/O.
 //
-// Used where a BigInt loop allocates most: square roots in preprocessing (125 squarings each) and
-// the GRR resharing of products. One instance per process; calls are synchronous and never
-// re-entered, so one scratch memory serves all of them.
+// Used by committee preprocessing, whose every step it covers: products, GRR resharing and its
+// recombination, the opened squares, square roots and bits, and the nibbles' products and stored
+// form. One instance per process; calls are synchronous and never re-entered, so one scratch
+// memory serves all of them.
 
 import { randomFillSync } from 'node:crypto';
-import { ELEMENT_BYTES, FieldError, assertEncodedAt } from './field';
+import { ELEMENT_BYTES, FieldError, assertEncodedAt, writeElement } from './field';
 import { FIELD_KERNEL_WASM_BASE64 } from './kernel-wasm';
 
 // The WebAssembly global, typed here: the engine's lib settings (ES2023, node types) do not declare it.
@@ -21,6 +22,13 @@ interface KernelExports {
   sqrtMany(src: number, dst: number, n: number): void;
   mulMany(x: number, y: number, dst: number, n: number): void;
   shareMany(secrets: number, coeffs: number, out: number, m: number, n: number, t: number): void;
+  addMany(x: number, y: number, dst: number, n: number): void;
+  scaleMany(x: number, c: number, dst: number, n: number): void;
+  lincombMany(rows: number, w: number, k: number, m: number, dst: number): void;
+  bitsFromRoots(r: number, s: number, y: number, dst: number, n: number): number;
+  nibblePairs(x: number, dst: number, u: number): void;
+  nibbleHigher(x: number, p2: number, dst: number, u: number): void;
+  nibbleUnary(x: number, p2: number, p3: number, dst: number, u: number): void;
 }
 
 let kernel: KernelExports | undefined;
@@ -60,25 +68,14 @@ function assertCanonical(v: Uint8Array, what: string): void {
 
 /** Elementwise x^(2^125): the canonical square root of each residue (the caller checks s^2 = x). */
 export function sqrtEncoded(x: Uint8Array): Uint8Array {
-  const m = count(x, 'sqrt');
-  assertCanonical(x, 'sqrt');
-  const mem = memory(2 * x.length);
-  mem.set(x, 0);
-  k().sqrtMany(0, x.length, m);
-  return mem.slice(x.length, 2 * x.length);
+  const m = sameCount('sqrt', x);
+  return run([x], [x.length], ([px], [d]) => k().sqrtMany(px!, d!, m))[0]!;
 }
 
 /** Elementwise x * y. */
 export function mulEncoded(x: Uint8Array, y: Uint8Array): Uint8Array {
-  const m = count(x, 'mul');
-  if (count(y, 'mul') !== m) throw new FieldError(`mul: vectors of ${m} and ${y.length / ELEMENT_BYTES} elements`);
-  assertCanonical(x, 'mul');
-  assertCanonical(y, 'mul');
-  const mem = memory(3 * x.length);
-  mem.set(x, 0);
-  mem.set(y, x.length);
-  k().mulMany(0, x.length, 2 * x.length, m);
-  return mem.slice(2 * x.length, 3 * x.length);
+  const m = sameCount('mul', x, y);
+  return run([x, y], [x.length], ([px, py], [d]) => k().mulMany(px!, py!, d!, m))[0]!;
 }
 
 /**
@@ -86,9 +83,8 @@ export function mulEncoded(x: Uint8Array, y: Uint8Array): Uint8Array {
  * from node:crypto: returns n encoded rows, row i-1 being party i's shares.
  */
 export function shareEncoded(secrets: Uint8Array, n: number, t: number): Uint8Array[] {
-  const m = count(secrets, 'share');
+  const m = sameCount('share', secrets);
   if (!Number.isInteger(n) || n < 1 || n > 64 || !Number.isInteger(t) || t < 1 || t >= n) throw new FieldError(`share: bad (n, t) = (${n}, ${t})`);
-  assertCanonical(secrets, 'share');
   const sb = secrets.length;
   const cb = sb * t;
   const ob = sb * n;
@@ -101,4 +97,105 @@ export function shareEncoded(secrets: Uint8Array, n: number, t: number): Uint8Ar
   // the coefficients must not outlive the call
   mem.fill(0, sb, sb + cb);
   return rows;
+}
+
+/**
+ * Copies the inputs into kernel memory one after another, calls fn with their offsets and the
+ * offsets of output areas of the given byte sizes, and returns copies of the outputs.
+ */
+function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (ins: number[], outs: number[]) => void): Uint8Array[] {
+  let total = 0;
+  for (const v of inputs) total += v.length;
+  for (const o of outSizes) total += o;
+  const mem = memory(total);
+  const ins: number[] = [];
+  let at = 0;
+  for (const v of inputs) {
+    mem.set(v, at);
+    ins.push(at);
+    at += v.length;
+  }
+  const outs: number[] = [];
+  for (const o of outSizes) {
+    outs.push(at);
+    at += o;
+  }
+  fn(ins, outs);
+  // memory may have been re-made by a grow inside fn (it never grows there; re-read for safety)
+  const after = new Uint8Array(k().memory.buffer);
+  return outs.map((o, i) => after.slice(o, o + outSizes[i]!));
+}
+
+function sameCount(what: string, ...vs: Uint8Array[]): number {
+  const m = count(vs[0]!, what);
+  for (const v of vs) {
+    if (count(v, what) !== m) throw new FieldError(`${what}: vectors of ${m} and ${v.length / ELEMENT_BYTES} elements`);
+    assertCanonical(v, what);
+  }
+  return m;
+}
+
+/** Elementwise x + y. */
+export function addEncoded(x: Uint8Array, y: Uint8Array): Uint8Array {
+  const m = sameCount('add', x, y);
+  return run([x, y], [x.length], ([px, py], [d]) => k().addMany(px!, py!, d!, m))[0]!;
+}
+
+/** Elementwise x * c for one field element c. */
+export function scaleEncoded(x: Uint8Array, c: bigint): Uint8Array {
+  const m = sameCount('scale', x);
+  const cb = new Uint8Array(ELEMENT_BYTES);
+  writeElement(new DataView(cb.buffer), 0, c);
+  assertCanonical(cb, 'scale');
+  return run([x, cb], [x.length], ([px, pc], [d]) => k().scaleMany(px!, pc!, d!, m))[0]!;
+}
+
+/** sum_j w_j rows_j elementwise (Lagrange interpolation of share vectors with weights w). */
+export function lincombEncoded(rows: readonly Uint8Array[], w: readonly bigint[]): Uint8Array {
+  if (rows.length === 0 || rows.length !== w.length) throw new FieldError(`lincomb: ${rows.length} rows and ${w.length} weights`);
+  const m = sameCount('lincomb', ...rows);
+  const wb = new Uint8Array(w.length * ELEMENT_BYTES);
+  const view = new DataView(wb.buffer);
+  w.forEach((x, i) => writeElement(view, i * ELEMENT_BYTES, x));
+  assertCanonical(wb, 'lincomb weights');
+  return run([...rows, wb], [rows[0]!.length], (ins, [d]) => k().lincombMany(ins[0]!, ins[rows.length]!, rows.length, m, d!))[0]!;
+}
+
+/**
+ * Bits from the square-root trick: r = this party's shares of the random values, s = the opened
+ * roots, y = the opened squares. Returns the shares of (r/s + 1)/2 (r where y = 0), or the index
+ * of the first root with s^2 != y (s must be 1 where y = 0).
+ */
+export function bitsFromRootsEncoded(r: Uint8Array, s: Uint8Array, y: Uint8Array): { bits: Uint8Array } | { badIndex: number } {
+  const m = sameCount('bits', r, s, y);
+  let bad = -1;
+  const [bits] = run([r, s, y], [r.length], ([pr, ps, py], [d]) => {
+    bad = k().bitsFromRoots(pr!, ps!, py!, d!, m);
+  });
+  return bad >= 0 ? { badIndex: bad } : { bits: bits! };
+}
+
+/** Per nibble (4 bits in x): the 6 pair products [01, 02, 03, 12, 13, 23]. */
+export function nibblePairsEncoded(x: Uint8Array): Uint8Array {
+  const u = count(x, 'nibble pairs') / 4;
+  if (!Number.isInteger(u)) throw new FieldError('nibble pairs: not 4 bits per nibble');
+  assertCanonical(x, 'nibble pairs');
+  return run([x], [u * 6 * ELEMENT_BYTES], ([px], [d]) => k().nibblePairs(px!, d!, u))[0]!;
+}
+
+/** Per nibble: the 5 higher products [012, 013, 023, 123, 0123] from its bits and pair products. */
+export function nibbleHigherEncoded(x: Uint8Array, p2: Uint8Array): Uint8Array {
+  const u = count(x, 'nibble products') / 4;
+  if (!Number.isInteger(u) || count(p2, 'nibble products') !== 6 * u) throw new FieldError('nibble products: 4 bits and 6 pair products per nibble');
+  assertCanonical(x, 'nibble products');
+  assertCanonical(p2, 'nibble products');
+  return run([x, p2], [u * 5 * ELEMENT_BYTES], ([px, pp], [d]) => k().nibbleHigher(px!, pp!, d!, u))[0]!;
+}
+
+/** Per nibble: the stored form ([v > j] for j = 0..14, then v; 16 elements) from bits, pair and higher products. */
+export function nibbleUnaryEncoded(x: Uint8Array, p2: Uint8Array, p3: Uint8Array): Uint8Array {
+  const u = count(x, 'nibbles') / 4;
+  if (!Number.isInteger(u) || count(p2, 'nibbles') !== 6 * u || count(p3, 'nibbles') !== 5 * u) throw new FieldError('nibbles: 4 bits, 6 pair and 5 higher products per nibble');
+  for (const v of [x, p2, p3]) assertCanonical(v, 'nibbles');
+  return run([x, p2, p3], [u * 16 * ELEMENT_BYTES], ([px, pp, pq], [d]) => k().nibbleUnary(px!, pp!, pq!, d!, u))[0]!;
 }

@@ -15,7 +15,8 @@
 // nonce must be used once, which callers ensure by deriving it from (job id, round, slot) or batch id.
 
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { LIMB_WEIGHT_LIMIT, P, addLimbs, binomial, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
+import { LIMB_WEIGHT_LIMIT, P, addLimbs, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
+import { scaleEncoded } from './kernel';
 import { SharingError, assertParams, assertParty } from './shamir';
 
 /** Bytes of one PRSS key (AES-128). */
@@ -201,16 +202,54 @@ export class Prss {
     return xs;
   }
 
+  /** Limb sums of randomShares (when the weights allow them). */
+  private randomLimbs(nonce: string, count: number): { acc: Float64Array; neg: number } {
+    // v = p (probability 2^-127) is left as p rather than 0: the same residue in the sum
+    const acc = new Float64Array(4 * count);
+    let neg = 0;
+    for (const { key, cNum } of this.entries) {
+      if (cNum < 0) neg -= cNum;
+      addLimbs(acc, this.stream(key, nonce, 0, count * 16, true), count, 0, 16, cNum);
+    }
+    return { acc, neg };
+  }
+
+  /** Limb sums of zeroShares2t (when the weights allow them). */
+  private zero2tLimbs(nonce: string, count: number): { acc: Float64Array; neg: number } {
+    const t = this.t;
+    const acc = new Float64Array(4 * count);
+    let neg = 0;
+    for (const { key, cPowNum } of this.entries) {
+      const buf = this.stream(key, nonce, 2, count * t * 16, true);
+      for (let l = 0; l < t; l++) {
+        const w = cPowNum[l]!;
+        if (w < 0) neg -= w;
+        addLimbs(acc, buf, count, l * 16, t * 16, w);
+      }
+    }
+    return { acc, neg };
+  }
+
+  /** Limb sums finished as encoded canonical values times D^-1 (the field kernel scales). */
+  private encodedFrom({ acc, neg }: { acc: Float64Array; neg: number }, count: number): Uint8Array {
+    const v = fromLimbsEncoded(acc, count, neg);
+    return this.dInv === 1n ? v : scaleEncoded(v, this.dInv);
+  }
+
+  /** randomShares, encoded (16 bytes big-endian each): the same values without a BigInt per element. */
+  randomSharesEncoded(nonce: string, count: number): Uint8Array {
+    return this.limbs ? this.encodedFrom(this.randomLimbs(nonce, count), count) : encodeFieldVector(this.randomShares(nonce, count));
+  }
+
+  /** zeroShares2t, encoded. */
+  zeroShares2tEncoded(nonce: string, count: number): Uint8Array {
+    return this.limbs ? this.encodedFrom(this.zero2tLimbs(nonce, count), count) : encodeFieldVector(this.zeroShares2t(nonce, count));
+  }
+
   /** This party's shares of `count` pseudo-random degree-t sharings of uniform field elements. */
   randomShares(nonce: string, count: number): bigint[] {
     if (this.limbs) {
-      // v = p (probability 2^-127) is left as p rather than 0: the same residue in the sum
-      const acc = new Float64Array(4 * count);
-      let neg = 0;
-      for (const { key, cNum } of this.entries) {
-        if (cNum < 0) neg -= cNum;
-        addLimbs(acc, this.stream(key, nonce, 0, count * 16, true), count, 0, 16, cNum);
-      }
+      const { acc, neg } = this.randomLimbs(nonce, count);
       return this.scale(fromLimbsMod(acc, count, neg));
     }
     const acc = new Array<bigint>(count).fill(0n);
@@ -270,17 +309,8 @@ export class Prss {
   zeroShares2t(nonce: string, count: number): bigint[] {
     const t = this.t;
     if (this.limbs) {
-      const accL = new Float64Array(4 * count);
-      let negL = 0;
-      for (const { key, cPowNum } of this.entries) {
-        const buf = this.stream(key, nonce, 2, count * t * 16, true);
-        for (let l = 0; l < t; l++) {
-          const w = cPowNum[l]!;
-          if (w < 0) negL -= w;
-          addLimbs(accL, buf, count, l * 16, t * 16, w);
-        }
-      }
-      return this.scale(fromLimbsMod(accL, count, negL));
+      const { acc, neg } = this.zero2tLimbs(nonce, count);
+      return this.scale(fromLimbsMod(acc, count, neg));
     }
     const acc = new Array<bigint>(count).fill(0n);
     let neg = 0n;

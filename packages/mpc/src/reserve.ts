@@ -26,6 +26,8 @@ export const NIBBLE_VALUE = 15;
 export type Counts = Record<Kind, number>;
 /** Flat items per kind (WIDTH elements per item). */
 export type Items = Record<Kind, bigint[]>;
+/** Items as BigInts or encoded (16 bytes per element, as stored), per kind. */
+export type ItemVectors = Record<Kind, bigint[] | Uint8Array>;
 
 /** Zero counts. */
 export function zeroCounts(): Counts {
@@ -84,13 +86,14 @@ export class Reserve {
   }
 
   /** Appends a committed batch. */
-  append(items: Items): void {
+  append(items: ItemVectors): void {
     for (const kind of KINDS) {
       const v = items[kind];
-      if (v.length % WIDTH[kind] !== 0) throw new Error(`reserve: ragged ${kind}`);
-      if (v.length === 0) continue;
-      this.chunks[kind].push({ start: this.end[kind], bytes: toBytes(v) });
-      this.end[kind] += v.length / WIDTH[kind];
+      const elements = v instanceof Uint8Array ? v.length / ELEMENT_BYTES : v.length;
+      if (!Number.isInteger(elements) || elements % WIDTH[kind] !== 0) throw new Error(`reserve: ragged ${kind}`);
+      if (elements === 0) continue;
+      this.chunks[kind].push({ start: this.end[kind], bytes: v instanceof Uint8Array ? v : toBytes(v) });
+      this.end[kind] += elements / WIDTH[kind];
     }
   }
 

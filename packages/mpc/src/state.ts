@@ -5,7 +5,7 @@
 // job boundary writes the books and cursors, not megabytes of triples.
 
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
-import { KINDS, WIDTH, emptyItems, fromBytes, type Counts, type Items, type Kind } from './reserve';
+import { KINDS, WIDTH, emptyItems, fromBytes, type Counts, type ItemVectors, type Items, type Kind } from './reserve';
 
 /** Everything a party persists. */
 export interface PartySnapshot {
@@ -26,7 +26,7 @@ export interface PartySnapshot {
   items: Items | Record<keyof Items, Uint8Array>;
   /** Ids of recently finished jobs, oldest first (the last is the most recent). */
   finished: string[];
-  prep: { resolved: number; committed: number; staged?: { id: number; items: Items }; running?: number };
+  prep: { resolved: number; committed: number; staged?: { id: number; items: ItemVectors }; running?: number };
 }
 
 /** A reserve chunk a split state refers to: `count` items of `kind` from absolute index `start`, stored under `key`. */
@@ -62,7 +62,7 @@ interface Meta {
 }
 
 const elements = (v: readonly bigint[] | Uint8Array): number => (v instanceof Uint8Array ? v.length / ELEMENT_BYTES : v.length);
-const countsOf = (items: PartySnapshot['items']): Counts => ({
+const countsOf = (items: ItemVectors): Counts => ({
   triples: elements(items.triples) / WIDTH.triples,
   pairs: elements(items.pairs) / WIDTH.pairs,
   nibbles: elements(items.nibbles) / WIDTH.nibbles,

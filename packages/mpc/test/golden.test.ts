@@ -103,6 +103,12 @@ describe('hot path exactness', () => {
         vals.forEach((x, e) => (want[e] = want[e]! + BigInt(w) * x));
       }
       expect(F.fromLimbsMod(acc, m, neg)).toEqual(want.map((x) => F.mod(x)));
+      expect(F.decodeFieldVector(F.fromLimbsEncoded(acc, m, neg))).toEqual(want.map((x) => F.mod(x)));
+    }
+    // the two values that need the final correction: 2^127 (= 1) and p (= 0)
+    for (const [l, want] of [[[2 ** 31, 0, 0, 0], 1n], [[2 ** 31 - 1, 2 ** 32 - 1, 2 ** 32 - 1, 2 ** 32 - 1], 0n], [[0, 0, 0, 2 ** 33], 1n << 33n]] as const) {
+      expect(F.decodeFieldVector(F.fromLimbsEncoded(Float64Array.from(l), 1, 0))).toEqual([want]);
+      expect(F.fromLimbsMod(Float64Array.from(l), 1, 0)).toEqual([want]);
     }
   });
 });

@@ -2,8 +2,12 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import * as F from '../src/field';
-import { mulEncoded, shareEncoded, sqrtEncoded } from '../src/kernel';
-import { interpolate } from '../src/shamir';
+import {
+  addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
+  scaleEncoded, shareEncoded, sqrtEncoded,
+} from '../src/kernel';
+import { interpolate, lagrange } from '../src/shamir';
+import { nibblesFrom } from '../src/preprocessing';
 import { FIELD_KERNEL_WASM_BASE64 } from '../src/kernel-wasm';
 import { compileKernel, kernelModuleText } from '../tools/kernel-build';
 
@@ -63,4 +67,68 @@ describe('field kernel (WebAssembly)', () => {
     expect(Buffer.from(FIELD_KERNEL_WASM_BASE64, 'base64').equals(Buffer.from(bin))).toBe(true);
     expect(readFileSync(new URL('../src/kernel-wasm.ts', import.meta.url), 'utf8')).toBe(kernelModuleText(bin));
   }, 60_000);
+});
+
+describe('field kernel: preprocessing steps', () => {
+  const enc = F.encodeFieldVector;
+  const dec = F.decodeFieldVector;
+  const bits = fc.array(fc.constantFrom(0n, 1n), { minLength: 4, maxLength: 40 }).map((b) => b.slice(0, b.length - (b.length % 4)));
+
+  it('add and scale agree with BigInt', () => {
+    fc.assert(fc.property(elems, elem, (xs, c) => {
+      const ys = xs.map((x) => F.sub(c, x));
+      return dec(addEncoded(enc(xs), enc(ys))).every((z, i) => z === F.add(xs[i]!, ys[i]!))
+        && dec(scaleEncoded(enc(xs), c)).every((z, i) => z === F.mul(xs[i]!, c));
+    }));
+    expect(dec(addEncoded(enc([F.P - 1n, F.P - 1n, 1n]), enc([F.P - 1n, 1n, F.P - 1n])))).toEqual([F.P - 2n, 0n, 0n]);
+  });
+
+  it('lincomb interpolates share vectors like interpolate()', () => {
+    fc.assert(fc.property(elems, (xs) => {
+      const rows = shareEncoded(enc(xs), 5, 2);
+      const lam = lagrange([1, 2, 3, 4, 5], 0);
+      return dec(lincombEncoded(rows, lam)).every((v, i) => v === xs[i]);
+    }), { numRuns: 30 });
+  });
+
+  it('bitsFromRoots makes (r/s + 1)/2, keeps r where y = 0, and finds a bad root', () => {
+    fc.assert(fc.property(fc.array(fc.oneof(elem, fc.constantFrom(0n, 1n, F.P - 1n)), { minLength: 1, maxLength: 30 }), (rs) => {
+      const y = rs.map((r) => F.mul(r, r));
+      const s = y.map((v) => (v === 0n ? 1n : F.sqrt(v)));
+      const got = bitsFromRootsEncoded(enc(rs), enc(s), enc(y));
+      if (!('bits' in got)) return false;
+      const want = rs.map((r, i) => (y[i] === 0n ? r : F.half(F.add(F.mul(r, F.inv(s[i]!)), 1n))));
+      const b = dec(got.bits);
+      // with r a plain value (one party holding the "sharing"), r/s = +-1 and the bit is 0 or 1
+      return b.every((v, i) => v === want[i] && (y[i] === 0n || v === 0n || v === 1n));
+    }), { numRuns: 40 });
+    const y = [F.mul(5n, 5n), F.mul(7n, 7n)];
+    expect(bitsFromRootsEncoded(enc([5n, 7n]), enc([F.sqrt(y[0]!), 8n]), enc(y))).toEqual({ badIndex: 1 });
+  });
+
+  it('nibble products and stored form agree with nibblesFrom', () => {
+    fc.assert(fc.property(bits, (xs) => {
+      const U = xs.length / 4;
+      const x = enc(xs);
+      const p2 = nibblePairsEncoded(x);
+      const p3 = nibbleHigherEncoded(x, p2);
+      const p2b = dec(p2);
+      const p3b = dec(p3);
+      for (let u = 0; u < U; u++) {
+        const b = xs.slice(4 * u, 4 * u + 4);
+        const pairs = [b[0]! * b[1]!, b[0]! * b[2]!, b[0]! * b[3]!, b[1]! * b[2]!, b[1]! * b[3]!, b[2]! * b[3]!];
+        const high = [b[0]! * b[1]! * b[2]!, b[0]! * b[1]! * b[3]!, b[0]! * b[2]! * b[3]!, b[1]! * b[2]! * b[3]!, b[0]! * b[1]! * b[2]! * b[3]!];
+        if (!pairs.every((v, i) => p2b[6 * u + i] === v) || !high.every((v, i) => p3b[5 * u + i] === v)) return false;
+      }
+      const stored = dec(nibbleUnaryEncoded(x, p2, p3));
+      return stored.every((v, i) => v === nibblesFrom(xs, p2b, p3b, U)[i]);
+    }), { numRuns: 40 });
+    // on arbitrary field elements (shares, not bits) the transform is the same linear map
+    fc.assert(fc.property(fc.array(elem, { minLength: 15, maxLength: 15 }), (v) => {
+      const x = v.slice(0, 4);
+      const p2 = v.slice(4, 10);
+      const p3 = v.slice(10, 15);
+      return dec(nibbleUnaryEncoded(enc(x), enc(p2), enc(p3))).every((z, i) => z === nibblesFrom(x, p2, p3, 1)[i]);
+    }));
+  });
 });

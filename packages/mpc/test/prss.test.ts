@@ -19,6 +19,13 @@ describe('prss', () => {
       expect(v2[0]).not.toBe(v[0]);
     });
 
+    it(`encoded random and zero shares are the same values as the BigInt ones (n=${n})`, () => {
+      for (const p of parties) {
+        expect(F.decodeFieldVector(p.randomSharesEncoded('enc', 33))).toEqual(p.randomShares('enc', 33));
+        expect(F.decodeFieldVector(p.zeroShares2tEncoded('enc', 33))).toEqual(p.zeroShares2t('enc', 33));
+      }
+    });
+
     it(`bounded shares are below C(n,t) * 2^bits (n=${n})`, () => {
       const sh = parties.map((p) => p.boundedShares('mask', 50, 41));
       const v = reconstructChecked(ALL(n), sh, t, n);
