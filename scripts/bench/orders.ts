@@ -18,7 +18,11 @@ import { nodeStatus, testPorts, Trader, type Credentials } from '../test/harness
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
 
-const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs'], ['keep']);
+const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'only'], ['keep']);
+/** --only sustained,mix,fill,plaintext,stall: run just these sections (default: all) */
+const SECTIONS = ['sustained', 'mix', 'fill', 'plaintext', 'stall'];
+const ONLY = new Set((flags.str.get('only') ?? SECTIONS.join(',')).split(',').filter(Boolean));
+for (const s of ONLY) if (!SECTIONS.includes(s)) throw new Error(`--only: unknown section ${s} (sections: ${SECTIONS.join(', ')})`);
 const SECONDS = Number(flags.str.get('seconds') ?? 10);
 const CLIENTS = Number(flags.str.get('clients') ?? 24);
 const RATE = Number(flags.str.get('rate') ?? 200);
@@ -240,63 +244,68 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 5_000));
 
     // 1. Sustained throughput: every client places as fast as acks come back.
-    const ack: number[] = [];
     const seq0 = appliedSeq(dataDir);
-    const tStart = performance.now();
-    const deadline = tStart + SECONDS * 1000;
-    let sent = 0;
-    let refused = 0;
-    const reasons = new Map<string, number>();
-    await Promise.all(traders.map(async (t, c) => {
-      let i = 0;
-      while (performance.now() < deadline) {
-        const side = (i + c) % 2 === 0 ? 'buy' : 'sell';
-        const off = ((i * 7 + c * 3) % 11) - 5;
-        const t0 = performance.now();
-        const r = await t.place(order(side, side === 'buy' ? off : -off, 40 + ((i * 13) % 90)));
-        if (r.status === 200) ack.push(performance.now() - t0);
-        else {
-          refused++;
-          const why = `${r.status} ${String((r.body as { error?: string }).error ?? r.body.message ?? '')}`;
-          reasons.set(why, (reasons.get(why) ?? 0) + 1);
+    let matchSecs = NaN;
+    if (ONLY.has('sustained')) {
+      const ack: number[] = [];
+      const tStart = performance.now();
+      const deadline = tStart + SECONDS * 1000;
+      let sent = 0;
+      let refused = 0;
+      const reasons = new Map<string, number>();
+      await Promise.all(traders.map(async (t, c) => {
+        let i = 0;
+        while (performance.now() < deadline) {
+          const side = (i + c) % 2 === 0 ? 'buy' : 'sell';
+          const off = ((i * 7 + c * 3) % 11) - 5;
+          const t0 = performance.now();
+          const r = await t.place(order(side, side === 'buy' ? off : -off, 40 + ((i * 13) % 90)));
+          if (r.status === 200) ack.push(performance.now() - t0);
+          else {
+            refused++;
+            const why = `${r.status} ${String((r.body as { error?: string }).error ?? r.body.message ?? '')}`;
+            reasons.set(why, (reasons.get(why) ?? 0) + 1);
+          }
+          sent++;
+          i++;
         }
-        sent++;
-        i++;
-      }
-    }));
-    const ackSecs = (performance.now() - tStart) / 1000;
-    const lastAck = appliedSeq(dataDir);
-    const drainMs = await until(async () => appliedSeq(dataDir) >= seq0 + ack.length, 300_000, 50);
-    const matchSecs = (performance.now() - tStart) / 1000;
-    console.log('\n== sustained load (limit orders, about half crossing)');
-    console.log(`sent ${sent}, acknowledged ${ack.length}, refused ${refused}${refused ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`);
-    console.log(`acknowledged orders/s   ${(ack.length / ackSecs).toFixed(0)}`);
-    console.log(`ack latency             p50 ${ms(pct(ack, 50))}  p99 ${ms(pct(ack, 99))}`);
-    console.log(`matched on shares/s     ${((appliedSeq(dataDir) - seq0) / matchSecs).toFixed(0)} (committee caught up ${Number.isNaN(drainMs) ? 'NOT within 300 s' : `${((drainMs) / 1000).toFixed(1)} s after the last ack`}; applied at end of load: ${lastAck - seq0})`);
+      }));
+      const ackSecs = (performance.now() - tStart) / 1000;
+      const lastAck = appliedSeq(dataDir);
+      const drainMs = await until(async () => appliedSeq(dataDir) >= seq0 + ack.length, 300_000, 50);
+      matchSecs = (performance.now() - tStart) / 1000;
+      console.log('\n== sustained load (limit orders, about half crossing)');
+      console.log(`sent ${sent}, acknowledged ${ack.length}, refused ${refused}${refused ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`);
+      console.log(`acknowledged orders/s   ${(ack.length / ackSecs).toFixed(0)}`);
+      console.log(`ack latency             p50 ${ms(pct(ack, 50))}  p99 ${ms(pct(ack, 99))}`);
+      console.log(`matched on shares/s     ${((appliedSeq(dataDir) - seq0) / matchSecs).toFixed(0)} (committee caught up ${Number.isNaN(drainMs) ? 'NOT within 300 s' : `${((drainMs) / 1000).toFixed(1)} s after the last ack`}; applied at end of load: ${lastAck - seq0})`);
+    }
 
     // 1b. A realistic mix: market makers re-quote both sides by mass quote; takers send limits,
     // IOCs, markets, FOKs, cancels and modifies. Cancels, modifies and mass quotes answer after the
     // committee's outcome; placements after the journal ack.
-    const mmCreds = await Promise.all(Array.from({ length: MAKERS }, () =>
-      accounts(['--data', dataDir, 'create', '--tier', 'Apex', '--deposit', '100000000']) as Promise<unknown> as Promise<Credentials>));
-    const makers = mmCreds.map((c) => new Trader(cluster.baseUrl, c));
-    await Promise.all(makers.map((t) => t.login()));
-    const mix = await mixedLoad(makers, traders, MIX_SECONDS, MIX_RATE);
-    const mixSent = [...mix.values()].reduce((a, k) => a + k.ok.length + k.queued + k.refused, 0);
-    const mixDrain = await drainTime(dataDir, 300_000);
-    console.log(`\n== realistic mix for ${MIX_SECONDS} s (${MAKERS} market makers re-quoting 2x2 levels by mass quote every 150 ms, ${traders.length} takers at ~${MIX_RATE} requests/s)`);
-    console.log('(latency: placements to the journal ack; cancels, modifies and mass quotes to the committee outcome)');
-    console.log('kind          sent     ok    ok/s   p50 ms   p99 ms  queued  refused');
-    for (const [kind, k] of mix) {
-      const sent = k.ok.length + k.queued + k.refused;
-      const why = [...k.reasons].map(([r, n]) => `${r}: ${n}`).join(', ');
-      console.log(`${kind.padEnd(12)} ${String(sent).padStart(5)} ${String(k.ok.length).padStart(6)} ${(k.ok.length / MIX_SECONDS).toFixed(1).padStart(7)} ${pct(k.ok, 50).toFixed(2).padStart(8)} ${pct(k.ok, 99).toFixed(2).padStart(8)} ${String(k.queued).padStart(7)}  ${k.refused}${why ? ` (${why})` : ''}`);
+    if (ONLY.has('mix')) {
+      const mmCreds = await Promise.all(Array.from({ length: MAKERS }, () =>
+        accounts(['--data', dataDir, 'create', '--tier', 'Apex', '--deposit', '100000000']) as Promise<unknown> as Promise<Credentials>));
+      const makers = mmCreds.map((c) => new Trader(cluster.baseUrl, c));
+      await Promise.all(makers.map((t) => t.login()));
+      const mix = await mixedLoad(makers, traders, MIX_SECONDS, MIX_RATE);
+      const mixSent = [...mix.values()].reduce((a, k) => a + k.ok.length + k.queued + k.refused, 0);
+      const mixDrain = await drainTime(dataDir, 300_000);
+      console.log(`\n== realistic mix for ${MIX_SECONDS} s (${MAKERS} market makers re-quoting 2x2 levels by mass quote every 150 ms, ${traders.length} takers at ~${MIX_RATE} requests/s)`);
+      console.log('(latency: placements to the journal ack; cancels, modifies and mass quotes to the committee outcome)');
+      console.log('kind          sent     ok    ok/s   p50 ms   p99 ms  queued  refused');
+      for (const [kind, k] of mix) {
+        const sent = k.ok.length + k.queued + k.refused;
+        const why = [...k.reasons].map(([r, n]) => `${r}: ${n}`).join(', ');
+        console.log(`${kind.padEnd(12)} ${String(sent).padStart(5)} ${String(k.ok.length).padStart(6)} ${(k.ok.length / MIX_SECONDS).toFixed(1).padStart(7)} ${pct(k.ok, 50).toFixed(2).padStart(8)} ${pct(k.ok, 99).toFixed(2).padStart(8)} ${String(k.queued).padStart(7)}  ${k.refused}${why ? ` (${why})` : ''}`);
     }
     console.log(`requests ${mixSent} (${(mixSent / MIX_SECONDS).toFixed(0)}/s); ops (about) ${mix.ops}; committee applied them all ${Number.isNaN(mixDrain) ? 'NOT within 300 s' : `${(mixDrain / 1000).toFixed(1)} s after the load ended`}`);
+    }
 
     // 2. Order-to-fill latency at a fixed rate: a resting sell, then a crossing buy; poll the buy.
     // Once at the issue's rate (the committee falls behind: queueing), once at a rate it keeps up with.
-    for (const rate of [RATE, LOW_RATE]) {
+    for (const rate of ONLY.has('fill') ? [RATE, LOW_RATE] : []) {
       if (Number.isNaN(await until(waitIdle(dataDir), 300_000, 200))) {
         console.log(`\n== order-to-fill at ~${rate} orders/s: skipped, the committee still had a backlog after 300 s`);
         continue;
@@ -330,70 +339,74 @@ async function main(): Promise<void> {
     }
 
     // 3. The same kind of stream through the plaintext reference, in this process.
-    const stream = generateStream({ seed: 7, orders: 20_000, symbols: [SYMBOL], features: 'limit' });
-    const ex = new Exchange<bigint>(new PlaintextBackend(), { symbols: INSTRUMENTS.map((i) => i.symbol) });
-    const p0 = performance.now();
-    for (const op of stream) await ex.apply(op);
-    const plainRate = stream.length / ((performance.now() - p0) / 1000);
-    const mpcRate = (appliedSeq(dataDir) - seq0) / matchSecs;
-    console.log('\n== plaintext reference (same algorithm, plaintext backend, in-process, no network)');
-    console.log(`plaintext matching ops/s ${plainRate.toFixed(0)}   MPC committee / plaintext = ${(mpcRate / plainRate).toExponential(2)}`);
+    if (ONLY.has('plaintext')) {
+      const stream = generateStream({ seed: 7, orders: 20_000, symbols: [SYMBOL], features: 'limit' });
+      const ex = new Exchange<bigint>(new PlaintextBackend(), { symbols: INSTRUMENTS.map((i) => i.symbol) });
+      const p0 = performance.now();
+      for (const op of stream) await ex.apply(op);
+      const plainRate = stream.length / ((performance.now() - p0) / 1000);
+      const mpcRate = (appliedSeq(dataDir) - seq0) / matchSecs;
+      console.log('\n== plaintext reference (same algorithm, plaintext backend, in-process, no network)');
+      console.log(`plaintext matching ops/s ${plainRate.toFixed(0)}${Number.isNaN(mpcRate) ? '' : `   MPC committee / plaintext = ${(mpcRate / plainRate).toExponential(2)}`}`);
+    }
 
     // 4. Stall: kill -9 two nodes, then time a crossing pair until its fill. Measured on an idle
     // committee: behind a backlog the figure would be the backlog's drain time, not the stall. The
     // resting sell is still being placed on shares when the buy arrives, so "kill to next fill"
     // holds two placements; the same sequence without a kill, just before, says how much of it the
     // kill added.
-    console.log('\n== stall after kill -9 of two committee nodes');
-    const crossingPair = async (between: () => Promise<void>): Promise<number> => {
-      await traders[0]!.place(order('sell', 60, 40));
-      const t0 = performance.now();
-      await between();
-      const r = await traders[1]!.place(order('buy', 60, 40, 'IOC'));
-      // a 429 on the poll is the account's read budget, not an answer: poll again
-      const filled = r.status === 200
-        ? await until(async () => (await traders[1]!.order(r.body.data!.order_id).catch(() => null))?.status === 'FILLED', 60_000, 5)
-        : NaN;
-      return Number.isNaN(filled) ? NaN : performance.now() - t0;
-    };
-    // Several kills (node 1 stays up: the bench reads its log), the victims restarted and caught up
-    // in between, because one fill's run-to-run noise is as large as the figure.
-    const victims: [number, number][] = [[4, 5], [2, 3], [3, 5], [2, 4], [4, 5]].slice(0, STALL_RUNS) as [number, number][];
-    const rows: { stall: number; base: number }[] = [];
-    for (const [a, b] of victims) {
-      const idle = await until(waitIdle(dataDir), 300_000, 200);
-      const base = Number.isNaN(idle) ? NaN : await crossingPair(async () => {});
-      const idle2 = Number.isNaN(base) ? NaN : await until(waitIdle(dataDir), 300_000, 200);
-      if (Number.isNaN(idle2)) {
-        console.log('skipped: the committee still had a backlog (or a drained reserve) after 300 s, or the baseline pair did not fill');
-        break;
-      }
-      const stall = await crossingPair(async () => {
-        await cluster.kill('committee', a);
-        await cluster.kill('committee', b);
-      });
-      console.log(`kill nodes ${a} and ${b}: kill to next fill ${Number.isNaN(stall) ? 'no fill within 60 s' : ms(stall)}; same pair just before, no kill ${ms(base)}${Number.isNaN(stall) ? '' : `; added by the kill ${ms(stall - base)}`}`);
-      if (Number.isNaN(stall)) break;
-      rows.push({ stall, base });
-      if (rows.length === victims.length) break;
-      // bring them back and wait until both have recovered and applied everything node 1 has
-      await cluster.restart('committee', a);
-      await cluster.restart('committee', b);
-      await cluster.waitReady(120_000);
-      const back = await until(async () => {
-        const s1 = appliedSeq(dataDir);
-        return [a, b].every((k) => appliedSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === 5);
-      }, 300_000, 200);
-      if (Number.isNaN(back)) {
-        console.log(`nodes ${a} and ${b} did not catch up within 300 s; stopping the stall runs`);
-        break;
-      }
+    if (ONLY.has('stall')) {
+      console.log('\n== stall after kill -9 of two committee nodes');
+      const crossingPair = async (between: () => Promise<void>): Promise<number> => {
+        await traders[0]!.place(order('sell', 60, 40));
+        const t0 = performance.now();
+        await between();
+        const r = await traders[1]!.place(order('buy', 60, 40, 'IOC'));
+        // a 429 on the poll is the account's read budget, not an answer: poll again
+        const filled = r.status === 200
+          ? await until(async () => (await traders[1]!.order(r.body.data!.order_id).catch(() => null))?.status === 'FILLED', 60_000, 5)
+          : NaN;
+        return Number.isNaN(filled) ? NaN : performance.now() - t0;
+      };
+      // Several kills (node 1 stays up: the bench reads its log), the victims restarted and caught up
+      // in between, because one fill's run-to-run noise is as large as the figure.
+      const victims: [number, number][] = [[4, 5], [2, 3], [3, 5], [2, 4], [4, 5]].slice(0, STALL_RUNS) as [number, number][];
+      const rows: { stall: number; base: number }[] = [];
+      for (const [a, b] of victims) {
+        const idle = await until(waitIdle(dataDir), 300_000, 200);
+        const base = Number.isNaN(idle) ? NaN : await crossingPair(async () => {});
+        const idle2 = Number.isNaN(base) ? NaN : await until(waitIdle(dataDir), 300_000, 200);
+        if (Number.isNaN(idle2)) {
+          console.log('skipped: the committee still had a backlog (or a drained reserve) after 300 s, or the baseline pair did not fill');
+          break;
+        }
+        const stall = await crossingPair(async () => {
+          await cluster.kill('committee', a);
+          await cluster.kill('committee', b);
+        });
+        console.log(`kill nodes ${a} and ${b}: kill to next fill ${Number.isNaN(stall) ? 'no fill within 60 s' : ms(stall)}; same pair just before, no kill ${ms(base)}${Number.isNaN(stall) ? '' : `; added by the kill ${ms(stall - base)}`}`);
+        if (Number.isNaN(stall)) break;
+        rows.push({ stall, base });
+        if (rows.length === victims.length) break;
+        // bring them back and wait until both have recovered and applied everything node 1 has
+        await cluster.restart('committee', a);
+        await cluster.restart('committee', b);
+        await cluster.waitReady(120_000);
+        const back = await until(async () => {
+          const s1 = appliedSeq(dataDir);
+          return [a, b].every((k) => appliedSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === 5);
+        }, 300_000, 200);
+        if (Number.isNaN(back)) {
+          console.log(`nodes ${a} and ${b} did not catch up within 300 s; stopping the stall runs`);
+          break;
+        }
     }
     if (rows.length > 1) {
       const med = (xs: number[]): number => pct(xs, 50);
       console.log(`median of ${rows.length}: kill to next fill ${ms(med(rows.map((r) => r.stall)))}; same pair, no kill ${ms(med(rows.map((r) => r.base)))}; added by the kill ${ms(med(rows.map((r) => r.stall - r.base)))}`);
     }
     console.log('(each pair: a resting sell, then a crossing IOC buy, timed to the buy\'s fill; the kill happens between them)');
+    }
   } finally {
     await cluster.stop(10_000);
     if (!flags.bool.has('keep')) rmSync(dataDir, { recursive: true, force: true });

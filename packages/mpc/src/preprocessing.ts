@@ -311,6 +311,11 @@ export class Preprocessor {
     return KINDS.some((k) => this.reserve.available(k) < this.target[k]);
   }
 
+  /** Some kind is below half its target: production must keep pace with a sustained load. */
+  private urgent(): boolean {
+    return KINDS.some((k) => this.reserve.available(k) < this.target[k] / 2);
+  }
+
   private countMade(): void {
     this.stats.batches++;
     for (const k of KINDS) this.stats.made[k] += this.per[k];
@@ -744,21 +749,23 @@ export class Preprocessor {
 
   // ---- when phase-A work runs (scheduling only; what it computes is in round0..3/tryAdvance) ----
   //
-  // A phase-A step of a large batch is a long synchronous computation (tens to hundreds of ms). Run
+  // A phase-A step of a large batch is a long synchronous computation (milliseconds to tens). Run
   // while a job is in flight it blocks this party's event loop, and since every party reaches the
   // step at about the same moment, the job's next round waits for it everywhere. So a step runs at
   // once only when no job is running here, or when a job waits for this very batch (ensure/fill
   // registered a waiter); otherwise it is parked and runs at the next job boundary (finishJob ->
-  // kick), before the next job starts. Only the timing of local computation changes: messages,
-  // ready/commit/veto handling and the commit protocol are untouched (see the header), a parked
-  // batch is still 'running' (so a lost peer still vetoes it), and peers simply see our phase-A
-  // messages later; with all parties running the same jobs, a batch advances one step per job.
+  // kick), before the next job starts. Parking caps production at one step per job, which a
+  // sustained load outruns; so once some kind is below half its target, steps run at once again
+  // (with the field kernel a step of a 512-item batch takes a few ms). Only the timing of local
+  // computation changes: messages, ready/commit/veto handling and the commit protocol are untouched
+  // (see the header), a parked batch is still 'running' (so a lost peer still vetoes it), and peers
+  // simply see our phase-A messages later.
 
   /** A batch whose next phase-A step waits for the running job to end. */
   private parked: Batch | undefined;
 
   private schedulePhaseA(b: Batch): void {
-    if (!this.host.idle() && b.waiters.length === 0) {
+    if (!this.host.idle() && b.waiters.length === 0 && !this.urgent()) {
       this.parked = b;
       return;
     }
