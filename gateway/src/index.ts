@@ -20,3 +20,4 @@ export { asOf, parseWindow, buckets, parseRfc3339 } from './stats/window';
 export { SettlementService, type BatchRec, type EntryRec } from './settlement/service';
 export { SimulatedChain, type Block } from './settlement/chain';
 export { commit as settlementCommitment, deltaJson, merkleRoot, merkleProof, verifyMerkle } from './settlement/commitment';
+export { REFERENCE_PRICES } from './orders/oracle';

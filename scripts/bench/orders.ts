@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Exchange, PlaintextBackend, generateStream } from '@tenebra/matching';
-import { INSTRUMENTS, layout } from '@tenebra/config';
+import { INSTRUMENTS, fromUnits, layout, toUnits, type InstrumentSpec } from '@tenebra/config';
+import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { Cluster } from '../src/cluster';
 import { run as accounts } from '../src/accounts';
 import { parseFlags } from '../src/flags';
@@ -18,7 +19,7 @@ import { nodeStatus, testPorts, Trader, type Credentials } from '../test/harness
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
 
-const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'only'], ['keep']);
+const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'only', 'symbols'], ['keep']);
 /** --only sustained,mix,fill,plaintext,stall: run just these sections (default: all) */
 const SECTIONS = ['sustained', 'mix', 'fill', 'plaintext', 'stall'];
 const ONLY = new Set((flags.str.get('only') ?? SECTIONS.join(',')).split(',').filter(Boolean));
@@ -34,6 +35,11 @@ const MAKERS = Number(flags.str.get('makers') ?? 2);
 const MIX_RATE = Number(flags.str.get('mix-rate') ?? 60);
 /** CPU niceness of the five node processes (as `npm start`; 0 = the same priority as the gateway) */
 const NODE_NICE = Number(flags.str.get('node-nice') ?? 19);
+/**
+ * Instruments the sustained load spreads over (1: ETH only; up to 20). Ops on one book match one
+ * after another; ops on different books share the committee's rounds.
+ */
+const SYMBOLS = Math.min(20, Math.max(1, Number(flags.str.get('symbols') ?? 1)));
 /** kill-two-nodes measurements (victims restarted and caught up in between); at most 5 */
 const STALL_RUNS = Math.min(5, Math.max(1, Number(flags.str.get('stall-runs') ?? 3)));
 
@@ -57,6 +63,21 @@ function appliedSeq(dataDir: string, node = 1): number {
 /** steps of 0.001 ETH; at least 40 (120 USD) to pass every tier's minimum notional (Apex: 100 USD). */
 function order(side: 'buy' | 'sell', ticksOff: number, steps: number, tif = 'GTC'): Record<string, unknown> {
   return { symbol: SYMBOL, side, type: 'limit', price: (MID + ticksOff) / 100, quantity: steps / 1000, time_in_force: tif };
+}
+
+/**
+ * The k-th sustained-load instrument (k = 0 is ETH, as `order`) and an order on it: around the
+ * oracle's reference price, sizes in multiples of a unit worth about 150 USDC there (at least min_qty).
+ */
+function loadOrder(k: number, side: 'buy' | 'sell', ticksOff: number, units: number): Record<string, unknown> {
+  if (k === 0) return order(side, ticksOff, 40 + ((units * 13) % 90));
+  const inst = INSTRUMENTS.filter((i) => i.symbol !== SYMBOL)[k - 1] as InstrumentSpec;
+  const ref = REFERENCE_PRICES[inst.base_asset]!;
+  const mid = toUnits(ref, inst.tick_size)!;
+  const step = Number(inst.step_size);
+  const unit = Math.max(Math.ceil(Number(inst.min_qty) / step), Math.ceil(150 / (Number(ref) * step)));
+  const steps = BigInt(unit * (1 + (units % 3)));
+  return { symbol: inst.symbol, side, type: 'limit', price: fromUnits(mid + BigInt(ticksOff), inst.tick_size), quantity: fromUnits(steps, inst.step_size), time_in_force: 'GTC' };
 }
 
 /**
@@ -259,7 +280,7 @@ async function main(): Promise<void> {
           const side = (i + c) % 2 === 0 ? 'buy' : 'sell';
           const off = ((i * 7 + c * 3) % 11) - 5;
           const t0 = performance.now();
-          const r = await t.place(order(side, side === 'buy' ? off : -off, 40 + ((i * 13) % 90)));
+          const r = await t.place(loadOrder((Math.floor(i / 2) + c) % SYMBOLS, side, side === 'buy' ? off : -off, i));
           if (r.status === 200) ack.push(performance.now() - t0);
           else {
             refused++;
@@ -274,7 +295,7 @@ async function main(): Promise<void> {
       const lastAck = appliedSeq(dataDir);
       const drainMs = await until(async () => appliedSeq(dataDir) >= seq0 + ack.length, 300_000, 50);
       matchSecs = (performance.now() - tStart) / 1000;
-      console.log('\n== sustained load (limit orders, about half crossing)');
+      console.log(`\n== sustained load (limit orders, about half crossing; ${SYMBOLS === 1 ? `one instrument, ${SYMBOL}` : `${SYMBOLS} instruments`})`);
       console.log(`sent ${sent}, acknowledged ${ack.length}, refused ${refused}${refused ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`);
       console.log(`acknowledged orders/s   ${(ack.length / ackSecs).toFixed(0)}`);
       console.log(`ack latency             p50 ${ms(pct(ack, 50))}  p99 ${ms(pct(ack, 99))}`);
