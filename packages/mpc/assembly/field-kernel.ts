@@ -502,3 +502,134 @@ export function nibbleUnary(x: usize, p2: usize, p3: usize, dst: usize, u: i32):
     st2(db + (15 << 4));
   }
 }
+
+// ---- online phase: Beaver steps and the comparison's block indicators ----
+
+/** a = the canonical (h, l) as limbs. */
+@inline function limbsOfHL(): void {
+  a0 = l & M26;
+  a1 = (l >> 26) & M26;
+  a2 = ((l >> 52) | (h << 12)) & M26;
+  a3 = (h >> 14) & M26;
+  a4 = h >> 40;
+}
+
+/** dst[e] = x[e] - y[e]. */
+export function subMany(x: usize, y: usize, dst: usize, n: i32): void {
+  for (let e = 0; e < n; e++) {
+    const off = <usize>e << 4;
+    ld2(y + off);
+    const yh = h;
+    const yl = l;
+    ld2(x + off);
+    fsub(yh, yl);
+    st2(dst + off);
+  }
+}
+
+/**
+ * What a round of Beaver products opens, for m products with items of `width` elements whose
+ * factors' masks sit at positions 0 (a) and 1.. (b_k): out[k*m + i] = f_k[i] - item_i[k] for the
+ * factor vectors f_0 = x (against a) and f_k (against b_k), k = 0..nf-1, stored one after another
+ * at f. Triples: width 3, nf 2; pair triples: width 5, nf 3.
+ */
+export function beaverOpenings(f: usize, items: usize, out: usize, m: i32, width: i32, nf: i32): void {
+  for (let k = 0; k < nf; k++) {
+    for (let i = 0; i < m; i++) {
+      const fo = f + ((<usize>(k * m + i)) << 4);
+      const io = items + ((<usize>(i * width + k)) << 4);
+      ld2(io);
+      const yh = h;
+      const yl = l;
+      ld2(fo);
+      fsub(yh, yl);
+      st2(out + ((<usize>(k * m + i)) << 4));
+    }
+  }
+}
+
+/**
+ * The products from the opened values (Beaver): for m items of `width` elements [a, b_1..b_p,
+ * a b_1..a b_p] (p = (width - 1) / 2) and opened = [d | e_1 | .. | e_p] (m each), out[(k-1)*m + i] =
+ * a b_k + d b_k + e_k (a + d), i.e. x * y_k with d = x - a, e_k = y_k - b_k.
+ */
+export function beaverProducts(opened: usize, items: usize, out: usize, m: i32, width: i32): void {
+  const p = (width - 1) >> 1;
+  for (let i = 0; i < m; i++) {
+    const io = items + ((<usize>(i * width)) << 4);
+    // a + d, and d as limbs
+    ld2(opened + (<usize>i << 4));
+    const dh = h;
+    const dl = l;
+    ld2(io);
+    fadd(dh, dl);
+    limbsOfHL();
+    const s0 = a0;
+    const s1 = a1;
+    const s2 = a2;
+    const s3 = a3;
+    const s4 = a4;
+    h = dh;
+    l = dl;
+    limbsOfHL();
+    const d0 = a0;
+    const d1 = a1;
+    const d2 = a2;
+    const d3 = a3;
+    const d4 = a4;
+    for (let k = 1; k <= p; k++) {
+      // e_k (a + d)
+      unpack(opened + ((<usize>(k * m + i)) << 4));
+      mulBy(s0, s1, s2, s3, s4);
+      const t0 = a0;
+      const t1 = a1;
+      const t2 = a2;
+      const t3 = a3;
+      const t4 = a4;
+      // d b_k
+      unpack(io + (<usize>k << 4));
+      mulBy(d0, d1, d2, d3, d4);
+      const u0 = a0 + t0;
+      const u1 = a1 + t1;
+      const u2 = a2 + t2;
+      const u3 = a3 + t3;
+      const u4 = a4 + t4;
+      // + a b_k
+      unpack(io + (<usize>(p + k) << 4));
+      a0 += u0; a1 += u1; a2 += u2; a3 += u3; a4 += u4;
+      pack(out + ((<usize>((k - 1) * m + i)) << 4));
+    }
+  }
+}
+
+/**
+ * The comparison's local block indicators from stored nibbles ([r > j] for j = 0..14, then r; 16
+ * elements each): for block k with public digit c = digits[k] of the nibble at element index
+ * base[k], lt[k] = [c < r] = [r > c] (0 for c = 15) and eq[k] = [r = c] = [r > c - 1] - [r > c]
+ * ([r > -1] = 1).
+ */
+export function blockIndicators(nib: usize, base: usize, digits: usize, lt: usize, eq: usize, count: i32): void {
+  for (let k = 0; k < count; k++) {
+    const c = <i32>load<u8>(digits + <usize>k);
+    const b = nib + ((<usize>load<u32>(base + (<usize>k << 2))) << 4);
+    const o = <usize>k << 4;
+    let gh: u64 = 0;
+    let gl: u64 = 0;
+    if (c < 15) {
+      ld2(b + (<usize>c << 4));
+      gh = h;
+      gl = l;
+    }
+    if (c == 0) {
+      h = 0;
+      l = 1;
+    } else {
+      ld2(b + (<usize>(c - 1) << 4));
+    }
+    fsub(gh, gl);
+    st2(eq + o);
+    h = gh;
+    l = gl;
+    st2(lt + o);
+  }
+}

@@ -29,6 +29,10 @@ interface KernelExports {
   nibblePairs(x: number, dst: number, u: number): void;
   nibbleHigher(x: number, p2: number, dst: number, u: number): void;
   nibbleUnary(x: number, p2: number, p3: number, dst: number, u: number): void;
+  subMany(x: number, y: number, dst: number, n: number): void;
+  beaverOpenings(f: number, items: number, out: number, m: number, width: number, nf: number): void;
+  beaverProducts(opened: number, items: number, out: number, m: number, width: number): void;
+  blockIndicators(nib: number, base: number, digits: number, lt: number, eq: number, count: number): void;
 }
 
 let kernel: KernelExports | undefined;
@@ -104,19 +108,23 @@ export function shareEncoded(secrets: Uint8Array, n: number, t: number): Uint8Ar
  * offsets of output areas of the given byte sizes, and returns copies of the outputs.
  */
 function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (ins: number[], outs: number[]) => void): Uint8Array[] {
+  // every region starts on a 16-byte boundary (aligned element loads; 32-bit index arrays)
+  const up = (x: number): number => (x + 15) & ~15;
   let total = 0;
-  for (const v of inputs) total += v.length;
-  for (const o of outSizes) total += o;
+  for (const v of inputs) total = up(total) + v.length;
+  for (const o of outSizes) total = up(total) + o;
   const mem = memory(total);
   const ins: number[] = [];
   let at = 0;
   for (const v of inputs) {
+    at = up(at);
     mem.set(v, at);
     ins.push(at);
     at += v.length;
   }
   const outs: number[] = [];
   for (const o of outSizes) {
+    at = up(at);
     outs.push(at);
     at += o;
   }
@@ -198,4 +206,56 @@ export function nibbleUnaryEncoded(x: Uint8Array, p2: Uint8Array, p3: Uint8Array
   if (!Number.isInteger(u) || count(p2, 'nibbles') !== 6 * u || count(p3, 'nibbles') !== 5 * u) throw new FieldError('nibbles: 4 bits, 6 pair and 5 higher products per nibble');
   for (const v of [x, p2, p3]) assertCanonical(v, 'nibbles');
   return run([x, p2, p3], [u * 16 * ELEMENT_BYTES], ([px, pp, pq], [d]) => k().nibbleUnary(px!, pp!, pq!, d!, u))[0]!;
+}
+
+/** Elementwise x - y. */
+export function subEncoded(x: Uint8Array, y: Uint8Array): Uint8Array {
+  const m = sameCount('sub', x, y);
+  return run([x, y], [x.length], ([px, py], [d]) => k().subMany(px!, py!, d!, m))[0]!;
+}
+
+/** Items of Beaver products: [a, b, ab] (triples) or [a, b1, b2, ab1, ab2] (pair triples). */
+function beaverWidth(width: number): void {
+  if (width !== 3 && width !== 5) throw new FieldError(`beaver: items of ${width} elements (3: triples, 5: pair triples)`);
+}
+
+/**
+ * What m Beaver products open: [x - a | y_1 - b_1 | ...] for the factor vectors (x, y_1, ...,
+ * m elements each, concatenated in `factors`) and m items of `width` elements.
+ */
+export function beaverOpeningsEncoded(factors: Uint8Array, items: Uint8Array, m: number, width: number): Uint8Array {
+  beaverWidth(width);
+  const nf = (width + 1) / 2;
+  if (count(factors, 'beaver') !== nf * m || count(items, 'beaver') !== width * m) throw new FieldError(`beaver: ${nf} x ${m} factors and ${m} items of ${width} expected`);
+  assertCanonical(factors, 'beaver');
+  assertCanonical(items, 'beaver');
+  return run([factors, items], [factors.length], ([pf, pi], [d]) => k().beaverOpenings(pf!, pi!, d!, m, width, nf))[0]!;
+}
+
+/** The products [x y_1 | x y_2 ...] (m each) from the opened [d | e_1 | ...] and the items. */
+export function beaverProductsEncoded(opened: Uint8Array, items: Uint8Array, m: number, width: number): Uint8Array {
+  beaverWidth(width);
+  const nf = (width + 1) / 2;
+  if (count(opened, 'beaver') !== nf * m || count(items, 'beaver') !== width * m) throw new FieldError(`beaver: ${nf} x ${m} opened values and ${m} items of ${width} expected`);
+  assertCanonical(opened, 'beaver');
+  assertCanonical(items, 'beaver');
+  return run([opened, items], [(nf - 1) * m * ELEMENT_BYTES], ([po, pi], [d]) => k().beaverProducts(po!, pi!, d!, m, width))[0]!;
+}
+
+/**
+ * The comparison's block indicators: for block k, with public digit digits[k] (0..15) of the stored
+ * nibble at element index base[k] of `nibbles` (16 elements each), lt = [r > c] and eq = [r = c].
+ */
+export function blockIndicatorsEncoded(nibbles: Uint8Array, base: Uint32Array, digits: Uint8Array): { lt: Uint8Array; eq: Uint8Array } {
+  const n = digits.length;
+  const total = count(nibbles, 'blocks');
+  if (base.length !== n) throw new FieldError(`blocks: ${base.length} nibble indices for ${n} digits`);
+  for (let i = 0; i < n; i++) {
+    if (digits[i]! > 15) throw new FieldError(`blocks: digit ${digits[i]} is not base 16`);
+    if (base[i]! % 16 !== 0 || base[i]! + 16 > total) throw new FieldError(`blocks: nibble index ${base[i]} outside the nibbles`);
+  }
+  assertCanonical(nibbles, 'blocks');
+  const baseBytes = new Uint8Array(base.buffer, base.byteOffset, base.byteLength);
+  const [lt, eq] = run([nibbles, baseBytes, digits], [n * ELEMENT_BYTES, n * ELEMENT_BYTES], ([pn, pb, pd], [l, e]) => k().blockIndicators(pn!, pb!, pd!, l!, e!, n));
+  return { lt: lt!, eq: eq! };
 }

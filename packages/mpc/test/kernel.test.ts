@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import * as F from '../src/field';
 import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
-  scaleEncoded, shareEncoded, sqrtEncoded,
+  scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
 } from '../src/kernel';
 import { interpolate, lagrange } from '../src/shamir';
 import { nibblesFrom } from '../src/preprocessing';
@@ -130,5 +130,56 @@ describe('field kernel: preprocessing steps', () => {
       const p3 = v.slice(10, 15);
       return dec(nibbleUnaryEncoded(enc(x), enc(p2), enc(p3))).every((z, i) => z === nibblesFrom(x, p2, p3, 1)[i]);
     }));
+  });
+});
+
+describe('field kernel: online steps', () => {
+  const enc = F.encodeFieldVector;
+  const dec = F.decodeFieldVector;
+
+  it('sub agrees with BigInt', () => {
+    fc.assert(fc.property(elems, elems, (xs, ys) => {
+      const m = Math.min(xs.length, ys.length);
+      return dec(subEncoded(enc(xs.slice(0, m)), enc(ys.slice(0, m)))).every((z, i) => z === F.sub(xs[i]!, ys[i]!));
+    }));
+  });
+
+  it('Beaver openings and products give x*y for triples and pair triples', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(elem, elem, elem, elem, elem, elem), { minLength: 1, maxLength: 20 }), (rows) => {
+      const m = rows.length;
+      const x = rows.map((r) => r[0]);
+      const y1 = rows.map((r) => r[1]);
+      const y2 = rows.map((r) => r[2]);
+      const a = rows.map((r) => r[3]);
+      const b1 = rows.map((r) => r[4]);
+      const b2 = rows.map((r) => r[5]);
+      // a single "party" holding the whole values: opening is the identity
+      const triples = enc(rows.flatMap((_, i) => [a[i]!, b1[i]!, F.mul(a[i]!, b1[i]!)]));
+      const opened3 = beaverOpeningsEncoded(enc([...x, ...y1]), triples, m, 3);
+      const z3 = dec(beaverProductsEncoded(opened3, triples, m, 3));
+      const pairs = enc(rows.flatMap((_, i) => [a[i]!, b1[i]!, b2[i]!, F.mul(a[i]!, b1[i]!), F.mul(a[i]!, b2[i]!)]));
+      const opened5 = beaverOpeningsEncoded(enc([...x, ...y1, ...y2]), pairs, m, 5);
+      const z5 = dec(beaverProductsEncoded(opened5, pairs, m, 5));
+      return z3.every((z, i) => z === F.mul(x[i]!, y1[i]!))
+        && z5.every((z, i) => z === (i < m ? F.mul(x[i]!, y1[i]!) : F.mul(x[i - m]!, y2[i - m]!)));
+    }), { numRuns: 50 });
+    expect(() => beaverOpeningsEncoded(new Uint8Array(32), new Uint8Array(48), 1, 4)).toThrow(F.FieldError);
+  });
+
+  it('block indicators read [r > c] and [r = c] from stored nibbles', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 15 }), fc.integer({ min: 0, max: 15 })), { minLength: 1, maxLength: 12 }), (pairs) => {
+      // plain nibbles r (stored form [r > j], then r) and digits c
+      const nib = enc(pairs.flatMap(([r]) => [...Array.from({ length: 15 }, (_, j) => (r > j ? 1n : 0n)), BigInt(r)]));
+      const base = Uint32Array.from(pairs.map((_, i) => 16 * (pairs.length - 1 - i))); // any order
+      const digits = Uint8Array.from(pairs.map((_, i) => pairs[pairs.length - 1 - i]![1]));
+      const { lt, eq } = blockIndicatorsEncoded(nib, base, digits);
+      const l = dec(lt);
+      const e = dec(eq);
+      return pairs.every((_, i) => {
+        const [r, c] = pairs[pairs.length - 1 - i]!;
+        return l[i] === (c < r ? 1n : 0n) && e[i] === (c === r ? 1n : 0n);
+      });
+    }));
+    expect(() => blockIndicatorsEncoded(new Uint8Array(256), Uint32Array.of(16), Uint8Array.of(3))).toThrow(/outside/);
   });
 });
