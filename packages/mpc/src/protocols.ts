@@ -16,14 +16,19 @@
 //          [d == 0] = prod_j [w_j == r_j] (local indicators, tree of products).
 //  select  y + c (x - y); min/max from lt and select.
 
-import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, limbsMod, reduce, reduceWide } from './field';
-import { NIBBLE_VALUE, NIBBLE_WIDTH, elementAt } from './reserve';
+import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, decodeFieldVector, limbsMod, reduce, reduceWide } from './field';
+import { addEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded } from './kernel';
+import { NIBBLE_VALUE, NIBBLE_WIDTH } from './reserve';
 
 /** Preprocessing handed to one operation at its round (flat, see reserve.ts for the layouts). */
 export interface Prep {
+  /** As BigInts for operations issued with round(); empty for roundEncoded(). */
   triples: bigint[];
   pairs: bigint[];
-  /** Nibbles as bytes (16 per element, NIBBLE_WIDTH elements per nibble): read with elementAt. */
+  /** The same items encoded (16 bytes per element): [a, b, ab] and [a, b1, b2, ab1, ab2]. */
+  tripleBytes: Uint8Array;
+  pairBytes: Uint8Array;
+  /** Nibbles as bytes (16 per element, NIBBLE_WIDTH elements per nibble). */
   nibbles: Uint8Array;
   /** PRSS bounded integers (statistical masks), maskBits bits per PRSS subset. */
   masks: bigint[];
@@ -45,6 +50,8 @@ export interface RoundEngine {
   readonly kappa: number;
   /** Opens prepare(prep) (this party's shares) to all in the next round; resolves with the values. */
   round(needs: OpNeeds, prepare: (p: Prep) => bigint[]): Promise<{ opened: bigint[]; prep: Prep }>;
+  /** round() on encoded vectors (16 bytes big-endian per element): no BigInt per element. */
+  roundEncoded(needs: OpNeeds, prepare: (p: Prep) => Uint8Array): Promise<{ opened: Uint8Array; prep: Prep }>;
 }
 
 const NO_NEEDS: OpNeeds = { triples: 0, pairs: 0, nibbles: 0, masks: 0 };
@@ -169,18 +176,6 @@ function nibbleDigits(x: bigint, blocks: number, out: Uint8Array): void {
   }
 }
 
-/** Share of [r > c] for the nibble at element `base` (c in 0..15). */
-function gtAt(nib: DataView, base: number, c: number): bigint {
-  return c >= 15 ? 0n : elementAt(nib, base + c);
-}
-
-/** Share of [r == c] for the nibble at element `base`: [r > c-1] - [r > c], with [r > -1] = 1. */
-function eqAt(nib: DataView, base: number, c: number): bigint {
-  const above = c === 0 ? 1n : elementAt(nib, base + c - 1);
-  const d = above - gtAt(nib, base, c);
-  return d < 0n ? d + P : d;
-}
-
 function viewOf(b: Uint8Array): DataView {
   return new DataView(b.buffer, b.byteOffset, b.byteLength);
 }
@@ -220,7 +215,7 @@ const COMPOSE_CHUNK = 6;
  * Opens c = offset + x + r' + 2^M r'' for each element (x: shares of integers, offset public) and
  * returns c with the nibbles and masks used. One round; consumes `blocks` nibbles and 1 mask each.
  */
-async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint): Promise<{ c: bigint[]; nib: DataView; masks: bigint[] }> {
+async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint): Promise<{ c: bigint[]; nib: Uint8Array; masks: bigint[] }> {
   const { M, blocks } = geometry(eng.L, eng.kappa);
   const m = x.length;
   const twoM = 1n << BigInt(M);
@@ -230,49 +225,84 @@ async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint
     for (let e = 0; e < m; e++) out[e] = reduceWide(offset + x[e]! + composeR(nv, e, blocks) + twoM * p.masks[e]!);
     return out;
   });
-  return { c: opened, nib: viewOf(prep.nibbles), masks: prep.masks };
+  return { c: opened, nib: prep.nibbles, masks: prep.masks };
+}
+
+/** A 32-bit view of encoded elements (every vector here starts 4-byte aligned: fresh or a kernel result). */
+function words(b: Uint8Array): Uint32Array {
+  return new Uint32Array(b.buffer, b.byteOffset, b.length >> 2);
+}
+
+/** Copies element `from` of src to element `to` of dst (32-bit views). */
+function copyElement(src: Uint32Array, from: number, dst: Uint32Array, to: number): void {
+  const s = from << 2;
+  const d = to << 2;
+  dst[d] = src[s]!;
+  dst[d + 1] = src[s + 1]!;
+  dst[d + 2] = src[s + 2]!;
+  dst[d + 3] = src[s + 3]!;
 }
 
 /**
- * Reduces per-element rows of (lt, eq) block pairs, most significant block first (flat arrays, row
+ * m products x * y (factors = [x | y], m each; one triple each), or with pair triples x * y1 and
+ * x * y2 (factors = [x | y1 | y2]; one pair triple each): one round, on encoded vectors.
+ * Returns [x y] or [x y1 | x y2].
+ */
+async function beaverEncoded(eng: RoundEngine, factors: Uint8Array, m: number, kind: 'triples' | 'pairs'): Promise<Uint8Array> {
+  const width = kind === 'triples' ? 3 : 5;
+  const items = (p: Prep): Uint8Array => (kind === 'triples' ? p.tripleBytes : p.pairBytes);
+  const { opened, prep } = await eng.roundEncoded({ ...NO_NEEDS, [kind]: m }, (p) => beaverOpeningsEncoded(factors, items(p), m, width));
+  return beaverProductsEncoded(opened, items(prep), m, width);
+}
+
+/**
+ * Reduces per-element rows of (lt, eq) block pairs, most significant block first (encoded, row
  * length `width`), by the associative combination (lt1, eq1) o (lt2, eq2) = (lt1 + eq1 lt2, eq1 eq2);
  * ceil(log2 width) rounds, 2 products per combination sharing one factor (a pair triple; 1 product at
- * the last level, where eq is not needed).
+ * the last level, where eq is not needed). Returns the m results, encoded.
  */
-async function lexTree(eng: RoundEngine, lt: bigint[], eq: bigint[], m: number, width: number): Promise<bigint[]> {
+async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: number, width: number): Promise<Uint8Array> {
   while (width > 1) {
     const pairs = width >> 1;
     const odd = width & 1;
     const finalLevel = width === 2;
     const k = m * pairs;
-    const xs = new Array<bigint>(k);
-    const y1 = new Array<bigint>(k);
-    const y2 = finalLevel ? [] : new Array<bigint>(k);
+    const nw = pairs + odd;
+    const lt32 = words(lt);
+    const eq32 = words(eq);
+    // factors [eq_H | lt_L | eq_L] and the lt_H to add to the first product
+    const f = new Uint8Array((finalLevel ? 2 : 3) * k * ELEMENT_BYTES);
+    const ltH = new Uint8Array(k * ELEMENT_BYTES);
+    const f32 = words(f);
+    const ltH32 = words(ltH);
     for (let e = 0, i = 0; e < m; e++) {
       const row = e * width;
       for (let q = 0; q < pairs; q++, i++) {
         const h = row + 2 * q;
-        xs[i] = eq[h]!;
-        y1[i] = lt[h + 1]!;
-        if (!finalLevel) y2[i] = eq[h + 1]!;
+        copyElement(eq32, h, f32, i);
+        copyElement(lt32, h + 1, f32, k + i);
+        if (!finalLevel) copyElement(eq32, h + 1, f32, 2 * k + i);
+        copyElement(lt32, h, ltH32, i);
       }
     }
     // eq_H * lt_L and eq_H * eq_L share the factor eq_H: one pair triple (3 openings, not 4)
-    const prod = finalLevel ? await mul(eng, xs, y1) : await mul2(eng, xs, y1, y2);
-    const nw = pairs + odd;
-    const nlt = new Array<bigint>(m * nw);
-    const neq = finalLevel ? eq : new Array<bigint>(m * nw);
+    const prod = await beaverEncoded(eng, f, k, finalLevel ? 'triples' : 'pairs');
+    const sum32 = words(addEncoded(ltH, prod.subarray(0, k * ELEMENT_BYTES)));
+    const prod32 = words(prod);
+    const nlt = new Uint8Array(m * nw * ELEMENT_BYTES);
+    const neq = finalLevel ? eq : new Uint8Array(m * nw * ELEMENT_BYTES);
+    const nlt32 = words(nlt);
+    const neq32 = words(neq);
     for (let e = 0, i = 0; e < m; e++) {
       const row = e * width;
       const nrow = e * nw;
       for (let q = 0; q < pairs; q++, i++) {
-        const s = lt[row + 2 * q]! + prod[i]!;
-        nlt[nrow + q] = s >= P ? s - P : s;
-        if (!finalLevel) neq[nrow + q] = prod[k + i]!;
+        copyElement(sum32, i, nlt32, nrow + q);
+        if (!finalLevel) copyElement(prod32, k + i, neq32, nrow + q);
       }
       if (odd) {
-        nlt[nrow + pairs] = lt[row + width - 1]!;
-        if (!finalLevel) neq[nrow + pairs] = eq[row + width - 1]!;
+        copyElement(lt32, row + width - 1, nlt32, nrow + pairs);
+        if (!finalLevel) copyElement(eq32, row + width - 1, neq32, nrow + pairs);
       }
     }
     lt = nlt;
@@ -282,31 +312,52 @@ async function lexTree(eng: RoundEngine, lt: bigint[], eq: bigint[], m: number, 
   return lt;
 }
 
-/** Product of each row of factors (flat, row length `width`) by a balanced tree (ceil(log2 width) rounds). */
-async function prodTree(eng: RoundEngine, f: bigint[], m: number, width: number): Promise<bigint[]> {
+/** Product of each row of factors (encoded, row length `width`) by a balanced tree (ceil(log2 width) rounds). */
+async function prodTree(eng: RoundEngine, f: Uint8Array, m: number, width: number): Promise<Uint8Array> {
   while (width > 1) {
     const pairs = width >> 1;
     const odd = width & 1;
     const k = m * pairs;
-    const xs = new Array<bigint>(k);
-    const ys = new Array<bigint>(k);
+    const nw = pairs + odd;
+    const f32 = words(f);
+    const xy = new Uint8Array(2 * k * ELEMENT_BYTES);
+    const xy32 = words(xy);
     for (let e = 0, i = 0; e < m; e++) {
       for (let q = 0; q < pairs; q++, i++) {
-        xs[i] = f[e * width + 2 * q]!;
-        ys[i] = f[e * width + 2 * q + 1]!;
+        copyElement(f32, e * width + 2 * q, xy32, i);
+        copyElement(f32, e * width + 2 * q + 1, xy32, k + i);
       }
     }
-    const prod = await mul(eng, xs, ys);
-    const nw = pairs + odd;
-    const nf = new Array<bigint>(m * nw);
+    const prod32 = words(await beaverEncoded(eng, xy, k, 'triples'));
+    const nf = new Uint8Array(m * nw * ELEMENT_BYTES);
+    const nf32 = words(nf);
     for (let e = 0; e < m; e++) {
-      for (let q = 0; q < pairs; q++) nf[e * nw + q] = prod[e * pairs + q]!;
-      if (odd) nf[e * nw + pairs] = f[e * width + width - 1]!;
+      for (let q = 0; q < pairs; q++) copyElement(prod32, e * pairs + q, nf32, e * nw + q);
+      if (odd) copyElement(f32, e * width + width - 1, nf32, e * nw + pairs);
     }
     f = nf;
     width = nw;
   }
   return f;
+}
+
+/**
+ * The block indicators ([c_j < r_j], [c_j == r_j], local) of the public values c against the
+ * stored nibbles, rows of `blocks` per element, most significant block first.
+ */
+function indicators(nib: Uint8Array, c: readonly bigint[], blocks: number): { lt: Uint8Array; eq: Uint8Array } {
+  const m = c.length;
+  const digits = new Uint8Array(m * blocks);
+  const base = new Uint32Array(m * blocks);
+  const dig = new Uint8Array(blocks);
+  for (let e = 0, i = 0; e < m; e++) {
+    nibbleDigits(c[e]!, blocks, dig);
+    for (let j = blocks - 1; j >= 0; j--, i++) {
+      digits[i] = dig[j]!;
+      base[i] = (e * blocks + j) * NIBBLE_WIDTH;
+    }
+  }
+  return blockIndicatorsEncoded(nib, base, digits);
 }
 
 /** [a < 0] for signed a with |a| < 2^(L+1) (so a = x - y for |x|,|y| < 2^L). Catrina & de Hoogh LTZ. */
@@ -317,25 +368,9 @@ export async function ltz(eng: RoundEngine, a: readonly bigint[]): Promise<bigin
   const half = 1n << BigInt(K - 1); // 2^(K-1) = 2^M
   const { c, nib, masks } = await maskedOpen(eng, a, half);
   const bigM = BigInt(M);
-  const lt = new Array<bigint>(m * blocks);
-  const eq = new Array<bigint>(m * blocks);
-  const dig = new Uint8Array(blocks);
-  const his = new Array<bigint>(m);
-  for (let e = 0; e < m; e++) {
-    const ce = c[e]!;
-    his[e] = ce >> bigM;
-    nibbleDigits(ce, blocks, dig);
-    for (let j = blocks - 1, i = e * blocks; j >= 0; j--, i++) {
-      const cj = dig[j]!;
-      const base = (e * blocks + j) * NIBBLE_WIDTH;
-      // [c_j < r_j] = [r_j > c_j];  [c_j == r_j] = [r_j > c_j - 1] - [r_j > c_j] (each element read once)
-      const g = gtAt(nib, base, cj);
-      const d = (cj === 0 ? 1n : elementAt(nib, base + cj - 1)) - g;
-      lt[i] = g;
-      eq[i] = d < 0n ? d + P : d;
-    }
-  }
-  const u = await lexTree(eng, lt, eq, m, blocks); // [c' < r']
+  const his = c.map((ce) => ce >> bigM);
+  const { lt, eq } = indicators(nib, c, blocks);
+  const u = decodeFieldVector(await lexTree(eng, lt, eq, m, blocks)); // [c' < r']
   // floor(x / 2^M) = floor(c / 2^M) - r'' - u, x = 2^M + a; [a < 0] = 1 - that.
   const out = new Array<bigint>(m);
   for (let e = 0; e < m; e++) {
@@ -359,17 +394,11 @@ export async function eq(eng: RoundEngine, x: readonly bigint[], y: readonly big
   const off = 1n << BigInt(M - 1);
   const { c, nib } = await maskedOpen(eng, d, off);
   const modM = (1n << BigInt(M)) - 1n;
-  const f = new Array<bigint>(m * blocks);
-  const dig = new Uint8Array(blocks);
-  for (let e = 0; e < m; e++) {
-    const w = (c[e]! - off) & modM; // (x + r') mod 2^M with x = d + 2^(M-1); d == 0 iff w == r'
-    nibbleDigits(w, blocks, dig);
-    for (let j = 0; j < blocks; j++) {
-      const wj = dig[j]!;
-      f[e * blocks + j] = eqAt(nib, (e * blocks + j) * NIBBLE_WIDTH, wj);
-    }
-  }
-  return prodTree(eng, f, m, blocks);
+  // (x + r') mod 2^M with x = d + 2^(M-1); d == 0 iff it equals r' in every block. The block order
+  // does not matter for a product: indicators() lists the most significant block first.
+  const w = c.map((ce) => (ce - off) & modM);
+  const { eq: f } = indicators(nib, w, blocks);
+  return decodeFieldVector(await prodTree(eng, f, m, blocks));
 }
 
 /** c ? x : y = y + c (x - y), one product. */

@@ -15,14 +15,14 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
 import { InconsistentSharesError, QuorumLostError, type JobContext, type Sec } from './api';
-import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, mod, readElement, reduceWide } from './field';
+import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, encodeFieldVector, mod, readElement, reduceWide } from './field';
 import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
 import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
 import { KINDS, NIBBLE_WIDTH, zeroCounts, type Counts } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
-import { assertParams, cryptoRng, interpolateEncoded, lagrange, nameBadParty, reconstructChecked } from './shamir';
+import { assertParams, cryptoRng, interpolateEncoded, interpolateToBytes, lagrange, nameBadParty, reconstructChecked } from './shamir';
 import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type SplitState } from './state';
 
 /** Options of createParty. */
@@ -139,8 +139,10 @@ function vecOf(x: Sec): readonly bigint[] {
 interface PendingOp {
   needs: proto.OpNeeds;
   to: number; // 0: open to all
-  prepare: (p: proto.Prep) => bigint[];
-  resolve: (v: { opened: bigint[] | null; prep: proto.Prep }) => void;
+  /** Shares and opened values as encoded vectors (16 bytes per element) instead of BigInts. */
+  encoded?: boolean;
+  prepare: (p: proto.Prep) => bigint[] | Uint8Array;
+  resolve: (v: { opened: bigint[] | Uint8Array | null; prep: proto.Prep }) => void;
   reject: (e: unknown) => void;
   len?: number;
   prep?: proto.Prep;
@@ -162,6 +164,20 @@ function elementOf(v: ShareVec, e: number): bigint {
   return v instanceof Uint8Array ? readElement(new DataView(v.buffer, v.byteOffset, v.byteLength), e * ELEMENT_BYTES) : v[e]!;
 }
 
+/** A round's shares opened to all, in operation order: BigInts, or one encoded vector when some operation's are encoded. */
+function joinShares(parts: readonly (bigint[] | Uint8Array)[], encoded: boolean): ShareVec {
+  if (!encoded) return parts.length === 1 ? (parts[0] as bigint[]) : (parts as bigint[][]).flat();
+  const bytes = parts.map((v) => (v instanceof Uint8Array ? v : encodeFieldVector(v)));
+  if (bytes.length === 1) return bytes[0]!;
+  const out = new Uint8Array(bytes.reduce((n, b) => n + b.length, 0));
+  let at = 0;
+  for (const b of bytes) {
+    out.set(b, at);
+    at += b.length;
+  }
+  return out;
+}
+
 function decodedOf(v: ShareVec): readonly bigint[] {
   return v instanceof Uint8Array ? decodeVector(v) : v;
 }
@@ -176,7 +192,8 @@ interface RoundState {
   r: number;
   ops: PendingOp[];
   ready: boolean; // own shares computed and sent
-  allMine: bigint[];
+  /** my shares of the values opened to all: encoded when some operation of the round is */
+  allMine: ShareVec;
   toMine: bigint[] | undefined; // shares of values opened to me (mine included)
   sharesAll: Map<number, ShareVec>;
   sharesTo: Map<number, ShareVec>;
@@ -817,20 +834,30 @@ class PartyImpl implements Party {
     if (job.failed !== undefined || this.job !== job) return;
     // Assign preprocessing in queue order.
     const res = this.prep.reserve;
-    const taken = { triples: need.triples > 0 ? res.take('triples', need.triples) : [], pairs: need.pairs > 0 ? res.take('pairs', need.pairs) : [] };
-    const nibBytes = need.nibbles > 0 ? res.takeBytes('nibbles', need.nibbles) : new Uint8Array(0);
+    const EMPTY = new Uint8Array(0);
+    const tripleBytes = need.triples > 0 ? res.takeBytes('triples', need.triples) : EMPTY;
+    const pairBytes = need.pairs > 0 ? res.takeBytes('pairs', need.pairs) : EMPTY;
+    const nibBytes = need.nibbles > 0 ? res.takeBytes('nibbles', need.nibbles) : EMPTY;
     const { maskBits } = proto.geometry(this.L, this.kappa);
     const Mk = masks > 0 ? this.prss().boundedShares(`${job.nonceBase}:${r}`, masks, maskBits) : [];
     const at = zeroCounts();
     let mi = 0;
-    let all: bigint[] = [];
+    const parts: (bigint[] | Uint8Array)[] = [];
+    let encodedAll = false;
     const to = new Map<number, bigint[]>();
     const one = ops.length === 1;
+    const tb = 3 * ELEMENT_BYTES;
+    const pb = 5 * ELEMENT_BYTES;
+    const nb = NIBBLE_WIDTH * ELEMENT_BYTES;
     for (const op of ops) {
-      const nb = NIBBLE_WIDTH * ELEMENT_BYTES;
+      const tr = one ? tripleBytes : tripleBytes.subarray(at.triples * tb, (at.triples + op.needs.triples) * tb);
+      const pr = one ? pairBytes : pairBytes.subarray(at.pairs * pb, (at.pairs + op.needs.pairs) * pb);
       const p: proto.Prep = {
-        triples: one ? taken.triples : taken.triples.slice(at.triples * 3, (at.triples + op.needs.triples) * 3),
-        pairs: one ? taken.pairs : taken.pairs.slice(at.pairs * 5, (at.pairs + op.needs.pairs) * 5),
+        // BigInts only for the operations that compute on them
+        triples: op.encoded || tr.length === 0 ? [] : decodeVector(tr),
+        pairs: op.encoded || pr.length === 0 ? [] : decodeVector(pr),
+        tripleBytes: tr,
+        pairBytes: pr,
         nibbles: one ? nibBytes : nibBytes.subarray(at.nibbles * nb, (at.nibbles + op.needs.nibbles) * nb),
         masks: one ? Mk : Mk.slice(mi, mi + op.needs.masks),
       };
@@ -838,16 +865,19 @@ class PartyImpl implements Party {
       mi += op.needs.masks;
       op.prep = p;
       const shares = op.prepare(p);
-      op.len = shares.length;
+      op.len = lengthOf(shares);
       if (op.to === 0) {
-        if (one) all = shares;
-        else for (const x of shares) all.push(x);
+        parts.push(shares);
+        if (shares instanceof Uint8Array) encodedAll = true;
+      } else if (shares instanceof Uint8Array) {
+        throw new Error('internal: encoded shares are opened to all only');
       } else {
         let v = to.get(op.to);
         if (!v) to.set(op.to, (v = []));
         for (const x of shares) v.push(x);
       }
     }
+    const all = joinShares(parts, encodedAll);
     rs.allMine = all;
     rs.toMine = to.get(this.id);
     rs.expectTo = rs.toMine !== undefined;
@@ -857,7 +887,7 @@ class PartyImpl implements Party {
     for (let j = 1; j <= this.n; j++) {
       if (j === this.id) continue;
       const mine = to.get(j);
-      if (all.length === 0 && !mine) continue;
+      if (lengthOf(all) === 0 && !mine) continue;
       let bytes: Uint8Array;
       if (!mine) bytes = common ??= this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, []] });
       else bytes = this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, mine] });
@@ -899,11 +929,11 @@ class PartyImpl implements Party {
     if (!allBytes || !toBytes) return;
     try {
       // Kept as bytes (checked below p, as decoding would): open() interpolates them encoded.
-      if (rs.allMine.length > 0 && !rs.sharesAll.has(from)) {
+      if (lengthOf(rs.allMine) > 0 && !rs.sharesAll.has(from)) {
         assertEncodedVector(allBytes);
         const got = allBytes.length / ELEMENT_BYTES;
-        if (got === rs.allMine.length) rs.sharesAll.set(from, allBytes);
-        else this.logFn({ ev: 'bad-share-length', from, job: job.id, round: rs.r, got, want: rs.allMine.length });
+        if (got === lengthOf(rs.allMine)) rs.sharesAll.set(from, allBytes);
+        else this.logFn({ ev: 'bad-share-length', from, job: job.id, round: rs.r, got, want: lengthOf(rs.allMine) });
       }
       if (rs.toMine && !rs.sharesTo.has(from)) {
         assertEncodedVector(toBytes);
@@ -925,17 +955,18 @@ class PartyImpl implements Party {
       for (const j of this.aliveParties()) if (!have.has(j)) return false;
       return true;
     };
-    const allDone = rs.allMine.length === 0 || need(rs.sharesAll);
+    const allDone = lengthOf(rs.allMine) === 0 || need(rs.sharesAll);
     const toDone = !rs.expectTo || need(rs.sharesTo);
     if (!allDone || !toDone) return;
     job.inflight = undefined;
     rs.retransmit?.();
     if (this.traceRounds) this.logFn({ ev: 'round', job: job.id, r: rs.r, flushedAt: rs.flushedAt, sentAt: rs.sentAt, doneAt: performance.now(), arrivals: rs.arrivals, from: [...rs.sharesAll.keys()] });
-    let openedAll: bigint[] = [];
+    let openedAll: bigint[] | Uint8Array = [];
     let openedTo: bigint[] | undefined;
     try {
-      if (rs.allMine.length > 0) openedAll = this.open(job.id, rs.r, 'all', rs.sharesAll);
-      if (rs.expectTo) openedTo = this.open(job.id, rs.r, 'to', rs.sharesTo);
+      // encoded when some operation of the round is (the others' values are decoded from it below)
+      if (lengthOf(rs.allMine) > 0) openedAll = this.open(job.id, rs.r, 'all', rs.sharesAll, rs.allMine instanceof Uint8Array);
+      if (rs.expectTo) openedTo = this.open(job.id, rs.r, 'to', rs.sharesTo, false) as bigint[];
     } catch (e) {
       this.failJob(job, e, rs);
       return;
@@ -945,7 +976,13 @@ class PartyImpl implements Party {
     for (const op of rs.ops) {
       const len = op.len!;
       if (op.to === 0) {
-        op.resolve({ opened: openedAll.slice(ai, ai + len), prep: op.prep! });
+        let opened: bigint[] | Uint8Array;
+        if (!(openedAll instanceof Uint8Array)) opened = openedAll.slice(ai, ai + len);
+        else {
+          const bytes = openedAll.subarray(ai * ELEMENT_BYTES, (ai + len) * ELEMENT_BYTES);
+          opened = op.encoded ? bytes : decodeVector(bytes);
+        }
+        op.resolve({ opened, prep: op.prep! });
         ai += len;
       } else if (op.to === this.id) {
         op.resolve({ opened: openedTo!.slice(oi, oi + len), prep: op.prep! });
@@ -956,17 +993,20 @@ class PartyImpl implements Party {
   }
 
   /** Reconstructs from the shares in hand (checked if configured) and registers the late-share check. */
-  private open(jobId: string, r: number, part: 'all' | 'to', have: Map<number, ShareVec>): bigint[] {
+  private open(jobId: string, r: number, part: 'all' | 'to', have: Map<number, ShareVec>, asBytes: boolean): bigint[] | Uint8Array {
     const parties = [...have.keys()];
     const shares = parties.map((p) => have.get(p)!);
-    let out: bigint[];
+    let out: bigint[] | Uint8Array;
     if (this.checkOpenings && parties.length > this.t + 1) {
       try {
         out = reconstructChecked(parties, shares.map(decodedOf), this.t, this.n);
+        if (asBytes) out = encodeFieldVector(out);
       } catch (e) {
         if (e instanceof InconsistentSharesError) this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: e.party, index: e.index });
         throw e;
       }
+    } else if (asBytes) {
+      out = interpolateToBytes(parties.slice(0, this.t + 1), shares.slice(0, this.t + 1));
     } else {
       out = interpolateEncoded(parties.slice(0, this.t + 1), shares.slice(0, this.t + 1), 0);
     }
@@ -1070,7 +1110,17 @@ class Ctx implements JobContext, proto.RoundEngine {
     return new Promise((resolve, reject) => {
       this.p.enqueue(this.job, {
         needs, to: 0, prepare,
-        resolve: (v) => resolve({ opened: v.opened!, prep: v.prep }),
+        resolve: (v) => resolve({ opened: v.opened as bigint[], prep: v.prep }),
+        reject,
+      });
+    });
+  }
+
+  roundEncoded(needs: proto.OpNeeds, prepare: (p: proto.Prep) => Uint8Array): Promise<{ opened: Uint8Array; prep: proto.Prep }> {
+    return new Promise((resolve, reject) => {
+      this.p.enqueue(this.job, {
+        needs, to: 0, prepare, encoded: true,
+        resolve: (v) => resolve({ opened: v.opened as Uint8Array, prep: v.prep }),
         reject,
       });
     });
@@ -1189,7 +1239,7 @@ class Ctx implements JobContext, proto.RoundEngine {
     return new Promise((resolve, reject) => {
       this.p.enqueue(this.job, {
         needs: { triples: 0, pairs: 0, nibbles: 0, masks: 0 }, to: recipient, prepare: () => v.slice(),
-        resolve: (r) => resolve(r.opened), reject,
+        resolve: (r) => resolve(r.opened as bigint[] | null), reject,
       });
     });
   }

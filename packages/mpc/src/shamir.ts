@@ -8,6 +8,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { InconsistentSharesError } from './api';
+import { lincombEncoded } from './kernel';
 import { LIMB_WEIGHT_LIMIT, P, FieldError, addLimbs, assertElements, assertEncodedAt, decodeFieldVector, encodeFieldVector, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
 
 /** Errors for bad sharing parameters or inputs (wrong counts, bad party ids, t >= n/2). */
@@ -271,6 +272,21 @@ export function interpolateEncoded(parties: readonly number[], shares: readonly 
   const out = fromLimbsMod(acc, m, neg);
   if (dInv !== 1n) for (let e = 0; e < m; e++) out[e] = reduce(out[e]! * dInv);
   return out;
+}
+
+/**
+ * interpolateEncoded at 0 with the result encoded (16 bytes per element): the Lagrange combination
+ * runs in the field kernel, without a BigInt per element.
+ */
+export function interpolateToBytes(parties: readonly number[], shares: readonly (readonly bigint[] | Uint8Array)[]): Uint8Array {
+  if (parties.length !== shares.length || parties.length === 0) throw new SharingError(`${parties.length} party ids but ${shares.length} share vectors`);
+  const rows = shares.map((v) => (v instanceof Uint8Array ? v : encodeFieldVector(v)));
+  const m = rows[0]!.length;
+  rows.forEach((r, j) => {
+    if (r.length !== m) throw new SharingError(`share vector of party ${parties[j]} has length ${r.length / 16}, expected ${m / 16}`);
+  });
+  // (the kernel checks every element is below p)
+  return lincombEncoded(rows, lagrange(parties, 0));
 }
 
 /** Secrets from the first t+1 of the given shares (no consistency check). */
