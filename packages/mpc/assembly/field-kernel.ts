@@ -503,7 +503,7 @@ export function nibbleUnary(x: usize, p2: usize, p3: usize, dst: usize, u: i32):
   }
 }
 
-// ---- online phase: Beaver steps and the comparison's block indicators ----
+// ---- online phase: Beaver steps ----
 
 /** a = the canonical (h, l) as limbs. */
 @inline function limbsOfHL(): void {
@@ -599,37 +599,5 @@ export function beaverProducts(opened: usize, items: usize, out: usize, m: i32, 
       a0 += u0; a1 += u1; a2 += u2; a3 += u3; a4 += u4;
       pack(out + ((<usize>((k - 1) * m + i)) << 4));
     }
-  }
-}
-
-/**
- * The comparison's local block indicators from stored nibbles ([r > j] for j = 0..14, then r; 16
- * elements each): for block k with public digit c = digits[k] of the nibble at element index
- * base[k], lt[k] = [c < r] = [r > c] (0 for c = 15) and eq[k] = [r = c] = [r > c - 1] - [r > c]
- * ([r > -1] = 1).
- */
-export function blockIndicators(nib: usize, base: usize, digits: usize, lt: usize, eq: usize, count: i32): void {
-  for (let k = 0; k < count; k++) {
-    const c = <i32>load<u8>(digits + <usize>k);
-    const b = nib + ((<usize>load<u32>(base + (<usize>k << 2))) << 4);
-    const o = <usize>k << 4;
-    let gh: u64 = 0;
-    let gl: u64 = 0;
-    if (c < 15) {
-      ld2(b + (<usize>c << 4));
-      gh = h;
-      gl = l;
-    }
-    if (c == 0) {
-      h = 0;
-      l = 1;
-    } else {
-      ld2(b + (<usize>(c - 1) << 4));
-    }
-    fsub(gh, gl);
-    st2(eq + o);
-    h = gh;
-    l = gl;
-    st2(lt + o);
   }
 }

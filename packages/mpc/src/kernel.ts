@@ -32,7 +32,6 @@ interface KernelExports {
   subMany(x: number, y: number, dst: number, n: number): void;
   beaverOpenings(f: number, items: number, out: number, m: number, width: number, nf: number): void;
   beaverProducts(opened: number, items: number, out: number, m: number, width: number): void;
-  blockIndicators(nib: number, base: number, digits: number, lt: number, eq: number, count: number): void;
 }
 
 let kernel: KernelExports | undefined;
@@ -59,14 +58,17 @@ function count(v: Uint8Array, what: string): number {
   return v.length / ELEMENT_BYTES;
 }
 
+/**
+ * Throws unless every 16-byte big-endian element is below p: the top bit clear, and not p itself
+ * (0x7f then fifteen 0xff). One byte test per element in the common case.
+ */
 function assertCanonical(v: Uint8Array, what: string): void {
-  const view = new DataView(v.buffer, v.byteOffset, v.byteLength);
   for (let o = 0; o < v.length; o += ELEMENT_BYTES) {
-    try {
-      assertEncodedAt(view, o);
-    } catch {
-      throw new FieldError(`${what}: element ${o / ELEMENT_BYTES} is not a field element`);
-    }
+    const top = v[o]!;
+    if (top < 0x7f) continue;
+    let isP = top === 0x7f;
+    for (let i = 1; isP && i < ELEMENT_BYTES; i++) isP = v[o + i] === 0xff;
+    if (top > 0x7f || isP) throw new FieldError(`${what}: element ${o / ELEMENT_BYTES} is not a field element`);
   }
 }
 
@@ -244,18 +246,42 @@ export function beaverProductsEncoded(opened: Uint8Array, items: Uint8Array, m: 
 
 /**
  * The comparison's block indicators: for block k, with public digit digits[k] (0..15) of the stored
- * nibble at element index base[k] of `nibbles` (16 elements each), lt = [r > c] and eq = [r = c].
+ * nibble at element index base[k] of `nibbles` (16 elements each), lt = [r > c] and eq = [r = c] =
+ * [r > c - 1] - [r > c]. Only the two elements read per block are gathered (a nibble is 16).
  */
 export function blockIndicatorsEncoded(nibbles: Uint8Array, base: Uint32Array, digits: Uint8Array): { lt: Uint8Array; eq: Uint8Array } {
   const n = digits.length;
   const total = count(nibbles, 'blocks');
   if (base.length !== n) throw new FieldError(`blocks: ${base.length} nibble indices for ${n} digits`);
+  const gt = new Uint8Array(n * ELEMENT_BYTES);
+  const above = new Uint8Array(n * ELEMENT_BYTES);
+  // 32-bit word copies (the nibbles come from the reserve's 16-byte aligned buffers; else a copy)
+  const src = nibbles.byteOffset % 4 === 0 ? nibbles : nibbles.slice();
+  const s32 = new Uint32Array(src.buffer, src.byteOffset, src.length >> 2);
+  const g32 = new Uint32Array(gt.buffer);
+  const a32 = new Uint32Array(above.buffer);
   for (let i = 0; i < n; i++) {
-    if (digits[i]! > 15) throw new FieldError(`blocks: digit ${digits[i]} is not base 16`);
-    if (base[i]! % 16 !== 0 || base[i]! + 16 > total) throw new FieldError(`blocks: nibble index ${base[i]} outside the nibbles`);
+    const c = digits[i]!;
+    const b = base[i]!;
+    if (c > 15) throw new FieldError(`blocks: digit ${c} is not base 16`);
+    if (b % 16 !== 0 || b + 16 > total) throw new FieldError(`blocks: nibble index ${b} outside the nibbles`);
+    const o = i * 4;
+    // [r > 15] = 0 (left zero); [r > -1] = 1
+    if (c < 15) {
+      const from = (b + c) * 4;
+      g32[o] = s32[from]!;
+      g32[o + 1] = s32[from + 1]!;
+      g32[o + 2] = s32[from + 2]!;
+      g32[o + 3] = s32[from + 3]!;
+    }
+    if (c === 0) above[i * ELEMENT_BYTES + ELEMENT_BYTES - 1] = 1;
+    else {
+      const from = (b + c - 1) * 4;
+      a32[o] = s32[from]!;
+      a32[o + 1] = s32[from + 1]!;
+      a32[o + 2] = s32[from + 2]!;
+      a32[o + 3] = s32[from + 3]!;
+    }
   }
-  assertCanonical(nibbles, 'blocks');
-  const baseBytes = new Uint8Array(base.buffer, base.byteOffset, base.byteLength);
-  const [lt, eq] = run([nibbles, baseBytes, digits], [n * ELEMENT_BYTES, n * ELEMENT_BYTES], ([pn, pb, pd], [l, e]) => k().blockIndicators(pn!, pb!, pd!, l!, e!, n));
-  return { lt: lt!, eq: eq! };
+  return { lt: gt, eq: subEncoded(above, gt) };
 }
