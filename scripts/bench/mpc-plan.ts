@@ -6,7 +6,8 @@ import { F, seededRng, shareSecret, type Party } from '@tenebra/mpc';
 export type Step =
   | { kind: 'fill' }
   | { kind: 'mul'; n: number }
-  | { kind: 'lt'; n: number }
+  /** warmup: run, not printed (the first jobs pay for compiling the code paths) */
+  | { kind: 'lt'; n: number; warmup?: boolean }
   | { kind: 'latency'; count: number };
 
 export interface StepResult {
@@ -47,26 +48,29 @@ const nextJob = (party: number): number => {
 /** Runs one step at one party; bytesSent() reports this party's bytes sent so far. */
 /** The name a step's figures are printed under (also MPC_PROF_STEP's key). */
 export function stepName(step: Step): string {
+  if (step.kind === 'lt' && step.warmup) return `warm-up lt x${step.n}`;
   return step.kind === 'fill' ? 'fill' : step.kind === 'latency' ? `latency x${step.count}` : `${step.kind} x${step.n}`;
 }
 
 export async function runStep(p: Party, step: Step, bytesSent: () => number): Promise<StepResult> {
-  // Barrier: a tiny job all parties must reach, so a step's clock starts together everywhere.
+  const { n, t, id } = p;
+  // Inputs first (BigInt sharing from a seed: not part of what is measured)...
+  const size = step.kind === 'mul' || step.kind === 'lt' ? step.n : 1;
+  const x = step.kind === 'fill' ? [] : inputShares('x', size, n, t, id);
+  const y = step.kind === 'fill' ? [] : inputShares('y', size, n, t, id);
+  // ...then a barrier: a tiny job all parties must reach, so a step's clock starts together everywhere.
   await p.runJob(`bench-sync-${nextJob(p.id)}`, async (ctx) => ctx.open(ctx.constant([1n])));
   const s0 = p.status();
   const b0 = bytesSent();
   const t0 = performance.now();
   let rounds = 0;
   let samples: number[] | undefined;
-  const { n, t, id } = p;
   switch (step.kind) {
     case 'fill':
       await p.fill();
       break;
     case 'mul':
     case 'lt': {
-      const x = inputShares('x', step.n, n, t, id);
-      const y = inputShares('y', step.n, n, t, id);
       await p.runJob(`bench-${step.kind}-${step.n}-${nextJob(id)}`, async (ctx) => {
         const a = ctx.fromShares(x);
         const b = ctx.fromShares(y);
@@ -77,8 +81,6 @@ export async function runStep(p: Party, step: Step, bytesSent: () => number): Pr
       break;
     }
     case 'latency': {
-      const x = inputShares('x', 1, n, t, id);
-      const y = inputShares('y', 1, n, t, id);
       samples = [];
       for (let k = 0; k < step.count; k++) {
         const s = performance.now();

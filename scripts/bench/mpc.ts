@@ -20,6 +20,7 @@ const t = 2;
 const BIG = quick ? 2000 : 10000;
 const LAT = Number(process.env.MPC_LAT ?? (quick ? 50 : 300));
 const MULS = quick ? 5000 : 20000;
+const WARMUP = 200;
 const PROD = quick ? { triples: 1000, bits: 4000 } : { triples: 5000, bits: 20000 };
 
 const latOnly = args.has('--latency-only');
@@ -28,12 +29,13 @@ const online: Step[] = latOnly
   : [
       { kind: 'fill' },
       { kind: 'mul', n: MULS },
+      { kind: 'lt', n: WARMUP, warmup: true },
       { kind: 'lt', n: 1000 },
       { kind: 'lt', n: BIG },
       { kind: 'latency', count: LAT },
     ];
 const production: Step[] = [{ kind: 'fill' }];
-const lts = 1000 + BIG + LAT;
+const lts = WARMUP + 1000 + BIG + LAT;
 const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetPairs: 11 * lts + 100, targetBits: 52 * lts + 100, batch: 8192, background: false };
 const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetPairs: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false };
 
@@ -52,6 +54,7 @@ function print(where: string, results: StepResult[][]): void {
     const r0 = results[0]![s]!;
     const ms = Math.max(...results.map((r) => r[s]!.ms));
     const bytes = results.reduce((a, r) => a + r[s]!.bytesSent, 0);
+    if (r0.step.startsWith('warm-up')) continue;
     if (r0.step.startsWith('fill')) {
       const { triples: mt, pairs: mp, bits: mb } = r0.made;
       const per = (x: number): string => (x / ms * 1000).toFixed(0);
