@@ -38,9 +38,12 @@ const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
 /** Matching latency options of every committee node (docs: packages/matching README, "Latency options"). */
 export const COMMITTEE_MATCH_OPTIONS = { searchArity: 4, prefetchRank: true, pipelineCross: true } as const;
 /**
- * A job of this many ops or more carries a backlog: the committee is behind, and committee
- * preprocessing, not round latency, bounds its rate. Such a job matches with the fewest
- * comparisons (binary rank search, nothing speculative: about 26% fewer comparisons per op).
+ * A job of this many ops or more carries a backlog. Such a job matches with the fewest comparisons
+ * (binary rank search, nothing speculative: about 26% fewer comparisons per op). That paid when
+ * committee preprocessing bounded a backlog's rate; with preprocessing in the field kernel it keeps
+ * pace (packages/mpc README), rounds bound the rate instead, and jobs follow the sequencer's small
+ * group commits, so jobs this large are rare: an A/B run with the threshold out of reach matched at
+ * the same rate.
  */
 export const BACKLOG_OPS = 16;
 export const BACKLOG_MATCH_OPTIONS = { searchArity: 2, prefetchRank: false, pipelineCross: false } as const;

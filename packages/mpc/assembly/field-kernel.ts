@@ -36,6 +36,17 @@ let a4: u64 = 0;
   a4 = hi >> 40;
 }
 
+/** a += the element at p, limbwise (canonical input; each limb grows by less than 2^26). */
+@inline function addAt(p: usize): void {
+  const hi = loadBE(p);
+  const lo = loadBE(p + 8);
+  a0 += lo & M26;
+  a1 += (lo >> 26) & M26;
+  a2 += ((lo >> 52) | (hi << 12)) & M26;
+  a3 += (hi >> 14) & M26;
+  a4 += hi >> 40;
+}
+
 /** a = (the 16 raw bytes at p with the top bit cleared) mod p: a uniform field element from random bytes (bias 2^-127). */
 @inline function unpackRandom(p: usize): void {
   const hi = loadBE(p) & 0x7fffffffffffffff;
@@ -75,6 +86,36 @@ let a4: u64 = 0;
   a1 = t1;
 }
 
+// Saved limb sets: a value kept while `a` computes another (inlined, they stay in registers).
+let b0: u64 = 0;
+let b1: u64 = 0;
+let b2: u64 = 0;
+let b3: u64 = 0;
+let b4: u64 = 0;
+let c0: u64 = 0;
+let c1: u64 = 0;
+let c2: u64 = 0;
+let c3: u64 = 0;
+let c4: u64 = 0;
+
+@inline function aToB(): void {
+  b0 = a0; b1 = a1; b2 = a2; b3 = a3; b4 = a4;
+}
+
+@inline function aToC(): void {
+  c0 = a0; c1 = a1; c2 = a2; c3 = a3; c4 = a4;
+}
+
+/** a = a * b. */
+@inline function mulByB(): void {
+  mulBy(b0, b1, b2, b3, b4);
+}
+
+/** a = a * c. */
+@inline function mulByC(): void {
+  mulBy(c0, c1, c2, c3, c4);
+}
+
 /** Carries a (limbs below 2^40) to a canonical value and stores it big-endian at p. */
 @inline function pack(p: usize): void {
   let x0 = a0;
@@ -105,6 +146,15 @@ let a4: u64 = 0;
   store<u64>(p + 8, bswap<u64>(lo));
 }
 
+/** d = p * q (elements at those offsets). */
+@inline function mulAt(p: usize, q: usize, d: usize): void {
+  unpack(q);
+  aToB();
+  unpack(p);
+  mulByB();
+  pack(d);
+}
+
 /** dst[e] = src[e]^(2^125), the canonical square root of a residue (p = 3 mod 4); no residue check. */
 export function sqrtMany(src: usize, dst: usize, n: i32): void {
   for (let e = 0; e < n; e++) {
@@ -119,15 +169,7 @@ export function sqrtMany(src: usize, dst: usize, n: i32): void {
 export function mulMany(x: usize, y: usize, dst: usize, n: i32): void {
   for (let e = 0; e < n; e++) {
     const off = <usize>e << 4;
-    unpack(y + off);
-    const b0 = a0;
-    const b1 = a1;
-    const b2 = a2;
-    const b3 = a3;
-    const b4 = a4;
-    unpack(x + off);
-    mulBy(b0, b1, b2, b3, b4);
-    pack(dst + off);
+    mulAt(x + off, y + off, dst + off);
   }
 }
 
@@ -233,15 +275,11 @@ export function addMany(x: usize, y: usize, dst: usize, n: i32): void {
 /** dst[e] = x[e] * c for the one element c. */
 export function scaleMany(x: usize, c: usize, dst: usize, n: i32): void {
   unpack(c);
-  const b0 = a0;
-  const b1 = a1;
-  const b2 = a2;
-  const b3 = a3;
-  const b4 = a4;
+  aToC();
   for (let e = 0; e < n; e++) {
     const off = <usize>e << 4;
     unpack(x + off);
-    mulBy(b0, b1, b2, b3, b4);
+    mulByC();
     pack(dst + off);
   }
 }
@@ -261,13 +299,9 @@ export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): 
     let s4: u64 = 0;
     for (let j = 0; j < k; j++) {
       unpack(w + (<usize>j << 4));
-      const b0 = a0;
-      const b1 = a1;
-      const b2 = a2;
-      const b3 = a3;
-      const b4 = a4;
+      aToB();
       unpack(rows + <usize>j * stride + off);
-      mulBy(b0, b1, b2, b3, b4);
+      mulByB();
       // limbs below 2^27 each: sums of up to 64 terms stay far below 2^40
       s0 += a0; s1 += a1; s2 += a2; s3 += a3; s4 += a4;
     }
@@ -298,69 +332,47 @@ export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): 
  * inversion: one exponentiation for the whole vector).
  */
 export function bitsFromRoots(r: usize, s: usize, y: usize, dst: usize, n: i32): i32 {
-  // check, and dst[e] = s_0 * ... * s_(e-1)
+  // check, and dst[e] = s_0 * ... * s_(e-1) (the running product in a)
   a0 = 1; a1 = 0; a2 = 0; a3 = 0; a4 = 0;
   for (let e = 0; e < n; e++) {
     const off = <usize>e << 4;
-    const q0 = a0;
-    const q1 = a1;
-    const q2 = a2;
-    const q3 = a3;
-    const q4 = a4;
+    aToC();
     // s^2 against y (1 where y = 0), through dst[e] as scratch
     unpack(s + off);
-    const s0 = a0;
-    const s1 = a1;
-    const s2 = a2;
-    const s3 = a3;
-    const s4 = a4;
-    mulBy(s0, s1, s2, s3, s4);
+    aToB();
+    mulByB();
     pack(dst + off);
     ld2(dst + off);
     const sqh = h;
     const sql = l;
     ld2(y + off);
-    const yZero = h == 0 && l == 0;
-    if (yZero) { h = 0; l = 1; }
+    if (h == 0 && l == 0) l = 1;
     if (sqh != h || sql != l) return e;
-    a0 = q0; a1 = q1; a2 = q2; a3 = q3; a4 = q4;
+    a0 = c0; a1 = c1; a2 = c2; a3 = c3; a4 = c4;
     pack(dst + off);
-    mulBy(s0, s1, s2, s3, s4);
+    mulByB();
   }
-  invertA(); // a = (s_0 ... s_(n-1))^-1
+  invertA(); // a = (s_0 ... s_(n-1))^-1, then inv = that times the s not yet passed
   for (let e = n - 1; e >= 0; e--) {
     const off = <usize>e << 4;
-    const i0 = a0;
-    const i1 = a1;
-    const i2 = a2;
-    const i3 = a3;
-    const i4 = a4;
-    // s_e^-1 = inv * prefix_e
+    aToC();
+    // dst[e] = s_e^-1 = inv * prefix_e
     unpack(dst + off);
-    mulBy(i0, i1, i2, i3, i4);
-    const v0 = a0;
-    const v1 = a1;
-    const v2 = a2;
-    const v3 = a3;
-    const v4 = a4;
-    // next inv = inv * s_e
-    unpack(s + off);
-    const s0 = a0;
-    const s1 = a1;
-    const s2 = a2;
-    const s3 = a3;
-    const s4 = a4;
+    mulByC();
+    pack(dst + off);
     ld2(y + off);
     if (h == 0 && l == 0) {
       ld2(r + off);
       st2(dst + off);
     } else {
+      // (r s^-1 + 1) / 2; halving u: (u + p) / 2 when u is odd (p is odd)
+      unpack(dst + off);
+      aToB();
       unpack(r + off);
-      mulBy(v0, v1, v2, v3, v4);
+      mulByB();
       pack(dst + off);
       ld2(dst + off);
       fadd(0, 1);
-      // halve: (u + p) / 2 when u is odd, p odd
       if (l & 1) {
         const lo = l + LO_P;
         const hi = h + HI_P + (lo < l ? 1 : 0);
@@ -372,8 +384,8 @@ export function bitsFromRoots(r: usize, s: usize, y: usize, dst: usize, n: i32):
       }
       st2(dst + off);
     }
-    a0 = i0; a1 = i1; a2 = i2; a3 = i3; a4 = i4;
-    mulBy(s0, s1, s2, s3, s4);
+    unpack(s + off);
+    mulByC(); // inv * s_e
   }
   return -1;
 }
@@ -389,31 +401,11 @@ export function nibblePairs(x: usize, dst: usize, u: i32): void {
     let o = 0;
     for (let i = 0; i < 3; i++) {
       for (let j = i + 1; j < 4; j++) {
-        unpack(xb + (<usize>j << 4));
-        const b0 = a0;
-        const b1 = a1;
-        const b2 = a2;
-        const b3 = a3;
-        const b4 = a4;
-        unpack(xb + (<usize>i << 4));
-        mulBy(b0, b1, b2, b3, b4);
-        pack(db + (<usize>o << 4));
+        mulAt(xb + (<usize>i << 4), xb + (<usize>j << 4), db + (<usize>o << 4));
         o++;
       }
     }
   }
-}
-
-@inline function mulAt(p: usize, q: usize, d: usize): void {
-  unpack(q);
-  const b0 = a0;
-  const b1 = a1;
-  const b2 = a2;
-  const b3 = a3;
-  const b4 = a4;
-  unpack(p);
-  mulBy(b0, b1, b2, b3, b4);
-  pack(d);
 }
 
 /**
@@ -557,47 +549,28 @@ export function beaverProducts(opened: usize, items: usize, out: usize, m: i32, 
   const p = (width - 1) >> 1;
   for (let i = 0; i < m; i++) {
     const io = items + ((<usize>(i * width)) << 4);
-    // a + d, and d as limbs
-    ld2(opened + (<usize>i << 4));
+    const d = opened + (<usize>i << 4);
+    // c = a + d, b = d
+    ld2(d);
     const dh = h;
     const dl = l;
     ld2(io);
     fadd(dh, dl);
     limbsOfHL();
-    const s0 = a0;
-    const s1 = a1;
-    const s2 = a2;
-    const s3 = a3;
-    const s4 = a4;
-    h = dh;
-    l = dl;
-    limbsOfHL();
-    const d0 = a0;
-    const d1 = a1;
-    const d2 = a2;
-    const d3 = a3;
-    const d4 = a4;
+    aToC();
+    unpack(d);
+    aToB();
     for (let k = 1; k <= p; k++) {
-      // e_k (a + d)
+      const o = out + ((<usize>((k - 1) * m + i)) << 4);
+      // e_k (a + d), kept at o, then + d b_k + a b_k
       unpack(opened + ((<usize>(k * m + i)) << 4));
-      mulBy(s0, s1, s2, s3, s4);
-      const t0 = a0;
-      const t1 = a1;
-      const t2 = a2;
-      const t3 = a3;
-      const t4 = a4;
-      // d b_k
+      mulByC();
+      pack(o);
       unpack(io + (<usize>k << 4));
-      mulBy(d0, d1, d2, d3, d4);
-      const u0 = a0 + t0;
-      const u1 = a1 + t1;
-      const u2 = a2 + t2;
-      const u3 = a3 + t3;
-      const u4 = a4 + t4;
-      // + a b_k
-      unpack(io + (<usize>(p + k) << 4));
-      a0 += u0; a1 += u1; a2 += u2; a3 += u3; a4 += u4;
-      pack(out + ((<usize>((k - 1) * m + i)) << 4));
+      mulByB();
+      addAt(o);
+      addAt(io + (<usize>(p + k) << 4));
+      pack(o);
     }
   }
 }

@@ -218,15 +218,18 @@ const TWO16 = 2 ** 16;
 const TWO31 = 2 ** 31;
 const TWO32 = 2 ** 32;
 
+/** Scratch limbs of canonicalLimbs (one call at a time: no allocation per element). */
+const LIMBS = new Float64Array(4);
+
 /**
- * (l0 2^96 + l1 2^64 + l2 2^32 + l3) mod p, canonical, for nonnegative integer limbs below 2^53 - 2^22.
- * The Mersenne fold (2^127 = 1 mod p) and the carries are done on the limbs as exact doubles, so it
- * costs three small BigInts, two shifts and two additions, with no wide reduction.
+ * Makes LIMBS (l0 2^96 + l1 2^64 + l2 2^32 + l3, nonnegative integers below 2^53 - 2^22) the
+ * canonical 32-bit words of that value mod p. The Mersenne fold (2^127 = 1 mod p) and the carries
+ * are done on the limbs as exact doubles: two rounds with the bits >= 127 folded into limb 3 leave
+ * l0 <= 2^31, l1, l2 < 2^32, l3 <= 2^32 (so the value is at most 2^127), a third carry makes every
+ * limb a word, and 2^127 and p itself are the two values left to correct.
  */
-export function limbsMod(l0: number, l1: number, l2: number, l3: number): bigint {
-  // two rounds of carries (limbs 3..1 to 32 bits, limb 0 to 31) with the bits >= 127 folded into
-  // limb 3: after them l0 <= 2^31, l1, l2 < 2^32, l3 <= 2^32, so the value is at most 2^127
-  for (let k = 0; k < 2; k++) {
+function canonicalLimbs(l0: number, l1: number, l2: number, l3: number): void {
+  for (let k = 0; k < 3; k++) {
     let c = Math.floor(l3 / TWO32);
     l3 -= c * TWO32;
     l2 += c;
@@ -236,15 +239,37 @@ export function limbsMod(l0: number, l1: number, l2: number, l3: number): bigint
     c = Math.floor(l1 / TWO32);
     l1 -= c * TWO32;
     l0 += c;
-    c = Math.floor(l0 / TWO31);
-    l0 -= c * TWO31;
-    l3 += c;
+    if (k < 2) {
+      c = Math.floor(l0 / TWO31);
+      l0 -= c * TWO31;
+      l3 += c;
+    }
   }
-  // l1 2^64 + l2 2^32 + l3 as two exact pieces below 2^49
-  const lo = (l2 % TWO16) * TWO32 + l3;
-  const mid = l1 * TWO16 + Math.floor(l2 / TWO16);
-  const x = (BigInt(l0) << 96n) + (BigInt(mid) << 48n) + BigInt(lo);
-  return x >= P ? x - P : x;
+  if (l0 === TWO31) {
+    // 2^127 = 1 (mod p); the lower limbs are 0 here
+    l0 = 0;
+    l3 = 1;
+  } else if (l0 === TWO31 - 1 && l1 === TWO32 - 1 && l2 === TWO32 - 1 && l3 === TWO32 - 1) {
+    l0 = l1 = l2 = l3 = 0; // p itself
+  }
+  LIMBS[0] = l0;
+  LIMBS[1] = l1;
+  LIMBS[2] = l2;
+  LIMBS[3] = l3;
+}
+
+/**
+ * (l0 2^96 + l1 2^64 + l2 2^32 + l3) mod p, canonical, for nonnegative integer limbs below 2^53 - 2^22
+ * (see canonicalLimbs): three small BigInts, two shifts and two additions, no wide reduction.
+ */
+export function limbsMod(l0: number, l1: number, l2: number, l3: number): bigint {
+  canonicalLimbs(l0, l1, l2, l3);
+  const w1 = LIMBS[1]!;
+  const w2 = LIMBS[2]!;
+  // w1 2^64 + w2 2^32 + w3 as two exact pieces below 2^49
+  const lo = (w2 % TWO16) * TWO32 + LIMBS[3]!;
+  const mid = w1 * TWO16 + Math.floor(w2 / TWO16);
+  return (BigInt(LIMBS[0]!) << 96n) + (BigInt(mid) << 48n) + BigInt(lo);
 }
 
 /**
@@ -261,49 +286,21 @@ export function fromLimbsMod(acc: Float64Array, count: number, neg: number): big
   return out;
 }
 
-/**
- * As fromLimbsMod, but writes the canonical values encoded (16 bytes big-endian each) instead of
- * making BigInts.
- */
+/** As fromLimbsMod, but writes the canonical values encoded (16 bytes big-endian each) instead of making BigInts. */
 export function fromLimbsEncoded(acc: Float64Array, count: number, neg: number): Uint8Array {
-  const b = [neg * P_LIMBS[0], neg * P_LIMBS[1], neg * P_LIMBS[2], neg * P_LIMBS[3]];
+  const b0 = neg * P_LIMBS[0];
+  const b1 = neg * P_LIMBS[1];
+  const b2 = neg * P_LIMBS[2];
+  const b3 = neg * P_LIMBS[3];
   const out = new Uint8Array(count * ELEMENT_BYTES);
   const view = new DataView(out.buffer);
   for (let e = 0, a = 0; e < count; e++, a += 4) {
-    let l0 = acc[a]! + b[0]!;
-    let l1 = acc[a + 1]! + b[1]!;
-    let l2 = acc[a + 2]! + b[2]!;
-    let l3 = acc[a + 3]! + b[3]!;
-    // as limbsMod: two rounds of carries with the bits >= 127 folded into limb 3, then a third
-    // so that every limb is a 32-bit word (limb 0 at most 2^31): the value is at most 2^127
-    for (let k = 0; k < 3; k++) {
-      let c = Math.floor(l3 / TWO32);
-      l3 -= c * TWO32;
-      l2 += c;
-      c = Math.floor(l2 / TWO32);
-      l2 -= c * TWO32;
-      l1 += c;
-      c = Math.floor(l1 / TWO32);
-      l1 -= c * TWO32;
-      l0 += c;
-      if (k < 2) {
-        c = Math.floor(l0 / TWO31);
-        l0 -= c * TWO31;
-        l3 += c;
-      }
-    }
-    if (l0 === TWO31) {
-      // 2^127 = 1 (mod p); the lower limbs are 0 here
-      l0 = 0;
-      l3 = 1;
-    } else if (l0 === TWO31 - 1 && l1 === TWO32 - 1 && l2 === TWO32 - 1 && l3 === TWO32 - 1) {
-      l0 = l1 = l2 = l3 = 0; // p itself
-    }
+    canonicalLimbs(acc[a]! + b0, acc[a + 1]! + b1, acc[a + 2]! + b2, acc[a + 3]! + b3);
     const o = e * ELEMENT_BYTES;
-    view.setUint32(o, l0);
-    view.setUint32(o + 4, l1);
-    view.setUint32(o + 8, l2);
-    view.setUint32(o + 12, l3);
+    view.setUint32(o, LIMBS[0]!);
+    view.setUint32(o + 4, LIMBS[1]!);
+    view.setUint32(o + 8, LIMBS[2]!);
+    view.setUint32(o + 12, LIMBS[3]!);
   }
   return out;
 }
@@ -315,6 +312,20 @@ export function assertEncodedAt(view: DataView, off: number): void {
   if (top > 0x7fffffff || (top === 0x7fffffff && view.getUint32(off + 4) === 0xffffffff && view.getUint32(off + 8) === 0xffffffff && view.getUint32(off + 12) === 0xffffffff)) {
     throw new FieldError(`decoded value at byte ${off} is not a field element`);
   }
+}
+
+/** Encoded vectors one after another. */
+export function concatEncoded(vs: readonly Uint8Array[]): Uint8Array {
+  if (vs.length === 1) return vs[0]!;
+  let len = 0;
+  for (const v of vs) len += v.length;
+  const out = new Uint8Array(len);
+  let at = 0;
+  for (const v of vs) {
+    out.set(v, at);
+    at += v.length;
+  }
+  return out;
 }
 
 /** Encodes field elements as 16-byte big-endian each; throws on values outside [0, p). */

@@ -29,7 +29,7 @@
 //  the committed reserve is the same everywhere, and a dropped batch is dropped for everybody.
 
 import { PreprocessingExhaustedError } from './api';
-import { ELEMENT_BYTES, P, mod, reduce, reduceWide } from './field';
+import { ELEMENT_BYTES, P, concatEncoded, mod, reduce, reduceWide } from './field';
 import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
   shareEncoded, sqrtEncoded,
@@ -41,19 +41,6 @@ import type { Prss } from './prss';
 import { createCipheriv, createHash } from 'node:crypto';
 
 const EMPTY = new Uint8Array(0);
-
-/** The vectors one after another. */
-function concat(vs: readonly Uint8Array[]): Uint8Array {
-  let len = 0;
-  for (const v of vs) len += v.length;
-  const out = new Uint8Array(len);
-  let at = 0;
-  for (const v of vs) {
-    out.set(v, at);
-    at += v.length;
-  }
-  return out;
-}
 
 /** Items of width vs.length from equally long encoded vectors: [vs[0][i], vs[1][i], ...] for each i. */
 function interleave(vs: readonly Uint8Array[]): Uint8Array {
@@ -477,7 +464,7 @@ export class Preprocessor {
     b.pb1 = prss.randomSharesEncoded(this.nonce(b, 'pb1'), Q);
     b.pb2 = prss.randomSharesEncoded(this.nonce(b, 'pb2'), Q);
     // local degree-2t products, then GRR: [a*b for triples, a*b1 for pairs, a*b2 for pairs]
-    b.ownGrr = this.grr(mulEncoded(concat([b.a, b.pa, b.pa]), concat([b.b, b.pb1, b.pb2])));
+    b.ownGrr = this.grr(mulEncoded(concatEncoded([b.a, b.pa, b.pa]), concatEncoded([b.b, b.pb1, b.pb2])));
     b.r = prss.randomSharesEncoded(this.nonce(b, 'r'), nb);
     // y = r^2 + PRZS (degree 2t), opened from all n shares
     b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));

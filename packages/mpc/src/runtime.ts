@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
 import { InconsistentSharesError, QuorumLostError, type JobContext, type Sec } from './api';
-import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, encodeFieldVector, mod, readElement, reduceWide } from './field';
+import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, encodeFieldVector, mod, readElement, reduceWide } from './field';
 import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
@@ -167,15 +167,7 @@ function elementOf(v: ShareVec, e: number): bigint {
 /** A round's shares opened to all, in operation order: BigInts, or one encoded vector when some operation's are encoded. */
 function joinShares(parts: readonly (bigint[] | Uint8Array)[], encoded: boolean): ShareVec {
   if (!encoded) return parts.length === 1 ? (parts[0] as bigint[]) : (parts as bigint[][]).flat();
-  const bytes = parts.map((v) => (v instanceof Uint8Array ? v : encodeFieldVector(v)));
-  if (bytes.length === 1) return bytes[0]!;
-  const out = new Uint8Array(bytes.reduce((n, b) => n + b.length, 0));
-  let at = 0;
-  for (const b of bytes) {
-    out.set(b, at);
-    at += b.length;
-  }
-  return out;
+  return concatEncoded(parts.map((v) => (v instanceof Uint8Array ? v : encodeFieldVector(v))));
 }
 
 function decodedOf(v: ShareVec): readonly bigint[] {
