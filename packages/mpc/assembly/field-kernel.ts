@@ -25,37 +25,34 @@ let a4: u64 = 0;
   return bswap<u64>(load<u64>(p));
 }
 
-/** a = the element at p (canonical input, limbs below 2^26). */
-@inline function unpack(p: usize): void {
-  const hi = loadBE(p);
-  const lo = loadBE(p + 8);
+/** a = the 128-bit value hi:lo (below 2^127) as limbs below 2^26. */
+@inline function setA(hi: u64, lo: u64): void {
   a0 = lo & M26;
   a1 = (lo >> 26) & M26;
   a2 = ((lo >> 52) | (hi << 12)) & M26;
   a3 = (hi >> 14) & M26;
   a4 = hi >> 40;
+}
+
+/** a = the element at p (canonical input, limbs below 2^26). */
+@inline function unpack(p: usize): void {
+  setA(loadBE(p), loadBE(p + 8));
 }
 
 /** a += the element at p, limbwise (canonical input; each limb grows by less than 2^26). */
 @inline function addAt(p: usize): void {
-  const hi = loadBE(p);
-  const lo = loadBE(p + 8);
-  a0 += lo & M26;
-  a1 += (lo >> 26) & M26;
-  a2 += ((lo >> 52) | (hi << 12)) & M26;
-  a3 += (hi >> 14) & M26;
-  a4 += hi >> 40;
+  const x0 = a0;
+  const x1 = a1;
+  const x2 = a2;
+  const x3 = a3;
+  const x4 = a4;
+  unpack(p);
+  a0 += x0; a1 += x1; a2 += x2; a3 += x3; a4 += x4;
 }
 
 /** a = (the 16 raw bytes at p with the top bit cleared) mod p: a uniform field element from random bytes (bias 2^-127). */
 @inline function unpackRandom(p: usize): void {
-  const hi = loadBE(p) & 0x7fffffffffffffff;
-  const lo = loadBE(p + 8);
-  a0 = lo & M26;
-  a1 = (lo >> 26) & M26;
-  a2 = ((lo >> 52) | (hi << 12)) & M26;
-  a3 = (hi >> 14) & M26;
-  a4 = hi >> 40;
+  setA(loadBE(p) & 0x7fffffffffffffff, loadBE(p + 8));
 }
 
 /** a = a * (b0..b4) mod p, limbs of both below 2^27; result limbs below 2^27. */
@@ -259,17 +256,28 @@ let l: u64 = 0;
   }
 }
 
-/** dst[e] = x[e] + y[e]. */
-export function addMany(x: usize, y: usize, dst: usize, n: i32): void {
+/** dst[e] = x[e] + y[e], or x[e] - y[e] with `subtract` (inlined with a constant: no branch left). */
+@inline function addOrSub(x: usize, y: usize, dst: usize, n: i32, subtract: bool): void {
   for (let e = 0; e < n; e++) {
     const off = <usize>e << 4;
     ld2(y + off);
     const yh = h;
     const yl = l;
     ld2(x + off);
-    fadd(yh, yl);
+    if (subtract) fsub(yh, yl);
+    else fadd(yh, yl);
     st2(dst + off);
   }
+}
+
+/** dst[e] = x[e] + y[e]. */
+export function addMany(x: usize, y: usize, dst: usize, n: i32): void {
+  addOrSub(x, y, dst, n, false);
+}
+
+/** dst[e] = x[e] - y[e]. */
+export function subMany(x: usize, y: usize, dst: usize, n: i32): void {
+  addOrSub(x, y, dst, n, true);
 }
 
 /** dst[e] = x[e] * c for the one element c. */
@@ -499,25 +507,9 @@ export function nibbleUnary(x: usize, p2: usize, p3: usize, dst: usize, u: i32):
 
 /** a = the canonical (h, l) as limbs. */
 @inline function limbsOfHL(): void {
-  a0 = l & M26;
-  a1 = (l >> 26) & M26;
-  a2 = ((l >> 52) | (h << 12)) & M26;
-  a3 = (h >> 14) & M26;
-  a4 = h >> 40;
+  setA(h, l);
 }
 
-/** dst[e] = x[e] - y[e]. */
-export function subMany(x: usize, y: usize, dst: usize, n: i32): void {
-  for (let e = 0; e < n; e++) {
-    const off = <usize>e << 4;
-    ld2(y + off);
-    const yh = h;
-    const yl = l;
-    ld2(x + off);
-    fsub(yh, yl);
-    st2(dst + off);
-  }
-}
 
 /**
  * What a round of Beaver products opens, for m products with items of `width` elements whose
