@@ -298,9 +298,9 @@ export class Preprocessor {
     return KINDS.some((k) => this.reserve.available(k) < this.target[k]);
   }
 
-  /** Some kind is below half its target: production must keep pace with a sustained load. */
+  /** Some kind is below a quarter of its target: production must keep pace with a sustained load. */
   private urgent(): boolean {
-    return KINDS.some((k) => this.reserve.available(k) < this.target[k] / 2);
+    return KINDS.some((k) => this.reserve.available(k) < this.target[k] / 4);
   }
 
   private countMade(): void {
@@ -742,7 +742,7 @@ export class Preprocessor {
   // once only when no job is running here, or when a job waits for this very batch (ensure/fill
   // registered a waiter); otherwise it is parked and runs at the next job boundary (finishJob ->
   // kick), before the next job starts. Parking caps production at one step per job, which a
-  // sustained load outruns; so once some kind is below half its target, steps run at once again
+  // sustained load outruns; so once some kind is below a quarter of its target, steps run at once
   // (with the field kernel a step of a 512-item batch takes a few ms). Only the timing of local
   // computation changes: messages, ready/commit/veto handling and the commit protocol are untouched
   // (see the header), a parked batch is still 'running' (so a lost peer still vetoes it), and peers
