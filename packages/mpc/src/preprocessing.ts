@@ -855,6 +855,8 @@ export function allParties(n: number): number[] {
 }
 
 /**
+ * The BigInt reference of the field kernel's nibbleUnary (tests and benchmarks check the kernel
+ * against it; production uses the kernel).
  * Builds stored nibbles ([v > j] for j = 0..14, then v; NIBBLE_WIDTH each) from shares of 4 bits per nibble
  * (x), their 6 pair products (p2: 01,02,03,12,13,23) and 5 higher products (p3: 012,013,023,123,0123).
  * Indicator [v == j] = sum over S containing bits(j) of (-1)^{|S|-|bits(j)|} prod_S x (inclusion-exclusion).

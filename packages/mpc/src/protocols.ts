@@ -16,16 +16,13 @@
 //          [d == 0] = prod_j [w_j == r_j] (local indicators, tree of products).
 //  select  y + c (x - y); min/max from lt and select.
 
-import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, decodeFieldVector, limbsMod, reduce, reduceWide } from './field';
+import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide } from './field';
 import { addEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded } from './kernel';
 import { NIBBLE_VALUE, NIBBLE_WIDTH } from './reserve';
 
 /** Preprocessing handed to one operation at its round (flat, see reserve.ts for the layouts). */
 export interface Prep {
-  /** As BigInts for operations issued with round(); empty for roundEncoded(). */
-  triples: bigint[];
-  pairs: bigint[];
-  /** The same items encoded (16 bytes per element): [a, b, ab] and [a, b1, b2, ab1, ab2]. */
+  /** Triples [a, b, ab] and pair triples [a, b1, b2, ab1, ab2], encoded (16 bytes per element). */
   tripleBytes: Uint8Array;
   pairBytes: Uint8Array;
   /** Nibbles as bytes (16 per element, NIBBLE_WIDTH elements per nibble). */
@@ -97,64 +94,11 @@ export function vMulPublic(a: readonly bigint[], c: readonly bigint[]): bigint[]
 
 // ---- protocols ----
 
-/** Shares of the elementwise product (Beaver): open d = x - a, e = y - b; z = c + d b + e a + d e. */
+/** Shares of the elementwise product (Beaver, one triple each; the kernel's step, as in the comparison tree). */
 export async function mul(eng: RoundEngine, x: readonly bigint[], y: readonly bigint[]): Promise<bigint[]> {
   const m = x.length;
   if (m === 0) return [];
-  const { opened, prep } = await eng.round({ ...NO_NEEDS, triples: m }, (p) => {
-    const t = p.triples;
-    const out = new Array<bigint>(2 * m);
-    for (let i = 0; i < m; i++) {
-      const d = x[i]! - t[3 * i]!;
-      const e = y[i]! - t[3 * i + 1]!;
-      out[i] = d < 0n ? d + P : d;
-      out[m + i] = e < 0n ? e + P : e;
-    }
-    return out;
-  });
-  const t = prep.triples;
-  const z = new Array<bigint>(m);
-  for (let i = 0; i < m; i++) {
-    const d = opened[i]!;
-    const e = opened[m + i]!;
-    // c + d b + e a + d e = c + d b + e (a + d): two products instead of three (sum < 3p^2 + p)
-    z[i] = reduceWide(t[3 * i + 2]! + d * t[3 * i + 1]! + e * (t[3 * i]! + d));
-  }
-  return z;
-}
-
-/**
- * x*y1 and x*y2 with one pair triple (a, b1, b2, a b1, a b2): opens d = x - a once and e_k = y_k - b_k,
- * so 3 field elements per element instead of 4. Returns [x*y1 ..., x*y2 ...].
- */
-export async function mul2(eng: RoundEngine, x: readonly bigint[], y1: readonly bigint[], y2: readonly bigint[]): Promise<bigint[]> {
-  const m = x.length;
-  if (m === 0) return [];
-  const { opened, prep } = await eng.round({ ...NO_NEEDS, pairs: m }, (p) => {
-    const q = p.pairs;
-    const out = new Array<bigint>(3 * m);
-    for (let i = 0; i < m; i++) {
-      const d = x[i]! - q[5 * i]!;
-      const e1 = y1[i]! - q[5 * i + 1]!;
-      const e2 = y2[i]! - q[5 * i + 2]!;
-      out[i] = d < 0n ? d + P : d;
-      out[m + i] = e1 < 0n ? e1 + P : e1;
-      out[2 * m + i] = e2 < 0n ? e2 + P : e2;
-    }
-    return out;
-  });
-  const q = prep.pairs;
-  const z = new Array<bigint>(2 * m);
-  for (let i = 0; i < m; i++) {
-    const d = opened[i]!;
-    const e1 = opened[m + i]!;
-    const e2 = opened[2 * m + i]!;
-    // as mul: a b_k + d b_k + e_k (a + d), with a + d shared by both products
-    const ad = q[5 * i]! + d;
-    z[i] = reduceWide(q[5 * i + 3]! + d * q[5 * i + 1]! + e1 * ad);
-    z[m + i] = reduceWide(q[5 * i + 4]! + d * q[5 * i + 2]! + e2 * ad);
-  }
-  return z;
+  return decodeFieldVector(await beaverEncoded(eng, encodeFieldVector([...x, ...y]), m, 'triples'));
 }
 
 /** Geometry of the comparison for bound L (see field.ts): M bits in `blocks` 4-bit blocks, K = M + 1. */

@@ -164,6 +164,8 @@ function elementOf(v: ShareVec, e: number): bigint {
   return v instanceof Uint8Array ? readElement(new DataView(v.buffer, v.byteOffset, v.byteLength), e * ELEMENT_BYTES) : v[e]!;
 }
 
+const EMPTY = new Uint8Array(0);
+
 /** A round's shares opened to all, in operation order: BigInts, or one encoded vector when some operation's are encoded. */
 function joinShares(parts: readonly (bigint[] | Uint8Array)[], encoded: boolean): ShareVec {
   if (!encoded) return parts.length === 1 ? (parts[0] as bigint[]) : (parts as bigint[][]).flat();
@@ -826,7 +828,6 @@ class PartyImpl implements Party {
     if (job.failed !== undefined || this.job !== job) return;
     // Assign preprocessing in queue order.
     const res = this.prep.reserve;
-    const EMPTY = new Uint8Array(0);
     const tripleBytes = need.triples > 0 ? res.takeBytes('triples', need.triples) : EMPTY;
     const pairBytes = need.pairs > 0 ? res.takeBytes('pairs', need.pairs) : EMPTY;
     const nibBytes = need.nibbles > 0 ? res.takeBytes('nibbles', need.nibbles) : EMPTY;
@@ -845,9 +846,6 @@ class PartyImpl implements Party {
       const tr = one ? tripleBytes : tripleBytes.subarray(at.triples * tb, (at.triples + op.needs.triples) * tb);
       const pr = one ? pairBytes : pairBytes.subarray(at.pairs * pb, (at.pairs + op.needs.pairs) * pb);
       const p: proto.Prep = {
-        // BigInts only for the operations that compute on them
-        triples: op.encoded || tr.length === 0 ? [] : decodeVector(tr),
-        pairs: op.encoded || pr.length === 0 ? [] : decodeVector(pr),
         tripleBytes: tr,
         pairBytes: pr,
         nibbles: one ? nibBytes : nibBytes.subarray(at.nibbles * nb, (at.nibbles + op.needs.nibbles) * nb),
