@@ -314,6 +314,25 @@ export function assertEncodedAt(view: DataView, off: number): void {
   }
 }
 
+/**
+ * A 32-bit view of encoded elements, for copying them by words. The vector must start 4-byte
+ * aligned (fresh arrays, kernel results and the reserve's chunks do); others are copied first.
+ */
+export function words(b: Uint8Array): Uint32Array {
+  const v = b.byteOffset % 4 === 0 ? b : b.slice();
+  return new Uint32Array(v.buffer, v.byteOffset, v.length >> 2);
+}
+
+/** Copies element `from` of src to element `to` of dst (32-bit views from words()). */
+export function copyElement(src: Uint32Array, from: number, dst: Uint32Array, to: number): void {
+  const s = from << 2;
+  const d = to << 2;
+  dst[d] = src[s]!;
+  dst[d + 1] = src[s + 1]!;
+  dst[d + 2] = src[s + 2]!;
+  dst[d + 3] = src[s + 3]!;
+}
+
 /** Encoded vectors one after another. */
 export function concatEncoded(vs: readonly Uint8Array[]): Uint8Array {
   if (vs.length === 1) return vs[0]!;

@@ -2,13 +2,13 @@
 // elements (16 bytes big-endian, as on the wire and in the reserve). Vectors are copied into the
 // module's memory, computed there without BigInt, and copied out. No I/O.
 //
-// Used by committee preprocessing, whose every step it covers: products, GRR resharing and its
-// recombination, the opened squares, square roots and bits, and the nibbles' products and stored
-// form. One instance per process; calls are synchronous and never re-entered, so one scratch
-// memory serves all of them.
+// Used by committee preprocessing, whose every step it covers (products, GRR resharing and its
+// recombination, the opened squares, square roots and bits, the nibbles' products and stored form),
+// and by the online rounds (openings, Beaver steps, comparison block indicators). One instance per
+// process; calls are synchronous and never re-entered, so one scratch memory serves all of them.
 
 import { randomFillSync } from 'node:crypto';
-import { ELEMENT_BYTES, FieldError, assertEncodedAt, writeElement } from './field';
+import { ELEMENT_BYTES, FieldError, copyElement, words, writeElement } from './field';
 import { FIELD_KERNEL_WASM_BASE64 } from './kernel-wasm';
 
 // The WebAssembly global, typed here: the engine's lib settings (ES2023, node types) do not declare it.
@@ -110,7 +110,7 @@ export function shareEncoded(secrets: Uint8Array, n: number, t: number): Uint8Ar
  * offsets of output areas of the given byte sizes, and returns copies of the outputs.
  */
 function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (ins: number[], outs: number[]) => void): Uint8Array[] {
-  // every region starts on a 16-byte boundary (aligned element loads; 32-bit index arrays)
+  // every region starts on a 16-byte boundary (aligned element loads)
   const up = (x: number): number => (x + 15) & ~15;
   let total = 0;
   for (const v of inputs) total = up(total) + v.length;
@@ -216,9 +216,18 @@ export function subEncoded(x: Uint8Array, y: Uint8Array): Uint8Array {
   return run([x, y], [x.length], ([px, py], [d]) => k().subMany(px!, py!, d!, m))[0]!;
 }
 
-/** Items of Beaver products: [a, b, ab] (triples) or [a, b1, b2, ab1, ab2] (pair triples). */
-function beaverWidth(width: number): void {
+/**
+ * Checks a Beaver step's vectors: m items of `width` elements, [a, b, ab] (triples) or [a, b1, b2,
+ * ab1, ab2] (pair triples), and nf = (width + 1) / 2 vectors of m (the factors, or the opened
+ * values), all canonical. Returns nf.
+ */
+function beaverShapes(vectors: Uint8Array, items: Uint8Array, m: number, width: number): number {
   if (width !== 3 && width !== 5) throw new FieldError(`beaver: items of ${width} elements (3: triples, 5: pair triples)`);
+  const nf = (width + 1) / 2;
+  if (count(vectors, 'beaver') !== nf * m || count(items, 'beaver') !== width * m) throw new FieldError(`beaver: ${nf} vectors of ${m} and ${m} items of ${width} expected`);
+  assertCanonical(vectors, 'beaver');
+  assertCanonical(items, 'beaver');
+  return nf;
 }
 
 /**
@@ -226,21 +235,13 @@ function beaverWidth(width: number): void {
  * m elements each, concatenated in `factors`) and m items of `width` elements.
  */
 export function beaverOpeningsEncoded(factors: Uint8Array, items: Uint8Array, m: number, width: number): Uint8Array {
-  beaverWidth(width);
-  const nf = (width + 1) / 2;
-  if (count(factors, 'beaver') !== nf * m || count(items, 'beaver') !== width * m) throw new FieldError(`beaver: ${nf} x ${m} factors and ${m} items of ${width} expected`);
-  assertCanonical(factors, 'beaver');
-  assertCanonical(items, 'beaver');
+  const nf = beaverShapes(factors, items, m, width);
   return run([factors, items], [factors.length], ([pf, pi], [d]) => k().beaverOpenings(pf!, pi!, d!, m, width, nf))[0]!;
 }
 
 /** The products [x y_1 | x y_2 ...] (m each) from the opened [d | e_1 | ...] and the items. */
 export function beaverProductsEncoded(opened: Uint8Array, items: Uint8Array, m: number, width: number): Uint8Array {
-  beaverWidth(width);
-  const nf = (width + 1) / 2;
-  if (count(opened, 'beaver') !== nf * m || count(items, 'beaver') !== width * m) throw new FieldError(`beaver: ${nf} x ${m} opened values and ${m} items of ${width} expected`);
-  assertCanonical(opened, 'beaver');
-  assertCanonical(items, 'beaver');
+  const nf = beaverShapes(opened, items, m, width);
   return run([opened, items], [(nf - 1) * m * ELEMENT_BYTES], ([po, pi], [d]) => k().beaverProducts(po!, pi!, d!, m, width))[0]!;
 }
 
@@ -255,33 +256,18 @@ export function blockIndicatorsEncoded(nibbles: Uint8Array, base: Uint32Array, d
   if (base.length !== n) throw new FieldError(`blocks: ${base.length} nibble indices for ${n} digits`);
   const gt = new Uint8Array(n * ELEMENT_BYTES);
   const above = new Uint8Array(n * ELEMENT_BYTES);
-  // 32-bit word copies (the nibbles come from the reserve's 16-byte aligned buffers; else a copy)
-  const src = nibbles.byteOffset % 4 === 0 ? nibbles : nibbles.slice();
-  const s32 = new Uint32Array(src.buffer, src.byteOffset, src.length >> 2);
-  const g32 = new Uint32Array(gt.buffer);
-  const a32 = new Uint32Array(above.buffer);
+  const s32 = words(nibbles);
+  const g32 = words(gt);
+  const a32 = words(above);
   for (let i = 0; i < n; i++) {
     const c = digits[i]!;
     const b = base[i]!;
     if (c > 15) throw new FieldError(`blocks: digit ${c} is not base 16`);
     if (b % 16 !== 0 || b + 16 > total) throw new FieldError(`blocks: nibble index ${b} outside the nibbles`);
-    const o = i * 4;
     // [r > 15] = 0 (left zero); [r > -1] = 1
-    if (c < 15) {
-      const from = (b + c) * 4;
-      g32[o] = s32[from]!;
-      g32[o + 1] = s32[from + 1]!;
-      g32[o + 2] = s32[from + 2]!;
-      g32[o + 3] = s32[from + 3]!;
-    }
+    if (c < 15) copyElement(s32, b + c, g32, i);
     if (c === 0) above[i * ELEMENT_BYTES + ELEMENT_BYTES - 1] = 1;
-    else {
-      const from = (b + c - 1) * 4;
-      a32[o] = s32[from]!;
-      a32[o + 1] = s32[from + 1]!;
-      a32[o + 2] = s32[from + 2]!;
-      a32[o + 3] = s32[from + 3]!;
-    }
+    else copyElement(s32, b + c - 1, a32, i);
   }
   return { lt: gt, eq: subEncoded(above, gt) };
 }

@@ -29,7 +29,7 @@
 //  the committed reserve is the same everywhere, and a dropped batch is dropped for everybody.
 
 import { PreprocessingExhaustedError } from './api';
-import { ELEMENT_BYTES, P, concatEncoded, mod, reduce, reduceWide } from './field';
+import { ELEMENT_BYTES, P, concatEncoded, copyElement, mod, reduce, reduceWide, words } from './field';
 import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
   shareEncoded, sqrtEncoded,
@@ -47,17 +47,11 @@ function interleave(vs: readonly Uint8Array[]): Uint8Array {
   const w = vs.length;
   const m = vs[0]!.length / ELEMENT_BYTES;
   const out = new Uint8Array(m * w * ELEMENT_BYTES);
-  // 32-bit words: every vector here starts at an offset divisible by 16 of its buffer
-  const o32 = new Uint32Array(out.buffer);
+  const o32 = words(out);
   vs.forEach((v, k) => {
     if (v.length !== m * ELEMENT_BYTES) throw new Error('internal: interleave of unequal vectors');
-    const s32 = new Uint32Array(v.buffer, v.byteOffset, v.length / 4);
-    for (let i = 0, s = 0, d = k * 4; i < m; i++, s += 4, d += 4 * w) {
-      o32[d] = s32[s]!;
-      o32[d + 1] = s32[s + 1]!;
-      o32[d + 2] = s32[s + 2]!;
-      o32[d + 3] = s32[s + 3]!;
-    }
+    const s32 = words(v);
+    for (let i = 0; i < m; i++) copyElement(s32, i, o32, i * w + k);
   });
   return out;
 }

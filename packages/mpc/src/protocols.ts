@@ -16,7 +16,7 @@
 //          [d == 0] = prod_j [w_j == r_j] (local indicators, tree of products).
 //  select  y + c (x - y); min/max from lt and select.
 
-import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide } from './field';
+import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, copyElement, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide, words } from './field';
 import { addEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded } from './kernel';
 import { NIBBLE_VALUE, NIBBLE_WIDTH } from './reserve';
 
@@ -170,21 +170,6 @@ async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint
     return out;
   });
   return { c: opened, nib: prep.nibbles, masks: prep.masks };
-}
-
-/** A 32-bit view of encoded elements (every vector here starts 4-byte aligned: fresh or a kernel result). */
-function words(b: Uint8Array): Uint32Array {
-  return new Uint32Array(b.buffer, b.byteOffset, b.length >> 2);
-}
-
-/** Copies element `from` of src to element `to` of dst (32-bit views). */
-function copyElement(src: Uint32Array, from: number, dst: Uint32Array, to: number): void {
-  const s = from << 2;
-  const d = to << 2;
-  dst[d] = src[s]!;
-  dst[d + 1] = src[s + 1]!;
-  dst[d + 2] = src[s + 2]!;
-  dst[d + 3] = src[s + 3]!;
 }
 
 /**
