@@ -137,7 +137,6 @@ export interface PrepHost {
   idle(): boolean;
   /** Runs fn after ms on the party's clock (simulated or real); returns a cancel function. */
   setTimer(fn: () => void, ms: number): () => void;
-  rng: FieldRng;
 }
 
 /** Persisted form of the preprocessing log. */

@@ -22,7 +22,7 @@ import * as proto from './protocols';
 import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
 import { KINDS, NIBBLE_WIDTH, zeroCounts, type Counts } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
-import { assertParams, cryptoRng, interpolateEncoded, interpolateToBytes, lagrange, nameBadParty, reconstructChecked } from './shamir';
+import { assertParams, interpolateEncoded, interpolateToBytes, lagrange, nameBadParty, reconstructChecked } from './shamir';
 import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type SplitState } from './state';
 
 /** Options of createParty. */
@@ -334,7 +334,6 @@ class PartyImpl implements Party {
         emitBatch: (ev) => this.emit('prep-batch', ev),
         idle: () => this.job === undefined,
         setTimer: (fn, ms) => this.transport.clock.setTimeout(fn, ms),
-        rng: cryptoRng,
       },
       opts.preprocessing,
     );
