@@ -134,7 +134,8 @@ export class CommitteeNode {
       ...(from.state ? { stateChunks: (key: string) => this.store!.chunk(key) } : {}),
       preprocessing: {
         mode: cfg.preprocessing.mode, targetTriples: cfg.preprocessing.targetTriples, targetBits: cfg.preprocessing.targetBits,
-        ...(cfg.preprocessing.targetPairs !== undefined ? { targetPairs: cfg.preprocessing.targetPairs } : {}),
+        ...(cfg.preprocessing.targetLex4 !== undefined ? { targetLex4: cfg.preprocessing.targetLex4 } : {}),
+        ...(cfg.preprocessing.targetProd4 !== undefined ? { targetProd4: cfg.preprocessing.targetProd4 } : {}),
         batch: cfg.preprocessing.batch ?? DEFAULT_PREP_BATCH,
       },
       log: (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),

@@ -60,7 +60,7 @@ function cpuMs(c0: NodeJS.CpuUsage): string {
 console.log(`load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 if (only !== 'prep') {
   const lts = reps * LT + 10;
-  const dealer: PreprocessingOptions = { mode: 'dealer', targetTriples: lts, targetPairs: 11 * lts, targetBits: 52 * lts, batch: 8192, background: false };
+  const dealer: PreprocessingOptions = { mode: 'dealer', targetTriples: lts, targetLex4: 5 * lts, targetProd4: 0, targetBits: 52 * lts, batch: 8192, background: false };
   await withParties(dealer, async (ps, net) => {
     const f0 = performance.now();
     await net.settle(Promise.all(ps.map((p) => runStep(p, { kind: 'fill' }, () => 0))));
@@ -77,7 +77,7 @@ if (only !== 'prep') {
 }
 if (only !== 'lt') {
   for (let r = 0; r < reps; r++) {
-    const committee: PreprocessingOptions = { mode: 'committee', targetTriples: 1000, targetPairs: 1000, targetBits: 4000, batch: 500, background: false };
+    const committee: PreprocessingOptions = { mode: 'committee', targetTriples: 1000, targetLex4: 1000, targetBits: 4000, batch: 500, background: false };
     await withParties(committee, async (ps, net) => {
       const t0 = performance.now();
       const c0 = process.cpuUsage();

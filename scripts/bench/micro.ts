@@ -20,7 +20,7 @@ const shares = shareSecret(xs, 5, 2, rng);
 const msg = encode({ type: Msg.JobRound, prepCommitted: 0, prepNext: 0, vectors: [xs] });
 const vec = decode(msg).vectors[0]!;
 const reserve = new Reserve();
-reserve.append({ triples: [], pairs: rng(5 * N * 10), nibbles: [] });
+reserve.append({ triples: rng(3 * N * 10), lex4: [], prod4: [], nibbles: [] });
 let sink = 0;
 let nonce = 0;
 
@@ -46,6 +46,6 @@ bench('prss randomShares', () => prss.randomShares(`n${nonce++}`, N));
 bench('prss zeroShares2t', () => prss.zeroShares2t(`n${nonce++}`, N));
 bench('prss boundedShares 41 bits', () => prss.boundedShares(`n${nonce++}`, N, 41));
 bench('nibblesFrom (N/4 nibbles)', () => nibblesFrom(xs, ys.concat(ys).slice(0, (6 * N) / 4), zs.concat(zs).slice(0, (5 * N) / 4), N / 4));
-bench('reserve take pairs (N/5)', () => reserve.range('pairs', 0, N / 5));
+bench('reserve take triples (N/3)', () => reserve.range('triples', 0, N / 3));
 bench('seededRng', () => rng(N));
 void sink;

@@ -16,11 +16,12 @@ export interface StepResult {
   /** Per-job wall times (latency step). */
   samples?: number[];
   triples: number;
-  pairs: number;
+  lex4: number;
+  prod4: number;
   nibbles: number;
   bytesSent: number;
   rounds: number;
-  made: { triples: number; pairs: number; bits: number };
+  made: { triples: number; lex4: number; prod4: number; bits: number };
 }
 
 const cache = new Map<string, bigint[][]>();
@@ -98,13 +99,15 @@ export async function runStep(p: Party, step: Step, bytesSent: () => number): Pr
     ms,
     ...(samples ? { samples } : {}),
     triples: s1.reserve.cursor.triples - s0.reserve.cursor.triples,
-    pairs: s1.reserve.cursor.pairs - s0.reserve.cursor.pairs,
+    lex4: s1.reserve.cursor.lex4 - s0.reserve.cursor.lex4,
+    prod4: s1.reserve.cursor.prod4 - s0.reserve.cursor.prod4,
     nibbles: s1.reserve.cursor.nibbles - s0.reserve.cursor.nibbles,
     bytesSent: bytesSent() - b0,
     rounds,
     made: {
       triples: s1.preprocessing.made.triples - s0.preprocessing.made.triples,
-      pairs: s1.preprocessing.made.pairs - s0.preprocessing.made.pairs,
+      lex4: s1.preprocessing.made.lex4 - s0.preprocessing.made.lex4,
+      prod4: s1.preprocessing.made.prod4 - s0.preprocessing.made.prod4,
       bits: s1.preprocessing.made.bits - s0.preprocessing.made.bits,
     },
   };

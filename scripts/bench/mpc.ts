@@ -10,7 +10,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SimNetwork, generateIdentity, type PeerEntry } from '@tenebra/transport';
-import { costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
+import { LEX4, costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
 import { runStep, type Step, type StepResult } from './mpc-plan';
 
 const args = new Set(process.argv.slice(2));
@@ -36,8 +36,8 @@ const online: Step[] = latOnly
     ];
 const production: Step[] = [{ kind: 'fill' }];
 const lts = WARMUP + 1000 + BIG + LAT;
-const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetPairs: 11 * lts + 100, targetBits: 52 * lts + 100, batch: 8192, background: false };
-const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetPairs: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false };
+const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetLex4: 5 * lts + 100, targetProd4: 0, targetBits: 52 * lts + 100, batch: 8192, background: false };
+const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetLex4: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false };
 
 const prepLabel = (where: string): string => (where.includes('dealer') ? 'dealer, INSECURE, experiments only' : 'committee');
 
@@ -56,9 +56,9 @@ function print(where: string, results: StepResult[][]): void {
     const bytes = results.reduce((a, r) => a + r[s]!.bytesSent, 0);
     if (r0.step.startsWith('warm-up')) continue;
     if (r0.step.startsWith('fill')) {
-      const { triples: mt, pairs: mp, bits: mb } = r0.made;
+      const { triples: mt, lex4: ml, prod4: mq, bits: mb } = r0.made;
       const per = (x: number): string => (x / ms * 1000).toFixed(0);
-      if (mt + mp + mb > 0) console.log(`preprocessing (${prepLabel(where)}): ${mt} triples + ${mp} pair triples + ${mb} bits in ${ms.toFixed(0)} ms => ${per(mt)} triples/s, ${per(mp)} pair triples/s and ${per(mb)} bits/s together (= ${(mb / 52 / ms * 1000).toFixed(0)} comparisons' worth/s); ${(bytes / 1e6).toFixed(1)} MB sent by all parties`);
+      if (mt + ml + mq + mb > 0) console.log(`preprocessing (${prepLabel(where)}): ${mt} triples + ${ml} lex4 + ${mq} prod4 closure items + ${mb} bits in ${ms.toFixed(0)} ms => ${per(mt)} triples/s, ${per(ml)} lex4/s and ${per(mb)} bits/s together (= ${(mb / 52 / ms * 1000).toFixed(0)} comparisons' worth of bits/s); ${(bytes / 1e6).toFixed(1)} MB sent by all parties`);
       continue;
     }
     if (r0.step.startsWith('mul')) {
@@ -68,7 +68,7 @@ function print(where: string, results: StepResult[][]): void {
     }
     if (r0.step.startsWith('lt')) {
       const k = Number(r0.step.split('x')[1]);
-      console.log(`lt x${k} (one job, ${r0.rounds} rounds): ${ms.toFixed(0)} ms => ${(k / ms * 1000).toFixed(0)} comparisons/s; per comparison ${(bytes / k).toFixed(0)} bytes (all parties), ${(r0.triples / k).toFixed(1)} triples + ${(r0.pairs / k).toFixed(1)} pair triples, ${(4 * r0.nibbles / k).toFixed(1)} random bits`);
+      console.log(`lt x${k} (one job, ${r0.rounds} rounds): ${ms.toFixed(0)} ms => ${(k / ms * 1000).toFixed(0)} comparisons/s; per comparison ${(bytes / k).toFixed(0)} bytes (all parties), ${(r0.triples / k).toFixed(1)} triples + ${(r0.lex4 / k).toFixed(1)} lex4 closure items, ${(4 * r0.nibbles / k).toFixed(1)} random bits`);
       continue;
     }
     const samples = results[0]![s]!.samples!;
@@ -138,7 +138,7 @@ const os = await import('node:os');
 const load = (): string => os.loadavg().map((x) => x.toFixed(1)).join(' ');
 console.log(`Tenebra MPC benchmark: n=${n}, t=${t}, p=2^127-1, L=48, kappa=40${quick ? ' (quick)' : ''}; machine: ${os.cpus().length} cores, node ${process.version}; load average at start ${load()}`);
 const c = costOf('lt', 48);
-console.log(`lt declares: ${c.rounds} rounds, ${c.triples} triple + ${c.pairs} pair triples, ${c.bits} random bits (${c.nibbles} nibbles), ${c.masks} PRSS mask, ${c.elementsPerPeer} field elements (16 B) per peer`);
+console.log(`lt declares: ${c.rounds} rounds, ${c.triples} triples + ${c.lex4} lex4 closure items (${LEX4.width} elements, ${LEX4.subsets.length} products each), ${c.bits} random bits (${c.nibbles} nibbles), ${c.masks} PRSS mask, ${c.elementsPerPeer} field elements (16 B) per peer`);
 if (!args.has('--libp2p-only')) {
   print('simulated network (5 parties in one thread; online, dealer-made reserve)', await simnet(dealerPrep, online));
   if (!latOnly) print('simulated network (committee preprocessing)', await simnet(committeePrep, production));
@@ -152,7 +152,7 @@ if (args.has('--background')) {
   const s = res[0]![0]!.samples!.slice(5);
   const made = res[0]![0]!.made;
   console.log(`\n== libp2p, 5 processes, committee preprocessing in the background (batch ${batch}) ==`);
-  console.log(`single lt latency (${s.length} jobs after the first 5): p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms, max ${Math.max(...s).toFixed(1)} ms; meanwhile made ${made.triples} triples + ${made.pairs} pair triples + ${made.bits} bits in ${res[0]![0]!.ms.toFixed(0)} ms`);
+  console.log(`single lt latency (${s.length} jobs after the first 5): p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms, max ${Math.max(...s).toFixed(1)} ms; meanwhile made ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${res[0]![0]!.ms.toFixed(0)} ms`);
 } else if (!args.has('--sim-only')) {
   print('libp2p, 5 processes on 127.0.0.1 (online, dealer-made reserve)', await libp2p(dealerPrep, online));
   if (!latOnly) print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));

@@ -117,14 +117,11 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
     // batch 512: a phase-A step (run between jobs, see preprocessing.ts) stalls the next job ~4x less
     // than at 2048, and committee production measured faster too (less GC on large BigInt arrays).
-    // The mix matches what matching consumes (per comparison 1 triple, 11 pairs, 13 nibbles; an
-    // equality 12 triples, 13 nibbles): measured on the orders bench, triples : pairs : nibbles is
-    // about 0.13 : 0.79 : 1. A batch makes `batch` of the largest kind (nibbles) and the others in
-    // proportion to their targets, and batches run while any kind is below target, so a mix richer
-    // than consumption piles up the richer kinds (it did: 20,000 triples made 13x what was used).
-    // Triples are kept at 3x their average use: a self-trade check (an equality) takes 12, so a flow
-    // rich in them drains triples first during an outage, when nothing can be made.
-    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 6_000, targetPairs: 8_500, targetBits: 40_000, batch: 512 },
+    // The mix matches what matching consumes (per less-than 5 lex4 closure items and 13 nibbles; per
+    // equality 5 prod4 items and 13 nibbles; select/mul 1 triple). A batch makes `batch` of the
+    // largest kind (nibbles) and the others in proportion to their targets, and batches run while any
+    // kind is below target, so a mix richer than consumption piles up the richer kinds.
+    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 6_000, targetLex4: 4_000, targetProd4: 1_500, targetBits: 40_000, batch: 512 },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
   }));
   const gateway: GatewayConfig = {

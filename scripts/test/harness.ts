@@ -140,7 +140,7 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>
 export interface NodeStatusLine {
   alive: number[];
   quorum: boolean;
-  reserve: { triples: number; pairs: number; bits: number };
+  reserve: { triples: number; lex4: number; prod4: number; bits: number };
 }
 
 /** The latest periodic status line a committee node logged, if any. */
@@ -157,10 +157,11 @@ export function nodeStatus(dataDir: string, node: number): NodeStatusLine | unde
   return JSON.parse(line) as NodeStatusLine;
 }
 
-/** The least reserve a test waits for, per kind (the cluster's targets: 40,000 bits, 8,500 pairs, 6,000 triples). */
+/** The least reserve a test waits for, per kind (the cluster's targets: 40,000 bits, 4,000 lex4, 1,500 prod4, 6,000 triples). */
 export interface ReserveNeed {
   bits: number;
-  pairs: number;
+  lex4: number;
+  prod4: number;
   triples: number;
 }
 
@@ -168,6 +169,6 @@ export interface ReserveNeed {
 export async function waitForReserve(dataDir: string, nodes: number[], min: ReserveNeed, timeoutMs = 60_000): Promise<void> {
   await waitFor(async () => nodes.every((k) => {
     const st = nodeStatus(dataDir, k);
-    return !!st && st.reserve.bits >= min.bits && st.reserve.pairs >= min.pairs && st.reserve.triples >= min.triples;
-  }), timeoutMs, `reserve of >= ${min.bits} bits, ${min.pairs} pairs and ${min.triples} triples at nodes ${nodes.join(',')}`);
+    return !!st && st.reserve.bits >= min.bits && st.reserve.lex4 >= min.lex4 && st.reserve.prod4 >= min.prod4 && st.reserve.triples >= min.triples;
+  }), timeoutMs, `reserve of >= ${min.bits} bits, ${min.lex4} lex4, ${min.prod4} prod4 and ${min.triples} triples at nodes ${nodes.join(',')}`);
 }

@@ -39,8 +39,10 @@ export interface PreprocessingConfig {
   mode: 'committee' | 'dealer';
   targetTriples: number;
   targetBits: number;
-  /** pair triples (comparisons use 11 per 13 nibbles); default targetBits / 4 */
-  targetPairs?: number;
+  /** LEX4 closure items (each less-than uses 5 with 13 nibbles); default 5/13 of targetBits / 4 */
+  targetLex4?: number;
+  /** PROD4 closure items (each equality test uses 5 with 13 nibbles); default a quarter of targetLex4 */
+  targetProd4?: number;
   /** items of the largest kind per production batch: larger batches amortise the rounds (default 2048) */
   batch?: number;
 }

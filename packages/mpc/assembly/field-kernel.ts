@@ -515,7 +515,7 @@ export function nibbleUnary(x: usize, p2: usize, p3: usize, dst: usize, u: i32):
  * What a round of Beaver products opens, for m products with items of `width` elements whose
  * factors' masks sit at positions 0 (a) and 1.. (b_k): out[k*m + i] = f_k[i] - item_i[k] for the
  * factor vectors f_0 = x (against a) and f_k (against b_k), k = 0..nf-1, stored one after another
- * at f. Triples: width 3, nf 2; pair triples: width 5, nf 3.
+ * at f. Triples: width 3, nf 2; closure items (closure.ts): their width, nf = the factors opened.
  */
 export function beaverOpenings(f: usize, items: usize, out: usize, m: i32, width: i32, nf: i32): void {
   for (let k = 0; k < nf; k++) {
@@ -563,6 +563,91 @@ export function beaverProducts(opened: usize, items: usize, out: usize, m: i32, 
       addAt(o);
       addAt(io + (<usize>(p + k) << 4));
       pack(o);
+    }
+  }
+}
+
+// ---- online phase: product closures (fixed monomials of a group's factors in one round) ----
+
+/** The five limbs of a at p (40 bytes, native order: scratch only). */
+@inline function saveLimbs(p: usize): void {
+  store<u64>(p, a0);
+  store<u64>(p + 8, a1);
+  store<u64>(p + 16, a2);
+  store<u64>(p + 24, a3);
+  store<u64>(p + 32, a4);
+}
+
+@inline function loadLimbsA(p: usize): void {
+  a0 = load<u64>(p);
+  a1 = load<u64>(p + 8);
+  a2 = load<u64>(p + 16);
+  a3 = load<u64>(p + 24);
+  a4 = load<u64>(p + 32);
+}
+
+@inline function loadLimbsB(p: usize): void {
+  b0 = load<u64>(p);
+  b1 = load<u64>(p + 8);
+  b2 = load<u64>(p + 16);
+  b3 = load<u64>(p + 24);
+  b4 = load<u64>(p + 32);
+}
+
+/** Limbwise *p += a (accumulators: terms below 2^27 per limb, so 2^13 of them stay below 2^40). */
+@inline function accumulateA(p: usize): void {
+  store<u64>(p, load<u64>(p) + a0);
+  store<u64>(p + 8, load<u64>(p + 8) + a1);
+  store<u64>(p + 16, load<u64>(p + 16) + a2);
+  store<u64>(p + 24, load<u64>(p + 24) + a3);
+  store<u64>(p + 32, load<u64>(p + 32) + a4);
+}
+
+/**
+ * Sums of monomials in a group's factors f_k from the opened d_k = f_k - a_k (opened[k*m + i], k <
+ * the program's factors) and the group's item of `width` elements (the masks a_k, then products of
+ * subsets of them): prod_{k in S} f_k = sum_{T in S} (prod_{k in S\T} d_k) A_T, with A_{} = 1, for m
+ * groups. The program (i32 at prog) is
+ *   nc, then per coefficient c = 1..nc: (parent, factor), coef_c = coef_parent * d_factor, coef_0 = 1;
+ *   nt, then per term: (output, coefficient, slot), acc_output += coef * (slot < 0 ? 1 : item[slot]).
+ * out[o*m + i] = acc_o for o < nOut. scratch holds nc + 1 coefficients and nOut accumulators as
+ * limbs (40 bytes each). A public constant adds to every share, hence the slot -1 terms.
+ */
+export function closureEval(opened: usize, items: usize, prog: usize, scratch: usize, out: usize, m: i32, width: i32, nOut: i32): void {
+  const nc = load<i32>(prog);
+  const terms = prog + (<usize>(1 + 2 * nc) << 2);
+  const nt = load<i32>(terms);
+  const acc = scratch + <usize>(nc + 1) * 40;
+  for (let i = 0; i < m; i++) {
+    a0 = 1; a1 = 0; a2 = 0; a3 = 0; a4 = 0;
+    saveLimbs(scratch);
+    for (let c = 1; c <= nc; c++) {
+      const parent = load<i32>(prog + (<usize>(2 * c - 1) << 2));
+      const factor = load<i32>(prog + (<usize>(2 * c) << 2));
+      unpack(opened + ((<usize>(factor * m + i)) << 4));
+      aToB();
+      loadLimbsA(scratch + <usize>parent * 40);
+      mulByB();
+      saveLimbs(scratch + <usize>c * 40);
+    }
+    memory.fill(acc, 0, <usize>nOut * 40);
+    for (let j = 0; j < nt; j++) {
+      const tp = terms + (<usize>(1 + 3 * j) << 2);
+      const o = load<i32>(tp);
+      const cp = scratch + <usize>load<i32>(tp + 4) * 40;
+      const slot = load<i32>(tp + 8);
+      if (slot < 0) {
+        loadLimbsA(cp);
+      } else {
+        loadLimbsB(cp);
+        unpack(items + ((<usize>(i * width + slot)) << 4));
+        mulByB();
+      }
+      accumulateA(acc + <usize>o * 40);
+    }
+    for (let o = 0; o < nOut; o++) {
+      loadLimbsA(acc + <usize>o * 40);
+      pack(out + ((<usize>(o * m + i)) << 4));
     }
   }
 }

@@ -1,4 +1,4 @@
-// @tenebra/mpc: modules in dependency order (field -> shamir -> prss -> messages -> runtime ->
+// @tenebra/mpc: modules in dependency order (field -> closure -> shamir -> prss -> messages -> runtime ->
 // protocols -> preprocessing -> recovery).
 export * from './api';
 /** All field arithmetic as a namespace: F.add, F.mul, F.inv, ... */
@@ -24,9 +24,10 @@ export {
 export * from './shamir';
 export * from './prss';
 export * from './messages';
-export { Reserve, KINDS, WIDTH, NIBBLE_WIDTH, PAIR_WIDTH, TRIPLE_WIDTH, type Kind, type Counts, type Items } from './reserve';
+export { Reserve, KINDS, WIDTH, NIBBLE_WIDTH, TRIPLE_WIDTH, type Kind, type Counts, type Items } from './reserve';
 export { Preprocessor, DEALER_LABEL, nibblesFrom, seededRng, type PreprocessingOptions, type Needs } from './preprocessing';
 export { costOf, geometry, PREPROCESSING_TABLE, type OpCost } from './protocols';
+export { LEX4, PROD4, FAN_IN, type ClosureShape } from './closure';
 export { createParty, type Party, type PartyOptions, type PartyStatus, type PartyEvent } from './runtime';
 export { RECOVERY_PART_ELEMENTS } from './recovery';
 export type { SplitState, ChunkRef } from './state';

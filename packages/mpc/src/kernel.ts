@@ -4,7 +4,7 @@
 //
 // Used by committee preprocessing, whose every step it covers (products, GRR resharing and its
 // recombination, the opened squares, square roots and bits, the nibbles' products and stored form),
-// and by the online rounds (openings, Beaver steps, comparison block indicators). One instance per
+// and by the online rounds (openings, Beaver steps, closure evaluations, comparison block indicators). One instance per
 // process; calls are synchronous and never re-entered, so one scratch memory serves all of them.
 
 import { randomFillSync } from 'node:crypto';
@@ -32,6 +32,7 @@ interface KernelExports {
   subMany(x: number, y: number, dst: number, n: number): void;
   beaverOpenings(f: number, items: number, out: number, m: number, width: number, nf: number): void;
   beaverProducts(opened: number, items: number, out: number, m: number, width: number): void;
+  closureEval(opened: number, items: number, prog: number, scratch: number, out: number, m: number, width: number, nOut: number): void;
 }
 
 let kernel: KernelExports | undefined;
@@ -217,32 +218,60 @@ export function subEncoded(x: Uint8Array, y: Uint8Array): Uint8Array {
 }
 
 /**
- * Checks a Beaver step's vectors: m items of `width` elements, [a, b, ab] (triples) or [a, b1, b2,
- * ab1, ab2] (pair triples), and nf = (width + 1) / 2 vectors of m (the factors, or the opened
- * values), all canonical. Returns nf.
+ * Checks a Beaver step's vectors: m triples [a, b, ab] and 2 vectors of m (the factors, or the
+ * opened values), all canonical.
  */
-function beaverShapes(vectors: Uint8Array, items: Uint8Array, m: number, width: number): number {
-  if (width !== 3 && width !== 5) throw new FieldError(`beaver: items of ${width} elements (3: triples, 5: pair triples)`);
-  const nf = (width + 1) / 2;
-  if (count(vectors, 'beaver') !== nf * m || count(items, 'beaver') !== width * m) throw new FieldError(`beaver: ${nf} vectors of ${m} and ${m} items of ${width} expected`);
+function beaverShapes(vectors: Uint8Array, items: Uint8Array, m: number): void {
+  if (count(vectors, 'beaver') !== 2 * m || count(items, 'beaver') !== 3 * m) throw new FieldError(`beaver: 2 vectors of ${m} and ${m} triples expected`);
   assertCanonical(vectors, 'beaver');
   assertCanonical(items, 'beaver');
-  return nf;
+}
+
+/** What m Beaver products open: [x - a | y - b] for the factors [x | y] (m each) and m triples. */
+export function beaverOpeningsEncoded(factors: Uint8Array, items: Uint8Array, m: number): Uint8Array {
+  beaverShapes(factors, items, m);
+  return run([factors, items], [factors.length], ([pf, pi], [d]) => k().beaverOpenings(pf!, pi!, d!, m, 3, 2))[0]!;
+}
+
+/** The products x y (m) from the opened [d | e] and the triples. */
+export function beaverProductsEncoded(opened: Uint8Array, items: Uint8Array, m: number): Uint8Array {
+  beaverShapes(opened, items, m);
+  return run([opened, items], [m * ELEMENT_BYTES], ([po, pi], [d]) => k().beaverProducts(po!, pi!, d!, m, 3))[0]!;
+}
+
+/** Checks p vectors of m elements against m closure items of `width`, all canonical. */
+function closureShapes(vectors: Uint8Array, items: Uint8Array, m: number, width: number, p: number): void {
+  if (!(p >= 1 && p <= width)) throw new FieldError(`closure: ${p} factors for items of ${width}`);
+  if (count(vectors, 'closure') !== p * m || count(items, 'closure') !== width * m) throw new FieldError(`closure: ${p} vectors of ${m} and ${m} items of ${width} expected`);
+  assertCanonical(vectors, 'closure');
+  assertCanonical(items, 'closure');
 }
 
 /**
- * What m Beaver products open: [x - a | y_1 - b_1 | ...] for the factor vectors (x, y_1, ...,
- * m elements each, concatenated in `factors`) and m items of `width` elements.
+ * What m closure groups open: [f_0 - a_0 | ... | f_{p-1} - a_{p-1}] for the p factor vectors (m
+ * each, concatenated) and m items of `width` elements whose first p are the masks (closure.ts).
  */
-export function beaverOpeningsEncoded(factors: Uint8Array, items: Uint8Array, m: number, width: number): Uint8Array {
-  const nf = beaverShapes(factors, items, m, width);
-  return run([factors, items], [factors.length], ([pf, pi], [d]) => k().beaverOpenings(pf!, pi!, d!, m, width, nf))[0]!;
+export function closureOpeningsEncoded(factors: Uint8Array, items: Uint8Array, m: number, width: number, p: number): Uint8Array {
+  closureShapes(factors, items, m, width, p);
+  return run([factors, items], [factors.length], ([pf, pi], [d]) => k().beaverOpenings(pf!, pi!, d!, m, width, p))[0]!;
 }
 
-/** The products [x y_1 | x y_2 ...] (m each) from the opened [d | e_1 | ...] and the items. */
-export function beaverProductsEncoded(opened: Uint8Array, items: Uint8Array, m: number, width: number): Uint8Array {
-  const nf = beaverShapes(opened, items, m, width);
-  return run([opened, items], [(nf - 1) * m * ELEMENT_BYTES], ([po, pi], [d]) => k().beaverProducts(po!, pi!, d!, m, width))[0]!;
+/** A compiled closure evaluation (closure.ts): its program bytes and sizes. */
+export interface ClosureProgramBytes {
+  readonly bytes: Uint8Array;
+  readonly p: number;
+  readonly nOut: number;
+  readonly coefficients: number;
+  readonly shape: { readonly width: number };
+}
+
+/** The program's outputs [o0 | o1 | ...] (m each) from the opened factors [d_0 | ... | d_{p-1}] and the items. */
+export function closureEvalEncoded(opened: Uint8Array, items: Uint8Array, m: number, prog: ClosureProgramBytes): Uint8Array {
+  const width = prog.shape.width;
+  closureShapes(opened, items, m, width, prog.p);
+  const scratch = (prog.coefficients + 1 + prog.nOut) * 40;
+  return run([opened, items, prog.bytes], [prog.nOut * m * ELEMENT_BYTES, scratch], ([po, pi, pp], [d, s]) =>
+    k().closureEval(po!, pi!, pp!, s!, d!, m, width, prog.nOut))[0]!;
 }
 
 /**

@@ -11,6 +11,9 @@
 //  - nibbles: 4 bits x0..x3, their 11 products of 2..4 bits (two more GRR rounds), then the
 //    indicators [v == j] by inclusion-exclusion and their suffix sums [v > j] (local), plus
 //    v = x0 + 2x1 + 4x2 + 8x3.
+//  - closure items (closure.ts: LEX4 for less-than's tree, PROD4 for equality's): masks from PRSS,
+//    the products of two masks in the first GRR round (with the triples), the products of three or
+//    four masks (a pair product times a mask or another pair) in the third (with the nibbles' pairs).
 // No single party learns any triple or bit: every value is a sum over PRSS subsets or a resharing.
 // All of it computes on encoded vectors (16 bytes per element) in the WebAssembly field kernel
 // (kernel.ts): no BigInt per element, which made production about 5x faster.
@@ -35,12 +38,18 @@ import {
   shareEncoded, sqrtEncoded,
 } from './kernel';
 import { Msg, type Envelope } from './messages';
-import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, emptyItems, type Counts, type ItemVectors, type Kind } from './reserve';
+import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
+import { LEX4, PROD4, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
 import { lagrange, type FieldRng } from './shamir';
 import type { Prss } from './prss';
 import { createCipheriv, createHash } from 'node:crypto';
 
 const EMPTY = new Uint8Array(0);
+
+/** Elements [from, to) of an encoded vector. */
+function slice(v: Uint8Array, from: number, to: number): Uint8Array {
+  return v.subarray(from * ELEMENT_BYTES, to * ELEMENT_BYTES);
+}
 
 /** Items of width vs.length from equally long encoded vectors: [vs[0][i], vs[1][i], ...] for each i. */
 function interleave(vs: readonly Uint8Array[]): Uint8Array {
@@ -62,6 +71,10 @@ function isZero(e: Uint8Array): boolean {
   return true;
 }
 
+function planOf(kind: ClosureKind): ClosurePlan {
+  return CLOSURES.find((c) => c.kind === kind)!.plan;
+}
+
 /** Preprocessing options (identical at every party). */
 export interface PreprocessingOptions {
   /** 'committee' (default): the parties make their own material. 'dealer': a seeded dealer, INSECURE. */
@@ -70,8 +83,13 @@ export interface PreprocessingOptions {
   targetTriples?: number;
   /** Background production keeps at least this many random bits (stored as 4-bit nibbles; default 4096). */
   targetBits?: number;
-  /** Pair triples (two products sharing a factor, used by comparisons; default targetBits / 4). */
-  targetPairs?: number;
+  /**
+   * LEX4 closure items (less-than's tree, 5 per comparison of 13 blocks; default 5/13 of the nibbles,
+   * as if every comparison were a less-than).
+   */
+  targetLex4?: number;
+  /** PROD4 closure items (equality's tree, 5 per equality test; default a quarter of targetLex4). */
+  targetProd4?: number;
   /**
    * Items per batch of the kind with the largest target (default 256); the other kinds in proportion
    * to their targets, so a batch matches the configured mix.
@@ -104,9 +122,6 @@ interface Batch {
   // (all encoded, 16 bytes big-endian per element: the field kernel computes on them as they are)
   a?: Uint8Array;
   b?: Uint8Array;
-  pa?: Uint8Array;
-  pb1?: Uint8Array;
-  pb2?: Uint8Array;
   /** This party's GRR rows (row j-1 goes to party j). */
   ownGrr?: Uint8Array[];
   r?: Uint8Array;
@@ -116,6 +131,8 @@ interface Batch {
   x?: Uint8Array;
   p2?: Uint8Array;
   waiters: { resolve: () => void }[];
+  /** closure kinds: the masks (one vector per factor) and, after the first GRR round, the pair products */
+  closures?: { kind: ClosureKind; masks: Uint8Array[]; pairs?: Uint8Array[] }[];
   /** messages received for this batch (a re-send fires only when it stops growing) */
   heard: number;
 }
@@ -132,7 +149,7 @@ export interface PrepHost {
   /** Encodes a message with the piggybacked preprocessing log. */
   envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[] | Uint8Array)[]; extra?: Uint8Array }): Uint8Array;
   log(ev: Record<string, unknown>): void;
-  emitBatch(ev: { batch: number; state: 'staged' | 'committed' | 'dropped'; triples: number; pairs: number; nibbles: number }): void;
+  emitBatch(ev: { batch: number; state: 'staged' | 'committed' | 'dropped' } & Counts): void;
   /** True while no job is running (background batches start only then). */
   idle(): boolean;
   /** Runs fn after ms on the party's clock (simulated or real); returns a cancel function. */
@@ -146,6 +163,16 @@ export interface PrepSnapshot {
   staged?: { id: number; items: ItemVectors };
   running?: number;
 }
+
+type ClosureKind = 'lex4' | 'prod4';
+/** The closure kinds, their shapes and production plans. */
+const CLOSURES: readonly { kind: ClosureKind; shape: ClosureShape; plan: ClosurePlan }[] = [
+  { kind: 'lex4', shape: LEX4, plan: closurePlan(LEX4) },
+  { kind: 'prod4', shape: PROD4, plan: closurePlan(PROD4) },
+];
+
+/** What an exhausted kind is called in PreprocessingExhaustedError. */
+const KIND_NAMES: Record<Kind, string> = { triples: 'triples', lex4: 'comparison closure items (lex4)', prod4: 'equality closure items (prod4)', nibbles: 'random bits' };
 
 const MAX_FUTURE_BATCH_MESSAGES = 256;
 /** A batch that has heard nothing new for this long re-sends what it sent (duplicates are ignored). */
@@ -171,7 +198,7 @@ export class Preprocessor {
   /** Set when a peer's log shows a committed batch this party never had: only recovery helps. */
   stale = false;
   /** Counters for status() and benchmarks. */
-  readonly stats = { batches: 0, made: { triples: 0, pairs: 0, nibbles: 0 } as Counts, productionMs: 0, dropped: 0 };
+  readonly stats = { batches: 0, made: zeroCounts(), productionMs: 0, dropped: 0 };
 
   constructor(private readonly host: PrepHost, opts: PreprocessingOptions = {}) {
     this.mode = opts.mode ?? 'committee';
@@ -179,12 +206,14 @@ export class Preprocessor {
     const batch = opts.batch ?? 256;
     if (!Number.isInteger(batch) || batch < 1 || batch > 65536) throw new Error(`preprocessing batch must be in 1..65536, got ${opts.batch}`);
     const bits = opts.targetBits ?? 4096;
-    this.target = { triples: opts.targetTriples ?? 2048, nibbles: Math.ceil(bits / 4), pairs: opts.targetPairs ?? Math.ceil(bits / 4) };
+    const nibbles = Math.ceil(bits / 4);
+    const lex4 = opts.targetLex4 ?? Math.ceil((nibbles * 5) / 13);
+    this.target = { triples: opts.targetTriples ?? 2048, lex4, prod4: opts.targetProd4 ?? Math.ceil(lex4 / 4), nibbles };
     for (const k of KINDS) if (!(this.target[k] >= 0)) throw new Error('preprocessing targets must be >= 0');
     const top = Math.max(1, ...KINDS.map((k) => this.target[k]));
-    this.per = { triples: 0, pairs: 0, nibbles: 0 };
+    this.per = zeroCounts();
     for (const k of KINDS) this.per[k] = this.target[k] === 0 ? 0 : Math.max(1, Math.ceil((batch * this.target[k]) / top));
-    if (KINDS.every((k) => this.per[k] === 0)) this.per = { triples: batch, pairs: batch, nibbles: batch };
+    if (KINDS.every((k) => this.per[k] === 0)) for (const k of KINDS) this.per[k] = batch;
     this.dealerSeed = opts.dealerSeed ?? 'tenebra-insecure-dealer';
     this.background = opts.background ?? true;
   }
@@ -245,8 +274,8 @@ export class Preprocessor {
     const exhausted = (): PreprocessingExhaustedError => {
       const k: Kind = KINDS.find((x) => this.reserve.available(x) < need[x]) ?? 'triples';
       const alive = this.host.aliveCount();
-      if (k === 'nibbles') return new PreprocessingExhaustedError('random bits', need.nibbles * 4, this.reserve.available('nibbles') * 4, alive);
-      return new PreprocessingExhaustedError(k === 'pairs' ? 'pair triples' : 'triples', need[k], this.reserve.available(k), alive);
+      const unit = k === 'nibbles' ? 4 : 1; // nibbles are counted as bits
+      return new PreprocessingExhaustedError(KIND_NAMES[k], need[k] * unit, this.reserve.available(k) * unit, alive);
     };
     for (;;) {
       if (enough()) return;
@@ -317,14 +346,19 @@ export class Preprocessor {
     const id = this.resolved;
     const { t, self } = this.host;
     const rng = seededRng(`${this.dealerSeed}:${id}`);
-    const { triples: T, pairs: Q, nibbles: U } = this.per;
+    const { triples: T, nibbles: U } = this.per;
     const plain = emptyItems();
     const a = rng(T);
     const b = rng(T);
     for (let i = 0; i < T; i++) plain.triples.push(a[i]!, b[i]!, reduce(a[i]! * b[i]!));
-    const pa = rng(Q);
-    const pb = rng(2 * Q);
-    for (let i = 0; i < Q; i++) plain.pairs.push(pa[i]!, pb[2 * i]!, pb[2 * i + 1]!, reduce(pa[i]! * pb[2 * i]!), reduce(pa[i]! * pb[2 * i + 1]!));
+    for (const { kind, shape } of CLOSURES) {
+      const masks = rng(this.per[kind] * shape.factors);
+      for (let i = 0; i < this.per[kind]; i++) {
+        const m = masks.slice(i * shape.factors, (i + 1) * shape.factors);
+        plain[kind].push(...m);
+        for (const sub of shape.subsets) plain[kind].push(m.reduce((acc, x, k) => ((sub >> k) & 1 ? reduce(acc * x) : acc), 1n));
+      }
+    }
     const vals = rng(U);
     for (let u = 0; u < U; u++) {
       const v = Number(vals[u]! & 15n);
@@ -449,15 +483,25 @@ export class Preprocessor {
 
   private round0(b: Batch): void {
     const prss = this.host.prss();
-    const { triples: T, pairs: Q, nibbles: U } = this.per;
+    const { triples: T, nibbles: U } = this.per;
     const nb = 4 * U;
     b.a = prss.randomSharesEncoded(this.nonce(b, 'a'), T);
     b.b = prss.randomSharesEncoded(this.nonce(b, 'b'), T);
-    b.pa = prss.randomSharesEncoded(this.nonce(b, 'pa'), Q);
-    b.pb1 = prss.randomSharesEncoded(this.nonce(b, 'pb1'), Q);
-    b.pb2 = prss.randomSharesEncoded(this.nonce(b, 'pb2'), Q);
-    // local degree-2t products, then GRR: [a*b for triples, a*b1 for pairs, a*b2 for pairs]
-    b.ownGrr = this.grr(mulEncoded(concatEncoded([b.a, b.pa, b.pa]), concatEncoded([b.b, b.pb1, b.pb2])));
+    // closure masks, one vector per factor
+    b.closures = CLOSURES.filter(({ kind }) => this.per[kind] > 0).map(({ kind, shape }) => ({
+      kind,
+      masks: Array.from({ length: shape.factors }, (_, f) => prss.randomSharesEncoded(this.nonce(b, `${kind}:${f}`), this.per[kind])),
+    }));
+    // local degree-2t products, then GRR: [a*b for triples | each closure's pair products]
+    const xs = [b.a];
+    const ys = [b.b];
+    for (const c of b.closures) {
+      for (const [i, j] of planOf(c.kind).pairs) {
+        xs.push(c.masks[i]!);
+        ys.push(c.masks[j]!);
+      }
+    }
+    b.ownGrr = this.grr(mulEncoded(concatEncoded(xs), concatEncoded(ys)));
     b.r = prss.randomSharesEncoded(this.nonce(b, 'r'), nb);
     // y = r^2 + PRZS (degree 2t), opened from all n shares
     b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));
@@ -485,7 +529,17 @@ export class Preprocessor {
   }
 
   private round2(b: Batch): void {
-    b.ownGrr = this.grr(nibblePairsEncoded(b.x!));
+    // [the nibbles' pair products | each closure's products of three and four masks]
+    const xs: Uint8Array[] = [];
+    const ys: Uint8Array[] = [];
+    for (const c of b.closures!) {
+      for (const h of planOf(c.kind).higher) {
+        xs.push(c.pairs![h.pair]!);
+        ys.push(h.mask !== undefined ? c.masks[h.mask]! : c.pairs![h.otherPair!]!);
+      }
+    }
+    const own = nibblePairsEncoded(b.x!);
+    b.ownGrr = this.grr(xs.length === 0 ? own : concatEncoded([own, mulEncoded(concatEncoded(xs), concatEncoded(ys))]));
     this.sendRound(b, 2, (j) => [b.ownGrr![j - 1]!]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
@@ -538,19 +592,27 @@ export class Preprocessor {
       for (let i = 1; i <= n; i++) ys.push(i === self ? b.y! : enc(i, 1));
       // degree-2t opening from all n shares
       b.Y = this.fromAll(ys, 'squares', b);
-      const { triples: T, pairs: Q } = this.per;
-      const at = (v: Uint8Array, from: number, k: number): Uint8Array => v.subarray(from * ELEMENT_BYTES, (from + k) * ELEMENT_BYTES);
-      b.items = {
-        triples: interleave([b.a!, b.b!, at(prod, 0, T)]),
-        pairs: interleave([b.pa!, b.pb1!, b.pb2!, at(prod, T, Q), at(prod, T + Q, Q)]),
-        nibbles: EMPTY,
-      };
-      b.a = b.b = b.y = b.pa = b.pb1 = b.pb2 = undefined;
+      const T = this.per.triples;
+      let at = T;
+      for (const c of b.closures!) {
+        const Q = this.per[c.kind];
+        c.pairs = planOf(c.kind).pairs.map(() => slice(prod, at, (at += Q)));
+      }
+      b.items = { triples: interleave([b.a!, b.b!, slice(prod, 0, T)]), lex4: EMPTY, prod4: EMPTY, nibbles: EMPTY };
+      b.a = b.b = b.y = undefined;
       b.round = 1;
       this.stats.productionMs += Date.now() - t0;
       this.round1(b);
     } else if (b.round === 2) {
-      b.p2 = prod;
+      const U = this.per.nibbles;
+      b.p2 = slice(prod, 0, 6 * U);
+      let at = 6 * U;
+      for (const c of b.closures!) {
+        const Q = this.per[c.kind];
+        const higher = planOf(c.kind).higher.map(() => slice(prod, at, (at += Q)));
+        b.items![c.kind] = interleave([...c.masks, ...c.pairs!, ...higher]);
+      }
+      b.closures = undefined;
       b.round = 3;
       this.stats.productionMs += Date.now() - t0;
       this.round3(b);
@@ -604,7 +666,7 @@ export class Preprocessor {
     if (this.current === b) this.current = undefined;
     this.stats.dropped++;
     this.host.log({ ev: 'prep-drop', batch: b.id, why });
-    this.host.emitBatch({ batch: b.id, state: 'dropped', triples: 0, pairs: 0, nibbles: 0 });
+    this.host.emitBatch({ batch: b.id, state: 'dropped', ...zeroCounts() });
     for (const w of b.waiters.splice(0)) w.resolve();
   }
 

@@ -7,37 +7,31 @@
 //  lt      Catrina & de Hoogh, "Improved primitives for secure multiparty integer computation",
 //          SCN 2010: LTZ via Mod2m, with the random M-bit r' made of preprocessed one-hot 4-bit blocks
 //          and the statistical mask r'' from PRSS (no interaction). The BitLT of the public c' against
-//          the shared r' is the lexicographic block comparison with a logarithmic-depth tree of
-//          (lt, eq) combinations (the carry/prefix idea of Damgard, Fitzi, Kiltz, Nielsen, Toft,
-//          TCC 2006, and Nishide & Ohta, PKC 2007, over radix 16): per block, [c_j < r_j] and
-//          [c_j == r_j] are LOCAL (one lookup / one subtraction of the block's unary [r_j > v]), so only
-//          the tree multiplies.
+//          the shared r' is the lexicographic block comparison with a tree of (lt, eq) combinations
+//          (the carry/prefix idea of Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006, and Nishide &
+//          Ohta, PKC 2007, over radix 16): per block, [c_j < r_j] and [c_j == r_j] are LOCAL (one
+//          lookup / one subtraction of the block's unary [r_j > v]), so only the tree multiplies. The
+//          tree combines four blocks per round with closure items (closure.ts; the unbounded fan-in
+//          products of Bar-Ilan & Beaver, PODC 1989): 13 blocks take 2 rounds, not 4.
 //  eq      equality to zero in the same style: open d + 2^(M-1) + r' + 2^M r'', then
-//          [d == 0] = prod_j [w_j == r_j] (local indicators, tree of products).
+//          [d == 0] = prod_j [w_j == r_j] (local indicators, a tree of 4-factor closure products).
 //  select  y + c (x - y); min/max from lt and select.
 
-import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, copyElement, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide, words } from './field';
-import { addEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded } from './kernel';
-import { NIBBLE_VALUE, NIBBLE_WIDTH } from './reserve';
+import { groupSizes, lexProgram, prodProgram, type ClosureProgram } from './closure';
+import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide, words } from './field';
+import { addEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded, closureEvalEncoded, closureOpeningsEncoded } from './kernel';
+import { NIBBLE_VALUE, NIBBLE_WIDTH, WIDTH, type Counts, type Kind } from './reserve';
 
 /** Preprocessing handed to one operation at its round (flat, see reserve.ts for the layouts). */
 export interface Prep {
-  /** Triples [a, b, ab] and pair triples [a, b1, b2, ab1, ab2], encoded (16 bytes per element). */
-  tripleBytes: Uint8Array;
-  pairBytes: Uint8Array;
-  /** Nibbles as bytes (16 per element, NIBBLE_WIDTH elements per nibble). */
-  nibbles: Uint8Array;
+  /** Items per kind, encoded (16 bytes per element, WIDTH[kind] elements per item). */
+  items: Readonly<Record<Kind, Uint8Array>>;
   /** PRSS bounded integers (statistical masks), maskBits bits per PRSS subset. */
   masks: bigint[];
 }
 
-/** What one operation's round consumes. */
-export interface OpNeeds {
-  triples: number;
-  pairs: number;
-  nibbles: number;
-  masks: number;
-}
+/** What one operation's round consumes: items per reserve kind, and PRSS masks. */
+export type OpNeeds = Counts & { masks: number };
 
 /** The runtime primitive protocols are written against. */
 export interface RoundEngine {
@@ -51,7 +45,7 @@ export interface RoundEngine {
   roundEncoded(needs: OpNeeds, prepare: (p: Prep) => Uint8Array): Promise<{ opened: Uint8Array; prep: Prep }>;
 }
 
-const NO_NEEDS: OpNeeds = { triples: 0, pairs: 0, nibbles: 0, masks: 0 };
+const NO_NEEDS: OpNeeds = { triples: 0, lex4: 0, prod4: 0, nibbles: 0, masks: 0 };
 
 // ---- local vector operations (shares of the same sharing degree) ----
 
@@ -98,7 +92,7 @@ export function vMulPublic(a: readonly bigint[], c: readonly bigint[]): bigint[]
 export async function mul(eng: RoundEngine, x: readonly bigint[], y: readonly bigint[]): Promise<bigint[]> {
   const m = x.length;
   if (m === 0) return [];
-  return decodeFieldVector(await beaverEncoded(eng, encodeFieldVector([...x, ...y]), m, 'triples'));
+  return decodeFieldVector(await beaverEncoded(eng, encodeFieldVector([...x, ...y]), m));
 }
 
 /** Geometry of the comparison for bound L (see field.ts): M bits in `blocks` 4-bit blocks, K = M + 1. */
@@ -165,107 +159,147 @@ async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint
   const twoM = 1n << BigInt(M);
   const { opened, prep } = await eng.round({ ...NO_NEEDS, nibbles: m * blocks, masks: m }, (p) => {
     const out = new Array<bigint>(m);
-    const nv = viewOf(p.nibbles);
+    const nv = viewOf(p.items.nibbles);
     for (let e = 0; e < m; e++) out[e] = reduceWide(offset + x[e]! + composeR(nv, e, blocks) + twoM * p.masks[e]!);
     return out;
   });
-  return { c: opened, nib: prep.nibbles, masks: prep.masks };
+  return { c: opened, nib: prep.items.nibbles, masks: prep.masks };
+}
+
+/** m products x * y (factors = [x | y], m each; one triple each): one round, on encoded vectors. */
+async function beaverEncoded(eng: RoundEngine, factors: Uint8Array, m: number): Promise<Uint8Array> {
+  const { opened, prep } = await eng.roundEncoded({ ...NO_NEEDS, triples: m }, (p) => beaverOpeningsEncoded(factors, p.items.triples, m));
+  return beaverProductsEncoded(opened, prep.items.triples, m);
+}
+
+/** Where factor k of a closure group reads its share: vector `vec` at block offset `block` of the group. */
+type FactorSource = (k: number) => { vec: number; block: number };
+
+/** One closure program's groups in a tree level: the rows' element index of each group's first block, and its output slot. */
+interface LevelPart {
+  prog: ClosureProgram;
+  first: number[];
+  slot: number[];
 }
 
 /**
- * m products x * y (factors = [x | y], m each; one triple each), or with pair triples x * y1 and
- * x * y2 (factors = [x | y1 | y2]; one pair triple each): one round, on encoded vectors.
- * Returns [x y] or [x y1 | x y2].
+ * One tree level: combines each row's blocks (rows of `width` in `vecs`, element-major) in groups of
+ * up to FAN_IN (groupSizes) by closure items of `kind`, ONE round for the whole level. Groups of one
+ * block pass through. Returns, per group (rows of groups, m * groups), the program's outputs plus
+ * `first` (the group's first block in each vector) so the caller can finish them: outputs[o] and
+ * firsts[v] are encoded vectors in group order.
  */
-async function beaverEncoded(eng: RoundEngine, factors: Uint8Array, m: number, kind: 'triples' | 'pairs'): Promise<Uint8Array> {
-  const width = kind === 'triples' ? 3 : 5;
-  const items = (p: Prep): Uint8Array => (kind === 'triples' ? p.tripleBytes : p.pairBytes);
-  const { opened, prep } = await eng.roundEncoded({ ...NO_NEEDS, [kind]: m }, (p) => beaverOpeningsEncoded(factors, items(p), m, width));
-  return beaverProductsEncoded(opened, items(prep), m, width);
+async function closureLevel(
+  eng: RoundEngine, kind: 'lex4' | 'prod4', vecs: readonly Uint8Array[], m: number, width: number,
+  program: (g: number) => ClosureProgram, source: FactorSource,
+): Promise<{ groups: number; outputs: Uint8Array[][]; parts: LevelPart[]; single: { first: number; slot: number }[] }> {
+  const sizes = groupSizes(width);
+  const groups = sizes.length;
+  const byG = new Map<number, LevelPart>();
+  const single: { first: number; slot: number }[] = [];
+  for (let e = 0; e < m; e++) {
+    let start = 0;
+    sizes.forEach((g, q) => {
+      const first = e * width + start;
+      const slot = e * groups + q;
+      start += g;
+      if (g === 1) return void single.push({ first, slot });
+      let part = byG.get(g);
+      if (!part) byG.set(g, (part = { prog: program(g), first: [], slot: [] }));
+      part.first.push(first);
+      part.slot.push(slot);
+    });
+  }
+  const parts = [...byG.values()];
+  const v32 = vecs.map(words);
+  // factor vectors per part: factor k of group i at k * K + i
+  const factors = parts.map(({ prog, first }) => {
+    const K = first.length;
+    const f = new Uint8Array(prog.p * K * ELEMENT_BYTES);
+    const f32 = words(f);
+    for (let k = 0; k < prog.p; k++) {
+      const { vec, block } = source(k);
+      const src = v32[vec]!;
+      for (let i = 0; i < K; i++) copyElement(src, first[i]! + block, f32, k * K + i);
+    }
+    return f;
+  });
+  const itemBytes = WIDTH[kind] * ELEMENT_BYTES;
+  const itemsOf = (all: Uint8Array): Uint8Array[] => {
+    let at = 0;
+    return parts.map(({ first }) => all.subarray(at * itemBytes, (at += first.length) * itemBytes));
+  };
+  const total = parts.reduce((s, p) => s + p.first.length, 0);
+  const { opened, prep } = await eng.roundEncoded({ ...NO_NEEDS, [kind]: total }, (p) => {
+    const items = itemsOf(p.items[kind]);
+    return concatEncoded(parts.map(({ prog, first }, j) => closureOpeningsEncoded(factors[j]!, items[j]!, first.length, WIDTH[kind], prog.p)));
+  });
+  const items = itemsOf(prep.items[kind]);
+  let at = 0;
+  const outputs = parts.map(({ prog, first }, j) => {
+    const K = first.length;
+    const d = opened.subarray(at * ELEMENT_BYTES, (at += prog.p * K) * ELEMENT_BYTES);
+    const out = closureEvalEncoded(d, items[j]!, K, prog);
+    return Array.from({ length: prog.nOut }, (_, o) => out.subarray(o * K * ELEMENT_BYTES, (o + 1) * K * ELEMENT_BYTES));
+  });
+  return { groups, outputs, parts, single };
+}
+
+/** The elements of `vec` (encoded) at the given indices, as one vector. */
+function gather(vec: Uint8Array, at: readonly number[]): Uint8Array {
+  const out = new Uint8Array(at.length * ELEMENT_BYTES);
+  const s32 = words(vec);
+  const o32 = words(out);
+  at.forEach((x, i) => copyElement(s32, x, o32, i));
+  return out;
+}
+
+/** Writes vector `v` (encoded) to the given element indices of `into`. */
+function scatter(v: Uint8Array, into: Uint8Array, at: readonly number[]): void {
+  const s32 = words(v);
+  const o32 = words(into);
+  at.forEach((x, i) => copyElement(s32, i, o32, x));
 }
 
 /**
  * Reduces per-element rows of (lt, eq) block pairs, most significant block first (encoded, row
- * length `width`), by the associative combination (lt1, eq1) o (lt2, eq2) = (lt1 + eq1 lt2, eq1 eq2);
- * ceil(log2 width) rounds, 2 products per combination sharing one factor (a pair triple; 1 product at
- * the last level, where eq is not needed). Returns the m results, encoded.
+ * length `width`), by the associative combination (lt1, eq1) o (lt2, eq2) = (lt1 + eq1 lt2, eq1 eq2),
+ * up to four blocks per round: lt = l1 + e1 l2 + e1 e2 l3 + e1 e2 e3 l4, eq = e1 e2 e3 e4 from one
+ * LEX4 closure item per group (closure.ts); ceil(log4 width) rounds (2 for 13 blocks). The last level
+ * does not compute eq. Returns the m results, encoded.
  */
 async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: number, width: number): Promise<Uint8Array> {
   while (width > 1) {
-    const pairs = width >> 1;
-    const odd = width & 1;
-    const finalLevel = width === 2;
-    const k = m * pairs;
-    const nw = pairs + odd;
-    const lt32 = words(lt);
-    const eq32 = words(eq);
-    // factors [eq_H | lt_L | eq_L] and the lt_H to add to the first product
-    const f = new Uint8Array((finalLevel ? 2 : 3) * k * ELEMENT_BYTES);
-    const ltH = new Uint8Array(k * ELEMENT_BYTES);
-    const f32 = words(f);
-    const ltH32 = words(ltH);
-    for (let e = 0, i = 0; e < m; e++) {
-      const row = e * width;
-      for (let q = 0; q < pairs; q++, i++) {
-        const h = row + 2 * q;
-        copyElement(eq32, h, f32, i);
-        copyElement(lt32, h + 1, f32, k + i);
-        if (!finalLevel) copyElement(eq32, h + 1, f32, 2 * k + i);
-        copyElement(lt32, h, ltH32, i);
-      }
-    }
-    // eq_H * lt_L and eq_H * eq_L share the factor eq_H: one pair triple (3 openings, not 4)
-    const prod = await beaverEncoded(eng, f, k, finalLevel ? 'triples' : 'pairs');
-    const sum32 = words(addEncoded(ltH, prod.subarray(0, k * ELEMENT_BYTES)));
-    const prod32 = words(prod);
-    const nlt = new Uint8Array(m * nw * ELEMENT_BYTES);
-    const neq = finalLevel ? eq : new Uint8Array(m * nw * ELEMENT_BYTES);
-    const nlt32 = words(nlt);
-    const neq32 = words(neq);
-    for (let e = 0, i = 0; e < m; e++) {
-      const row = e * width;
-      const nrow = e * nw;
-      for (let q = 0; q < pairs; q++, i++) {
-        copyElement(sum32, i, nlt32, nrow + q);
-        if (!finalLevel) copyElement(prod32, k + i, neq32, nrow + q);
-      }
-      if (odd) {
-        copyElement(lt32, row + width - 1, nlt32, nrow + pairs);
-        if (!finalLevel) copyElement(eq32, row + width - 1, neq32, nrow + pairs);
-      }
+    const final = groupSizes(width).length === 1;
+    // factor order [e1, l2, e2, l3, ...]: even k is e_(k/2+1), odd k is l_((k+3)/2)
+    const { groups, outputs, parts, single } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), (k) =>
+      k % 2 === 0 ? { vec: 1, block: k / 2 } : { vec: 0, block: (k + 1) / 2 });
+    const nlt = new Uint8Array(m * groups * ELEMENT_BYTES);
+    const neq = final ? nlt : new Uint8Array(m * groups * ELEMENT_BYTES);
+    parts.forEach(({ first, slot }, j) => {
+      scatter(addEncoded(gather(lt, first), outputs[j]![0]!), nlt, slot);
+      if (!final) scatter(outputs[j]![1]!, neq, slot);
+    });
+    for (const { first, slot } of single) {
+      copyElement(words(lt), first, words(nlt), slot);
+      if (!final) copyElement(words(eq), first, words(neq), slot);
     }
     lt = nlt;
     eq = neq;
-    width = nw;
+    width = groups;
   }
   return lt;
 }
 
-/** Product of each row of factors (encoded, row length `width`) by a balanced tree (ceil(log2 width) rounds). */
+/** Product of each row of factors (encoded, row length `width`), up to four per round by PROD4 closure items (ceil(log4 width) rounds). */
 async function prodTree(eng: RoundEngine, f: Uint8Array, m: number, width: number): Promise<Uint8Array> {
   while (width > 1) {
-    const pairs = width >> 1;
-    const odd = width & 1;
-    const k = m * pairs;
-    const nw = pairs + odd;
-    const f32 = words(f);
-    const xy = new Uint8Array(2 * k * ELEMENT_BYTES);
-    const xy32 = words(xy);
-    for (let e = 0, i = 0; e < m; e++) {
-      for (let q = 0; q < pairs; q++, i++) {
-        copyElement(f32, e * width + 2 * q, xy32, i);
-        copyElement(f32, e * width + 2 * q + 1, xy32, k + i);
-      }
-    }
-    const prod32 = words(await beaverEncoded(eng, xy, k, 'triples'));
-    const nf = new Uint8Array(m * nw * ELEMENT_BYTES);
-    const nf32 = words(nf);
-    for (let e = 0; e < m; e++) {
-      for (let q = 0; q < pairs; q++) copyElement(prod32, e * pairs + q, nf32, e * nw + q);
-      if (odd) copyElement(f32, e * width + width - 1, nf32, e * nw + pairs);
-    }
+    const { groups, outputs, parts, single } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, (k) => ({ vec: 0, block: k }));
+    const nf = new Uint8Array(m * groups * ELEMENT_BYTES);
+    parts.forEach(({ slot }, j) => scatter(outputs[j]![0]!, nf, slot));
+    for (const { first, slot } of single) copyElement(words(f), first, words(nf), slot);
     f = nf;
-    width = nw;
+    width = groups;
   }
   return f;
 }
@@ -351,8 +385,9 @@ export async function max(eng: RoundEngine, x: readonly bigint[], y: readonly bi
 export interface OpCost {
   rounds: number;
   triples: number;
-  /** Pair triples (two products sharing a factor). */
-  pairs: number;
+  /** LEX4 / PROD4 closure items (closure.ts): one per group of 2-4 blocks in a tree level. */
+  lex4: number;
+  prod4: number;
   /** Random bits, as 4-bit one-hot nibbles (4 bits each). */
   nibbles: number;
   bits: number;
@@ -362,51 +397,50 @@ export interface OpCost {
   elementsPerPeer: number;
 }
 
-function treeCost(width: number, lexicographic: boolean): { rounds: number; triples: number; pairs: number; opened: number } {
+/** A comparison tree over `width` blocks: its rounds, closure items and opened elements (per compared element). */
+function treeCost(width: number, lexicographic: boolean): { rounds: number; items: number; opened: number } {
   let rounds = 0;
-  let triples = 0;
-  let pairs = 0;
+  let items = 0;
   let opened = 0;
   while (width > 1) {
-    const k = Math.floor(width / 2);
-    if (lexicographic && width !== 2) {
-      pairs += k;
-      opened += 3 * k;
-    } else {
-      triples += k;
-      opened += 2 * k;
+    const sizes = groupSizes(width);
+    const final = sizes.length === 1;
+    for (const g of sizes) {
+      if (g < 2) continue;
+      items++;
+      opened += (lexicographic ? lexProgram(g, !final) : prodProgram(g)).p;
     }
     rounds++;
-    width = k + (width % 2);
+    width = sizes.length;
   }
-  return { rounds, triples, pairs, opened };
+  return { rounds, items, opened };
 }
 
 /** Per-element cost of each operation for bound L (the preprocessing map, as JIFF's). */
 export function costOf(op: 'mul' | 'select' | 'lt' | 'le' | 'eq' | 'min' | 'max' | 'open', L: number, kappa = 40): OpCost {
   const { blocks } = geometry(L, kappa);
-  const c = (rounds: number, triples: number, pairs: number, nibbles: number, masks: number, opened: number): OpCost => ({
-    rounds, triples, pairs, nibbles, bits: 4 * nibbles, masks, elementsPerPeer: opened,
+  const c = (rounds: number, triples: number, lex4: number, prod4: number, nibbles: number, masks: number, opened: number): OpCost => ({
+    rounds, triples, lex4, prod4, nibbles, bits: 4 * nibbles, masks, elementsPerPeer: opened,
   });
   switch (op) {
     case 'open':
-      return c(1, 0, 0, 0, 0, 1);
+      return c(1, 0, 0, 0, 0, 0, 1);
     case 'mul':
     case 'select':
-      return c(1, 1, 0, 0, 0, 2);
+      return c(1, 1, 0, 0, 0, 0, 2);
     case 'lt':
     case 'le': {
       const tr = treeCost(blocks, true);
-      return c(1 + tr.rounds, tr.triples, tr.pairs, blocks, 1, 1 + tr.opened);
+      return c(1 + tr.rounds, 0, tr.items, 0, blocks, 1, 1 + tr.opened);
     }
     case 'eq': {
       const tr = treeCost(blocks, false);
-      return c(1 + tr.rounds, tr.triples, tr.pairs, blocks, 1, 1 + tr.opened);
+      return c(1 + tr.rounds, 0, 0, tr.items, blocks, 1, 1 + tr.opened);
     }
     case 'min':
     case 'max': {
       const tr = treeCost(blocks, true);
-      return c(2 + tr.rounds, tr.triples + 1, tr.pairs, blocks, 1, 3 + tr.opened);
+      return c(2 + tr.rounds, 1, tr.items, 0, blocks, 1, 3 + tr.opened);
     }
   }
 }

@@ -14,7 +14,7 @@ import type { Clock } from '@tenebra/transport';
 import { add } from './field';
 import { Msg, bytesText, decodeVector, textBytes, type Envelope } from './messages';
 import type { Prss } from './prss';
-import { KINDS, WIDTH, emptyItems, type Counts } from './reserve';
+import { KINDS, WIDTH, countsOf, emptyItems, type Counts } from './reserve';
 import { findInconsistent, interpolate, nameBadParty } from './shamir';
 import { itemsOf, type PartySnapshot } from './state';
 
@@ -46,7 +46,7 @@ export function answerRecovery(prss: Prss, to: number, nonce: string, snap: Part
     store: snap.store.map(([k, v]) => [k, v.length] as [string, number]),
     pub: snap.pub,
     cursor: snap.cursor,
-    items: { triples: items.triples.length / WIDTH.triples, pairs: items.pairs.length / WIDTH.pairs, nibbles: items.nibbles.length / WIDTH.nibbles },
+    items: countsOf(items),
     finished: snap.finished,
     prep: { resolved: snap.prep.resolved, committed: snap.prep.committed },
   };

@@ -1,7 +1,8 @@
 // The reserve of preprocessed material, consumed FIFO per kind by absolute cursors:
 //  - triples: Beaver triples, stored [a, b, c] (c = a*b), TRIPLE_WIDTH = 3 elements each;
-//  - pairs:   two triples sharing their first factor, stored [a, b1, b2, a*b1, a*b2] (PAIR_WIDTH = 5),
-//             for the two products eq1*lt2 and eq1*eq2 of one comparison-tree node (3 openings, not 4);
+//  - lex4:    LEX4 closure items (closure.ts): masks of a 4-block group's eq and lt indicators and
+//             the products of their subsets, combining the blocks in one round (less-than's tree);
+//  - prod4:   PROD4 closure items: masks of 4 factors and their subset products (equality's tree);
 //  - nibbles: a random value v in [0,16) in unary form: [v > j] for j = 0..14, then v
 //             (NIBBLE_WIDTH = 16); [v == j] = [v > j-1] - [v > j].
 // Items are appended only by committed preprocessing batches; cursors count items ever consumed and
@@ -10,14 +11,14 @@
 // BigInts: a reserve of millions of elements would otherwise make every major GC mark millions of
 // objects. They become BigInts when taken (nibbles: only the few elements a comparison reads).
 
+import { LEX4, PROD4 } from './closure';
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
 
-export const KINDS = ['triples', 'pairs', 'nibbles'] as const;
+export const KINDS = ['triples', 'lex4', 'prod4', 'nibbles'] as const;
 export type Kind = (typeof KINDS)[number];
 /** Field elements per item of each kind. */
-export const WIDTH: Readonly<Record<Kind, number>> = { triples: 3, pairs: 5, nibbles: 16 };
+export const WIDTH: Readonly<Record<Kind, number>> = { triples: 3, lex4: LEX4.width, prod4: PROD4.width, nibbles: 16 };
 export const TRIPLE_WIDTH = 3;
-export const PAIR_WIDTH = 5;
 export const NIBBLE_WIDTH = 16;
 /** Offset of v within a stored nibble. */
 export const NIBBLE_VALUE = 15;
@@ -31,17 +32,31 @@ export type ItemVectors = Record<Kind, bigint[] | Uint8Array>;
 
 /** Zero counts. */
 export function zeroCounts(): Counts {
-  return { triples: 0, pairs: 0, nibbles: 0 };
+  return { triples: 0, lex4: 0, prod4: 0, nibbles: 0 };
+}
+
+/** Items per kind of flat (BigInt or encoded) item vectors. */
+export function countsOf(items: ItemVectors): Counts {
+  const out = zeroCounts();
+  for (const k of KINDS) {
+    const v = items[k];
+    out[k] = (v instanceof Uint8Array ? v.length / ELEMENT_BYTES : v.length) / WIDTH[k];
+  }
+  return out;
 }
 
 /** Empty items. */
 export function emptyItems(): Items {
-  return { triples: [], pairs: [], nibbles: [] };
+  return { triples: [], lex4: [], prod4: [], nibbles: [] };
 }
 
 interface Chunk {
   start: number; // absolute index of the first item
   bytes: Uint8Array;
+}
+
+function emptyChunks(): Record<Kind, Chunk[]> {
+  return { triples: [], lex4: [], prod4: [], nibbles: [] };
 }
 
 /** Encodes field elements, 16 bytes each. */
@@ -68,7 +83,7 @@ export function elementAt(view: DataView, i: number): bigint {
 
 /** A FIFO reserve with absolute cursors per kind. */
 export class Reserve {
-  private chunks: Record<Kind, Chunk[]> = { triples: [], pairs: [], nibbles: [] };
+  private chunks: Record<Kind, Chunk[]> = emptyChunks();
   /** Absolute index of the next item to hand out (= items ever consumed), per kind. */
   readonly cursor: Counts = zeroCounts();
   /** Items ever appended, per kind. */
@@ -152,11 +167,9 @@ export class Reserve {
 
   /** Everything from the given absolute positions to the end, per kind, as bytes. */
   fromBytes(cursor: Counts): Record<Kind, Uint8Array> {
-    return {
-      triples: this.rangeBytes('triples', cursor.triples, this.end.triples - cursor.triples),
-      pairs: this.rangeBytes('pairs', cursor.pairs, this.end.pairs - cursor.pairs),
-      nibbles: this.rangeBytes('nibbles', cursor.nibbles, this.end.nibbles - cursor.nibbles),
-    };
+    const out = {} as Record<Kind, Uint8Array>;
+    for (const kind of KINDS) out[kind] = this.rangeBytes(kind, cursor[kind], this.end[kind] - cursor[kind]);
+    return out;
   }
 
   /** Drops chunks entirely before the given cursors (consumed by completed jobs). */
@@ -187,7 +200,7 @@ export class Reserve {
   /** Replaces the whole content: items from absolute positions `cursor` on. Used by state import and recovery. */
   reset(cursor: Counts, items: Items): void {
     this.generation++;
-    this.chunks = { triples: [], pairs: [], nibbles: [] };
+    this.chunks = emptyChunks();
     for (const kind of KINDS) {
       this.cursor[kind] = cursor[kind];
       this.end[kind] = cursor[kind];

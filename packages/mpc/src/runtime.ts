@@ -20,7 +20,7 @@ import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
 import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
-import { KINDS, NIBBLE_WIDTH, zeroCounts, type Counts } from './reserve';
+import { KINDS, WIDTH, zeroCounts, type Counts, type Kind, type Reserve } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
 import { assertParams, interpolateEncoded, interpolateToBytes, lagrange, nameBadParty, reconstructChecked } from './shamir';
 import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type SplitState } from './state';
@@ -77,8 +77,8 @@ export interface PartyStatus {
   alive: number[];
   quorum: boolean;
   /** Items available per kind (bits = 4 x nibbles) and absolute cursors (items ever consumed). */
-  reserve: { triples: number; pairs: number; nibbles: number; bits: number; cursor: Counts };
-  preprocessing: { resolvedBatches: number; committedBatches: number; inFlight: number | undefined; stale: boolean; perBatch: Counts; made: { triples: number; pairs: number; nibbles: number; bits: number; batches: number; dropped: number; productionMs: number } };
+  reserve: Counts & { bits: number; cursor: Counts };
+  preprocessing: { resolvedBatches: number; committedBatches: number; inFlight: number | undefined; stale: boolean; perBatch: Counts; made: Counts & { bits: number; batches: number; dropped: number; productionMs: number } };
   mode: string;
   lastFinishedJob: string | undefined;
   currentJob: string | undefined;
@@ -165,6 +165,12 @@ function elementOf(v: ShareVec, e: number): bigint {
 }
 
 const EMPTY = new Uint8Array(0);
+
+function availableCounts(r: Reserve): Counts {
+  const out = zeroCounts();
+  for (const k of KINDS) out[k] = r.available(k);
+  return out;
+}
 
 /** A round's shares opened to all, in operation order: BigInts, or one encoded vector when some operation's are encoded. */
 function joinShares(parts: readonly (bigint[] | Uint8Array)[], encoded: boolean): ShareVec {
@@ -444,7 +450,7 @@ class PartyImpl implements Party {
       phase: this.phase,
       alive,
       quorum: alive.length >= this.t + 1,
-      reserve: { triples: r.available('triples'), pairs: r.available('pairs'), nibbles: r.available('nibbles'), bits: 4 * r.available('nibbles'), cursor: { ...r.cursor } },
+      reserve: { ...availableCounts(r), bits: 4 * r.available('nibbles'), cursor: { ...r.cursor } },
       preprocessing: {
         resolvedBatches: this.prep.resolved,
         committedBatches: this.prep.committed,
@@ -696,7 +702,7 @@ class PartyImpl implements Party {
     if (this.finishedSet.has(jobId)) throw new Error(`party ${this.id}: job ${jobId} already ran (job ids must be unique)`);
     const r = this.prep.reserve;
     // PRSS nonces: the job id plus the reserve cursors, which only grow, so a retried id never reuses masks.
-    const job = new JobRun(jobId, `job:${jobId}:${r.cursor.triples}:${r.cursor.pairs}:${r.cursor.nibbles}`);
+    const job = new JobRun(jobId, `job:${jobId}:${KINDS.map((k) => r.cursor[k]).join(':')}`);
     this.job = job;
     this.jobStart = { ...r.cursor };
     this.logFn({ ev: 'job-start', job: jobId });
@@ -827,9 +833,8 @@ class PartyImpl implements Party {
     if (job.failed !== undefined || this.job !== job) return;
     // Assign preprocessing in queue order.
     const res = this.prep.reserve;
-    const tripleBytes = need.triples > 0 ? res.takeBytes('triples', need.triples) : EMPTY;
-    const pairBytes = need.pairs > 0 ? res.takeBytes('pairs', need.pairs) : EMPTY;
-    const nibBytes = need.nibbles > 0 ? res.takeBytes('nibbles', need.nibbles) : EMPTY;
+    const taken = {} as Record<Kind, Uint8Array>;
+    for (const k of KINDS) taken[k] = need[k] > 0 ? res.takeBytes(k, need[k]) : EMPTY;
     const { maskBits } = proto.geometry(this.L, this.kappa);
     const Mk = masks > 0 ? this.prss().boundedShares(`${job.nonceBase}:${r}`, masks, maskBits) : [];
     const at = zeroCounts();
@@ -838,18 +843,16 @@ class PartyImpl implements Party {
     let encodedAll = false;
     const to = new Map<number, bigint[]>();
     const one = ops.length === 1;
-    const tb = 3 * ELEMENT_BYTES;
-    const pb = 5 * ELEMENT_BYTES;
-    const nb = NIBBLE_WIDTH * ELEMENT_BYTES;
     for (const op of ops) {
-      const tr = one ? tripleBytes : tripleBytes.subarray(at.triples * tb, (at.triples + op.needs.triples) * tb);
-      const pr = one ? pairBytes : pairBytes.subarray(at.pairs * pb, (at.pairs + op.needs.pairs) * pb);
-      const p: proto.Prep = {
-        tripleBytes: tr,
-        pairBytes: pr,
-        nibbles: one ? nibBytes : nibBytes.subarray(at.nibbles * nb, (at.nibbles + op.needs.nibbles) * nb),
-        masks: one ? Mk : Mk.slice(mi, mi + op.needs.masks),
-      };
+      let items = taken;
+      if (!one) {
+        items = {} as Record<Kind, Uint8Array>;
+        for (const k of KINDS) {
+          const w = WIDTH[k] * ELEMENT_BYTES;
+          items[k] = taken[k].subarray(at[k] * w, (at[k] + op.needs[k]) * w);
+        }
+      }
+      const p: proto.Prep = { items, masks: one ? Mk : Mk.slice(mi, mi + op.needs.masks) };
       for (const k of KINDS) at[k] += op.needs[k];
       mi += op.needs.masks;
       op.prep = p;
@@ -1218,7 +1221,7 @@ class Ctx implements JobContext, proto.RoundEngine {
   async open(x: Sec): Promise<bigint[]> {
     const v = vecOf(x);
     if (v.length === 0) return [];
-    const { opened } = await this.round({ triples: 0, pairs: 0, nibbles: 0, masks: 0 }, () => v.slice());
+    const { opened } = await this.round({ ...zeroCounts(), masks: 0 }, () => v.slice());
     return opened;
   }
 
@@ -1227,7 +1230,7 @@ class Ctx implements JobContext, proto.RoundEngine {
     const v = vecOf(x);
     return new Promise((resolve, reject) => {
       this.p.enqueue(this.job, {
-        needs: { triples: 0, pairs: 0, nibbles: 0, masks: 0 }, to: recipient, prepare: () => v.slice(),
+        needs: { ...zeroCounts(), masks: 0 }, to: recipient, prepare: () => v.slice(),
         resolve: (r) => resolve(r.opened as bigint[] | null), reject,
       });
     });

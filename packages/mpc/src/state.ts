@@ -3,9 +3,11 @@
 // Version 3 (exportStateParts()) leaves the preprocessing reserve out of the bytes: the meta lists
 // the reserve's chunks by key, and the caller persists each chunk once (they never change), so a
 // job boundary writes the books and cursors, not megabytes of triples.
+// Versions 4 and 5 are 2 and 3 with the closure kinds (lex4, prod4) in place of pair triples: a
+// state written before them is refused with a clear error (its reserve has no closure items).
 
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
-import { KINDS, WIDTH, emptyItems, fromBytes, type Counts, type ItemVectors, type Items, type Kind } from './reserve';
+import { KINDS, WIDTH, countsOf, emptyItems, fromBytes, type Counts, type ItemVectors, type Items, type Kind } from './reserve';
 
 /** Everything a party persists. */
 export interface PartySnapshot {
@@ -44,7 +46,7 @@ export interface SplitState {
 }
 
 interface Meta {
-  v: 2 | 3;
+  v: 4 | 5;
   /** v3: the reserve items from `cursor` on live in these chunks, not in the body */
   chunks?: ChunkRef[];
   n: number;
@@ -61,12 +63,6 @@ interface Meta {
   prep: { resolved: number; committed: number; staged?: { id: number; items: Counts }; running?: number };
 }
 
-const elements = (v: readonly bigint[] | Uint8Array): number => (v instanceof Uint8Array ? v.length / ELEMENT_BYTES : v.length);
-const countsOf = (items: ItemVectors): Counts => ({
-  triples: elements(items.triples) / WIDTH.triples,
-  pairs: elements(items.pairs) / WIDTH.pairs,
-  nibbles: elements(items.nibbles) / WIDTH.nibbles,
-});
 
 /** The items of a snapshot as field elements. */
 export function itemsOf(items: PartySnapshot['items']): Items {
@@ -95,7 +91,7 @@ export function encodeSplit(s: Omit<PartySnapshot, 'items'>, chunks: readonly (C
 
 function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined): Uint8Array {
   const meta: Meta = {
-    v: chunks ? 3 : 2, ...(chunks ? { chunks } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
+    v: chunks ? 5 : 4, ...(chunks ? { chunks } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
     store: s.store.map(([k, v]) => [k, v.length]),
     pub: s.pub,
     cursor: s.cursor,
@@ -111,7 +107,7 @@ function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined): Uint8Array {
   if (s.prep.staged) for (const k of KINDS) vectors.push(s.prep.staged.items[k]);
   const metaBytes = new TextEncoder().encode(JSON.stringify(meta));
   let count = 0;
-  for (const v of vectors) count += elements(v);
+  for (const v of vectors) count += v instanceof Uint8Array ? v.length / ELEMENT_BYTES : v.length;
   const out = new Uint8Array(4 + metaBytes.length + count * ELEMENT_BYTES);
   const view = new DataView(out.buffer);
   view.setUint32(0, metaBytes.length);
@@ -141,7 +137,10 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
   } catch {
     throw new Error('state: unreadable meta');
   }
-  if (meta.v !== 2 && meta.v !== 3) throw new Error(`state: unknown version ${String(meta.v)}`);
+  if ((meta.v as number) === 2 || (meta.v as number) === 3) {
+    throw new Error('state: written by an engine with pair triples (format 2/3); this engine needs closure items (format 4/5): start from a fresh data folder');
+  }
+  if (meta.v !== 4 && meta.v !== 5) throw new Error(`state: unknown version ${String(meta.v)}`);
   let off = 4 + metaLen;
   const take = (k: number): bigint[] => {
     if (off + k * ELEMENT_BYTES > bytes.length) throw new Error('state: truncated');
@@ -155,7 +154,7 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
     return items;
   };
   const store = meta.store.map(([k, len]) => [k, take(len)] as [string, bigint[]]);
-  const items: PartySnapshot['items'] = meta.v === 3 ? chunkItems(meta.chunks ?? [], meta.cursor, chunk) : takeItems(meta.items);
+  const items: PartySnapshot['items'] = meta.v === 5 ? chunkItems(meta.chunks ?? [], meta.cursor, chunk) : takeItems(meta.items);
   const staged = meta.prep.staged ? { id: meta.prep.staged.id, items: takeItems(meta.prep.staged.items) } : undefined;
   if (off !== bytes.length) throw new Error('state: trailing bytes');
   return {

@@ -46,7 +46,7 @@ export async function fillReserve(c: Cluster, parties = c.parties, minTriples = 
   await c.net.run({
     until: () => parties.every((p) => {
       const s = p.status();
-      return s.preprocessing.inFlight === undefined && s.reserve.triples >= minTriples && s.reserve.bits >= minBits && s.reserve.pairs >= minBits / 4;
+      return s.preprocessing.inFlight === undefined && s.reserve.triples >= minTriples && s.reserve.bits >= minBits && s.reserve.lex4 >= minBits / 10;
     }),
     maxTimeMs: 600_000,
   });

@@ -5,7 +5,9 @@ import * as F from '../src/field';
 import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
   scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
+  closureEvalEncoded, closureOpeningsEncoded,
 } from '../src/kernel';
+import { LEX4, PROD4, lexEq, lexLt, lexProgram, prodProgram, type ClosureShape } from '../src/closure';
 import { interpolate, lagrange } from '../src/shamir';
 import { nibblesFrom } from '../src/preprocessing';
 import { FIELD_KERNEL_WASM_BASE64 } from '../src/kernel-wasm';
@@ -144,26 +146,57 @@ describe('field kernel: online steps', () => {
     }));
   });
 
-  it('Beaver openings and products give x*y for triples and pair triples', () => {
-    fc.assert(fc.property(fc.array(fc.tuple(elem, elem, elem, elem, elem, elem), { minLength: 1, maxLength: 20 }), (rows) => {
+  it('Beaver openings and products give x*y for triples', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(elem, elem, elem, elem), { minLength: 1, maxLength: 20 }), (rows) => {
       const m = rows.length;
       const x = rows.map((r) => r[0]);
-      const y1 = rows.map((r) => r[1]);
-      const y2 = rows.map((r) => r[2]);
-      const a = rows.map((r) => r[3]);
-      const b1 = rows.map((r) => r[4]);
-      const b2 = rows.map((r) => r[5]);
+      const y = rows.map((r) => r[1]);
       // a single "party" holding the whole values: opening is the identity
-      const triples = enc(rows.flatMap((_, i) => [a[i]!, b1[i]!, F.mul(a[i]!, b1[i]!)]));
-      const opened3 = beaverOpeningsEncoded(enc([...x, ...y1]), triples, m, 3);
-      const z3 = dec(beaverProductsEncoded(opened3, triples, m, 3));
-      const pairs = enc(rows.flatMap((_, i) => [a[i]!, b1[i]!, b2[i]!, F.mul(a[i]!, b1[i]!), F.mul(a[i]!, b2[i]!)]));
-      const opened5 = beaverOpeningsEncoded(enc([...x, ...y1, ...y2]), pairs, m, 5);
-      const z5 = dec(beaverProductsEncoded(opened5, pairs, m, 5));
-      return z3.every((z, i) => z === F.mul(x[i]!, y1[i]!))
-        && z5.every((z, i) => z === (i < m ? F.mul(x[i]!, y1[i]!) : F.mul(x[i - m]!, y2[i - m]!)));
+      const triples = enc(rows.flatMap((r) => [r[2], r[3], F.mul(r[2], r[3])]));
+      const z = dec(beaverProductsEncoded(beaverOpeningsEncoded(enc([...x, ...y]), triples, m), triples, m));
+      return z.every((v, i) => v === F.mul(x[i]!, y[i]!));
     }), { numRuns: 50 });
-    expect(() => beaverOpeningsEncoded(new Uint8Array(32), new Uint8Array(48), 1, 4)).toThrow(F.FieldError);
+    expect(() => beaverOpeningsEncoded(new Uint8Array(32), new Uint8Array(48), 2)).toThrow(F.FieldError);
+  });
+
+  it('closure evaluation gives every LEX4 and PROD4 group program\'s monomials from one opening', () => {
+    // a single "party" holding whole values: items are [masks, subset products], openings f - a
+    const itemOf = (sh: ClosureShape, masks: bigint[]): bigint[] =>
+      [...masks, ...sh.subsets.map((sub) => masks.reduce((acc, a, k) => ((sub >> k) & 1 ? F.mul(acc, a) : acc), 1n))];
+    const cases: { prog: ReturnType<typeof lexProgram>; expect: (f: bigint[]) => bigint[] }[] = [];
+    for (const g of [2, 3, 4]) {
+      for (const withEq of [true, false]) {
+        cases.push({
+          prog: lexProgram(g, withEq),
+          expect: (f) => {
+            // f in factor order [e1, l2, e2, l3, ...]: lt (without l1) = sum_k e1..e_{k-1} l_k, eq = e1..e_g
+            const e = (j: number): bigint => f[lexEq(j)]!;
+            const l = (j: number): bigint => f[lexLt(j)]!;
+            let lt = 0n;
+            let pre = 1n;
+            for (let k = 2; k <= g; k++) {
+              pre = F.mul(pre, e(k - 1));
+              lt = F.add(lt, F.mul(pre, l(k)));
+            }
+            return withEq ? [lt, F.mul(pre, e(g))] : [lt];
+          },
+        });
+      }
+      cases.push({ prog: prodProgram(g), expect: (f) => [f.slice(0, g).reduce((acc, x) => F.mul(acc, x), 1n)] });
+    }
+    fc.assert(fc.property(fc.integer({ min: 0, max: cases.length - 1 }), fc.integer({ min: 1, max: 6 }), fc.array(fc.oneof(elem, fc.constantFrom(0n, 1n, F.P - 1n)), { minLength: 7 * 6 * 2, maxLength: 7 * 6 * 2 }), (ci, m, vals) => {
+      const { prog, expect: want } = cases[ci]!;
+      const sh = prog.shape;
+      const fs = Array.from({ length: m }, (_, i) => vals.slice(i * 7, i * 7 + prog.p));
+      const as = Array.from({ length: m }, (_, i) => vals.slice(42 + i * 7, 42 + i * 7 + sh.factors));
+      const items = enc(as.flatMap((a) => itemOf(sh, a)));
+      const factors = enc(Array.from({ length: prog.p }, (_, k) => fs.map((f) => f[k]!)).flat());
+      const out = dec(closureEvalEncoded(closureOpeningsEncoded(factors, items, m, sh.width, prog.p), items, m, prog));
+      return fs.every((f, i) => want(f).every((v, o) => out[o * m + i] === v));
+    }), { numRuns: 200 });
+    expect(LEX4.width).toBe(29);
+    expect(PROD4.width).toBe(15);
+    expect(() => closureOpeningsEncoded(new Uint8Array(32), new Uint8Array(29 * 16), 1, 29, 3)).toThrow(F.FieldError);
   });
 
   it('block indicators read [r > c] and [r = c] from stored nibbles', () => {

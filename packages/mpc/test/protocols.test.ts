@@ -5,6 +5,7 @@ import * as F from '../src/field';
 import { cluster, deal, runAll, signed, type Cluster } from './helpers';
 import { shareSecret, reconstruct } from '../src/shamir';
 import { costOf, PREPROCESSING_TABLE } from '../src/protocols';
+import { LEX4, PROD4 } from '../src/closure';
 
 const MAX = (1n << 48n) - 1n;
 const edge = fc.constantFrom(0n, 1n, -1n, MAX, -MAX, MAX - 1n, -MAX + 1n, 1n << 47n, -(1n << 47n));
@@ -98,12 +99,13 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
   });
 
   it('declares its preprocessing', () => {
-    expect(PREPROCESSING_TABLE.lt).toMatchObject({ rounds: 5, triples: 1, pairs: 11, nibbles: 13, bits: 52, masks: 1, elementsPerPeer: 36 });
-    expect(PREPROCESSING_TABLE.eq).toMatchObject({ rounds: 5, triples: 12, nibbles: 13 });
+    // 13 blocks: groups of 4, 3, 3, 3 (7 + 5 + 5 + 5 factors opened), then one of 4 without eq (6)
+    expect(PREPROCESSING_TABLE.lt).toMatchObject({ rounds: 3, triples: 0, lex4: 5, prod4: 0, nibbles: 13, bits: 52, masks: 1, elementsPerPeer: 29 });
+    expect(PREPROCESSING_TABLE.eq).toMatchObject({ rounds: 3, triples: 0, lex4: 0, prod4: 5, nibbles: 13, elementsPerPeer: 18 });
     expect(PREPROCESSING_TABLE.mul).toMatchObject({ rounds: 1, triples: 1, nibbles: 0 });
   });
 
-  it('committee-made triples, pair triples and nibbles are correct sharings', async () => {
+  it('committee-made triples, closure items and nibbles are correct sharings', async () => {
     await c.net.settle(Promise.all(c.parties.map((p) => p.fill())));
     type Internal = { prep: { reserve: { range(k: string, f: number, n: number): bigint[]; cursor: Record<string, number> } } };
     const rs = c.parties.map((p) => (p as unknown as Internal).prep.reserve);
@@ -111,10 +113,13 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
     const open = (v: bigint[][]): bigint[] => reconstruct([1, 2, 3, 4, 5], v, 2);
     const tr = open(rs.map((r) => r.range('triples', cur.triples!, 50)));
     for (let i = 0; i < 50; i++) expect(F.mul(tr[3 * i]!, tr[3 * i + 1]!)).toBe(tr[3 * i + 2]);
-    const pr = open(rs.map((r) => r.range('pairs', cur.pairs!, 50)));
-    for (let i = 0; i < 50; i++) {
-      expect(F.mul(pr[5 * i]!, pr[5 * i + 1]!)).toBe(pr[5 * i + 3]);
-      expect(F.mul(pr[5 * i]!, pr[5 * i + 2]!)).toBe(pr[5 * i + 4]);
+    for (const [kind, sh] of [['lex4', LEX4], ['prod4', PROD4]] as const) {
+      const it = open(rs.map((r) => r.range(kind, cur[kind]!, 20)));
+      for (let i = 0; i < 20; i++) {
+        const item = it.slice(i * sh.width, (i + 1) * sh.width);
+        const masks = item.slice(0, sh.factors);
+        sh.subsets.forEach((sub, j) => expect(item[sh.factors + j]).toBe(masks.reduce((acc, a, k) => ((sub >> k) & 1 ? F.mul(acc, a) : acc), 1n)));
+      }
     }
     const e = open(rs.map((r) => r.range('nibbles', cur.nibbles!, 20)));
     for (let u = 0; u < 20; u++) {
