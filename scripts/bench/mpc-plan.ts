@@ -1,7 +1,7 @@
 // The measurement plan of scripts/bench/mpc.ts, run identically by every party (in one process on
 // the simulated network, or one process per party over libp2p). Inputs are shared from a fixed seed
 // in every party, each keeping its own shares, so no input distribution is needed.
-import { F, seededRng, shareSecret, type Party } from '@tenebra/mpc';
+import { F, costOf, seededRng, shareSecret, type Party } from '@tenebra/mpc';
 
 export type Step =
   | { kind: 'fill' }
@@ -78,7 +78,7 @@ export async function runStep(p: Party, step: Step, bytesSent: () => number): Pr
         const r = step.kind === 'mul' ? await ctx.mul(a, b) : await ctx.lt(a, b);
         return r.length;
       });
-      rounds = step.kind === 'mul' ? 1 : 5;
+      rounds = costOf(step.kind, 48).rounds;
       break;
     }
     case 'latency': {
@@ -88,7 +88,7 @@ export async function runStep(p: Party, step: Step, bytesSent: () => number): Pr
         await p.runJob(`bench-lat-${nextJob(id)}`, async (ctx) => (await ctx.lt(ctx.fromShares(x), ctx.fromShares(y))).length);
         samples.push(performance.now() - s);
       }
-      rounds = 5;
+      rounds = costOf('lt', 48).rounds;
       break;
     }
   }
