@@ -117,11 +117,11 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
     // batch 512: a phase-A step (run between jobs, see preprocessing.ts) stalls the next job ~4x less
     // than at 2048, and committee production measured faster too (less GC on large BigInt arrays).
-    // The mix matches what matching consumes (per less-than 5 lex4 closure items and 13 nibbles; per
-    // equality 5 prod4 items and 13 nibbles; select/mul 1 triple). A batch makes `batch` of the
-    // largest kind (nibbles) and the others in proportion to their targets, and batches run while any
-    // kind is below target, so a mix richer than consumption piles up the richer kinds.
-    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 6_000, targetLex4: 4_000, targetProd4: 1_500, targetBits: 40_000, batch: 512 },
+    // Targets follow what matching consumes (measured on bench:orders: per nibble about 0.36 lex4
+    // and 0.025 prod4 closure items; triples only for min/select in some order kinds), with headroom
+    // for an outage, when nothing can be made. A batch makes the full share of each kind below its
+    // target and none of the others (preprocessing.ts, "Composition"), so nothing piles up.
+    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 2_000, targetLex4: 4_000, targetProd4: 1_000, targetBits: 40_000, batch: 512 },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
   }));
   const gateway: GatewayConfig = {

@@ -28,7 +28,7 @@ describe('chaos: kill -9 while orders flow', () => {
 
   it('two nodes killed mid-flow: trading continues and fills equal the reference', async () => {
     // Outages run on the preprocessing reserve, which only five live nodes can fill: start full.
-    await waitForReserve(tc.dataDir, [1, 2, 3, 4, 5], { bits: 30_000, lex4: 3_000, prod4: 1_100, triples: 4_500 }, 240_000);
+    await waitForReserve(tc.dataDir, [1, 2, 3, 4, 5], { bits: 30_000, lex4: 3_000, prod4: 750, triples: 1_500 }, 240_000);
     const killed = [1 + Math.floor(rand() * 5)];
     while (killed.length < 2) {
       const k = 1 + Math.floor(rand() * 5);
@@ -45,7 +45,7 @@ describe('chaos: kill -9 while orders flow', () => {
     await flow(20);
     await verifyAll();
     // The reserve is sized for an outage (DESIGN: preprocessing needs all five): let it refill first.
-    await waitForReserve(tc.dataDir, [1, 2, 3, 4, 5], { bits: 30_000, lex4: 3_000, prod4: 1_100, triples: 4_500 }, 240_000);
+    await waitForReserve(tc.dataDir, [1, 2, 3, 4, 5], { bits: 30_000, lex4: 3_000, prod4: 750, triples: 1_500 }, 240_000);
     // now kill two of the nodes that never died: the recovered ones must carry the book
     const others = [1, 2, 3, 4, 5].filter((k) => !killed.includes(k)).slice(0, 2);
     for (const k of others) await tc.cluster.kill('committee', k);

@@ -38,7 +38,7 @@ describe('committee restarts beyond the tolerated two', () => {
   };
 
   it('a third death stalls matching; a returning node resumes from its own state and the results are the reference', async () => {
-    await waitForReserve(tc.dataDir, NODES, { bits: 30_000, lex4: 3_000, prod4: 1_100, triples: 4_500 }, 240_000);
+    await waitForReserve(tc.dataDir, NODES, { bits: 30_000, lex4: 3_000, prod4: 750, triples: 1_500 }, 240_000);
     await orders.run(15);
     await orders.verifyAll();
     const quorumLostBefore = logOf(1).split('quorum lost').length;
@@ -86,7 +86,7 @@ describe('committee restarts beyond the tolerated two', () => {
   }, 600_000);
 
   it('two die, the other three go on, then all die: the three resume, the two take shares from them', async () => {
-    await waitForReserve(tc.dataDir, NODES, { bits: 20_000, lex4: 2_000, prod4: 750, triples: 3_000 }, 240_000);
+    await waitForReserve(tc.dataDir, NODES, { bits: 20_000, lex4: 2_000, prod4: 500, triples: 1_000 }, 240_000);
     await orders.run(4);
     await orders.verifyAll();
     await Promise.all([1, 2].map((k) => tc.cluster.kill('committee', k)));

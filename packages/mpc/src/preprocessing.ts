@@ -30,6 +30,18 @@
 //  for a batch in flight; with none it produces inline if it sees all n up; otherwise (or if the batch
 //  it waited for is dropped) it throws PreprocessingExhaustedError. Every party decides identically:
 //  the committed reserve is the same everywhere, and a dropped batch is dropped for everybody.
+//
+// Composition (what a batch makes): the party that starts a batch proposes it, making the full
+// per-batch count of each kind below its target (or below what a waiting operation needs) and none
+// of the others, so a kind that consumption does not use stops being made once it reaches its
+// target (with a fixed mix, unused triples piled up without bound under sustained load). Parties
+// start batches at different moments, so proposals can differ. Every PrepRound message carries its
+// composition; a party in round 0 that hears a larger one (a total order on the counts) switches to
+// it and computes round 0 again, with PRSS nonces that include the composition (fresh masks); a
+// smaller one is ignored, since its proposer switches on hearing ours. Leaving round 0 needs all n
+// parties' round-0 messages under one composition, so once anyone has left it nobody can still be
+// on another (a party only ever switches up, and a proposer of a larger one would never have sent
+// ours). Ready, commit and veto are unchanged.
 
 import { PreprocessingExhaustedError } from './api';
 import { ELEMENT_BYTES, P, concatEncoded, copyElement, mod, reduce, reduceWide, words } from './field';
@@ -38,7 +50,7 @@ import {
   shareEncoded, sqrtEncoded,
 } from './kernel';
 import { Msg, type Envelope } from './messages';
-import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
+import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
 import { LEX4, PROD4, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
 import { lagrange, type FieldRng } from './shamir';
 import type { Prss } from './prss';
@@ -112,6 +124,8 @@ type BatchState = 'running' | 'staged' | 'committed' | 'dropped';
 interface Batch {
   id: number;
   state: BatchState;
+  /** Items of each kind this batch makes: the largest proposal heard (see "Composition" in the header). */
+  per: Counts;
   readies: Set<number>;
   /** Phase-A round currently computed (0: GRR for triples + squares, 1: roots, 2-3: bit products), 4 when staged. */
   round: number;
@@ -170,6 +184,26 @@ const CLOSURES: readonly { kind: ClosureKind; shape: ClosureShape; plan: Closure
   { kind: 'lex4', shape: LEX4, plan: closurePlan(LEX4) },
   { kind: 'prod4', shape: PROD4, plan: closurePlan(PROD4) },
 ];
+
+/** A batch's composition as its PrepRound messages carry it (key "triples,lex4,prod4,nibbles"). */
+function tagKey(per: Counts): string {
+  return KINDS.map((k) => per[k]).join(',');
+}
+
+function parseTag(key: string): Counts | undefined {
+  if (!/^\d+(,\d+)*$/.test(key)) return undefined;
+  const counts = key.split(',').map(Number);
+  if (counts.length !== KINDS.length || counts.some((c) => !Number.isSafeInteger(c) || c > 1 << 20)) return undefined;
+  const per = zeroCounts();
+  KINDS.forEach((k, i) => (per[k] = counts[i]!));
+  return per;
+}
+
+/** A total order on compositions (by kind, in KINDS order): every party converges on the largest proposal. */
+function compareCounts(x: Counts, y: Counts): number {
+  for (const k of KINDS) if (x[k] !== y[k]) return x[k] - y[k];
+  return 0;
+}
 
 /** What an exhausted kind is called in PreprocessingExhaustedError. */
 const KIND_NAMES: Record<Kind, string> = { triples: 'triples', lex4: 'comparison closure items (lex4)', prod4: 'equality closure items (prod4)', nibbles: 'random bits' };
@@ -291,7 +325,7 @@ export class Preprocessor {
           this.veto(this.resolved);
           throw exhausted();
         }
-        b = this.startBatch(this.resolved);
+        b = this.startBatch(this.resolved, undefined, need);
       }
       const done = this.waitResolved(b);
       this.resumeParked(); // a job now waits for this batch: its phase-A work runs at once
@@ -325,9 +359,9 @@ export class Preprocessor {
     return KINDS.some((k) => this.reserve.available(k) < this.target[k] / 4);
   }
 
-  private countMade(): void {
+  private countMade(per: Counts): void {
     this.stats.batches++;
-    for (const k of KINDS) this.stats.made[k] += this.per[k];
+    for (const k of KINDS) this.stats.made[k] += per[k];
   }
 
   private waitResolved(b: Batch): Promise<void> {
@@ -370,26 +404,41 @@ export class Preprocessor {
     this.reserve.append(items);
     this.resolved++;
     this.committed++;
-    this.countMade();
+    this.countMade(this.per);
     this.host.emitBatch({ batch: id, state: 'committed', ...this.per });
   }
 
   // ---- committee batches ----
 
-  private newBatch(id: number): Batch {
-    return { id, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0 };
+  private newBatch(id: number, per: Counts): Batch {
+    return { id, per, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0 };
   }
 
-  private startBatch(id: number): Batch {
+  /**
+   * This party's proposal for a batch it starts: the kinds below their target (or below `need`, for
+   * an operation waiting on it) at the full per-batch count, the others not at all. Every kind when
+   * none is short (a fill at target, which does not happen in practice).
+   */
+  private compose(need?: Needs): Counts {
+    const per = zeroCounts();
+    for (const k of KINDS) {
+      const have = this.reserve.available(k);
+      if (have < this.target[k] || (need !== undefined && have < need[k])) per[k] = this.per[k];
+    }
+    return KINDS.some((k) => per[k] > 0) ? per : { ...this.per };
+  }
+
+  /** Starts batch id with our own proposal, or joining a peer's (from its first message). */
+  private startBatch(id: number, join?: Counts, need?: Needs): Batch {
     if (this.current) throw new Error('internal: batch already in flight');
-    const b = this.newBatch(id);
+    const b = this.newBatch(id, join ?? this.compose(need));
     this.current = b;
     if (this.vetoedAhead.has(id)) {
       this.vetoedAhead.delete(id);
       this.drop(b, 'vetoed earlier');
       return b;
     }
-    this.host.log({ ev: 'prep-start', batch: id });
+    this.host.log({ ev: 'prep-start', batch: id, per: b.per, joined: join !== undefined });
     this.armResend(b, 0);
     this.schedulePhaseA(b);
     // adopt messages that arrived before we started
@@ -441,14 +490,15 @@ export class Preprocessor {
   }
 
   private nonce(b: Batch, what: string): string {
-    return `prep:${b.id}:${what}`;
+    // the composition too: a party that switches to a larger proposal draws fresh masks
+    return `prep:${b.id}:${tagKey(b.per)}:${what}`;
   }
 
   private sendRound(b: Batch, round: number, per: (j: number) => (readonly bigint[] | Uint8Array)[]): void {
     const sent = new Map<number, Uint8Array>();
     for (let j = 1; j <= this.host.n; j++) {
       if (j === this.host.self) continue;
-      const bytes = this.host.envelope({ type: Msg.PrepRound, a: round, b: b.id, vectors: per(j) });
+      const bytes = this.host.envelope({ type: Msg.PrepRound, a: round, b: b.id, key: tagKey(b.per), vectors: per(j) });
       sent.set(j, bytes);
       this.host.send(j, bytes);
     }
@@ -483,14 +533,14 @@ export class Preprocessor {
 
   private round0(b: Batch): void {
     const prss = this.host.prss();
-    const { triples: T, nibbles: U } = this.per;
+    const { triples: T, nibbles: U } = b.per;
     const nb = 4 * U;
     b.a = prss.randomSharesEncoded(this.nonce(b, 'a'), T);
     b.b = prss.randomSharesEncoded(this.nonce(b, 'b'), T);
     // closure masks, one vector per factor
-    b.closures = CLOSURES.filter(({ kind }) => this.per[kind] > 0).map(({ kind, shape }) => ({
+    b.closures = CLOSURES.filter(({ kind }) => b.per[kind] > 0).map(({ kind, shape }) => ({
       kind,
-      masks: Array.from({ length: shape.factors }, (_, f) => prss.randomSharesEncoded(this.nonce(b, `${kind}:${f}`), this.per[kind])),
+      masks: Array.from({ length: shape.factors }, (_, f) => prss.randomSharesEncoded(this.nonce(b, `${kind}:${f}`), b.per[kind])),
     }));
     // local degree-2t products, then GRR: [a*b for triples | each closure's pair products]
     const xs = [b.a];
@@ -592,10 +642,10 @@ export class Preprocessor {
       for (let i = 1; i <= n; i++) ys.push(i === self ? b.y! : enc(i, 1));
       // degree-2t opening from all n shares
       b.Y = this.fromAll(ys, 'squares', b);
-      const T = this.per.triples;
+      const T = b.per.triples;
       let at = T;
       for (const c of b.closures!) {
-        const Q = this.per[c.kind];
+        const Q = b.per[c.kind];
         c.pairs = planOf(c.kind).pairs.map(() => slice(prod, at, (at += Q)));
       }
       b.items = { triples: interleave([b.a!, b.b!, slice(prod, 0, T)]), lex4: EMPTY, prod4: EMPTY, nibbles: EMPTY };
@@ -604,11 +654,11 @@ export class Preprocessor {
       this.stats.productionMs += Date.now() - t0;
       this.round1(b);
     } else if (b.round === 2) {
-      const U = this.per.nibbles;
+      const U = b.per.nibbles;
       b.p2 = slice(prod, 0, 6 * U);
       let at = 6 * U;
       for (const c of b.closures!) {
-        const Q = this.per[c.kind];
+        const Q = b.per[c.kind];
         const higher = planOf(c.kind).higher.map(() => slice(prod, at, (at += Q)));
         b.items![c.kind] = interleave([...c.masks, ...c.pairs!, ...higher]);
       }
@@ -628,7 +678,7 @@ export class Preprocessor {
   private stage(b: Batch): void {
     b.state = 'staged';
     b.readies.add(this.host.self);
-    this.host.emitBatch({ batch: b.id, state: 'staged', ...this.per });
+    this.host.emitBatch({ batch: b.id, state: 'staged', ...b.per });
     this.broadcast(Msg.PrepReady, b.id);
     this.tryCommit(b);
   }
@@ -651,9 +701,9 @@ export class Preprocessor {
     this.committed++;
     this.resolved = b.id + 1;
     this.current = undefined;
-    this.countMade();
+    this.countMade(b.per);
     this.broadcast(Msg.PrepCommit, b.id);
-    this.host.emitBatch({ batch: b.id, state: 'committed', ...this.per });
+    this.host.emitBatch({ batch: b.id, state: 'committed', ...b.per });
     for (const w of b.waiters.splice(0)) w.resolve();
     this.kick();
   }
@@ -728,13 +778,21 @@ export class Preprocessor {
     switch (env.type) {
       case Msg.PrepRound: {
         const b = this.current;
-        if (b && env.b === b.id) return this.route(from, env);
+        const tag = parseTag(env.key);
+        if (!tag) {
+          this.host.log({ ev: 'prep-bad-tag', from, batch: env.b, key: env.key });
+          return;
+        }
+        if (b && env.b === b.id) {
+          if (!this.adoptTag(b, tag, from)) return;
+          return this.route(from, env);
+        }
         if (env.b < this.resolved || (b && env.b < b.id)) return; // old
         if (!b && env.b === this.resolved && this.enabled && !this.stale) {
-          // A peer started the next batch: join if we can, otherwise veto it.
+          // A peer started the next batch: join if we can (with its proposal), otherwise veto it.
           if (this.host.allUp()) {
-            this.startBatch(env.b);
-            this.route(from, env);
+            this.startBatch(env.b, tag);
+            if (this.current?.id === env.b && this.adoptTag(this.current, tag, from)) this.route(from, env);
           } else this.veto(env.b);
           return;
         }
@@ -774,6 +832,30 @@ export class Preprocessor {
       case Msg.PrepStatus:
         return; // the piggyback carries everything
     }
+  }
+
+  /**
+   * Whether a PrepRound message with this composition belongs to b as it stands. A larger proposal
+   * replaces ours (b restarts its first round with it); a smaller one is ignored (its proposer
+   * switches to ours when it hears us). See "Composition" in the header.
+   */
+  private adoptTag(b: Batch, tag: Counts, from: number): boolean {
+    const order = compareCounts(tag, b.per);
+    if (order === 0) return true;
+    if (order < 0) return false;
+    if (b.state !== 'running' || b.round > 0) {
+      // impossible: leaving round 0 needs every party's round-0 message under one proposal
+      this.host.log({ ev: 'prep-error', batch: b.id, error: `party ${from} proposes ${tagKey(tag)} after round ${b.round} under ${tagKey(b.per)}` });
+      return false;
+    }
+    this.host.log({ ev: 'prep-switch', batch: b.id, from: b.per, to: tag });
+    b.per = tag;
+    b.incoming.clear();
+    b.sent.clear();
+    b.a = b.b = b.r = b.y = b.ownGrr = b.closures = undefined;
+    // our round 0 under the old proposal is void: compute it again (now, or when the parked step runs)
+    this.schedulePhaseA(b);
+    return true;
   }
 
   private route(from: number, env: Envelope): void {
@@ -867,7 +949,7 @@ export class Preprocessor {
     this.committed = s.committed;
     this.current = undefined;
     if (s.staged) {
-      const b = this.newBatch(s.staged.id);
+      const b = this.newBatch(s.staged.id, countsOf(s.staged.items));
       b.state = 'staged';
       b.round = 4;
       b.items = s.staged.items;
