@@ -1,6 +1,6 @@
 // Matching latency and comparison counts per operation (prints figures; asserts nothing). Runs seeded
 // streams (generateStream) through the MPC backend on the ideal-functionality test double with the
-// engine's round costs (comparison 5 rounds, min 6, mul/open 1; operations in flight overlap), one op
+// engine's declared round costs (ENGINE_ROUNDS: comparison 3 rounds, min 4, mul/open 1; operations in flight overlap), one op
 // after another on one book, as the committee applies one symbol. Deterministic: counts, not timings.
 //   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3]
 import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
@@ -63,6 +63,6 @@ for (const [name, so] of STREAMS) {
       for (const [k, v] of f.reveals) rv.set(k, (rv.get(k) ?? 0) + v);
     }
     const r = (l: string) => f2((rv.get(l) ?? 0) / n);
-    console.log(`${cname.padEnd(28)} ${f2(rounds / n)} ${f2(rounds / n / 6).padStart(9)} ${f2(cmps / n)} ${r('cross')} ${r('insert-rank')} ${r('self-trade')} ${r('maker-exhausted')}`);
+    console.log(`${cname.padEnd(28)} ${f2(rounds / n)} ${f2(rounds / n / (ENGINE_ROUNDS.lt! + 1)).padStart(9)} ${f2(cmps / n)} ${r('cross')} ${r('insert-rank')} ${r('self-trade')} ${r('maker-exhausted')}`);
   }
 }

@@ -3,7 +3,7 @@
 // exists only so MpcBackend can be tested before the real engine lands. It mimics the engine's
 // observable behaviour: interactive operations resolve at a deferred flush (one "round" per flush,
 // results delivered in issue order) and comparison inputs must satisfy |x| < 2^L.
-import type { JobContext, Sec } from '@tenebra/mpc';
+import { costOf, type JobContext, type Sec } from '@tenebra/mpc';
 
 export const P = (1n << 127n) - 1n;
 const HALF = P >> 1n;
@@ -31,9 +31,11 @@ export interface IdealStats {
   maxBatch: number;
 }
 
-/** Rounds per operation kind of the real engine (packages/mpc README, L = 48): a latency model. */
+/** Rounds per operation kind of the real engine (its declared costs, L = 48): a latency model. */
 export const ENGINE_ROUNDS: Readonly<Record<string, number>> = {
-  mul: 1, select: 1, open: 1, openTo: 1, lt: 5, le: 5, ltz: 5, eq: 5, min: 6, max: 6,
+  mul: costOf('mul', 48).rounds, select: costOf('select', 48).rounds, open: 1, openTo: 1,
+  lt: costOf('lt', 48).rounds, le: costOf('le', 48).rounds, ltz: costOf('lt', 48).rounds, eq: costOf('eq', 48).rounds,
+  min: costOf('min', 48).rounds, max: costOf('max', 48).rounds,
 };
 
 /** Ideal-functionality JobContext (TEST DOUBLE: plain values, no privacy). */

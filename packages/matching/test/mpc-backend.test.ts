@@ -76,7 +76,8 @@ describe('MpcBackend', () => {
   });
 });
 
-describe('latency options (engine round costs: comparison 5, opening 1)', () => {
+describe('latency options (engine round costs: comparison C, opening 1)', () => {
+  const C = ENGINE_ROUNDS.lt!;
   function weighted(opts: ExchangeOptions) {
     const ctx = new IdealJobContext(48, ENGINE_ROUNDS);
     const rec = new TranscriptRecorder();
@@ -90,7 +91,7 @@ describe('latency options (engine round costs: comparison 5, opening 1)', () => 
   }
   const labels = (rec: TranscriptRecorder) => rec.drain().map((x) => `${x.label}=${x.value}`);
 
-  it('a passive order on 5 bids: binary 3 steps (18 + 6), 4-ary 2 steps, prefetch hides the first step behind the cross', async () => {
+  it('a passive order on 5 bids: binary 3 steps after the cross, 4-ary 2 steps, prefetch hides the first step behind the cross', async () => {
     const cost: Record<string, number> = {};
     const seen: Record<string, string[]> = {};
     for (const [name, opts] of [['binary', { searchArity: 2 }], ['4-ary', {}], ['4-ary+prefetch', { prefetchRank: true }]] as const) {
@@ -103,7 +104,8 @@ describe('latency options (engine round costs: comparison 5, opening 1)', () => 
       cost[name] = ctx.stats.rounds - before;
       seen[name] = labels(rec);
     }
-    expect(cost).toEqual({ binary: 24, '4-ary': 18, '4-ary+prefetch': 13 });
+    // each step is a comparison and its opening (C + 1), as is the cross test
+    expect(cost).toEqual({ binary: 4 * (C + 1), '4-ary': 3 * (C + 1), '4-ary+prefetch': 2 * (C + 1) + 1 });
     expect(seen.binary).toEqual(['cross=0', 'insert-rank=1', 'insert-rank=0', 'insert-rank=1']);
     expect(seen['4-ary']).toEqual(['cross=0', 'insert-rank=1', 'insert-rank=1', 'insert-rank=1', 'insert-rank=0']);
     expect(seen['4-ary+prefetch']).toEqual(seen['4-ary']);
@@ -121,9 +123,9 @@ describe('latency options (engine round costs: comparison 5, opening 1)', () => 
       cost[name] = ctx.stats.rounds - before;
       seen[name] = labels(rec);
     }
-    // plain: 3 × (cross 5 + open 1 + exhaustion 5 + open 1); pipeline: the 2nd and 3rd cross come with the
-    // exhaustion tests before them (5 rounds less each); speculate: everything of a maker in one batch.
-    expect(cost).toEqual({ plain: 36, pipeline: 26, speculate: 21 });
+    // plain: 3 × (cross C + open 1 + exhaustion C + open 1); pipeline: the 2nd and 3rd cross come with the
+    // exhaustion tests before them (C rounds less each); speculate: everything of a maker in one batch.
+    expect(cost).toEqual({ plain: 6 * (C + 1), pipeline: 6 * (C + 1) - 2 * C, speculate: 3 * (C + 2) });
     expect(seen.pipeline).toEqual(seen.plain);
     expect(seen.speculate).toEqual(seen.plain);
   });
