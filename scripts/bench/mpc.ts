@@ -37,7 +37,7 @@ const online: Step[] = latOnly
 const production: Step[] = [{ kind: 'fill' }];
 const lts = WARMUP + 1000 + BIG + LAT;
 const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetLex4: 5 * lts + 100, targetProd4: 0, targetBits: 52 * lts + 100, batch: 8192, background: false };
-const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetLex4: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false };
+const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false };
 
 const prepLabel = (where: string): string => (where.includes('dealer') ? 'dealer, INSECURE, experiments only' : 'committee');
 
