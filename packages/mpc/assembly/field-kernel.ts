@@ -586,14 +586,6 @@ export function beaverProducts(opened: usize, items: usize, out: usize, m: i32, 
   a4 = load<u64>(p + 32);
 }
 
-@inline function loadLimbsB(p: usize): void {
-  b0 = load<u64>(p);
-  b1 = load<u64>(p + 8);
-  b2 = load<u64>(p + 16);
-  b3 = load<u64>(p + 24);
-  b4 = load<u64>(p + 32);
-}
-
 /** Limbwise *p += a (accumulators: terms below 2^27 per limb, so 2^13 of them stay below 2^40). */
 @inline function accumulateA(p: usize): void {
   store<u64>(p, load<u64>(p) + a0);
@@ -639,7 +631,8 @@ export function closureEval(opened: usize, items: usize, prog: usize, scratch: u
       if (slot < 0) {
         loadLimbsA(cp);
       } else {
-        loadLimbsB(cp);
+        loadLimbsA(cp);
+        aToB();
         unpack(items + ((<usize>(i * width + slot)) << 4));
         mulByB();
       }
