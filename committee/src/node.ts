@@ -4,7 +4,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Transport } from '@tenebra/transport';
-import { createParty, PreprocessingExhaustedError, type Party } from '@tenebra/mpc';
+import { createParty, PreprocessingExhaustedError, type Party, type SplitState } from '@tenebra/mpc';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 import { readKeyFile, fromHex } from '@tenebra/seal';
 import { NodeStore } from './node-store';
@@ -55,8 +55,10 @@ export class CommitteeNode {
   private drained: (() => void) | null = null;
   private running = false;
   private statusTimer: NodeJS.Timeout | null = null;
-  /** last seq applied by a completed job (the party state persisted with it) */
+  /** last seq applied by a completed job whose state is on disk (the party state persisted with it) */
   private appliedSeq = 0n;
+  /** the write of the last job boundary (at most one in flight, see runBatch) */
+  private persisting: Promise<void> = Promise.resolve();
   /** while recovering after a crash: the seq of our own persisted state, told to recovering peers */
   private persistedSeq: bigint | null = null;
   private loopDone: Promise<void> = Promise.resolve();
@@ -272,31 +274,55 @@ export class CommitteeNode {
     const first = batch[0]!.seq;
     const last = batch[batch.length - 1]!.seq;
     const t0 = performance.now();
+    let jobMs = 0;
     for (let attempt = 0; ; attempt++) {
       // Job ids are identical at every node: the batch's seq range plus the attempt number (every node
       // fails an attempt identically, e.g. on an exhausted reserve, and retries it under a new id).
       const jobId = `batch:${first}-${last}:${attempt}`;
+      let results: ResultFrame[];
+      const tj = performance.now();
       try {
-        const results: ResultFrame[] = await party.runJob(jobId, (ctx) => this.applier!.apply(ctx, batch, last));
-        // State at every job boundary (export ~5-10 ms, write ~5-10 ms here): a node that dies, even
-        // the third one, comes back at the boundary the live nodes are stuck after, and nodes killed
-        // together come back at the same boundary.
-        await this.store!.commitJob(results, last, party.exportStateParts());
-        this.appliedSeq = last;
-        break;
+        results = await party.runJob(jobId, (ctx) => this.applier!.apply(ctx, batch, last));
       } catch (e) {
         this.applier!.invalidate();
         if (!(e instanceof PreprocessingExhaustedError)) throw e;
         this.log.warn({ jobId, err: e.message }, 'preprocessing exhausted: retrying the batch when parties return');
         await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
+        continue;
       }
+      const te = performance.now();
+      jobMs += te - tj;
+      // State at every job boundary: a node that dies, even the third one, comes back at the
+      // boundary the live nodes are stuck after, and nodes killed together come back at the same
+      // boundary. The export is a snapshot (the core is encoded now; reserve chunks never change).
+      const state = party.exportStateParts();
+      const exportMs = performance.now() - te;
+      // The write overlaps the next job's rounds: one write in flight at most (the previous one must
+      // be done before this one is queued), results released only once theirs is on disk.
+      await this.persisting;
+      const tw = performance.now();
+      this.persisting = this.persist(results, last, state, () => ({
+        first: first.toString(), last: last.toString(), ops: batch.length, ms: Math.round(performance.now() - t0),
+        jobMs: Math.round(jobMs), exportMs: +exportMs.toFixed(1), writeMs: Math.round(performance.now() - tw),
+      }));
+      void this.persisting.catch((e: unknown) => this.fatal('persisting a job boundary failed', e));
+      return;
     }
+  }
+
+  /** Writes a job boundary durably, then releases its results to the gateway. */
+  private async persist(results: ResultFrame[], last: bigint, state: SplitState, fields: () => Record<string, unknown>): Promise<void> {
+    await this.store!.commitJob(results, last, state);
+    this.appliedSeq = last;
     this.link!.notify();
-    this.log.info({ first: first.toString(), last: last.toString(), ops: batch.length, ms: Math.round(performance.now() - t0) }, 'batch applied');
+    // ms: from taking the batch to its boundary on disk (the MPC job, the export, waiting for the
+    // previous write, this write)
+    this.log.info(fields(), 'batch applied');
   }
 
   /** Persists the party state as of now (a job boundary) with the seq it covers. */
   private async snapshot(): Promise<void> {
+    await this.persisting; // the party state is then the one of appliedSeq
     await this.store!.commitSnapshot(this.appliedSeq, this.party!.exportStateParts());
   }
 
@@ -306,6 +332,7 @@ export class CommitteeNode {
     this.wake?.();
     await this.feed?.close();
     await this.loopDone.catch(() => undefined);
+    await this.persisting.catch(() => undefined);
     if (this.party && this.store && this.party.status().phase === 'ready') await this.snapshot();
     this.link?.close();
     await this.party?.stop();
