@@ -19,6 +19,8 @@
 // Production (preprocessing.ts) makes the masks by PRSS, the pair products in its first GRR round
 // and the products of 3 and 4 masks in its third (a pair product times a mask or another pair).
 
+import { mul } from './field';
+
 /** A closure kind's layout: F masks, then the products of `subsets` (bitmasks over the factors). */
 export interface ClosureShape {
   readonly factors: number;
@@ -45,6 +47,12 @@ function shape(factors: number, monomials: readonly number[]): ClosureShape {
   const subsets = closureOf(monomials);
   if (subsets.some((s) => popcount(s) > 4)) throw new Error('internal: closure products of more than 4 masks need another production round');
   return { factors, subsets, width: factors + subsets.length };
+}
+
+/** One item in the clear from its masks (dealer mode and tests): the masks, then each subset's product. */
+export function closureItemOf(sh: ClosureShape, masks: readonly bigint[]): bigint[] {
+  if (masks.length !== sh.factors) throw new Error(`closure item: ${masks.length} masks for ${sh.factors} factors`);
+  return [...masks, ...sh.subsets.map((sub) => masks.reduce((acc, a, k) => ((sub >> k) & 1 ? mul(acc, a) : acc), 1n))];
 }
 
 /** Factor index of block j's eq (j = 1..4) and lt (j = 2..4) in a LEX4 group. */

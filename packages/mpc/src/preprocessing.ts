@@ -51,7 +51,7 @@ import {
 } from './kernel';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
-import { LEX4, PROD4, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
+import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
 import { lagrange, type FieldRng } from './shamir';
 import type { Prss } from './prss';
 import { createCipheriv, createHash } from 'node:crypto';
@@ -387,11 +387,7 @@ export class Preprocessor {
     for (let i = 0; i < T; i++) plain.triples.push(a[i]!, b[i]!, reduce(a[i]! * b[i]!));
     for (const { kind, shape } of CLOSURES) {
       const masks = rng(this.per[kind] * shape.factors);
-      for (let i = 0; i < this.per[kind]; i++) {
-        const m = masks.slice(i * shape.factors, (i + 1) * shape.factors);
-        plain[kind].push(...m);
-        for (const sub of shape.subsets) plain[kind].push(m.reduce((acc, x, k) => ((sub >> k) & 1 ? reduce(acc * x) : acc), 1n));
-      }
+      for (let i = 0; i < this.per[kind]; i++) plain[kind].push(...closureItemOf(shape, masks.slice(i * shape.factors, (i + 1) * shape.factors)));
     }
     const vals = rng(U);
     for (let u = 0; u < U; u++) {

@@ -7,7 +7,7 @@ import {
   scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
   closureEvalEncoded, closureOpeningsEncoded,
 } from '../src/kernel';
-import { LEX4, PROD4, lexEq, lexLt, lexProgram, prodProgram, type ClosureShape } from '../src/closure';
+import { LEX4, PROD4, closureItemOf, lexEq, lexLt, lexProgram, prodProgram } from '../src/closure';
 import { interpolate, lagrange } from '../src/shamir';
 import { nibblesFrom } from '../src/preprocessing';
 import { FIELD_KERNEL_WASM_BASE64 } from '../src/kernel-wasm';
@@ -161,8 +161,6 @@ describe('field kernel: online steps', () => {
 
   it('closure evaluation gives every LEX4 and PROD4 group program\'s monomials from one opening', () => {
     // a single "party" holding whole values: items are [masks, subset products], openings f - a
-    const itemOf = (sh: ClosureShape, masks: bigint[]): bigint[] =>
-      [...masks, ...sh.subsets.map((sub) => masks.reduce((acc, a, k) => ((sub >> k) & 1 ? F.mul(acc, a) : acc), 1n))];
     const cases: { prog: ReturnType<typeof lexProgram>; expect: (f: bigint[]) => bigint[] }[] = [];
     for (const g of [2, 3, 4]) {
       for (const withEq of [true, false]) {
@@ -189,7 +187,7 @@ describe('field kernel: online steps', () => {
       const sh = prog.shape;
       const fs = Array.from({ length: m }, (_, i) => vals.slice(i * 7, i * 7 + prog.p));
       const as = Array.from({ length: m }, (_, i) => vals.slice(42 + i * 7, 42 + i * 7 + sh.factors));
-      const items = enc(as.flatMap((a) => itemOf(sh, a)));
+      const items = enc(as.flatMap((a) => closureItemOf(sh, a)));
       const factors = enc(Array.from({ length: prog.p }, (_, k) => fs.map((f) => f[k]!)).flat());
       const out = dec(closureEvalEncoded(closureOpeningsEncoded(factors, items, m, sh.width, prog.p), items, m, prog));
       return fs.every((f, i) => want(f).every((v, o) => out[o * m + i] === v));
