@@ -184,10 +184,11 @@ interface LevelPart {
 
 /**
  * One tree level: combines each row's blocks (rows of `width` in `vecs`, element-major) in groups of
- * up to FAN_IN (groupSizes) by closure items of `kind`, ONE round for the whole level. Groups of one
- * block pass through. Returns, per group (rows of groups, m * groups), the program's outputs plus
- * `first` (the group's first block in each vector) so the caller can finish them: outputs[o] and
- * firsts[v] are encoded vectors in group order.
+ * up to FAN_IN (groupSizes) by closure items of `kind`, ONE round for the whole level. Groups of the
+ * same size form a part (one closure program). Returns the groups per row, each part's outputs
+ * (outputs[j][o]: output o of part j's groups, encoded, in the order of parts[j].first), the parts
+ * (each group's first block and its slot in the next level's rows) and the one-block groups, which
+ * the caller copies through.
  */
 async function closureLevel(
   eng: RoundEngine, kind: 'lex4' | 'prod4', vecs: readonly Uint8Array[], m: number, width: number,
