@@ -70,8 +70,11 @@ export class FakeSequencer extends EventEmitter {
   private held: (() => void)[] = [];
   /** rids to refuse with a nack */
   readonly nackRids = new Set<string>();
-  /** refuse the next submit with a nack */
-  nackNext = false;
+  /**
+   * Refuse the next submit with a nack; a predicate refuses the next submit it matches (e.g. the next
+   * placement, so an expire or cancel the gateway sends meanwhile cannot take the nack).
+   */
+  nackNext: boolean | ((op: SealedOp) => boolean) = false;
   port = 0;
 
   constructor(private readonly env: TestEnv, private readonly measurement = env.measurement) {
@@ -102,8 +105,9 @@ export class FakeSequencer extends EventEmitter {
   }
 
   private onSubmit(ws: WebSocket, rid: string, op: SealedOp): void {
-    if (this.nackNext || this.nackRids.has(rid)) {
-      this.nackNext = false;
+    const next = typeof this.nackNext === 'function' ? this.nackNext(op) : this.nackNext;
+    if (next || this.nackRids.has(rid)) {
+      if (next) this.nackNext = false;
       ws.send(encodeFrame({ t: 'nack', rid, code: 'REFUSED', message: 'test refuses this op' }));
       return;
     }

@@ -185,7 +185,7 @@ describe('order types and time in force', () => {
     expect(del.body.data).toMatchObject({ status: 'CANCELLED', cancel_reason: 'USER_REQUESTED', filled_quantity: 0, remaining_quantity: 20, reject_reason: null });
 
     // REJECTED: the sequencer refuses the placement; the order is found by its client id
-    rig.seq.nackNext = true;
+    rig.seq.nackNext = (op) => op.kind === 'place';
     const rej = await post(rig, m, { symbol: 'DOT-USDC-PERP', side: 'sell', type: 'limit', quantity: 20, price: 7, time_in_force: 'GTC', client_order_id: 'fields-rej' });
     expect([rej.status, rej.body.code]).toEqual([503, 1501]);
     const got = await call(rig.gw, 'GET', '/api/v1/orders?client_order_id=fields-rej', undefined, bearer(m));

@@ -255,7 +255,7 @@ describe('orders', () => {
 
   it('rejects and releases the reservation when the sequencer refuses the op', async () => {
     const acct = await newAccount(rig);
-    rig.seq.nackNext = true;
+    rig.seq.nackNext = (op) => op.kind === 'place';
     const r = await place(rig, acct, O({ quantity: 1, price: 3000 }));
     expect([r.status, r.body.code, r.body.error]).toEqual([503, 1501, 'SEQUENCER_REJECTED']);
     const s = await summary(rig, acct.user_id);
