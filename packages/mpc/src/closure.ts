@@ -177,8 +177,12 @@ export function prodProgram(g: number): ClosureProgram {
   return prog;
 }
 
-/** Group sizes for a row of `width` blocks: ceil(width / 4) groups, as even as possible, larger first. */
+/**
+ * Group sizes for a row of `width` (>= 2) blocks: ceil(width / 4) groups, as even as possible,
+ * larger first; each has 2 to 4 blocks, since ceil(width / 4) <= width / 2.
+ */
 export function groupSizes(width: number): number[] {
+  if (!(width >= 2)) throw new Error(`internal: a tree level of ${width} blocks`);
   const groups = Math.ceil(width / FAN_IN);
   const base = Math.floor(width / groups);
   const extra = width % groups;

@@ -187,24 +187,22 @@ interface LevelPart {
  * up to FAN_IN (groupSizes) by closure items of `kind`, ONE round for the whole level. Groups of the
  * same size form a part (one closure program). Returns the groups per row, each part's outputs
  * (outputs[j][o]: output o of part j's groups, encoded, in the order of parts[j].first), the parts
- * (each group's first block and its slot in the next level's rows) and the one-block groups, which
- * the caller copies through.
+ * (each group's first block and its slot in the next level's rows).
  */
 async function closureLevel(
   eng: RoundEngine, kind: 'lex4' | 'prod4', vecs: readonly Uint8Array[], m: number, width: number,
   program: (g: number) => ClosureProgram, source: FactorSource,
-): Promise<{ groups: number; outputs: Uint8Array[][]; parts: LevelPart[]; single: { first: number; slot: number }[] }> {
+): Promise<{ groups: number; outputs: Uint8Array[][]; parts: LevelPart[] }> {
+  // every group has 2..4 blocks: ceil(width / 4) groups of width >= 2 blocks are never singletons
   const sizes = groupSizes(width);
   const groups = sizes.length;
   const byG = new Map<number, LevelPart>();
-  const single: { first: number; slot: number }[] = [];
   for (let e = 0; e < m; e++) {
     let start = 0;
     sizes.forEach((g, q) => {
       const first = e * width + start;
       const slot = e * groups + q;
       start += g;
-      if (g === 1) return void single.push({ first, slot });
       let part = byG.get(g);
       if (!part) byG.set(g, (part = { prog: program(g), first: [], slot: [] }));
       part.first.push(first);
@@ -243,7 +241,7 @@ async function closureLevel(
     const out = closureEvalEncoded(d, items[j]!, K, prog);
     return Array.from({ length: prog.nOut }, (_, o) => out.subarray(o * K * ELEMENT_BYTES, (o + 1) * K * ELEMENT_BYTES));
   });
-  return { groups, outputs, parts, single };
+  return { groups, outputs, parts };
 }
 
 /** The elements of `vec` (encoded) at the given indices, as one vector. */
@@ -273,7 +271,7 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
   while (width > 1) {
     const final = groupSizes(width).length === 1;
     // factor order [e1, l2, e2, l3, ...]: even k is e_(k/2+1), odd k is l_((k+3)/2)
-    const { groups, outputs, parts, single } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), (k) =>
+    const { groups, outputs, parts } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), (k) =>
       k % 2 === 0 ? { vec: 1, block: k / 2 } : { vec: 0, block: (k + 1) / 2 });
     const nlt = new Uint8Array(m * groups * ELEMENT_BYTES);
     const neq = final ? nlt : new Uint8Array(m * groups * ELEMENT_BYTES);
@@ -281,10 +279,6 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
       scatter(addEncoded(gather(lt, first), outputs[j]![0]!), nlt, slot);
       if (!final) scatter(outputs[j]![1]!, neq, slot);
     });
-    for (const { first, slot } of single) {
-      copyElement(words(lt), first, words(nlt), slot);
-      if (!final) copyElement(words(eq), first, words(neq), slot);
-    }
     lt = nlt;
     eq = neq;
     width = groups;
@@ -295,10 +289,9 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
 /** Product of each row of factors (encoded, row length `width`), up to four per round by PROD4 closure items (ceil(log4 width) rounds). */
 async function prodTree(eng: RoundEngine, f: Uint8Array, m: number, width: number): Promise<Uint8Array> {
   while (width > 1) {
-    const { groups, outputs, parts, single } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, (k) => ({ vec: 0, block: k }));
+    const { groups, outputs, parts } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, (k) => ({ vec: 0, block: k }));
     const nf = new Uint8Array(m * groups * ELEMENT_BYTES);
     parts.forEach(({ slot }, j) => scatter(outputs[j]![0]!, nf, slot));
-    for (const { first, slot } of single) copyElement(words(f), first, words(nf), slot);
     f = nf;
     width = groups;
   }
@@ -407,7 +400,6 @@ function treeCost(width: number, lexicographic: boolean): { rounds: number; item
     const sizes = groupSizes(width);
     const final = sizes.length === 1;
     for (const g of sizes) {
-      if (g < 2) continue;
       items++;
       opened += (lexicographic ? lexProgram(g, !final) : prodProgram(g)).p;
     }
