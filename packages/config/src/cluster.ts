@@ -39,9 +39,9 @@ export interface PreprocessingConfig {
   mode: 'committee' | 'dealer';
   targetTriples: number;
   targetBits: number;
-  /** LEX4 closure items (each less-than uses 5 with 13 nibbles); default 5/13 of targetBits / 4 */
+  /** LEX4 closure items (each less-than uses 4 with 13 nibbles); default 4/13 of targetBits / 4 */
   targetLex4?: number;
-  /** PROD4 closure items (each equality test uses 5 with 13 nibbles); default a quarter of targetLex4 */
+  /** PROD4 closure items (each equality test uses 4 with 13 nibbles); default a quarter of targetLex4 */
   targetProd4?: number;
   /** items of the largest kind per production batch: larger batches amortise the rounds (default 2048) */
   batch?: number;

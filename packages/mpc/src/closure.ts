@@ -178,15 +178,25 @@ export function prodProgram(g: number): ClosureProgram {
 }
 
 /**
- * Group sizes for a row of `width` (>= 2) blocks: ceil(width / 4) groups, as even as possible,
- * larger first; each has 2 to 4 blocks, since ceil(width / 4) <= width / 2.
+ * Group sizes for a row of `width` (>= 2) blocks, most significant first: as many groups of 4 as
+ * fit, then the remainder r = width mod 4 as one group of r blocks. A remainder of one block is a
+ * pass-through (size 1: it moves to the next level as it is and takes no closure item), so a level
+ * uses floor(width / 4) items, plus one for a remainder of 2 or 3. The level count (rounds) is
+ * ceil(log4 width) either way, and the combination is associative, so where the singleton sits does
+ * not matter: 13 blocks take 4, 4, 4, 1 then 4 (4 items) where 4, 3, 3, 3 then 4 took 5.
  */
 export function groupSizes(width: number): number[] {
-  if (!(width >= 2)) throw new Error(`internal: a tree level of ${width} blocks`);
-  const groups = Math.ceil(width / FAN_IN);
-  const base = Math.floor(width / groups);
-  const extra = width % groups;
-  return Array.from({ length: groups }, (_, i) => base + (i < extra ? 1 : 0));
+  if (!(width >= 2) || !Number.isInteger(width)) throw new Error(`internal: a tree level of ${width} blocks`);
+  const sizes = new Array<number>(Math.floor(width / FAN_IN)).fill(FAN_IN);
+  if (width % FAN_IN > 0) sizes.push(width % FAN_IN);
+  return sizes;
+}
+
+/** Closure items a tree over `width` blocks takes in all its levels (pass-throughs take none). */
+export function treeItems(width: number): number {
+  let items = 0;
+  for (let w = width; w > 1; w = groupSizes(w).length) items += groupSizes(w).filter((g) => g > 1).length;
+  return items;
 }
 
 /**

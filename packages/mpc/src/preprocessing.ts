@@ -51,7 +51,7 @@ import {
 } from './kernel';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
-import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
+import { LEX4, PROD4, closureItemOf, closurePlan, treeItems, type ClosurePlan, type ClosureShape } from './closure';
 import { lagrange, type FieldRng } from './shamir';
 import type { Prss } from './prss';
 import { createCipheriv, createHash } from 'node:crypto';
@@ -96,11 +96,11 @@ export interface PreprocessingOptions {
   /** Background production keeps at least this many random bits (stored as 4-bit nibbles; default 4096). */
   targetBits?: number;
   /**
-   * LEX4 closure items (less-than's tree, 5 per comparison of 13 blocks; default 5/13 of the nibbles,
-   * as if every comparison were a less-than).
+   * LEX4 closure items (less-than's tree, treeItems(13) = 4 per comparison of 13 blocks; default
+   * 4/13 of the nibbles, as if every comparison were a less-than).
    */
   targetLex4?: number;
-  /** PROD4 closure items (equality's tree, 5 per equality test; default a quarter of targetLex4). */
+  /** PROD4 closure items (equality's tree, 4 per equality test; default a quarter of targetLex4). */
   targetProd4?: number;
   /**
    * Items per batch of the kind with the largest target (default 256); the other kinds in proportion
@@ -241,7 +241,7 @@ export class Preprocessor {
     if (!Number.isInteger(batch) || batch < 1 || batch > 65536) throw new Error(`preprocessing batch must be in 1..65536, got ${opts.batch}`);
     const bits = opts.targetBits ?? 4096;
     const nibbles = Math.ceil(bits / 4);
-    const lex4 = opts.targetLex4 ?? Math.ceil((nibbles * 5) / 13);
+    const lex4 = opts.targetLex4 ?? Math.ceil((nibbles * treeItems(13)) / 13); // 13 blocks at the default L = 48
     this.target = { triples: opts.targetTriples ?? 2048, lex4, prod4: opts.targetProd4 ?? Math.ceil(lex4 / 4), nibbles };
     for (const k of KINDS) if (!(this.target[k] >= 0)) throw new Error('preprocessing targets must be >= 0');
     const top = Math.max(1, ...KINDS.map((k) => this.target[k]));

@@ -182,6 +182,12 @@ interface LevelPart {
   slot: number[];
 }
 
+/** A level's pass-through blocks (groups of one): where each is in this level's rows and in the next's. */
+interface Passed {
+  first: number[];
+  slot: number[];
+}
+
 /**
  * One tree level: combines each row's blocks (rows of `width` in `vecs`, element-major) in groups of
  * up to FAN_IN (groupSizes) by closure items of `kind`, ONE round for the whole level. Groups of the
@@ -192,17 +198,22 @@ interface LevelPart {
 async function closureLevel(
   eng: RoundEngine, kind: 'lex4' | 'prod4', vecs: readonly Uint8Array[], m: number, width: number,
   program: (g: number) => ClosureProgram, source: FactorSource,
-): Promise<{ groups: number; outputs: Uint8Array[][]; parts: LevelPart[] }> {
-  // every group has 2..4 blocks: ceil(width / 4) groups of width >= 2 blocks are never singletons
+): Promise<{ groups: number; outputs: Uint8Array[][]; parts: LevelPart[]; pass: Passed }> {
   const sizes = groupSizes(width);
   const groups = sizes.length;
   const byG = new Map<number, LevelPart>();
+  const pass: Passed = { first: [], slot: [] };
   for (let e = 0; e < m; e++) {
     let start = 0;
     sizes.forEach((g, q) => {
       const first = e * width + start;
       const slot = e * groups + q;
       start += g;
+      if (g === 1) {
+        pass.first.push(first);
+        pass.slot.push(slot);
+        return;
+      }
       let part = byG.get(g);
       if (!part) byG.set(g, (part = { prog: program(g), first: [], slot: [] }));
       part.first.push(first);
@@ -241,7 +252,7 @@ async function closureLevel(
     const out = closureEvalEncoded(d, items[j]!, K, prog);
     return Array.from({ length: prog.nOut }, (_, o) => out.subarray(o * K * ELEMENT_BYTES, (o + 1) * K * ELEMENT_BYTES));
   });
-  return { groups, outputs, parts };
+  return { groups, outputs, parts, pass };
 }
 
 /** The elements of `vec` (encoded) at the given indices, as one vector. */
@@ -271,7 +282,7 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
   while (width > 1) {
     const final = groupSizes(width).length === 1;
     // factor order [e1, l2, e2, l3, ...]: even k is e_(k/2+1), odd k is l_((k+3)/2)
-    const { groups, outputs, parts } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), (k) =>
+    const { groups, outputs, parts, pass } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), (k) =>
       k % 2 === 0 ? { vec: 1, block: k / 2 } : { vec: 0, block: (k + 1) / 2 });
     const nlt = new Uint8Array(m * groups * ELEMENT_BYTES);
     const neq = final ? nlt : new Uint8Array(m * groups * ELEMENT_BYTES);
@@ -279,6 +290,8 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
       scatter(addEncoded(gather(lt, first), outputs[j]![0]!), nlt, slot);
       if (!final) scatter(outputs[j]![1]!, neq, slot);
     });
+    scatter(gather(lt, pass.first), nlt, pass.slot);
+    scatter(gather(eq, pass.first), neq, pass.slot); // never final: a final level is one group
     lt = nlt;
     eq = neq;
     width = groups;
@@ -289,9 +302,10 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
 /** Product of each row of factors (encoded, row length `width`), up to four per round by PROD4 closure items (ceil(log4 width) rounds). */
 async function prodTree(eng: RoundEngine, f: Uint8Array, m: number, width: number): Promise<Uint8Array> {
   while (width > 1) {
-    const { groups, outputs, parts } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, (k) => ({ vec: 0, block: k }));
+    const { groups, outputs, parts, pass } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, (k) => ({ vec: 0, block: k }));
     const nf = new Uint8Array(m * groups * ELEMENT_BYTES);
     parts.forEach(({ slot }, j) => scatter(outputs[j]![0]!, nf, slot));
+    scatter(gather(f, pass.first), nf, pass.slot);
     f = nf;
     width = groups;
   }
@@ -400,6 +414,7 @@ function treeCost(width: number, lexicographic: boolean): { rounds: number; item
     const sizes = groupSizes(width);
     const final = sizes.length === 1;
     for (const g of sizes) {
+      if (g === 1) continue; // a pass-through block: no item, nothing opened
       items++;
       opened += (lexicographic ? lexProgram(g, !final) : prodProgram(g)).p;
     }

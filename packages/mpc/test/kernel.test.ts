@@ -7,7 +7,7 @@ import {
   scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
   closureEvalEncoded, closureOpeningsEncoded,
 } from '../src/kernel';
-import { LEX4, PROD4, closureItemOf, lexEq, lexLt, lexProgram, prodProgram } from '../src/closure';
+import { LEX4, PROD4, closureItemOf, groupSizes, lexEq, lexLt, lexProgram, prodProgram, treeItems } from '../src/closure';
 import { interpolate, lagrange } from '../src/shamir';
 import { nibblesFrom } from '../src/preprocessing';
 import { FIELD_KERNEL_WASM_BASE64 } from '../src/kernel-wasm';
@@ -195,6 +195,23 @@ describe('field kernel: online steps', () => {
     expect(LEX4.width).toBe(29);
     expect(PROD4.width).toBe(15);
     expect(() => closureOpeningsEncoded(new Uint8Array(32), new Uint8Array(29 * 16), 1, 29, 3)).toThrow(F.FieldError);
+  });
+
+  it('tree levels: groups of four, a remainder of one passes through without an item', () => {
+    expect(groupSizes(13)).toEqual([4, 4, 4, 1]);
+    expect(groupSizes(4)).toEqual([4]);
+    expect(groupSizes(5)).toEqual([4, 1]);
+    expect(groupSizes(7)).toEqual([4, 3]);
+    expect(groupSizes(2)).toEqual([2]);
+    expect(() => groupSizes(1)).toThrow(/tree level/);
+    expect(treeItems(13)).toBe(4); // 4, 4, 4, 1 then 4 (4, 3, 3, 3 then 4 took 5)
+    expect(treeItems(18)).toBe(7); // 4, 4, 4, 4, 2; then 4, 1; then 2
+    for (let w = 2; w <= 80; w++) {
+      const sizes = groupSizes(w);
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(w);
+      expect(sizes.length).toBe(Math.ceil(w / 4)); // same rounds as any fan-in-4 tree
+      expect(sizes.filter((g) => g > 1).length).toBe(Math.floor(w / 4) + (w % 4 > 1 ? 1 : 0));
+    }
   });
 
   it('block indicators read [r > c] and [r = c] from stored nibbles', () => {

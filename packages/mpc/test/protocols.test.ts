@@ -99,9 +99,10 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
   });
 
   it('declares its preprocessing', () => {
-    // 13 blocks: groups of 4, 3, 3, 3 (7 + 5 + 5 + 5 factors opened), then one of 4 without eq (6)
-    expect(PREPROCESSING_TABLE.lt).toMatchObject({ rounds: 3, triples: 0, lex4: 5, prod4: 0, nibbles: 13, bits: 52, masks: 1, elementsPerPeer: 29 });
-    expect(PREPROCESSING_TABLE.eq).toMatchObject({ rounds: 3, triples: 0, lex4: 0, prod4: 5, nibbles: 13, elementsPerPeer: 18 });
+    // 13 blocks: groups of 4, 4, 4 (7 factors opened each) and a pass-through block, then one of 4
+    // without eq (6); equality: 4 + 4 + 4 factors, then 4
+    expect(PREPROCESSING_TABLE.lt).toMatchObject({ rounds: 3, triples: 0, lex4: 4, prod4: 0, nibbles: 13, bits: 52, masks: 1, elementsPerPeer: 28 });
+    expect(PREPROCESSING_TABLE.eq).toMatchObject({ rounds: 3, triples: 0, lex4: 0, prod4: 4, nibbles: 13, elementsPerPeer: 17 });
     expect(PREPROCESSING_TABLE.mul).toMatchObject({ rounds: 1, triples: 1, nibbles: 0 });
   });
 
