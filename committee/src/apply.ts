@@ -8,7 +8,7 @@ import {
   Exchange, MpcBackend, saveBook, loadBook, storedBookSymbols, CountingRecorder,
   type ExpireOp, type MatchOptions, type Op, type OpResult, type Outcome, type PlaceOp,
 } from '@tenebra/matching';
-import { INSTRUMENTS } from '@tenebra/config';
+import { COMPARISON_BITS, INSTRUMENTS, MAX_BOOK_UNITS } from '@tenebra/config';
 import { PairBox, openPairOrLegacy, type KeyPair } from '@tenebra/seal';
 import { opAad, resultAad, PLACE_VECTOR, MODIFY_VECTOR, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 
@@ -165,8 +165,6 @@ export interface OpInput<S> {
   values: S[];
 }
 
-/** Largest public price the committee accepts (comparison inputs stay below 2^48). */
-const MAX_PUBLIC_UNITS = (1n << 48n) - 1n;
 
 /**
  * Maps a sequenced op to a matching operation, following the layout of @tenebra/wire (PLACE_VECTOR,
@@ -189,7 +187,8 @@ export function decodeOp<S>(o: OpInput<S>, constant: (v: bigint) => S): Op<S> | 
       let price: S | null;
       if (type === 'peg') {
         const ticks = publicInt(p.peg_price_ticks);
-        if (ticks === null || ticks <= 0n || ticks > MAX_PUBLIC_UNITS) return bad('place: peg orders need peg_price_ticks, a positive integer below 2^48');
+        // comparison inputs stay below 2^COMPARISON_BITS, the width the committee's parties run at
+        if (ticks === null || ticks <= 0n || ticks > MAX_BOOK_UNITS) return bad(`place: peg orders need peg_price_ticks, a positive integer below 2^${COMPARISON_BITS}`);
         price = constant(ticks);
       } else if (type === 'market') {
         price = p.market_cap === true ? o.values[0]! : null;

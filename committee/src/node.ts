@@ -2,7 +2,7 @@
 // batch, to the order books it holds as shares, and reports each operation's outcome to the gateway.
 import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { NodeConfig } from '@tenebra/config';
+import { COMPARISON_BITS, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Transport } from '@tenebra/transport';
 import { createParty, PreprocessingExhaustedError, type Party, type SplitState } from '@tenebra/mpc';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
@@ -132,6 +132,8 @@ export class CommitteeNode {
     });
     const party = createParty({
       n: cfg.n, t: cfg.t, transport: this.transport, ...from,
+      // the gateway keeps every book value below 2^COMPARISON_BITS (packages/config)
+      L: COMPARISON_BITS,
       // a persisted state's reserve lives in the store's chunks (node-store.ts)
       ...(from.state ? { stateChunks: (key: string) => this.store!.chunk(key) } : {}),
       preprocessing: {

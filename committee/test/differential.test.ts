@@ -9,7 +9,7 @@ import { createParty, shareSecret, reconstruct, decodeFieldVector, F, type Party
 import {
   Exchange, PlaintextBackend, CountingRecorder, generateStream, loadBook, Book, type Op, type OpResult,
 } from '@tenebra/matching';
-import { INSTRUMENTS } from '@tenebra/config';
+import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { generateX25519, PairBox } from '@tenebra/seal';
 import { resultAad, type ResultFrame } from '@tenebra/wire';
 import { BACKLOG_OPS, BatchApplier, COMMITTEE_MATCH_OPTIONS, matchOptionsFor, toWireOutcome, type IncomingOp } from '../src/apply';
@@ -75,7 +75,7 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
   expect(jobs.some((j) => j.length >= BACKLOG_OPS) && jobs.some((j) => j.length < BACKLOG_OPS)).toBe(true);
   // Reference, job by job with the committee's options, so the reveals (counted per label) must match too.
   const refReveals = new CountingRecorder();
-  const ref = new Exchange<bigint>(new PlaintextBackend({ recorder: refReveals }), { symbols: INSTRUMENTS.map((i) => i.symbol), ...COMMITTEE_MATCH_OPTIONS });
+  const ref = new Exchange<bigint>(new PlaintextBackend({ recorder: refReveals, compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol), ...COMMITTEE_MATCH_OPTIONS });
   const refResults: OpResult<bigint>[] = [];
   for (const job of jobs) for (const { op } of job) refResults.push(await ref.apply(op, undefined, matchOptionsFor(job.length)));
 
@@ -86,7 +86,7 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
   const parties: Party[] = [];
   const appliers: BatchApplier[] = [];
   for (let i = 1; i <= N; i++) {
-    parties.push(createParty({ n: N, t: T, transport: net.transport(i), preprocessing: { mode, targetTriples: 512, targetBits: 1024 } }));
+    parties.push(createParty({ n: N, t: T, L: COMPARISON_BITS, transport: net.transport(i), preprocessing: { mode, targetTriples: 512, targetBits: 1024 } }));
     appliers.push(new BatchApplier({ index: i, n: N, sealKey: sealKeys[i - 1]!, gatewayPublicKey: gw.publicKey, log: silent }));
   }
   await net.settle(Promise.all(parties.map((p) => p.start())));

@@ -11,7 +11,7 @@ import { PairBox } from '@tenebra/seal';
 import { shareSecret, reconstruct, encodeFieldVector, decodeFieldVector, F } from '@tenebra/mpc';
 import { decodeGatewayToNode, encodeFrame, opAad, resultAad, resultsHello, type ResultFrame } from '@tenebra/wire';
 import { Exchange, PlaintextBackend, type OpResult } from '@tenebra/matching';
-import { INSTRUMENTS } from '@tenebra/config';
+import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { decodeOp, toWireOutcome } from '@tenebra/committee';
 import { createGateway, type Gateway, type GatewayOptions } from '../src/gateway';
 import { createSimulatedOracle, type SimulatedOracle } from '../src/orders/oracle';
@@ -64,7 +64,7 @@ class Node {
 /** The committee stand-in: real matching on reconstructed values, in sequence order. */
 export class MatchingCommittee {
   readonly nodes: Node[];
-  readonly exchange = new Exchange<bigint>(new PlaintextBackend(), { symbols: INSTRUMENTS.map((i) => i.symbol) });
+  readonly exchange = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol) });
   /** reconstructed secret vectors by order id of placements (to check what the gateway shared) */
   readonly inputs = new Map<string, bigint[]>();
   /** every op as decoded, in sequence order */

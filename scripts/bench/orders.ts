@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Exchange, PlaintextBackend, generateStream } from '@tenebra/matching';
-import { INSTRUMENTS, fromUnits, layout, toUnits, type InstrumentSpec } from '@tenebra/config';
+import { COMPARISON_BITS, INSTRUMENTS, fromUnits, layout, toUnits, type InstrumentSpec } from '@tenebra/config';
 import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { Cluster } from '../src/cluster';
 import { run as accounts } from '../src/accounts';
@@ -362,7 +362,7 @@ async function main(): Promise<void> {
     // 3. The same kind of stream through the plaintext reference, in this process.
     if (ONLY.has('plaintext')) {
       const stream = generateStream({ seed: 7, orders: 20_000, symbols: [SYMBOL], features: 'limit' });
-      const ex = new Exchange<bigint>(new PlaintextBackend(), { symbols: INSTRUMENTS.map((i) => i.symbol) });
+      const ex = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol) });
       const p0 = performance.now();
       for (const op of stream) await ex.apply(op);
       const plainRate = stream.length / ((performance.now() - p0) / 1000);

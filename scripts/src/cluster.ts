@@ -117,12 +117,12 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
     // batch 512: a phase-A step (run between jobs, see preprocessing.ts) stalls the next job ~4x less
     // than at 2048, and committee production measured faster too (less GC on large BigInt arrays).
-    // Targets follow what matching consumes (bench:orders: per nibble about 0.36 lex4 and 0.025
-    // prod4 closure items with 5 items per comparison, 4/5 of that since trees pass a 13th block
-    // through; triples only for min/select in some order kinds), with headroom
+    // Targets follow what matching consumes (comparisons of 9 nibbles at the committee's 32 bits,
+    // mostly less-thans of 3 lex4 items, an equality of 3 prod4 items per self-trade test; about
+    // 0.33 lex4 and 0.02 prod4 per nibble on bench:orders; triples only for min/select in some order kinds), with headroom
     // for an outage, when nothing can be made. A batch makes the full share of each kind below its
     // target and none of the others (preprocessing.ts, "Composition"), so nothing piles up.
-    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 2_000, targetLex4: 3_200, targetProd4: 1_000, targetBits: 40_000, batch: 512 },
+    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 2_000, targetLex4: 3_400, targetProd4: 1_000, targetBits: 40_000, batch: 512 },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
   }));
   const gateway: GatewayConfig = {

@@ -157,7 +157,7 @@ export function nodeStatus(dataDir: string, node: number): NodeStatusLine | unde
   return JSON.parse(line) as NodeStatusLine;
 }
 
-/** The least reserve a test waits for, per kind (the cluster's targets: 40,000 bits, 3,200 lex4, 1,000 prod4, 2,000 triples). */
+/** The least reserve a test waits for, per kind (the cluster's targets: 40,000 bits, 3,400 lex4, 1,000 prod4, 2,000 triples). */
 export interface ReserveNeed {
   bits: number;
   lex4: number;

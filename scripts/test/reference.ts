@@ -2,7 +2,7 @@
 // the sequencer acknowledged them, through the plaintext matching backend and derives every order's
 // expected state (filled steps and status) the way the gateway reports it.
 import { Exchange, PlaintextBackend, type Op } from '@tenebra/matching';
-import { INSTRUMENTS } from '@tenebra/config';
+import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 
 export interface AckedPlace {
   kind: 'place';
@@ -31,7 +31,7 @@ export interface ExpectedOrder {
 
 /** Expected final state of every placed order after `ops` (in acknowledgement order). */
 export async function expectedStates(ops: readonly AckedOp[]): Promise<Map<string, ExpectedOrder>> {
-  const ex = new Exchange<bigint>(new PlaintextBackend(), { symbols: INSTRUMENTS.map((i) => i.symbol) });
+  const ex = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol) });
   const states = new Map<string, ExpectedOrder>();
   let seq = 0n;
   for (const a of ops) {

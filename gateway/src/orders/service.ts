@@ -9,7 +9,7 @@
 //   [in one transaction] open-order limits → book depth → live client_order_id → position limit →
 //   leverage → margin.
 import { SequencerNackError, SequencerClosedError, type SealedOp } from '@tenebra/wire';
-import { microToUsdc, type InstrumentSpec } from '@tenebra/config';
+import { MAX_BOOK_UNITS, microToUsdc, type InstrumentSpec } from '@tenebra/config';
 import { fillRandom } from '@tenebra/seal';
 import type { Logger } from 'pino';
 import { ApiError, fail, type ErrorName } from '../errors';
@@ -308,6 +308,8 @@ export class OrderService {
       const a = this.db.accounts.get(userId)!;
       if (a.owner_id !== undefined) return a.owner_id;
       const id = this.db.nextCounter('owner_id');
+      // the committee compares owner ids (self-trade test) as book values: below 2^COMPARISON_BITS
+      if (BigInt(id) > MAX_BOOK_UNITS) throw new Error(`owner id space exhausted (${id} > ${MAX_BOOK_UNITS})`);
       this.db.accounts.putSync(userId, { ...a, owner_id: id });
       return id;
     });

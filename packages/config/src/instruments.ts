@@ -35,10 +35,20 @@ export const INSTRUMENTS_VERSION = 1;
 export const INSTRUMENTS_UPDATED_AT = '2025-01-15T00:00:00Z';
 
 /**
- * Ticks and steps must stay below 2^40 so that book values, their differences and sums stay well
- * inside the MPC comparison range (signed values below 2^48, see packages/mpc field.ts).
+ * Bit width of the committee's comparisons (the MPC engine's L: inputs |x| < 2^L). Every secret the
+ * books compare is a price in ticks, a quantity in steps, a difference of two quantities or an
+ * owner id, all below 2^32 by the gateway's checks, so 32 bits suffice. A comparison costs
+ * ceil((L + 1) / 4) random nibbles and fewer closure items as L shrinks: 9 nibbles and 3 lex4 items
+ * at 32 bits against 13 and 4 at the engine's default 48 (docs/decisions/0007-comparison-width.md).
  */
-export const MAX_BOOK_UNITS = (1n << 40n) - 1n;
+export const COMPARISON_BITS = 32;
+
+/**
+ * The largest price in ticks or quantity in steps a book holds: comparison inputs stay below
+ * 2^COMPARISON_BITS. With the catalogue's ticks (about 1e-5..1e-4 of a price) that is thousands of
+ * times any listed price, and every max_qty is far below it.
+ */
+export const MAX_BOOK_UNITS = (1n << BigInt(COMPARISON_BITS)) - 1n;
 
 // base, tick, step, min_qty, max_qty, min_notional, max_leverage, maintenance ratio.
 // Sizes follow a reference price at listing time: a tick is about 1e-5..1e-4 of the price, a step

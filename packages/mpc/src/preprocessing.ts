@@ -96,11 +96,11 @@ export interface PreprocessingOptions {
   /** Background production keeps at least this many random bits (stored as 4-bit nibbles; default 4096). */
   targetBits?: number;
   /**
-   * LEX4 closure items (less-than's tree, treeItems(13) = 4 per comparison of 13 blocks; default
-   * 4/13 of the nibbles, as if every comparison were a less-than).
+   * LEX4 closure items (less-than's tree: 4 per comparison of 13 blocks at L = 48, 3 of 9 at L = 32;
+   * default that share of the nibbles, as if every comparison were a less-than).
    */
   targetLex4?: number;
-  /** PROD4 closure items (equality's tree, 4 per equality test; default a quarter of targetLex4). */
+  /** PROD4 closure items (equality's tree, as many per equality test as lex4 per less-than; default a quarter of targetLex4). */
   targetProd4?: number;
   /**
    * Items per batch of the kind with the largest target (default 256); the other kinds in proportion
@@ -156,6 +156,8 @@ export interface PrepHost {
   readonly n: number;
   readonly t: number;
   readonly self: number;
+  /** 4-bit blocks per comparison at the party's L (sizes the default closure-item targets). */
+  readonly compareBlocks: number;
   prss(): Prss;
   allUp(): boolean;
   aliveCount(): number;
@@ -241,7 +243,8 @@ export class Preprocessor {
     if (!Number.isInteger(batch) || batch < 1 || batch > 65536) throw new Error(`preprocessing batch must be in 1..65536, got ${opts.batch}`);
     const bits = opts.targetBits ?? 4096;
     const nibbles = Math.ceil(bits / 4);
-    const lex4 = opts.targetLex4 ?? Math.ceil((nibbles * treeItems(13)) / 13); // 13 blocks at the default L = 48
+    const blocks = host.compareBlocks;
+    const lex4 = opts.targetLex4 ?? Math.ceil((nibbles * treeItems(blocks)) / blocks);
     this.target = { triples: opts.targetTriples ?? 2048, lex4, prod4: opts.targetProd4 ?? Math.ceil(lex4 / 4), nibbles };
     for (const k of KINDS) if (!(this.target[k] >= 0)) throw new Error('preprocessing targets must be >= 0');
     const top = Math.max(1, ...KINDS.map((k) => this.target[k]));

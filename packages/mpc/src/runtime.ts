@@ -331,6 +331,7 @@ class PartyImpl implements Party {
         n: this.n,
         t: this.t,
         self: this.id,
+        compareBlocks: proto.geometry(this.L, this.kappa).blocks,
         prss: () => this.prss(),
         allUp: () => this.aliveParties().length === this.n,
         aliveCount: () => this.aliveParties().length,
@@ -484,7 +485,7 @@ class PartyImpl implements Party {
 
   private checkCompatible(s: PartySnapshot): void {
     if (s.n !== this.n || s.t !== this.t || s.L !== this.L || s.kappa !== this.kappa) {
-      throw new Error(`state is for n=${s.n} t=${s.t} L=${s.L} kappa=${s.kappa}, party is n=${this.n} t=${this.t} L=${this.L} kappa=${this.kappa}`);
+      throw new Error(`state is for n=${s.n} t=${s.t} L=${s.L} kappa=${s.kappa}, party is n=${this.n} t=${this.t} L=${this.L} kappa=${this.kappa}: start from a fresh data folder, or run the version that wrote it`);
     }
     if (s.mode !== this.prep.mode) throw new Error(`state was made in ${s.mode} mode, party is in ${this.prep.mode} mode`);
   }
