@@ -129,6 +129,8 @@ export class CommitteeNode {
     const privateKey = fromHex(readFileSync(cfg.libp2pKeyFile, 'utf8').trim());
     this.transport = await createLibp2pTransport({
       self: cfg.index, n: cfg.n, privateKey, listen: cfg.listen, peers: cfg.peers,
+      // one JSON line per event, like the rest of the node's log
+      log: (msg: string, err?: unknown) => this.log.warn(err === undefined ? {} : { err: err instanceof Error ? err.message : String(err) }, `transport: ${msg}`),
     });
     const party = createParty({
       n: cfg.n, t: cfg.t, transport: this.transport, ...from,

@@ -136,6 +136,9 @@ class PeerLink {
   receivedMessages = 0;
   receivedBytes = 0;
   connects = 0;
+  /** Failed dial attempts since the last success, and when the last one was logged. */
+  dialFailures = 0;
+  dialFailureLoggedAt = 0;
 
   constructor(
     readonly index: number,
@@ -146,6 +149,9 @@ class PeerLink {
     this.backoffMs = backoffMs;
   }
 }
+
+/** At most one dial-failure log line per peer per this many ms (after the first). */
+const DIAL_FAILURE_LOG_MS = 30_000;
 
 /** Yamux stream state 'Established' (@chainsafe/libp2p-yamux StreamState). */
 const YAMUX_ESTABLISHED = 3;
@@ -405,22 +411,72 @@ class Libp2pTransportImpl implements Libp2pTransport {
     if (node === undefined) throw new Error('libp2p transport: dial loop without a node');
     while (this.state === 'running' && link.stream === undefined) {
       try {
-        const signal = AbortSignal.any([this.stopController.signal, AbortSignal.timeout(this.dialTimeoutMs)]);
-        const stream = await node.dialProtocol(link.addr, TENEBRA_PROTOCOL, { signal });
+        const stream = await this.dialOnce(node, link);
         if (this.state !== 'running') {
           stream.abort(new Error('transport stopped'));
           return;
         }
+        if (link.dialFailures > 0) this.log(`dialled peer ${link.index} after ${link.dialFailures} failed attempts`);
+        link.dialFailures = 0;
         this.attachOutbound(link, stream);
         link.backoffMs = this.redialMinMs;
         return;
-      } catch {
-        // Peer down or unreachable: wait, then retry. Expected while a peer restarts.
+      } catch (err) {
+        // Peer down or unreachable: wait, then retry. Expected while a peer restarts, so only the
+        // first failure and then one every DIAL_FAILURE_LOG_MS are logged, with the reason.
         if (this.state !== 'running') return;
+        link.dialFailures++;
+        const now = Date.now();
+        if (link.dialFailures === 1 || now - link.dialFailureLoggedAt >= DIAL_FAILURE_LOG_MS) {
+          link.dialFailureLoggedAt = now;
+          this.log(`dial to peer ${link.index} failed (${link.dialFailures} attempts so far): ${err instanceof Error ? err.message : String(err)}`);
+        }
         await this.sleep(link, link.backoffMs);
         link.backoffMs = Math.min(link.backoffMs * 2, this.redialMaxMs);
       }
     }
+  }
+
+  /**
+   * One dial of our protocol stream to the peer, bounded by dialTimeoutMs even if libp2p does not
+   * settle it (a dial that joins another pending dial, or a stream negotiation on a connection that
+   * went quiet, need not honour our signal). A stream that arrives after we gave up is adopted if the
+   * link still has none, else closed.
+   */
+  private dialOnce(node: Libp2p, link: PeerLink): Promise<Stream> {
+    const giveUp = new AbortController();
+    const signal = AbortSignal.any([this.stopController.signal, giveUp.signal]);
+    const attempt = node.dialProtocol(link.addr, TENEBRA_PROTOCOL, { signal });
+    return new Promise<Stream>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        giveUp.abort(new Error('dial timeout'));
+        reject(new Error(`no stream after ${this.dialTimeoutMs} ms`));
+      }, this.dialTimeoutMs);
+      attempt.then(
+        (stream) => {
+          clearTimeout(timer);
+          if (!settled) {
+            settled = true;
+            resolve(stream);
+          } else if (link.stream === undefined && this.state === 'running') {
+            this.log(`a dial to peer ${link.index} given up on arrived late; using it`);
+            this.attachOutbound(link, stream);
+            link.wake?.();
+          } else {
+            stream.abort(new Error('dial arrived after it was given up'));
+          }
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          if (settled) return;
+          settled = true;
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
   }
 
   private sleep(link: PeerLink, ms: number): Promise<void> {
