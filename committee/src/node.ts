@@ -21,6 +21,8 @@ const MAX_PENDING_OPS = 20_000;
 const NO_HELPERS_FALLBACK_MS = 15_000;
 /** How often the crashed node checks for ready helpers and logs its wait. */
 const RECOVERY_CHECK_MS = 1_000;
+/** How often a share recovery that has not finished logs its helpers' state. */
+const RECOVERY_STATUS_EVERY_MS = 10_000;
 /** Preprocessing batch size when the config does not set one (the engine's default of 256 is
  *  round-trip bound over libp2p: a few hundred random bits a second). */
 const DEFAULT_PREP_BATCH = 2048;
@@ -206,10 +208,17 @@ export class CommitteeNode {
         this.log.warn({ why, persistedSeq: own }, 'resuming from own persisted state');
         resolve(false);
       };
+      const since = Date.now();
+      let loggedAt = since;
       const timer = setInterval(() => {
         const st = this.party?.status();
         if (st?.phase !== 'recovering') return clearInterval(timer);
         const h = st.recovery;
+        // a recovery that takes long says where it stands (helpers connected, ready, busy and why)
+        if (Date.now() - loggedAt >= RECOVERY_STATUS_EVERY_MS) {
+          loggedAt = Date.now();
+          this.log.info({ waitingMs: loggedAt - since, helpers: h }, 'share recovery still in progress');
+        }
         if (!h || h.ready >= h.needed) {
           shortSince = null;
           return;

@@ -48,7 +48,7 @@ export interface TestCluster {
 export async function startTestCluster(opts: Partial<ClusterOptions> = {}): Promise<TestCluster> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'tenebra-test-'));
   const ports = opts.ports ?? (await testPorts());
-  const cluster = await Cluster.start({ env: 'test', ...opts, dataDir, ports, logLevel: opts.logLevel ?? 'info' });
+  const cluster = await Cluster.start({ env: 'test', ...opts, dataDir, ports, logLevel: opts.logLevel ?? process.env.TENEBRA_TEST_LOG_LEVEL ?? 'info' });
   try {
     await cluster.waitReady(90_000);
   } catch (e) {

@@ -100,12 +100,18 @@ export class Recovery {
   /** helpers whose last answer was "busy" (not ready themselves, e.g. recovering too), with what they said */
   private readonly busy = new Map<number, string>();
 
-  /** Connected helpers, those of them not known to be busy (recovery needs t+1 of these), and what the busy ones said. */
-  helperCounts(): { alive: number; ready: number; needed: number; busy: Record<number, string> } {
+  /**
+   * Connected helpers, those of them not known to be busy (recovery needs t+1 of these), what the busy
+   * ones said, and the complete answers of this attempt grouped by the helpers' state (a recovery
+   * combines t+1 answers of one group; answers from helpers at different points wait for a new attempt).
+   */
+  helperCounts(): { alive: number; ready: number; needed: number; busy: Record<number, string>; answered: number[][] } {
     const alive = this.host.aliveHelpers();
     const busy: Record<number, string> = {};
     for (const j of alive) if (this.busy.has(j)) busy[j] = this.busy.get(j)!;
-    return { alive: alive.length, ready: alive.filter((j) => !this.busy.has(j)).length, needed: this.host.t + 1, busy };
+    const groups = new Map<string, number[]>();
+    for (const [j, r] of this.replies) if (r.values) groups.set(r.meta!.stateId, [...(groups.get(r.meta!.stateId) ?? []), j]);
+    return { alive: alive.length, ready: alive.filter((j) => !this.busy.has(j)).length, needed: this.host.t + 1, busy, answered: [...groups.values()] };
   }
 
   constructor(private readonly host: RecoveryHost, private readonly retryMs = 2000) {}

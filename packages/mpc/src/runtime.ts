@@ -84,9 +84,9 @@ export interface PartyStatus {
   currentJob: string | undefined;
   /**
    * While recovering: connected helpers, those not busy themselves, how many are needed (t+1), and
-   * what each busy helper said (its busyNote).
+   * what each busy helper said (its busyNote), and the complete answers grouped by helper state.
    */
-  recovery?: { alive: number; ready: number; needed: number; busy: Record<number, string> };
+  recovery?: { alive: number; ready: number; needed: number; busy: Record<number, string>; answered: number[][] };
 }
 
 /** One committee party. */
