@@ -61,6 +61,10 @@ export class CommitteeNode {
   private appliedSeq = 0n;
   /** the write of the last job boundary (at most one in flight, see runBatch) */
   private persisting: Promise<void> = Promise.resolve();
+  /** last seq whose boundary write is queued (runBatch) */
+  private queuedSeq = 0n;
+  /** staged preprocessing batches whose ready waits for the boundary write of a finished job */
+  private boundaryWaiters: { seq: bigint; release: () => void; fail: (e: unknown) => void }[] = [];
   /** while recovering after a crash: the seq of our own persisted state, told to recovering peers */
   private persistedSeq: bigint | null = null;
   private loopDone: Promise<void> = Promise.resolve();
@@ -148,6 +152,7 @@ export class CommitteeNode {
       },
       log: (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
       busyNote: () => `persisted-seq ${this.persistedSeq ?? 'none'}`,
+      beforePrepReady: () => this.persistStaged(),
     });
     party.on('quorum-lost', (ev) => this.log.warn({ ev }, 'quorum lost: waiting for parties to return'));
     party.on('quorum-restored', (ev) => this.log.info({ ev }, 'quorum restored'));
@@ -174,6 +179,7 @@ export class CommitteeNode {
       if (recovered) {
         const last = lastSeqOfJob(this.party!.lastFinishedJob());
         await this.store!.commitSnapshot(last, this.party!.exportStateParts());
+        this.boundaryWritten(last);
         this.log.info({ lastSeq: last.toString(), status: this.party!.status() }, 'recovered shares from helpers');
         return last;
       }
@@ -303,17 +309,24 @@ export class CommitteeNode {
         await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
         continue;
       }
-      const te = performance.now();
-      jobMs += te - tj;
+      jobMs += performance.now() - tj;
+      // The write overlaps the next job's rounds: one write in flight at most (the previous one, a
+      // boundary or a staged preprocessing batch, must be done before this one is queued), results
+      // released only once theirs is on disk.
+      for (let prev = this.persisting; ; prev = this.persisting) {
+        await prev;
+        if (prev === this.persisting) break;
+      }
       // State at every job boundary: a node that dies, even the third one, comes back at the
       // boundary the live nodes are stuck after, and nodes killed together come back at the same
-      // boundary. The export is a snapshot (the core is encoded now; reserve chunks never change).
+      // boundary. Exported after the previous write, so it holds any batch staged meanwhile (an
+      // older export written last would drop it). A snapshot: the core is encoded now; reserve
+      // chunks never change.
+      const te = performance.now();
       const state = party.exportStateParts();
       const exportMs = performance.now() - te;
-      // The write overlaps the next job's rounds: one write in flight at most (the previous one must
-      // be done before this one is queued), results released only once theirs is on disk.
-      await this.persisting;
       const tw = performance.now();
+      this.queuedSeq = last;
       this.persisting = this.persist(results, last, state, () => ({
         first: first.toString(), last: last.toString(), ops: batch.length, ms: Math.round(performance.now() - t0),
         jobMs: Math.round(jobMs), exportMs: +exportMs.toFixed(1), writeMs: Math.round(performance.now() - tw),
@@ -327,10 +340,47 @@ export class CommitteeNode {
   private async persist(results: ResultFrame[], last: bigint, state: SplitState, fields: () => Record<string, unknown>): Promise<void> {
     await this.store!.commitJob(results, last, state);
     this.appliedSeq = last;
+    this.boundaryWritten(last);
     this.link!.notify();
     // ms: from taking the batch to its boundary on disk (the MPC job, the export, waiting for the
     // previous write, this write)
     this.log.info(fields(), 'batch applied');
+  }
+
+  /**
+   * Makes the party's state with a just-staged preprocessing batch durable before the party sends
+   * ready for it (see PartyOptions.beforePrepReady). Queued behind the write in flight, so an older
+   * export cannot land after it. A state is always written with the seq of its last finished job,
+   * whose results must be on disk first: if that job's boundary is not queued yet (runBatch is
+   * between the job and its write), its write, exported later, carries the batch and releases it.
+   */
+  private persistStaged(): Promise<void> {
+    return new Promise<void>((release, fail) => {
+      const step = this.persisting.then(async () => {
+        const party = this.party!;
+        const store = this.store!;
+        const finished = lastSeqOfJob(party.lastFinishedJob());
+        const covered = this.queuedSeq > store.lastSeq() ? this.queuedSeq : store.lastSeq();
+        if (finished > covered) {
+          this.boundaryWaiters.push({ seq: finished, release, fail });
+          return;
+        }
+        await store.commitSnapshot(finished, party.exportStateParts());
+        release();
+      });
+      this.persisting = step;
+      step.catch((e: unknown) => {
+        fail(e);
+        this.fatal('persisting a staged preprocessing batch failed', e);
+      });
+    });
+  }
+
+  /** A boundary up to `seq` is on disk: release the staged batches that waited for it. */
+  private boundaryWritten(seq: bigint): void {
+    const still: typeof this.boundaryWaiters = [];
+    for (const w of this.boundaryWaiters) (w.seq <= seq ? w.release() : still.push(w));
+    this.boundaryWaiters = still;
   }
 
   /** Persists the party state as of now (a job boundary) with the seq it covers. */

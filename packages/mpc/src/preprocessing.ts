@@ -170,6 +170,11 @@ export interface PrepHost {
   idle(): boolean;
   /** Runs fn after ms on the party's clock (simulated or real); returns a cancel function. */
   setTimer(fn: () => void, ms: number): () => void;
+  /**
+   * Called when a batch is staged, before this party sends ready(b); ready waits until it resolves
+   * (PartyOptions.beforePrepReady: make the state with b staged durable first).
+   */
+  beforeReady?: (batch: number) => Promise<void>;
 }
 
 /** Persisted form of the preprocessing log. */
@@ -474,7 +479,7 @@ export class Preprocessor {
       const bytes = sent.get(peer);
       if (bytes) this.host.send(peer, bytes);
     }
-    if (b.state === 'staged') this.host.send(peer, this.host.envelope({ type: Msg.PrepReady, b: b.id }));
+    if (b.state === 'staged' && b.readies.has(this.host.self)) this.host.send(peer, this.host.envelope({ type: Msg.PrepReady, b: b.id }));
   }
 
   private phaseA(b: Batch): void {
@@ -674,10 +679,28 @@ export class Preprocessor {
     }
   }
 
+  /**
+   * Stages b. Our ready(b) lets the others commit b, so with a host that persists state it goes out
+   * only once the state with b staged is durable: a party restarted from its own state then still
+   * holds every batch it helped commit (else it would come back stale, and with fewer than t+1 other
+   * live parties nobody could give it the batch). Until then b is staged without our ready (it cannot
+   * be vetoed any more, and a restored staged batch re-sends the ready).
+   */
   private stage(b: Batch): void {
     b.state = 'staged';
-    b.readies.add(this.host.self);
     this.host.emitBatch({ batch: b.id, state: 'staged', ...b.per });
+    const hook = this.host.beforeReady;
+    if (hook === undefined) return this.sendReady(b);
+    hook(b.id).then(
+      () => {
+        if (this.current === b && b.state === 'staged' && !this.stopped) this.sendReady(b);
+      },
+      (e: unknown) => this.host.log({ ev: 'prep-error', batch: b.id, error: `state with the staged batch not made durable, ready withheld: ${String(e)}` }),
+    );
+  }
+
+  private sendReady(b: Batch): void {
+    b.readies.add(this.host.self);
     this.broadcast(Msg.PrepReady, b.id);
     this.tryCommit(b);
   }

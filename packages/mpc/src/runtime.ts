@@ -54,6 +54,13 @@ export interface PartyOptions {
    * sequence number of its own persisted state), so recovering peers can decide together.
    */
   busyNote?: () => string;
+  /**
+   * Called when a preprocessing batch is staged, before this party sends ready for it: resolve once
+   * the party's state as of now (exportState() / exportStateParts(), which hold the staged batch) is
+   * durable. Without it a party restarted from a state written before a batch it helped commit is
+   * stale and must recover() from t+1 others, which a third death can make impossible.
+   */
+  beforePrepReady?: (batch: number) => Promise<void>;
   log?: (event: object) => void;
   /** Log one 'round' event per completed round (job, round, ms waited, senders). Default false. */
   traceRounds?: boolean;
@@ -341,6 +348,7 @@ class PartyImpl implements Party {
         emitBatch: (ev) => this.emit('prep-batch', ev),
         idle: () => this.job === undefined,
         setTimer: (fn, ms) => this.transport.clock.setTimeout(fn, ms),
+        ...(opts.beforePrepReady ? { beforeReady: opts.beforePrepReady } : {}),
       },
       opts.preprocessing,
     );
