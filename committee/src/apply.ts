@@ -6,7 +6,7 @@ import type { JobContext, Sec } from '@tenebra/mpc';
 import { decodeFieldVector, encodeFieldVector } from '@tenebra/mpc';
 import {
   Exchange, MpcBackend, saveBook, loadBook, storedBookSymbols, CountingRecorder,
-  type ExpireOp, type MatchOptions, type Op, type OpResult, type Outcome, type PlaceOp,
+  type ExpireOp, type Op, type OpResult, type Outcome, type PlaceOp,
 } from '@tenebra/matching';
 import { COMPARISON_BITS, INSTRUMENTS, MAX_BOOK_UNITS } from '@tenebra/config';
 import { PairBox, openPairOrLegacy, type KeyPair } from '@tenebra/seal';
@@ -35,28 +35,13 @@ export interface ApplierOptions {
 
 const CURSOR = 'committee/cursor';
 const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
-/** Matching latency options of every committee node (docs: packages/matching README, "Latency options"). */
+/**
+ * Matching latency options of every committee node, whatever the job's size (docs: packages/matching
+ * README, "Latency options"). Jobs of 16+ ops used to match with binary search and nothing
+ * speculative (fewer comparisons); measured under a backlog (bench:orders, 2026-11-24) those jobs
+ * took 48 ms per op against 26 with these options, and the rate rose from 31-32/s to 36/s without it.
+ */
 export const COMMITTEE_MATCH_OPTIONS = { searchArity: 4, prefetchRank: true, pipelineCross: true } as const;
-/**
- * A job of this many ops or more carries a backlog. Such a job matches with the fewest comparisons
- * (binary rank search, nothing speculative: about 26% fewer comparisons per op). That paid when
- * committee preprocessing bounded a backlog's rate; with preprocessing in the field kernel it keeps
- * pace (packages/mpc README), rounds bound the rate instead, and jobs follow the sequencer's small
- * group commits, so jobs this large are rare: an A/B run with the threshold out of reach matched at
- * the same rate.
- */
-export const BACKLOG_OPS = 16;
-export const BACKLOG_MATCH_OPTIONS = { searchArity: 2, prefetchRank: false, pipelineCross: false } as const;
-
-/**
- * The matching options of a job of `ops` operations. The size of a job is public and the same at
- * every node (the sequencer's batch ends and maxBatch), and the options change only how many
- * comparisons reveal the same rank, so the choice leaks nothing and keeps the nodes in step.
- */
-export function matchOptionsFor(ops: number): MatchOptions {
-  return ops >= BACKLOG_OPS ? BACKLOG_MATCH_OPTIONS : COMMITTEE_MATCH_OPTIONS;
-}
-
 export class BatchApplier {
   private exchange: Exchange<Sec> | null = null;
   /** reveals (leaks to nodes) counted by label, for the metrics log */
@@ -99,9 +84,8 @@ export class BatchApplier {
     try {
       const ex = this.exchange ?? this.load(ctx, arith);
       // apply() chains operations per symbol in call order; different symbols share MPC rounds.
-      const match = matchOptionsFor(batch.length);
       const pending = batch.map((op) => this.toMatchOp(ctx, op)).map((m) =>
-        m.op ? ex.apply(m.op, arith, match) : Promise.resolve<OpResult<Sec>>({ outcome: m.reject!, outputs: [] }));
+        m.op ? ex.apply(m.op, arith) : Promise.resolve<OpResult<Sec>>({ outcome: m.reject!, outputs: [] }));
       const results = await Promise.all(pending);
       for (const symbol of ex.takeDirty()) {
         const book = ex.book(symbol);
