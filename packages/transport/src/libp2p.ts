@@ -150,6 +150,8 @@ class PeerLink {
   }
 }
 
+/** Consecutive failed dials to a peer before they are logged (the first ones are start-up races). */
+const DIAL_FAILURES_BEFORE_LOG = 4;
 /** At most one dial-failure log line per peer per this many ms (after the first). */
 const DIAL_FAILURE_LOG_MS = 30_000;
 
@@ -416,18 +418,17 @@ class Libp2pTransportImpl implements Libp2pTransport {
           stream.abort(new Error('transport stopped'));
           return;
         }
-        if (link.dialFailures > 0) this.log(`dialled peer ${link.index} after ${link.dialFailures} failed attempts`);
-        link.dialFailures = 0;
         this.attachOutbound(link, stream);
         link.backoffMs = this.redialMinMs;
         return;
       } catch (err) {
-        // Peer down or unreachable: wait, then retry. Expected while a peer restarts, so only the
-        // first failure and then one every DIAL_FAILURE_LOG_MS are logged, with the reason.
+        // Peer down or unreachable: wait, then retry. Expected while peers start or restart, so a
+        // failure is logged (with the reason) once DIAL_FAILURES_BEFORE_LOG attempts in a row
+        // failed, then once every DIAL_FAILURE_LOG_MS.
         if (this.state !== 'running') return;
         link.dialFailures++;
         const now = Date.now();
-        if (link.dialFailures === 1 || now - link.dialFailureLoggedAt >= DIAL_FAILURE_LOG_MS) {
+        if (link.dialFailures === DIAL_FAILURES_BEFORE_LOG || (link.dialFailureLoggedAt > 0 && now - link.dialFailureLoggedAt >= DIAL_FAILURE_LOG_MS)) {
           link.dialFailureLoggedAt = now;
           this.log(`dial to peer ${link.index} failed (${link.dialFailures} attempts so far): ${err instanceof Error ? err.message : String(err)}`);
         }
@@ -494,6 +495,9 @@ class Libp2pTransportImpl implements Libp2pTransport {
   private attachOutbound(link: PeerLink, stream: Stream): void {
     link.stream = stream;
     link.connects++;
+    if (link.dialFailureLoggedAt > 0) this.log(`dialled peer ${link.index} after ${link.dialFailures} failed attempts`);
+    link.dialFailureLoggedAt = 0;
+    link.dialFailures = 0;
     stream.addEventListener('close', () => {
       if (link.stream !== stream) return;
       link.stream = undefined;
