@@ -60,6 +60,23 @@ function appliedSeq(dataDir: string, node = 1): number {
   return Number(line.last ?? line.lastSeq ?? 0);
 }
 
+/**
+ * Node 1's random-bit reserve over its status lines since wallStartMs (epoch ms): percentiles of the
+ * bits on hand and the bits consumed. A reserve far below its target while the committee catches up
+ * means jobs wait for preprocessing. Undefined without status lines.
+ */
+function reserveDuring(dataDir: string, wallStartMs: number): { p10: number; p50: number; target: number; used: number } | undefined {
+  const text = readFileSync(join(layout(dataDir).logsDir, 'node-1.log'), 'utf8');
+  const lines = text.split('\n').filter((l) => l.includes('"msg":"status"')).map((l) => JSON.parse(l) as { time: number; reserve?: { bits: number; cursor: { nibbles: number } } });
+  const during = lines.filter((l) => l.time >= wallStartMs && l.reserve);
+  if (during.length < 2) return undefined;
+  const on = during.map((l) => l.reserve!.bits).sort((a, b) => a - b);
+  const at = (q: number): number => on[Math.min(on.length - 1, Math.floor((q / 100) * on.length))]!;
+  const used = 4 * (during[during.length - 1]!.reserve!.cursor.nibbles - during[0]!.reserve!.cursor.nibbles);
+  const cfg = JSON.parse(readFileSync(join(dataDir, 'config', 'node-1.json'), 'utf8')) as { preprocessing?: { targetBits?: number } };
+  return { p10: at(10), p50: at(50), target: cfg.preprocessing?.targetBits ?? NaN, used };
+}
+
 /** steps of 0.001 ETH; at least 40 (120 USD) to pass every tier's minimum notional (Apex: 100 USD). */
 function order(side: 'buy' | 'sell', ticksOff: number, steps: number, tif = 'GTC'): Record<string, unknown> {
   return { symbol: SYMBOL, side, type: 'limit', price: (MID + ticksOff) / 100, quantity: steps / 1000, time_in_force: tif };
@@ -270,6 +287,7 @@ async function main(): Promise<void> {
     if (ONLY.has('sustained')) {
       const ack: number[] = [];
       const tStart = performance.now();
+      const wallStart = Date.now();
       const deadline = tStart + SECONDS * 1000;
       let sent = 0;
       let refused = 0;
@@ -300,6 +318,10 @@ async function main(): Promise<void> {
       console.log(`acknowledged orders/s   ${(ack.length / ackSecs).toFixed(0)}`);
       console.log(`ack latency             p50 ${ms(pct(ack, 50))}  p99 ${ms(pct(ack, 99))}`);
       console.log(`matched on shares/s     ${((appliedSeq(dataDir) - seq0) / matchSecs).toFixed(0)} (committee caught up ${Number.isNaN(drainMs) ? 'NOT within 300 s' : `${((drainMs) / 1000).toFixed(1)} s after the last ack`}; applied at end of load: ${lastAck - seq0})`);
+      const bits = reserveDuring(dataDir, wallStart);
+      if (bits) {
+        console.log(`node 1 random-bit reserve while matching: p10 ${bits.p10}, p50 ${bits.p50} (target ${bits.target}); ${(bits.used / Math.max(1, appliedSeq(dataDir) - seq0)).toFixed(0)} bits used per order`);
+      }
     }
 
     // 1b. A realistic mix: market makers re-quote both sides by mass quote; takers send limits,
