@@ -149,7 +149,6 @@ export interface OpInput<S> {
   values: S[];
 }
 
-
 /**
  * Maps a sequenced op to a matching operation, following the layout of @tenebra/wire (PLACE_VECTOR,
  * MODIFY_VECTOR, PlacePub, ModifyPub, ExpirePub; docs/orders.md). Every party decodes identically,

@@ -69,8 +69,9 @@ function incoming(op: Op<bigint>, pub: Record<string, unknown>, shares: bigint[]
 
 async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'committee', features: 'limit' | 'all' = 'limit'): Promise<void> {
   const stream = generateStream({ seed, orders, symbols: SYMBOLS, features, accounts: 12 });
-  // Jobs of 1..24 ops (deterministic from the seed).
+  // Jobs of 1..24 ops (deterministic from the seed), small and large ones.
   const jobs = batches(stream.map((op, i) => ({ op, i })), seed, 24);
+  expect(jobs.some((j) => j.length >= 16) && jobs.some((j) => j.length < 16)).toBe(true);
   // Reference, job by job with the committee's options, so the reveals (counted per label) must match too.
   const refReveals = new CountingRecorder();
   const ref = new Exchange<bigint>(new PlaintextBackend({ recorder: refReveals, compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol), ...COMMITTEE_MATCH_OPTIONS });

@@ -39,9 +39,9 @@ export interface PreprocessingConfig {
   mode: 'committee' | 'dealer';
   targetTriples: number;
   targetBits: number;
-  /** LEX4 closure items (each less-than uses 4 with 13 nibbles); default 4/13 of targetBits / 4 */
+  /** LEX4 closure items (each less-than uses 3 with 9 nibbles at COMPARISON_BITS = 32); default that share of targetBits / 4 */
   targetLex4?: number;
-  /** PROD4 closure items (each equality test uses 4 with 13 nibbles); default a quarter of targetLex4 */
+  /** PROD4 closure items (each equality test uses 3 with 9 nibbles at 32 bits); default a quarter of targetLex4 */
   targetProd4?: number;
   /** items of the largest kind per production batch: larger batches amortise the rounds (default 2048) */
   batch?: number;

@@ -192,13 +192,6 @@ export function groupSizes(width: number): number[] {
   return sizes;
 }
 
-/** Closure items a tree over `width` blocks takes in all its levels (pass-throughs take none). */
-export function treeItems(width: number): number {
-  let items = 0;
-  for (let w = width; w > 1; w = groupSizes(w).length) items += groupSizes(w).filter((g) => g > 1).length;
-  return items;
-}
-
 /**
  * How products are produced for a shape: `pairs` are the subsets of two factors, made in the first
  * GRR round from the masks; `higher` the larger ones, each the product of a pair (index into pairs)

@@ -51,7 +51,7 @@ import {
 } from './kernel';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
-import { LEX4, PROD4, closureItemOf, closurePlan, treeItems, type ClosurePlan, type ClosureShape } from './closure';
+import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
 import { lagrange, type FieldRng } from './shamir';
 import type { Prss } from './prss';
 import { createCipheriv, createHash } from 'node:crypto';
@@ -156,8 +156,8 @@ export interface PrepHost {
   readonly n: number;
   readonly t: number;
   readonly self: number;
-  /** 4-bit blocks per comparison at the party's L (sizes the default closure-item targets). */
-  readonly compareBlocks: number;
+  /** What one less-than consumes at the party's L (its declared cost: sizes the default lex4 target). */
+  readonly lessThan: { nibbles: number; lex4: number };
   prss(): Prss;
   allUp(): boolean;
   aliveCount(): number;
@@ -248,8 +248,7 @@ export class Preprocessor {
     if (!Number.isInteger(batch) || batch < 1 || batch > 65536) throw new Error(`preprocessing batch must be in 1..65536, got ${opts.batch}`);
     const bits = opts.targetBits ?? 4096;
     const nibbles = Math.ceil(bits / 4);
-    const blocks = host.compareBlocks;
-    const lex4 = opts.targetLex4 ?? Math.ceil((nibbles * treeItems(blocks)) / blocks);
+    const lex4 = opts.targetLex4 ?? Math.ceil((nibbles * host.lessThan.lex4) / host.lessThan.nibbles);
     this.target = { triples: opts.targetTriples ?? 2048, lex4, prod4: opts.targetProd4 ?? Math.ceil(lex4 / 4), nibbles };
     for (const k of KINDS) if (!(this.target[k] >= 0)) throw new Error('preprocessing targets must be >= 0');
     const top = Math.max(1, ...KINDS.map((k) => this.target[k]));

@@ -338,7 +338,7 @@ class PartyImpl implements Party {
         n: this.n,
         t: this.t,
         self: this.id,
-        compareBlocks: proto.geometry(this.L, this.kappa).blocks,
+        lessThan: proto.costOf('lt', this.L, this.kappa),
         prss: () => this.prss(),
         allUp: () => this.aliveParties().length === this.n,
         aliveCount: () => this.aliveParties().length,

@@ -7,7 +7,8 @@ import {
   scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
   closureEvalEncoded, closureOpeningsEncoded,
 } from '../src/kernel';
-import { LEX4, PROD4, closureItemOf, groupSizes, lexEq, lexLt, lexProgram, prodProgram, treeItems } from '../src/closure';
+import { LEX4, PROD4, closureItemOf, groupSizes, lexEq, lexLt, lexProgram, prodProgram } from '../src/closure';
+import { costOf } from '../src/protocols';
 import { interpolate, lagrange } from '../src/shamir';
 import { nibblesFrom } from '../src/preprocessing';
 import { FIELD_KERNEL_WASM_BASE64 } from '../src/kernel-wasm';
@@ -204,8 +205,9 @@ describe('field kernel: online steps', () => {
     expect(groupSizes(7)).toEqual([4, 3]);
     expect(groupSizes(2)).toEqual([2]);
     expect(() => groupSizes(1)).toThrow(/tree level/);
-    expect(treeItems(13)).toBe(4); // 4, 4, 4, 1 then 4 (4, 3, 3, 3 then 4 took 5)
-    expect(treeItems(18)).toBe(7); // 4, 4, 4, 4, 2; then 4, 1; then 2
+    // items of a whole tree, as less-than declares them
+    expect(costOf('lt', 48).lex4).toBe(4); // 13 blocks: 4, 4, 4, 1 then 4 (4, 3, 3, 3 then 4 took 5)
+    expect(costOf('lt', 70).lex4).toBe(7); // 18 blocks: 4, 4, 4, 4, 2; then 4, 1; then 2
     for (let w = 2; w <= 80; w++) {
       const sizes = groupSizes(w);
       expect(sizes.reduce((a, b) => a + b, 0)).toBe(w);
