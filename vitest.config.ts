@@ -30,6 +30,8 @@ export default defineConfig({
           ...shared,
           name: 'cluster',
           include: [clusterTests],
+          // on a failure, print what the cluster's processes logged last (CI keeps no data folder)
+          setupFiles: [...shared.setupFiles, './scripts/test/failure-logs.ts'],
           fileParallelism: false,
           sequence: { groupOrder: 1 },
         },

@@ -44,21 +44,27 @@ export interface TestCluster {
   cleanup(): Promise<void>;
 }
 
+/** Data folders of the test clusters running in this file (failure-logs.ts reads their logs). */
+export const liveDataDirs = new Set<string>();
+
 /** Starts a fresh cluster in a temp folder; cleanup() stops it and removes the folder. */
 export async function startTestCluster(opts: Partial<ClusterOptions> = {}): Promise<TestCluster> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'tenebra-test-'));
   const ports = opts.ports ?? (await testPorts());
   const cluster = await Cluster.start({ env: 'test', ...opts, dataDir, ports, logLevel: opts.logLevel ?? process.env.TENEBRA_TEST_LOG_LEVEL ?? 'info' });
+  liveDataDirs.add(dataDir);
   try {
     await cluster.waitReady(90_000);
   } catch (e) {
     await cluster.stop(2_000);
+    liveDataDirs.delete(dataDir);
     throw e;
   }
   return {
     cluster, dataDir, baseUrl: cluster.baseUrl,
     async cleanup() {
       await cluster.stop(5_000);
+      liveDataDirs.delete(dataDir);
       if (!process.env.TENEBRA_KEEP_DATA) rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -122,7 +128,7 @@ export class Trader {
 }
 
 /** Polls fn until it returns a truthy value or the time runs out. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs: number, what: string): Promise<T> {
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs: number, what: string | (() => string)): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -132,7 +138,7 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
