@@ -3,7 +3,7 @@
 import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { COMPARISON_BITS, type NodeConfig } from '@tenebra/config';
-import { createLibp2pTransport, type Transport } from '@tenebra/transport';
+import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
 import { createParty, PreprocessingExhaustedError, type Party, type SplitState } from '@tenebra/mpc';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 import { readKeyFile, fromHex } from '@tenebra/seal';
@@ -46,7 +46,7 @@ function readLinkKey(cfg: NodeConfig): Uint8Array {
 }
 
 export class CommitteeNode {
-  private transport: Transport | null = null;
+  private transport: Libp2pTransport | null = null;
   private party: Party | null = null;
   private store: NodeStore | null = null;
   private feed: SequencerFeed | null = null;
@@ -126,8 +126,21 @@ export class CommitteeNode {
     if (!st) return;
     this.log.info({
       alive: st.alive, quorum: st.quorum, phase: st.phase, reserve: st.reserve,
-      made: st.preprocessing.made, pending: this.pending.length, legacyBoxes: this.applier?.legacyBoxes ?? 0, reveals: Object.fromEntries(this.applier?.reveals.counts ?? []),
+      made: st.preprocessing.made, ...(st.jobProgress ? { job: st.jobProgress } : {}), links: this.linkStats(), pending: this.pending.length, legacyBoxes: this.applier?.legacyBoxes ?? 0, reveals: Object.fromEntries(this.applier?.reveals.counts ?? []),
     }, 'status');
+  }
+
+  /** Per peer: [messages queued, sent, received, dropped outbound, connects] (what a stalled round's messages did). */
+  private linkStats(): Record<number, number[]> {
+    const out: Record<number, number[]> = {};
+    const tr = this.transport;
+    if (!tr) return out;
+    for (let j = 1; j <= this.cfg.n; j++) {
+      if (j === this.cfg.index) continue;
+      const p = tr.peerStats(j);
+      out[j] = [p.queuedMessages, p.sentMessages, p.receivedMessages, p.droppedOutbound, p.connects];
+    }
+    return out;
   }
 
   private async startParty(from: { state?: Uint8Array; keys?: Uint8Array }): Promise<void> {

@@ -28,6 +28,6 @@ export { Reserve, KINDS, WIDTH, NIBBLE_WIDTH, TRIPLE_WIDTH, type Kind, type Coun
 export { Preprocessor, DEALER_LABEL, nibblesFrom, seededRng, type PreprocessingOptions, type Needs } from './preprocessing';
 export { costOf, geometry, PREPROCESSING_TABLE, type OpCost } from './protocols';
 export { LEX4, PROD4, FAN_IN, type ClosureShape } from './closure';
-export { createParty, type Party, type PartyOptions, type PartyStatus, type PartyEvent } from './runtime';
+export { createParty, type Party, type PartyOptions, type PartyStatus, type JobProgress, type PartyEvent } from './runtime';
 export { RECOVERY_PART_ELEMENTS } from './recovery';
 export type { SplitState, ChunkRef } from './state';

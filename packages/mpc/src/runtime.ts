@@ -90,10 +90,23 @@ export interface PartyStatus {
   lastFinishedJob: string | undefined;
   currentJob: string | undefined;
   /**
+   * Where the running job is: rounds flushed so far, operations queued for the next round, and the
+   * round in flight: still taking preprocessing (prep), or waiting for shares, with the parties
+   * whose shares are in (to all, and to this party) and for how long. What a stalled job waits for.
+   */
+  jobProgress?: JobProgress;
+  /**
    * While recovering: connected helpers, those not busy themselves, how many are needed (t+1), and
    * what each busy helper said (its busyNote), and the complete answers grouped by helper state.
    */
   recovery?: { alive: number; ready: number; needed: number; busy: Record<number, string>; answered: number[][] };
+}
+
+export interface JobProgress {
+  job: string;
+  rounds: number;
+  queued: number;
+  inflight?: { r: number; stage: 'prep' | 'shares'; have: number[]; haveTo?: number[]; ms: number };
 }
 
 /** One committee party. */
@@ -471,12 +484,26 @@ class PartyImpl implements Party {
       mode: this.prep.modeLabel,
       lastFinishedJob: this.lastFinishedJob(),
       currentJob: this.job?.id,
+      ...(this.job ? { jobProgress: this.jobProgress(this.job) } : {}),
       ...(this.recovery ? { recovery: this.recovery.helperCounts() } : {}),
     };
   }
 
   lastFinishedJob(): string | undefined {
     return this.finished[this.finished.length - 1];
+  }
+
+  private jobProgress(job: JobRun): JobProgress {
+    const rs = job.inflight;
+    const out: JobProgress = { job: job.id, rounds: job.round, queued: job.queue.length };
+    if (rs) {
+      out.inflight = {
+        r: rs.r, stage: rs.ready ? 'shares' : 'prep', have: [...rs.sharesAll.keys()].sort(),
+        ...(rs.expectTo ? { haveTo: [...rs.sharesTo.keys()].sort() } : {}),
+        ms: this.transport.clock.now() - rs.waitingSince,
+      };
+    }
+    return out;
   }
 
   fill(): Promise<void> {

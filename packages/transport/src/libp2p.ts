@@ -48,6 +48,11 @@ export interface Libp2pTransportOptions {
   /** Budget for one dial attempt (default 5000 ms). */
   dialTimeoutMs?: number;
   /**
+   * An outbound stream whose writer made no progress for this long while messages wait is reset
+   * and redialled (default 5000 ms; 0 turns the check off). See `checkWriters`.
+   */
+  writeStallMs?: number;
+  /**
    * Yamux window updates on our inbound streams only once half the receive window is used (default
    * true); false keeps the library's one update per data frame (for comparison benchmarks).
    */
@@ -74,6 +79,8 @@ export interface Libp2pPeerStats {
   receivedBytes: number;
   /** Successful outbound stream openings (1 + reconnects). */
   connects: number;
+  /** Outbound streams reset because their writer made no progress (see writeStallMs). */
+  stalledResets: number;
 }
 
 /** A Transport over libp2p, with its peer id, listen addresses and per-peer counters. */
@@ -120,6 +127,8 @@ const WRITE_CHUNK_BYTES = 64 * 1024;
 /** Per-peer state: the outbound stream, its queue and the redial machinery. */
 class PeerLink {
   stream: Stream | undefined;
+  /** Aborted when `stream` is detached: ends a writer's wait for 'drain' on it. */
+  streamGone: AbortController | undefined;
   up = false;
   dialing = false;
   writing = false;
@@ -136,6 +145,9 @@ class PeerLink {
   receivedMessages = 0;
   receivedBytes = 0;
   connects = 0;
+  stalledResets = 0;
+  /** When the writer last made progress, or the queue last went from empty to non-empty (ms). */
+  progressAt = 0;
   /** Failed dial attempts since the last success, and when the last one was logged. */
   dialFailures = 0;
   dialFailureLoggedAt = 0;
@@ -198,6 +210,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
   private readonly redialMinMs: number;
   private readonly redialMaxMs: number;
   private readonly dialTimeoutMs: number;
+  private readonly writeStallMs: number;
+  private writerCheck: ReturnType<typeof setInterval> | undefined;
   private readonly log: (msg: string, err?: unknown) => void;
 
   constructor(private readonly opts: Libp2pTransportOptions, peerId: string) {
@@ -214,6 +228,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
     this.redialMinMs = opts.redialMinMs ?? 50;
     this.redialMaxMs = opts.redialMaxMs ?? 2000;
     this.dialTimeoutMs = opts.dialTimeoutMs ?? 5000;
+    this.writeStallMs = opts.writeStallMs ?? 5000;
+    if (!(this.writeStallMs >= 0)) throw new RangeError(`libp2p transport: bad writeStallMs ${opts.writeStallMs}`);
     this.log = opts.log ?? ((msg, err) => console.error(`[transport ${self}] ${msg}`, err ?? ''));
     for (const p of peers) {
       if (!Number.isInteger(p.index) || p.index < 1 || p.index > n) throw new RangeError(`libp2p transport: peer index ${p.index} out of range 1..${n}`);
@@ -259,6 +275,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
       receivedMessages: l.receivedMessages,
       receivedBytes: l.receivedBytes,
       connects: l.connects,
+      stalledResets: l.stalledResets,
     };
   }
 
@@ -277,6 +294,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
     const frame = new Uint8Array(FRAME_HEADER_BYTES + data.byteLength);
     frame.set(frameHeader(FrameKind.DATA, data.byteLength), 0);
     frame.set(data, FRAME_HEADER_BYTES);
+    if (link.queue.length === 0) link.progressAt = Date.now();
     link.queue.push(frame);
     link.queuedBytes += frame.byteLength;
     while (link.queue.length > this.maxQueuedMessages || (link.queuedBytes > this.maxQueuedBytes && link.queue.length > 1)) {
@@ -325,11 +343,16 @@ class Libp2pTransportImpl implements Libp2pTransport {
     }
     this.state = 'running';
     for (const link of this.links.values()) this.runDialLoop(link);
+    if (this.writeStallMs > 0) {
+      this.writerCheck = setInterval(() => this.checkWriters(), Math.max(50, Math.min(1000, this.writeStallMs / 4)));
+      this.writerCheck.unref();
+    }
   }
 
   async stop(): Promise<void> {
     if (this.state === 'stopped') return;
     this.state = 'stopped';
+    if (this.writerCheck) clearInterval(this.writerCheck);
     this.stopController.abort(new Error('transport stopped'));
     for (const link of this.links.values()) {
       link.wake?.();
@@ -480,6 +503,29 @@ class Libp2pTransportImpl implements Libp2pTransport {
     });
   }
 
+  /**
+   * Resets an outbound stream that is open but whose writer made no progress for writeStallMs while
+   * messages wait. Seen after whole-committee restarts: a stream that never accepted its first
+   * write (its writer waiting for a 'drain' that never came) and never closed, so the peer never
+   * heard from us while we counted it up; a round that needed our share then waited for ever. The
+   * reset closes it: we redial, and on peer-up the MPC runtime re-sends what the peer may lack.
+   */
+  private checkWriters(): void {
+    if (this.state !== 'running') return;
+    const now = Date.now();
+    for (const link of this.links.values()) {
+      const stream = link.stream;
+      if (stream === undefined || link.queue.length === 0 || now - link.progressAt < this.writeStallMs) continue;
+      link.stalledResets++;
+      const st = stream as unknown as { status?: string; writeStatus?: string; writableNeedsDrain?: boolean; writeBufferLength?: number };
+      this.log(`writer to peer ${link.index} made no progress for ${now - link.progressAt} ms with ${link.queue.length} messages queued ` +
+        `(writing ${link.writing}, stream ${st.status}/${st.writeStatus}, needs drain ${st.writableNeedsDrain}, buffered ${st.writeBufferLength}); resetting the stream`);
+      stream.abort(new Error(`no write progress for ${this.writeStallMs} ms`));
+      // abort() says nothing on a stream that is already closed: detach it ourselves
+      this.detachOutbound(link, stream);
+    }
+  }
+
   private sleep(link: PeerLink, ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const h = setTimeout(done, ms);
@@ -493,19 +539,33 @@ class Libp2pTransportImpl implements Libp2pTransport {
   }
 
   private attachOutbound(link: PeerLink, stream: Stream): void {
+    if (stream.status !== 'open') {
+      // Closed (e.g. reset by a peer still starting) before we could listen for its 'close': a
+      // stream adopted now would never report that close, and its writer would wait for ever.
+      this.log(`a stream dialled to peer ${link.index} was already ${stream.status}; redialling`);
+      if (this.state === 'running') this.runDialLoop(link);
+      return;
+    }
     link.stream = stream;
+    link.streamGone = new AbortController();
+    link.progressAt = Date.now();
     link.connects++;
     if (link.dialFailureLoggedAt > 0) this.log(`dialled peer ${link.index} after ${link.dialFailures} failed attempts`);
     link.dialFailureLoggedAt = 0;
     link.dialFailures = 0;
-    stream.addEventListener('close', () => {
-      if (link.stream !== stream) return;
-      link.stream = undefined;
-      this.setUp(link, false);
-      if (this.state === 'running') this.runDialLoop(link);
-    });
+    stream.addEventListener('close', () => this.detachOutbound(link, stream));
     this.setUp(link, true);
     this.scheduleWrite(link);
+  }
+
+  /** The stream is gone (closed, or reset by us): the peer is down for us until a redial succeeds. */
+  private detachOutbound(link: PeerLink, stream: Stream): void {
+    if (link.stream !== stream) return;
+    link.stream = undefined;
+    link.streamGone?.abort(new Error('stream closed'));
+    link.streamGone = undefined;
+    this.setUp(link, false);
+    if (this.state === 'running') this.runDialLoop(link);
   }
 
   /** Runs the writer after the current synchronous burst of send()s, so they share writes. */
@@ -529,6 +589,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
     try {
       while (this.state === 'running' && link.stream !== undefined && link.queue.length > 0) {
         const stream = link.stream;
+        const gone = link.streamGone!.signal;
         // Coalesce small frames into one write; a large frame goes alone, in pieces.
         let count = 1;
         let bytes = link.queue[0]!.byteLength;
@@ -547,19 +608,26 @@ class Libp2pTransportImpl implements Libp2pTransport {
             off += link.queue[i]!.byteLength;
           }
         }
+        let written = 0;
         try {
           for (let off = 0; off < buf.byteLength; off += WRITE_CHUNK_BYTES) {
-            if (stream.writableNeedsDrain) await stream.onDrain({ signal: this.stopController.signal });
+            if (stream.writableNeedsDrain) await stream.onDrain({ signal: AbortSignal.any([this.stopController.signal, gone]) });
             if (link.stream !== stream) throw new Error('stream replaced');
             stream.send(buf.subarray(off, Math.min(off + WRITE_CHUNK_BYTES, buf.byteLength)));
+            written++;
+            link.progressAt = Date.now();
           }
         } catch (err) {
-          // The stream failed under us. Part of this write may have reached the peer, so drop these
-          // frames rather than risk a duplicate (delivery is at most once); the close handler redials.
-          const lost = link.queue.splice(0, count);
-          for (const f of lost) link.queuedBytes -= f.byteLength;
-          link.droppedOutbound += lost.length;
+          // The stream failed under us. If part of this write may have reached the peer, drop these
+          // frames rather than risk a duplicate (delivery is at most once); untouched ones wait for
+          // the next stream. Detached here too: a stream that was already closed reports no 'close'.
+          if (written > 0) {
+            const lost = link.queue.splice(0, count);
+            for (const f of lost) link.queuedBytes -= f.byteLength;
+            link.droppedOutbound += lost.length;
+          }
           stream.abort(err instanceof Error ? err : new Error(String(err)));
+          this.detachOutbound(link, stream);
           return;
         }
         const sent = link.queue.splice(0, count);

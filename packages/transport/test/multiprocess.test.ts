@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateIdentity, type PeerEntry } from '../src/index';
-import { freePorts } from './helpers';
+import { createLibp2pTransport, generateIdentity, type PeerEntry } from '../src/index';
+import { freePorts, pattern, waitFor } from './helpers';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/party.ts', import.meta.url));
 
@@ -51,4 +51,47 @@ describe('libp2p across OS processes', () => {
     for (const c of children) c.send({ type: 'exit' });
     expect(await Promise.all(exits)).toEqual([0, 0, 0]);
   });
+});
+
+describe('a peer that stops reading', () => {
+  it('has its stream reset after writeStallMs, and is redialled and written to once it reads again', async () => {
+    const ids = await Promise.all([0, 1].map(() => generateIdentity()));
+    const ports = await freePorts(2);
+    const peers: PeerEntry[] = ids.map((id, k) => ({ index: k + 1, peerId: id.peerId, addr: `/ip4/127.0.0.1/tcp/${ports[k]}` }));
+    const reports: Report[] = [];
+    const child = fork(FIXTURE, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    children.push(child);
+    child.on('message', (m: Report) => reports.push(m));
+    child.send({ type: 'config', config: { self: 2, n: 2, privateKeyHex: Buffer.from(ids[1]!.privateKey).toString('hex'), peers, bytes: 1000 } });
+
+    const logs: string[] = [];
+    const me = await createLibp2pTransport({
+      self: 1, n: 2, privateKey: ids[0]!.privateKey, listen: peers[0]!.addr, peers, writeStallMs: 1000, dialTimeoutMs: 1000, redialMaxMs: 200,
+      log: (msg) => logs.push(msg),
+    });
+    const ups: boolean[] = [];
+    me.onPeer((_, up) => ups.push(up));
+    await me.start();
+    try {
+      await waitFor(() => me.isUp(2), 'the child to be up', 20_000);
+      me.send(2, pattern(1, 2, 1000));
+      await waitFor(() => reports.some((r) => r.type === 'received' && r.ok), 'the child to hear us', 20_000);
+      // Stopped, the child reads nothing: the stream's window and the socket buffers fill and our
+      // writer waits for a 'drain' that cannot come while it is stopped.
+      child.kill('SIGSTOP');
+      for (let i = 0; i < 16; i++) me.send(2, new Uint8Array(1 << 20));
+      await waitFor(() => me.peerStats(2).stalledResets >= 1 && !me.isUp(2), 'the stalled stream to be reset', 10_000);
+      expect(logs.some((l) => /made no progress for \d+ ms with \d+ messages queued/.test(l))).toBe(true);
+      child.kill('SIGCONT');
+      await waitFor(() => me.isUp(2), 'the child to be redialled', 20_000);
+      const before = reports.filter((r) => r.type === 'received' && r.ok).length;
+      me.send(2, pattern(1, 2, 1000));
+      await waitFor(() => reports.filter((r) => r.type === 'received' && r.ok).length > before, 'a message after the redial', 20_000);
+      expect(ups).toEqual([true, false, true]);
+    } finally {
+      child.kill('SIGCONT');
+      await me.stop();
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
 });
