@@ -441,9 +441,11 @@ class Libp2pTransportImpl implements Libp2pTransport {
           stream.abort(new Error('transport stopped'));
           return;
         }
-        this.attachOutbound(link, stream);
-        link.backoffMs = this.redialMinMs;
-        return;
+        if (this.attachOutbound(link, stream)) {
+          link.backoffMs = this.redialMinMs;
+          return;
+        }
+        await this.sleep(link, link.backoffMs); // closed already: dial again, after the backoff
       } catch (err) {
         // Peer down or unreachable: wait, then retry. Expected while peers start or restart, so a
         // failure is logged (with the reason) once DIAL_FAILURES_BEFORE_LOG attempts in a row
@@ -487,6 +489,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
             resolve(stream);
           } else if (link.stream === undefined && this.state === 'running') {
             this.log(`a dial to peer ${link.index} given up on arrived late; using it`);
+            // adopted: the dial loop, woken, sees the stream and ends; else it dials again
             this.attachOutbound(link, stream);
             link.wake?.();
           } else {
@@ -538,13 +541,13 @@ class Libp2pTransportImpl implements Libp2pTransport {
     });
   }
 
-  private attachOutbound(link: PeerLink, stream: Stream): void {
+  /** Adopts a dialled stream as the link's outbound one; false (nothing adopted) if it is already closed. */
+  private attachOutbound(link: PeerLink, stream: Stream): boolean {
     if (stream.status !== 'open') {
       // Closed (e.g. reset by a peer still starting) before we could listen for its 'close': a
       // stream adopted now would never report that close, and its writer would wait for ever.
       this.log(`a stream dialled to peer ${link.index} was already ${stream.status}; redialling`);
-      if (this.state === 'running') this.runDialLoop(link);
-      return;
+      return false;
     }
     link.stream = stream;
     link.streamGone = new AbortController();
@@ -556,6 +559,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
     stream.addEventListener('close', () => this.detachOutbound(link, stream));
     this.setUp(link, true);
     this.scheduleWrite(link);
+    return true;
   }
 
   /** The stream is gone (closed, or reset by us): the peer is down for us until a redial succeeds. */
