@@ -45,7 +45,8 @@ export interface PartyOptions {
   checkOpenings?: boolean;
   /**
    * Safety net for messages lost while a link stays up (a lossy simulated link, an overflowing
-   * transport queue): re-send a round still waiting after this many clock ms, doubling up to 60 s.
+   * transport queue): while a round waits, re-send every round of the job so far after this many
+   * clock ms, doubling up to 60 s (a peer may be stuck on an earlier round of ours).
    * Reconnects are handled by re-sends on peer-up regardless. Default 5000; 0 disables.
    */
   retransmitMs?: number;
@@ -937,16 +938,22 @@ class PartyImpl implements Party {
       this.checkRound(job, rs);
       if (job.inflight === rs) {
         this.checkQuorum();
-        if (this.retransmitMs > 0) this.armRetransmit(job, rs, sent, this.retransmitMs);
+        if (this.retransmitMs > 0) this.armRetransmit(job, rs, this.retransmitMs);
       }
     }
   }
 
-  private armRetransmit(job: JobRun, rs: RoundState, sent: SentRound, ms: number): void {
+  /**
+   * While a round waits, re-sends every round of the job so far to the live peers, every `ms` then
+   * doubling. Not only the round in flight: a peer may lack an earlier one of ours (a message lost
+   * with no reconnect, so no resend on peer-up) and wait there, while we, having finished that
+   * round with others' shares, wait for its next one. Duplicates are ignored by round key.
+   */
+  private armRetransmit(job: JobRun, rs: RoundState, ms: number): void {
     const cancel = this.transport.clock.setTimeout(() => {
       if (job.inflight !== rs || this.job !== job) return;
-      for (const [j, bytes] of sent.per) if (this.transport.isUp(j)) this.transport.send(j, bytes);
-      this.armRetransmit(job, rs, sent, Math.min(ms * 2, 60_000));
+      for (const round of job.sent.rounds) for (const [j, bytes] of round.per) if (this.transport.isUp(j)) this.transport.send(j, bytes);
+      this.armRetransmit(job, rs, Math.min(ms * 2, 60_000));
     }, ms);
     rs.retransmit = cancel;
   }

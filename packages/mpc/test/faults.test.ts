@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SimNetwork, type Transport } from '@tenebra/transport';
 import { InconsistentSharesError, type JobContext } from '../src/api';
 import * as F from '../src/field';
-import { decodeVector, encode } from '../src/messages';
+import { Msg, decode, decodeVector, encode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
 import { DEALER_LABEL } from '../src/preprocessing';
 import { deal, fillReserve, rewritingRounds, signed } from './helpers';
@@ -228,5 +228,50 @@ describe('state', () => {
       return { v: await ctx.open(ctx.concat([await ctx.mul(a, a), await ctx.lt(a, ctx.constant([50n, 50n]))])), p: ctx.loadPublic('p') };
     }))));
     for (const o of outs) expect(o).toEqual({ v: [1764n, 1n, 1n, 1n], p: '"x"' });
+  });
+});
+
+describe('a round message lost with no reconnect', () => {
+  it('the waiting parties send every round of the job again, so a party that lacks an earlier one catches up', async () => {
+    // Party 3's round-0 message of the job never reaches party 4, and no link goes down (so nothing
+    // triggers the resend on peer-up). Parties 1 and 2 are dead: 3 and 5 finish round 0 with 3, 4
+    // and 5's shares and wait in round 1 for 4's, while 4 waits in round 0 for 3's. Re-sending only
+    // the round in flight would leave them waiting for ever.
+    const net = new SimNetwork({ n: 5, seed: 11, link: { latencyMs: 1, jitterMs: 0.5 } });
+    let dropped = 0;
+    const parties = [1, 2, 3, 4, 5].map((i) => {
+      const inner = net.transport(i);
+      const tr: Transport = i !== 3 ? inner : {
+        self: inner.self, n: inner.n, clock: inner.clock,
+        send(to, data) {
+          const env = decode(data);
+          if (to === 4 && env.type === Msg.JobRound && env.key === 'lossy' && env.a === 0 && dropped === 0) {
+            dropped++;
+            return;
+          }
+          inner.send(to, data);
+        },
+        onMessage: (h) => inner.onMessage(h), onPeer: (h) => inner.onPeer(h), isUp: (p) => inner.isUp(p),
+        start: () => inner.start(), stop: () => inner.stop(),
+      };
+      return createParty({ n: 5, t: 2, transport: tr, retransmitMs: 500, preprocessing: { targetTriples: 100, targetBits: 200, batch: 40 } });
+    });
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    await fillReserve({ net, parties, logs: [] }, parties, 100, 200);
+    net.crash(1);
+    net.crash(2);
+    const xs = [5n, -3n, 7n, 0n];
+    const ys = [2n, 9n, 7n, -1n];
+    const inputs = deal(5, 2, xs, ys);
+    const live = parties.slice(2);
+    const jobs = live.map((p) => p.runJob('lossy', async (ctx) => {
+      const x = ctx.fromShares(inputs[p.id - 1]![0]!);
+      const y = ctx.fromShares(inputs[p.id - 1]![1]!);
+      const l = await ctx.lt(x, y);
+      return ctx.open(ctx.concat([l, await ctx.mul(x, y)]));
+    }));
+    const outs = await net.settle(Promise.all(jobs), { maxTimeMs: 30_000 });
+    expect(dropped).toBe(1);
+    for (const o of outs) expect(signed(o)).toEqual([0n, 1n, 0n, 0n, 10n, -27n, 49n, 0n]);
   });
 });
