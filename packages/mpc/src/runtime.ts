@@ -499,8 +499,8 @@ class PartyImpl implements Party {
     const out: JobProgress = { job: job.id, rounds: job.round, queued: job.queue.length };
     if (rs) {
       out.inflight = {
-        r: rs.r, stage: rs.ready ? 'shares' : 'prep', have: [...rs.sharesAll.keys()].sort(),
-        ...(rs.expectTo ? { haveTo: [...rs.sharesTo.keys()].sort() } : {}),
+        r: rs.r, stage: rs.ready ? 'shares' : 'prep', have: [...rs.sharesAll.keys()].sort((a, b) => a - b),
+        ...(rs.expectTo ? { haveTo: [...rs.sharesTo.keys()].sort((a, b) => a - b) } : {}),
         ms: this.transport.clock.now() - rs.waitingSince,
       };
     }

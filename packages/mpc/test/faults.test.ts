@@ -270,6 +270,12 @@ describe('a round message lost with no reconnect', () => {
       const l = await ctx.lt(x, y);
       return ctx.open(ctx.concat([l, await ctx.mul(x, y)]));
     }));
+    // before the first re-send: 4 waits in round 0 with its own and 5's shares, 3 and 5 in round 1
+    await net.run({ maxTimeMs: 200 });
+    const progress = (id: number) => parties[id - 1]!.status().jobProgress?.inflight;
+    expect(progress(4)).toMatchObject({ r: 0, stage: 'shares', have: [4, 5] });
+    expect(progress(3)).toMatchObject({ r: 1, stage: 'shares' });
+    expect(progress(5)).toMatchObject({ r: 1, stage: 'shares' });
     const outs = await net.settle(Promise.all(jobs), { maxTimeMs: 30_000 });
     expect(dropped).toBe(1);
     for (const o of outs) expect(signed(o)).toEqual([0n, 1n, 0n, 0n, 10n, -27n, 49n, 0n]);

@@ -507,11 +507,11 @@ class Libp2pTransportImpl implements Libp2pTransport {
   }
 
   /**
-   * Resets an outbound stream that is open but whose writer made no progress for writeStallMs while
-   * messages wait. Seen after whole-committee restarts: a stream that never accepted its first
-   * write (its writer waiting for a 'drain' that never came) and never closed, so the peer never
-   * heard from us while we counted it up; a round that needed our share then waited for ever. The
-   * reset closes it: we redial, and on peer-up the MPC runtime re-sends what the peer may lack.
+   * Resets an outbound stream whose writer made no progress for writeStallMs while messages wait:
+   * we redial, and on peer-up the MPC runtime re-sends what the peer may lack. A safety net for a
+   * writer waiting for a 'drain' that never comes on a stream that never reports its close (what a
+   * stream closed before we listened for its close did, see attachOutbound: the peer heard nothing
+   * from us while we counted it up, and a round that needed our share waited for ever).
    */
   private checkWriters(): void {
     if (this.state !== 'running') return;
