@@ -63,8 +63,8 @@ export class CommitteeNode {
   private persisting: Promise<void> = Promise.resolve();
   /** last seq whose boundary write is queued (runBatch) */
   private queuedSeq = 0n;
-  /** staged preprocessing batches whose ready waits for the boundary write of a finished job */
-  private boundaryWaiters: { seq: bigint; release: () => void; fail: (e: unknown) => void }[] = [];
+  /** staged preprocessing batches whose ready waits for the boundary write of a finished job (a failed write is fatal) */
+  private boundaryWaiters: { seq: bigint; release: () => void }[] = [];
   /** while recovering after a crash: the seq of our own persisted state, told to recovering peers */
   private persistedSeq: bigint | null = null;
   private loopDone: Promise<void> = Promise.resolve();
@@ -375,7 +375,7 @@ export class CommitteeNode {
         const finished = lastSeqOfJob(party.lastFinishedJob());
         const covered = this.queuedSeq > store.lastSeq() ? this.queuedSeq : store.lastSeq();
         if (finished > covered) {
-          this.boundaryWaiters.push({ seq: finished, release, fail });
+          this.boundaryWaiters.push({ seq: finished, release });
           return;
         }
         await store.commitSnapshot(finished, party.exportStateParts());
