@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as F from '../src/field';
 import { reconstruct } from '../src/shamir';
 import { KINDS, type Counts, type Reserve } from '../src/reserve';
+import { LEX4, PROD4, closureItemOf } from '../src/closure';
 import { cluster, runAll } from './helpers';
 
 // What committee preprocessing makes follows what is short: a kind at its target is left out of the
@@ -53,5 +54,22 @@ describe('preprocessing composition', () => {
     const from = (i: number): number => before[i]!.triples;
     const tr = reconstruct([1, 2, 3, 4, 5], preps.map((p, i) => p.reserve.range('triples', from(i), 10)), 2);
     for (let i = 0; i < 10; i++) expect(F.mul(tr[3 * i]!, tr[3 * i + 1]!)).toBe(tr[3 * i + 2]);
+    // every kind of that batch is what it claims
+    const open = (kind: 'lex4' | 'prod4' | 'nibbles', width: number): bigint[][] => {
+      const m = grown[0]![kind];
+      expect(m).toBeGreaterThan(0);
+      const v = reconstruct([1, 2, 3, 4, 5], preps.map((p, i) => p.reserve.range(kind, before[i]![kind], m)), 2);
+      return Array.from({ length: m }, (_, i) => v.slice(i * width, (i + 1) * width));
+    };
+    for (const [kind, shape] of [['lex4', LEX4], ['prod4', PROD4]] as const) {
+      for (const item of open(kind, shape.width)) expect(item).toEqual(closureItemOf(shape, item.slice(0, shape.factors)));
+    }
+    const values = open('nibbles', 16).map((nib) => {
+      const v = Number(nib[15]!);
+      expect(v >= 0 && v < 16).toBe(true);
+      expect(nib.slice(0, 15)).toEqual(Array.from({ length: 15 }, (_, j) => (v > j ? 1n : 0n)));
+      return v;
+    });
+    expect(new Set(values).size).toBeGreaterThan(1); // random, not one constant
   }, 60_000);
 });
