@@ -171,9 +171,10 @@ export class CommitteeNode {
     party.on('quorum-lost', (ev) => this.log.warn({ ev }, 'quorum lost: waiting for parties to return'));
     party.on('quorum-restored', (ev) => this.log.info({ ev }, 'quorum restored'));
     party.on('inconsistent-share', (ev) => this.log.error({ ev }, 'inconsistent share'));
-    // A peer committed a preprocessing batch we lack: our reserve no longer matches the others'.
-    // Exit so the supervisor restarts us; a restart after an unclean exit runs share recovery.
-    party.on('stale', (ev) => this.fatal('preprocessing state is stale: restarting to recover shares', new Error(JSON.stringify(ev))));
+    // We are behind for good: a peer committed a preprocessing batch we lack, or the shares a job of
+    // ours still waits for are gone (the others finished it and no longer keep its messages). Exit
+    // so the supervisor restarts us; a restart after an unclean exit runs share recovery.
+    party.on('stale', (ev) => this.fatal('this node is stale (behind the others for good): restarting to recover shares', new Error(JSON.stringify(ev))));
     party.on('recovery-waiting', (ev) => this.log.warn({ ev }, 'share recovery waiting for helpers'));
     this.party = party;
     await party.start();

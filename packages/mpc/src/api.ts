@@ -98,6 +98,19 @@ export class PreprocessingExhaustedError extends Error {
   }
 }
 
+/**
+ * Raised when a job's round can never complete here: the parties whose shares this party lacks have
+ * finished the job and no longer keep its messages (this party fell behind for good, e.g. its links
+ * were cut while the others ran more jobs than they keep for re-sending). Its state is behind theirs:
+ * it must recover() its shares (the party also emits 'stale').
+ */
+export class JobMessagesGoneError extends Error {
+  constructor(readonly job: string, readonly round: number, readonly gone: readonly number[]) {
+    super(`job ${job}, round ${round}: parties ${gone.join(', ')} have finished this job and no longer keep its messages, and too few others can send the shares still missing; this party is behind for good and must recover its shares`);
+    this.name = 'JobMessagesGoneError';
+  }
+}
+
 /** Raised (or reported) when fewer than t+1 parties are alive: nothing can be opened. */
 export class QuorumLostError extends Error {
   constructor(readonly alive: number, readonly needed: number) {

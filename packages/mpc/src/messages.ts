@@ -29,6 +29,11 @@ export const Msg = {
   RecoverReply: 9,
   /** A helper cannot answer yet (key: nonce; extra: reason). */
   RecoverBusy: 10,
+  /**
+   * Answer to a share of a job the sender has finished and no longer keeps for re-sending (key: job
+   * id): whatever the receiver still lacks of that job will never come from the sender.
+   */
+  JobGone: 11,
 } as const;
 export type Msg = (typeof Msg)[keyof typeof Msg];
 
@@ -116,7 +121,7 @@ export function decode(data: Uint8Array): Envelope {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let off = 0;
   const type = view.getUint8(off) as Msg; off += 1;
-  if (type < Msg.SetupKey || type > Msg.RecoverBusy) throw new MessageError(`unknown message type ${type}`);
+  if (type < Msg.SetupKey || type > Msg.JobGone) throw new MessageError(`unknown message type ${type}`);
   const prepCommitted = view.getUint32(off); off += 4;
   const prepNext = view.getUint32(off); off += 4;
   const a = view.getUint32(off); off += 4;

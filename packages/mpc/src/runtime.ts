@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
-import { InconsistentSharesError, QuorumLostError, type JobContext, type Sec } from './api';
+import { InconsistentSharesError, JobMessagesGoneError, QuorumLostError, type JobContext, type Sec } from './api';
 import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, encodeFieldVector, mod, readElement, reduceWide } from './field';
 import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
@@ -276,6 +276,8 @@ class JobRun {
   overlay = new Map<string, readonly bigint[] | null>();
   pubOverlay = new Map<string, string | null>();
   failed: unknown = undefined;
+  /** peers that told us they finished this job and no longer keep its messages (Msg.JobGone) */
+  readonly gone = new Set<number>();
   sent: ArchivedJob;
   constructor(readonly id: string, readonly nonceBase: string) {
     this.sent = { id, rounds: [], bytes: 0 };
@@ -647,6 +649,8 @@ class PartyImpl implements Party {
           return this.onKey(from, env);
         case Msg.JobRound:
           return this.onJobMessage(from, env);
+        case Msg.JobGone:
+          return this.onJobGone(from, env.key);
         case Msg.PrepRound:
         case Msg.PrepReady:
         case Msg.PrepCommit:
@@ -809,7 +813,10 @@ class PartyImpl implements Party {
       }
       return this.lateShare(job.id, env.a, from, env);
     }
-    if (this.finishedSet.has(env.key)) return this.lateShare(env.key, env.a, from, env);
+    if (this.finishedSet.has(env.key)) {
+      this.answerFinished(env.key, from);
+      return this.lateShare(env.key, env.a, from, env);
+    }
     if (this.phase === 'stopped') return;
     // a future job: buffer (bounded; the oldest buffered job's messages go first)
     let list = this.future.get(env.key);
@@ -936,6 +943,7 @@ class PartyImpl implements Party {
     }
     if (job.inflight === rs) {
       this.checkRound(job, rs);
+      if (job.inflight === rs) this.checkGone(job);
       if (job.inflight === rs) {
         this.checkQuorum();
         if (this.retransmitMs > 0) this.armRetransmit(job, rs, this.retransmitMs);
@@ -1110,6 +1118,47 @@ class PartyImpl implements Party {
         this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: culprit, index, late: true });
       }
     }
+  }
+
+  /**
+   * A peer sent a share of a job we have finished. If we no longer keep that job's messages, it
+   * never gets ours again (a peer-up re-send covers only the archive): tell it, so that a party left
+   * behind for good finds out instead of waiting for ever. A peer that is merely slow has our
+   * messages buffered and completes its rounds before it could need them.
+   */
+  private answerFinished(jobId: string, from: number): void {
+    if (this.archive.some((a) => a.id === jobId)) return;
+    this.transport.send(from, this.envelope({ type: Msg.JobGone, key: jobId }));
+  }
+
+  private onJobGone(from: number, jobId: string): void {
+    const job = this.job;
+    if (!job || job.id !== jobId) return;
+    job.gone.add(from);
+    this.checkGone(job);
+  }
+
+  /**
+   * Fails the job if its round in flight can never complete: too few parties could still send the
+   * shares it lacks once those that have finished the job without keeping it are left out.
+   * Conservative: a party that is down or silent still counts as one that could send.
+   */
+  private checkGone(job: JobRun): void {
+    const rs = job.inflight;
+    if (!rs?.ready || job.gone.size === 0) return;
+    // checkOpenings waits for every live party's share: one that is gone never comes
+    const need = this.checkOpenings ? this.n : this.t + 1;
+    const possible = (have: Map<number, ShareVec>): number => {
+      let k = 0;
+      for (let j = 1; j <= this.n; j++) if (have.has(j) || !job.gone.has(j)) k++;
+      return k;
+    };
+    const short = (lengthOf(rs.allMine) > 0 && possible(rs.sharesAll) < need) || (rs.expectTo && possible(rs.sharesTo) < need);
+    if (!short) return;
+    const err = new JobMessagesGoneError(job.id, rs.r, [...job.gone].sort((a, b) => a - b));
+    this.logFn({ ev: 'job-gone', job: job.id, round: rs.r, gone: [...job.gone] });
+    this.emit('stale', { note: err.message, job: job.id });
+    this.failJob(job, err);
   }
 
   failJob(job: JobRun, e: unknown, completing?: RoundState): void {

@@ -1,7 +1,7 @@
 // A flipped share is named; bad construction inputs give clear errors; state round-trips.
 import { describe, expect, it } from 'vitest';
 import { SimNetwork, type Transport } from '@tenebra/transport';
-import { InconsistentSharesError, type JobContext } from '../src/api';
+import { InconsistentSharesError, JobMessagesGoneError, type JobContext } from '../src/api';
 import * as F from '../src/field';
 import { Msg, decode, decodeVector, encode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
@@ -279,5 +279,41 @@ describe('a round message lost with no reconnect', () => {
     const outs = await net.settle(Promise.all(jobs), { maxTimeMs: 30_000 });
     expect(dropped).toBe(1);
     for (const o of outs) expect(signed(o)).toEqual([0n, 1n, 0n, 0n, 10n, -27n, 49n, 0n]);
+  });
+});
+
+describe('a party left behind', () => {
+  /** Party 5 starts job j0 cut off from the others, who run j0..j{ahead-1} without it; then the links heal. */
+  async function leftBehind(seed: number, ahead: number): Promise<{ result: unknown; stale: unknown[] }> {
+    const net = new SimNetwork({ n: 5, seed, link: { latencyMs: 1 } });
+    // the others keep two finished jobs' messages for re-sending (default 8)
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: net.transport(i), limits: { archivedJobs: 2 }, preprocessing: { mode: 'dealer', targetTriples: 50, targetBits: 64, batch: 16 } }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    const stale: unknown[] = [];
+    parties[4]!.on('stale', (e) => stale.push(e));
+    const inputs = deal(5, 2, [6n], [7n]);
+    const job = (p: Party, id: string) => p.runJob(id, async (ctx) => ctx.open(await ctx.mul(ctx.fromShares(inputs[p.id - 1]![0]!), ctx.fromShares(inputs[p.id - 1]![1]!))));
+    net.partition([[1, 2, 3, 4], [5]]);
+    const behind = job(parties[4]!, 'j0').then((v) => v, (e: unknown) => e);
+    for (let k = 0; k < ahead; k++) expect(await net.settle(Promise.all(parties.slice(0, 4).map((p) => job(p, `j${k}`))))).toEqual([[42n], [42n], [42n], [42n]]);
+    net.heal();
+    return { result: await net.settle(behind), stale };
+  }
+
+  it('still in the others\' re-send window: it gets their shares on reconnect and finishes with the right value', async () => {
+    const { result, stale } = await leftBehind(41, 2);
+    expect(result).toEqual([42n]);
+    expect(stale).toEqual([]);
+  });
+
+  it('beyond it: told that the messages it lacks are gone, it fails the job with a typed error and reports stale, never waits for ever', async () => {
+    const { result, stale } = await leftBehind(42, 4);
+    expect(result).toBeInstanceOf(JobMessagesGoneError);
+    // it fails as soon as too few could still send: three of its four peers have said so
+    expect(result).toMatchObject({ job: 'j0', round: 0 });
+    const gone = (result as JobMessagesGoneError).gone;
+    expect(gone).toHaveLength(3);
+    for (const j of gone) expect([1, 2, 3, 4]).toContain(j);
+    expect(stale).toHaveLength(1);
   });
 });
