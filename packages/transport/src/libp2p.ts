@@ -49,7 +49,9 @@ export interface Libp2pTransportOptions {
   dialTimeoutMs?: number;
   /**
    * An outbound stream whose writer made no progress for this long while messages wait is reset
-   * and redialled (default 5000 ms; 0 turns the check off). See `checkWriters`.
+   * and redialled (default 30,000 ms; 0 turns the check off). See `checkWriters`. A reset loses
+   * what the stream still held towards the peer, so the limit is well above the seconds a live
+   * but starved or busy receiver may take to read.
    */
   writeStallMs?: number;
   /**
@@ -228,7 +230,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
     this.redialMinMs = opts.redialMinMs ?? 50;
     this.redialMaxMs = opts.redialMaxMs ?? 2000;
     this.dialTimeoutMs = opts.dialTimeoutMs ?? 5000;
-    this.writeStallMs = opts.writeStallMs ?? 5000;
+    this.writeStallMs = opts.writeStallMs ?? 30_000;
     if (!(this.writeStallMs >= 0)) throw new RangeError(`libp2p transport: bad writeStallMs ${opts.writeStallMs}`);
     this.log = opts.log ?? ((msg, err) => console.error(`[transport ${self}] ${msg}`, err ?? ''));
     for (const p of peers) {
