@@ -115,7 +115,6 @@ export class CommitteeNode {
       onOp: (frame: SequencedFrame) => this.enqueue(frame),
       onError: (err: Error) => this.fatal('sequencer feed stopped', err),
     });
-    this.feed.reportTaken(lastSeq);
     this.log.info({ lastSeq: lastSeq.toString(), status: this.party!.status() }, 'node ready');
     this.statusTimer = setInterval(() => this.logStatus(), STATUS_EVERY_MS);
     this.statusTimer.unref();
@@ -283,8 +282,6 @@ export class CommitteeNode {
     if (end < 0 && this.pending.length < this.cfg.maxBatch) return null;
     const count = end < 0 ? this.cfg.maxBatch : Math.min(end + 1, this.cfg.maxBatch);
     const batch = this.pending.splice(0, count);
-    // lets the sequencer close the next job: ops that arrive meanwhile gather into it
-    this.feed?.reportTaken(batch[batch.length - 1]!.seq);
     if (this.drained && this.pending.length < MAX_PENDING_OPS / 2) {
       const d = this.drained;
       this.drained = null;

@@ -172,14 +172,6 @@ export async function startSequencer(
           feed.pump();
           return;
         }
-        case 'progress': {
-          if (client.role !== 'node') {
-            const who = principalName(client.role, client.id);
-            return refuse(new LinkAuthError('NOT_ALLOWED', `${who} may not report committee progress`), who);
-          }
-          sequencer.reportTaken(BigInt(frame.taken));
-          return;
-        }
       }
     });
     ws.on('error', (e) => clog.warn({ err: e.message }, 'connection error'));
@@ -194,13 +186,9 @@ export async function startSequencer(
     });
   });
 
-  const jobs = () => sequencer.jobStats;
   const statsTimer = setInterval(() => {
     log.info(
-      {
-        lastSeq: sequencer.lastSeq.toString(), accepted: sequencer.acceptedCount, clients: wss.clients.size, feeds: feeds.size,
-        lastJobEnd: jobs().lastJobEnd.toString(), committeeTaken: jobs().committeeTaken.toString(), jobEndRecords: jobs().jobEndRecords,
-      },
+      { lastSeq: sequencer.lastSeq.toString(), accepted: sequencer.acceptedCount, clients: wss.clients.size, feeds: feeds.size },
       'stats',
     );
   }, 10_000);
