@@ -115,8 +115,9 @@ describe('committee restarts beyond the tolerated two', () => {
     await orders.verifyAll();
     const pid = tc.cluster.processes().find((p) => p.role === 'committee' && p.index === 5)!.pid!;
     const logStart = logOf(5).length;
-    // Frozen (SIGSTOP) longer than the peers' write-stall limit (5 s), while the others match more
-    // jobs than they keep for re-sending: what the peers had written towards it may be lost.
+    // Frozen (SIGSTOP) for 8 s while the others match more jobs than they keep for re-sending. What
+    // they wrote towards it waits in the socket and is read on SIGCONT; if a stream towards it was
+    // reset meanwhile (writeStallMs), what it held is lost, and the node finds out and recovers.
     process.kill(pid, 'SIGSTOP');
     const frozenUntil = Date.now() + 8_000;
     await orders.run(16, async () => { await new Promise((r) => setTimeout(r, Math.max(0, frozenUntil - Date.now()) / 16)); });
