@@ -6,6 +6,10 @@
 //    the last two return with share recovery.
 //  - the whole committee killed at once: the five restart from their own job-boundary states and
 //    carry on, with every acknowledged order in its reference state.
+//  - two killed while three go on, then all: the three resume from their own states, the two take
+//    shares from them.
+//  - a node frozen (SIGSTOP) while the others run on: it comes back current, by catching up or by
+//    finding itself stale and recovering, and then carries matching with two others killed.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

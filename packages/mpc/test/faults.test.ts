@@ -1,4 +1,5 @@
-// A flipped share is named; bad construction inputs give clear errors; state round-trips.
+// A flipped share is named; bad construction inputs give clear errors; state round-trips; a lost
+// round message is re-sent; a party left behind for good is told so and fails loudly.
 import { describe, expect, it } from 'vitest';
 import { SimNetwork, type Transport } from '@tenebra/transport';
 import { InconsistentSharesError, JobMessagesGoneError, type JobContext } from '../src/api';
