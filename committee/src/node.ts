@@ -148,6 +148,7 @@ export class CommitteeNode {
     const privateKey = fromHex(readFileSync(cfg.libp2pKeyFile, 'utf8').trim());
     this.transport = await createLibp2pTransport({
       self: cfg.index, n: cfg.n, privateKey, listen: cfg.listen, peers: cfg.peers,
+      ...(cfg.writeStallMs === undefined ? {} : { writeStallMs: cfg.writeStallMs }),
       // one JSON line per event, like the rest of the node's log
       log: (msg: string, err?: unknown) => this.log.warn(err === undefined ? {} : { err: err instanceof Error ? err.message : String(err) }, `transport: ${msg}`),
     });

@@ -39,6 +39,8 @@ export interface ClusterOptions {
    * run first. Separate hosts need nothing of the kind.
    */
   nodeNice?: number;
+  /** the nodes' libp2p write-stall limit (NodeConfig.writeStallMs; default: the transport's) */
+  writeStallMs?: number;
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -124,6 +126,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     // target and none of the others (preprocessing.ts, "Composition"), so nothing piles up.
     preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 2_000, targetLex4: 3_400, targetProd4: 1_000, targetBits: 40_000, batch: 512 },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
+    ...(opts.writeStallMs === undefined ? {} : { writeStallMs: opts.writeStallMs }),
   }));
   const gateway: GatewayConfig = {
     role: 'gateway', env: opts.env, dataDir: L.gatewayDir, host, port: ports.gateway, internalPort: ports.gatewayInternal,

@@ -74,6 +74,8 @@ export interface NodeConfig {
   /** sequenced ops per MPC job at most */
   maxBatch: number;
   logLevel: string;
+  /** reset a libp2p stream towards a peer after this long without write progress (default 30,000 ms; see @tenebra/transport) */
+  writeStallMs?: number;
 }
 
 export interface SequencerConfig {
