@@ -3,8 +3,8 @@
 // The killed nodes restart, recover their shares and rejoin (proved by then killing two others);
 // the sequencer and the gateway are killed and restarted without losing anything acknowledged.
 import { describe, it, beforeAll, afterAll } from 'vitest';
-import { startTestCluster, createAccount, Trader, waitForReserve, type TestCluster } from './harness';
-import { OrderFlow } from './order-flow';
+import { waitForReserve, type TestCluster, type Trader } from './harness';
+import { startFlowCluster, type OrderFlow } from './order-flow';
 
 describe('chaos: kill -9 while orders flow', () => {
   let tc: TestCluster;
@@ -13,11 +13,7 @@ describe('chaos: kill -9 while orders flow', () => {
   const seed = Number(process.env.CHAOS_SEED ?? 20261122);
 
   beforeAll(async () => {
-    tc = await startTestCluster(process.env.CHAOS_DEBUG ? { logLevel: 'debug' } : {});
-    const creds = await Promise.all([0, 1, 2, 3].map(() => createAccount(tc.dataDir, 'Apex', '5000000')));
-    traders = creds.map((c) => new Trader(tc.baseUrl, c));
-    await Promise.all(traders.map((t) => t.login()));
-    orders = new OrderFlow(traders, seed);
+    ({ tc, traders, orders } = await startFlowCluster(seed, 4, process.env.CHAOS_DEBUG ? { logLevel: 'debug' } : {}));
   }, 150_000);
   afterAll(async () => {
     await tc?.cleanup();

@@ -9,10 +9,8 @@
 //  - two killed while three go on, then all: the three resume from their own states, the two take
 //    shares from them.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startTestCluster, createAccount, Trader, waitFor, waitForReserve, type TestCluster } from './harness';
-import { OrderFlow } from './order-flow';
+import { appliedBy, nodeLog, waitFor, waitForReserve, type TestCluster } from './harness';
+import { startFlowCluster, type OrderFlow } from './order-flow';
 
 const NODES = [1, 2, 3, 4, 5];
 
@@ -21,23 +19,14 @@ describe('committee restarts beyond the tolerated two', () => {
   let orders: OrderFlow;
 
   beforeAll(async () => {
-    tc = await startTestCluster();
-    const creds = await Promise.all([0, 1, 2].map(() => createAccount(tc.dataDir, 'Apex', '5000000')));
-    const traders = creds.map((c) => new Trader(tc.baseUrl, c));
-    await Promise.all(traders.map((t) => t.login()));
-    orders = new OrderFlow(traders, Number(process.env.CHAOS_SEED ?? 7));
+    ({ tc, orders } = await startFlowCluster(Number(process.env.CHAOS_SEED ?? 7), 3));
   }, 150_000);
   afterAll(async () => {
     await tc?.cleanup();
   });
 
-  const logOf = (k: number): string => readFileSync(join(tc.dataDir, 'logs', `node-${k}.log`), 'utf8');
-  /** The last sequence number node k logged as applied. */
-  const appliedBy = (k: number): string => {
-    const text = logOf(k);
-    const i = text.lastIndexOf('"msg":"batch applied"');
-    return i < 0 ? '' : /"last":"(\d+)"/.exec(text.slice(text.lastIndexOf('\n', i) + 1, i))?.[1] ?? '';
-  };
+  const logOf = (k: number): string => nodeLog(tc.dataDir, k);
+  const applied = (k: number): string => appliedBy(tc.dataDir, k);
 
   it('a third death stalls matching; a returning node resumes from its own state and the results are the reference', async () => {
     await waitForReserve(tc.dataDir, NODES, { bits: 30_000, lex4: 3_000, prod4: 750, triples: 1_500 }, 240_000);
@@ -67,7 +56,7 @@ describe('committee restarts beyond the tolerated two', () => {
     // known limit of docs/decisions/0002 (a stall, never a wrong answer), not what this checks.
     await orders.run(6);
     await orders.verifyAll();
-    await waitFor(async () => new Set(NODES.map(appliedBy)).size === 1, 30_000, 'all five nodes to have applied the same last batch');
+    await waitFor(async () => new Set(NODES.map(applied)).size === 1, 30_000, 'all five nodes to have applied the same last batch');
     const logStart = NODES.map((k) => logOf(k).length);
     await Promise.all(NODES.map((k) => tc.cluster.kill('committee', k)));
     await orders.run(6); // acknowledged by the sequencer while no node is up
@@ -94,7 +83,7 @@ describe('committee restarts beyond the tolerated two', () => {
     await Promise.all([1, 2].map((k) => tc.cluster.kill('committee', k)));
     await orders.run(6); // nodes 3-5 match these: their persisted states move past those of 1 and 2
     await orders.verifyAll();
-    await waitFor(async () => new Set([3, 4, 5].map(appliedBy)).size === 1, 30_000, 'nodes 3-5 to have applied the same last batch');
+    await waitFor(async () => new Set([3, 4, 5].map(applied)).size === 1, 30_000, 'nodes 3-5 to have applied the same last batch');
     const logStart = NODES.map((k) => logOf(k).length);
     await Promise.all([3, 4, 5].map((k) => tc.cluster.kill('committee', k)));
     for (const k of NODES) tc.cluster.spawnProc('committee', k);

@@ -8,27 +8,21 @@
 // depends on which messages each reset lost; either way it must then carry matching with two other
 // nodes killed. (By hand on `npm start`, a 46 s freeze took the stale path: committee/README.md.)
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startTestCluster, createAccount, Trader, waitFor, waitForReserve, type TestCluster } from './harness';
-import { OrderFlow } from './order-flow';
+import { appliedBy, nodeLog, waitFor, waitForReserve, type TestCluster } from './harness';
+import { startFlowCluster, type OrderFlow } from './order-flow';
 
 describe('a node frozen while the others match', () => {
   let tc: TestCluster;
   let orders: OrderFlow;
 
   beforeAll(async () => {
-    tc = await startTestCluster({ writeStallMs: 1_000, supervise: true });
-    const creds = await Promise.all([0, 1, 2].map(() => createAccount(tc.dataDir, 'Apex', '5000000')));
-    const traders = creds.map((c) => new Trader(tc.baseUrl, c));
-    await Promise.all(traders.map((t) => t.login()));
-    orders = new OrderFlow(traders, Number(process.env.CHAOS_SEED ?? 11));
+    ({ tc, orders } = await startFlowCluster(Number(process.env.CHAOS_SEED ?? 11), 3, { writeStallMs: 1_000, supervise: true }));
   }, 150_000);
   afterAll(async () => {
     await tc?.cleanup();
   });
 
-  const logOf = (k: number): string => readFileSync(join(tc.dataDir, 'logs', `node-${k}.log`), 'utf8');
+  const logOf = (k: number): string => nodeLog(tc.dataDir, k);
 
   it('comes back current (catching up, or stale and recovering), then carries matching with two others killed', async () => {
     await waitForReserve(tc.dataDir, [1, 2, 3, 4, 5], { bits: 8_000, lex4: 800, prod4: 200, triples: 400 }, 240_000);
@@ -49,14 +43,9 @@ describe('a node frozen while the others match', () => {
     await orders.run(12);
     await orders.verifyAll(); // four nodes match without it
     process.kill(pid, 'SIGCONT');
-    const applied = (k: number): string => {
-      const text = logOf(k);
-      const i = text.lastIndexOf('"msg":"batch applied"');
-      return i < 0 ? '' : /"last":"(\d+)"/.exec(text.slice(text.lastIndexOf('\n', i) + 1, i))?.[1] ?? '';
-    };
     const outcome = await Promise.race([
       waitFor(async () => logOf(5).slice(start).includes('this node is stale'), 120_000, 'node 5 to find itself stale').then(() => 'stale', () => 'neither'),
-      waitFor(async () => applied(5) === applied(1) && applied(1) !== '', 120_000, 'node 5 to apply what node 1 applied').then(() => 'current', () => 'neither'),
+      waitFor(async () => appliedBy(tc.dataDir, 5) === appliedBy(tc.dataDir, 1) && appliedBy(tc.dataDir, 1) !== '', 120_000, 'node 5 to apply what node 1 applied').then(() => 'current', () => 'neither'),
     ]);
     expect(outcome).not.toBe('neither');
     if (outcome === 'stale') {

@@ -150,6 +150,18 @@ export interface NodeStatusLine {
 }
 
 /** The latest periodic status line a committee node logged, if any. */
+/** Node k's JSON log so far. */
+export function nodeLog(dataDir: string, node: number): string {
+  return readFileSync(join(dataDir, 'logs', `node-${node}.log`), 'utf8');
+}
+
+/** The last sequence number node k logged as applied ('' before its first batch). */
+export function appliedBy(dataDir: string, node: number): string {
+  const text = nodeLog(dataDir, node);
+  const i = text.lastIndexOf('"msg":"batch applied"');
+  return i < 0 ? '' : /"last":"(\d+)"/.exec(text.slice(text.lastIndexOf('\n', i) + 1, i))?.[1] ?? '';
+}
+
 export function nodeStatus(dataDir: string, node: number): NodeStatusLine | undefined {
   let text: string;
   try {

@@ -2,7 +2,8 @@
 // order is sequence order), and the check that every acknowledged order reaches exactly the state the
 // plaintext reference gives it. Shared by the chaos and committee-restart tests.
 import { expect } from 'vitest';
-import { Trader, waitFor } from './harness';
+import type { ClusterOptions } from '../src/cluster';
+import { Trader, createAccount, startTestCluster, waitFor, type TestCluster } from './harness';
 import { expectedStates, type AckedOp, type AckedPlace } from './reference';
 
 const SYMBOL = 'ETH-USDC-PERP'; // tick 0.01, step 0.001
@@ -77,4 +78,13 @@ export class OrderFlow {
       }, timeoutMs, () => `order ${id} to reach ${JSON.stringify({ ...want, qty: String(want.qty), filled: String(want.filled) })} (last seen: ${seen})`);
     }
   }
+}
+
+/** A test cluster with `traders` funded Apex accounts logged in, and a seeded order flow over them. */
+export async function startFlowCluster(seed: number, traders: number, opts: Partial<ClusterOptions> = {}): Promise<{ tc: TestCluster; traders: Trader[]; orders: OrderFlow }> {
+  const tc = await startTestCluster(opts);
+  const creds = await Promise.all(Array.from({ length: traders }, () => createAccount(tc.dataDir, 'Apex', '5000000')));
+  const ts = creds.map((c) => new Trader(tc.baseUrl, c));
+  await Promise.all(ts.map((t) => t.login()));
+  return { tc, traders: ts, orders: new OrderFlow(ts, seed) };
 }
