@@ -165,7 +165,7 @@ export function appliedBy(dataDir: string, node: number): string {
 export function nodeStatus(dataDir: string, node: number): NodeStatusLine | undefined {
   let text: string;
   try {
-    text = readFileSync(join(dataDir, 'logs', `node-${node}.log`), 'utf8');
+    text = nodeLog(dataDir, node);
   } catch {
     return undefined;
   }
