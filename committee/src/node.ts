@@ -31,10 +31,25 @@ const STATUS_EVERY_MS = 2_000;
 /** Pause before retrying a batch whose job ran out of preprocessing. */
 const EXHAUSTED_RETRY_MS = 1_000;
 
+const JOB_ID = /^batch:\d+-(\d+):(\d+)$/;
+
 /** Last sequence number covered by a job id `batch:<first>-<last>:<attempt>` (0 when none). */
 export function lastSeqOfJob(jobId: string | undefined): bigint {
-  const m = jobId ? /^batch:\d+-(\d+):\d+$/.exec(jobId) : null;
+  const m = jobId ? JOB_ID.exec(jobId) : null;
   return m ? BigInt(m[1]!) : 0n;
+}
+
+/**
+ * Whether every node runs job `a` before job `b`: batches in sequence order, a batch's attempts in
+ * turn. Lets the engine tell a node far behind that the shares it waits for are gone.
+ */
+export function jobPrecedes(a: string, b: string): boolean {
+  const ma = JOB_ID.exec(a);
+  const mb = JOB_ID.exec(b);
+  if (!ma || !mb) return false;
+  const la = BigInt(ma[1]!);
+  const lb = BigInt(mb[1]!);
+  return la < lb || (la === lb && Number(ma[2]) < Number(mb[2]));
 }
 
 /** The node's Ed25519 link key (seed); a config from before link keys fails here, by name. */
@@ -167,6 +182,7 @@ export class CommitteeNode {
       log: (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
       busyNote: () => `persisted-seq ${this.persistedSeq ?? 'none'}`,
       beforePrepReady: () => this.persistStaged(),
+      jobPrecedes,
     });
     party.on('quorum-lost', (ev) => this.log.warn({ ev }, 'quorum lost: waiting for parties to return'));
     party.on('quorum-restored', (ev) => this.log.info({ ev }, 'quorum restored'));

@@ -62,6 +62,13 @@ export interface PartyOptions {
    * stale and must recover() from t+1 others, which a third death can make impossible.
    */
   beforePrepReady?: (batch: number) => Promise<void>;
+  /**
+   * True when every party runs job `a` before job `b` (the caller's ids carry an order, e.g. a
+   * sequence number). Without it a share of a job older than the `finishedJobs` remembered ids looks
+   * like one of a job not started yet and is buffered, so a party that far behind is never told its
+   * job is gone and waits; with it, such a share is answered like one of any finished job.
+   */
+  jobPrecedes?: (a: string, b: string) => boolean;
   log?: (event: object) => void;
   /** Log one 'round' event per completed round (job, round, ms waited, senders). Default false. */
   traceRounds?: boolean;
@@ -318,6 +325,7 @@ class PartyImpl implements Party {
   private setupDone: (() => void) | undefined;
   private recovery: Recovery | undefined;
   private readonly busyNote: (() => string) | undefined;
+  private readonly jobPrecedes: ((a: string, b: string) => boolean) | undefined;
   private answered = new Set<string>();
   private pendingState: PartySnapshot | undefined;
   /** Names this party instance's reserve chunks in exportStateParts() (keys never reused across instances). */
@@ -346,6 +354,7 @@ class PartyImpl implements Party {
       finishedJobs: opts.limits?.finishedJobs ?? 4096,
     };
     this.busyNote = opts.busyNote;
+    this.jobPrecedes = opts.jobPrecedes;
     const userLog = opts.log ?? (() => {});
     const dealer = opts.preprocessing?.mode === 'dealer';
     this.logFn = (ev) => userLog(dealer ? { party: this.id, mode: DEALER_LABEL, ...ev } : { party: this.id, ...ev });
@@ -818,6 +827,8 @@ class PartyImpl implements Party {
       return this.lateShare(env.key, env.a, from, env);
     }
     if (this.phase === 'stopped') return;
+    const last = this.finished[this.finished.length - 1];
+    if (last !== undefined && this.jobPrecedes?.(env.key, last)) return this.answerFinished(env.key, from);
     // a future job: buffer (bounded; the oldest buffered job's messages go first)
     let list = this.future.get(env.key);
     if (!list) this.future.set(env.key, (list = []));

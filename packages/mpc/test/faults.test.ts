@@ -285,10 +285,11 @@ describe('a round message lost with no reconnect', () => {
 
 describe('a party left behind', () => {
   /** Party 5 starts job j0 cut off from the others, who run j0..j{ahead-1} without it; then the links heal. */
-  async function leftBehind(seed: number, ahead: number): Promise<{ result: unknown; stale: unknown[] }> {
+  async function leftBehind(seed: number, ahead: number, opts: { finishedJobs?: number; jobPrecedes?: (a: string, b: string) => boolean; waitMs?: number } = {}): Promise<{ result: unknown; stale: unknown[] }> {
     const net = new SimNetwork({ n: 5, seed, link: { latencyMs: 1 } });
     // the others keep two finished jobs' messages for re-sending (default 8)
-    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: net.transport(i), limits: { archivedJobs: 2 }, preprocessing: { mode: 'dealer', targetTriples: 50, targetBits: 64, batch: 16 } }));
+    const limits = { archivedJobs: 2, ...(opts.finishedJobs ? { finishedJobs: opts.finishedJobs } : {}) };
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: net.transport(i), limits, ...(opts.jobPrecedes ? { jobPrecedes: opts.jobPrecedes } : {}), preprocessing: { mode: 'dealer', targetTriples: 50, targetBits: 64, batch: 16 } }));
     await net.settle(Promise.all(parties.map((p) => p.start())));
     const stale: unknown[] = [];
     parties[4]!.on('stale', (e) => stale.push(e));
@@ -298,8 +299,16 @@ describe('a party left behind', () => {
     const behind = job(parties[4]!, 'j0').then((v) => v, (e: unknown) => e);
     for (let k = 0; k < ahead; k++) expect(await net.settle(Promise.all(parties.slice(0, 4).map((p) => job(p, `j${k}`))))).toEqual([[42n], [42n], [42n], [42n]]);
     net.heal();
-    return { result: await net.settle(behind), stale };
+    if (opts.waitMs === undefined) return { result: await net.settle(behind), stale };
+    const pending = Symbol('pending');
+    let result: unknown = pending;
+    void behind.then((v) => { result = v; });
+    await net.run({ maxTimeMs: opts.waitMs });
+    return { result: result === pending ? 'still waiting' : result, stale };
   }
+
+  /** Job ids j<k> run in k order (as the committee's carry sequence numbers). */
+  const byNumber = (a: string, b: string): boolean => Number(a.slice(1)) < Number(b.slice(1));
 
   it('still in the others\' re-send window: it gets their shares on reconnect and finishes with the right value', async () => {
     const { result, stale } = await leftBehind(41, 2);
@@ -316,5 +325,17 @@ describe('a party left behind', () => {
     expect(gone).toHaveLength(3);
     for (const j of gone) expect([1, 2, 3, 4]).toContain(j);
     expect(stale).toHaveLength(1);
+  });
+
+  it('behind by more jobs than the others remember: told so when ids carry an order (jobPrecedes), else it waits', async () => {
+    // the others remember 3 finished ids; party 5's j0 is 6 jobs back
+    const ordered = await leftBehind(43, 6, { finishedJobs: 3, jobPrecedes: byNumber });
+    expect(ordered.result).toBeInstanceOf(JobMessagesGoneError);
+    expect(ordered.result).toMatchObject({ job: 'j0', round: 0 });
+    expect(ordered.stale).toHaveLength(1);
+    // without an order j0 looks like a job the others have not started: they buffer its shares
+    const unordered = await leftBehind(43, 6, { finishedJobs: 3, waitMs: 120_000 });
+    expect(unordered.result).toBe('still waiting');
+    expect(unordered.stale).toEqual([]);
   });
 });
