@@ -24,8 +24,11 @@ const WARMUP = 200;
 const PROD = quick ? { triples: 1000, bits: 4000 } : { triples: 5000, bits: 20000 };
 
 const latOnly = args.has('--latency-only');
+// --batched-only: the batched comparisons alone, each size twice (their figures vary run to run)
 const online: Step[] = latOnly
   ? [{ kind: 'fill' }, { kind: 'latency', count: LAT }]
+  : args.has('--batched-only')
+  ? [{ kind: 'fill' }, { kind: 'lt', n: WARMUP, warmup: true }, { kind: 'lt', n: 1000 }, { kind: 'lt', n: BIG }, { kind: 'lt', n: 1000 }, { kind: 'lt', n: BIG }]
   : [
       { kind: 'fill' },
       { kind: 'mul', n: MULS },
@@ -35,7 +38,7 @@ const online: Step[] = latOnly
       { kind: 'latency', count: LAT },
     ];
 const production: Step[] = [{ kind: 'fill' }];
-const lts = WARMUP + 1000 + BIG + LAT;
+const lts = WARMUP + 2000 + 2 * BIG + LAT;
 const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetLex4: 5 * lts + 100, targetProd4: 0, targetBits: 52 * lts + 100, batch: 8192, background: false };
 const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false };
 
@@ -155,6 +158,6 @@ if (args.has('--background')) {
   console.log(`single lt latency (${s.length} jobs after the first 5): p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms, max ${Math.max(...s).toFixed(1)} ms; meanwhile made ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${res[0]![0]!.ms.toFixed(0)} ms`);
 } else if (!args.has('--sim-only')) {
   print('libp2p, 5 processes on 127.0.0.1 (online, dealer-made reserve)', await libp2p(dealerPrep, online));
-  if (!latOnly) print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));
+  if (!latOnly && !args.has('--batched-only')) print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));
 }
 console.log(`\nload average at end ${load()} (other work on the machine slows every figure above)`);
