@@ -21,7 +21,7 @@ const BIG = quick ? 2000 : 10000;
 const LAT = Number(process.env.MPC_LAT ?? (quick ? 50 : 300));
 const MULS = quick ? 5000 : 20000;
 const WARMUP = 200;
-const PROD = quick ? { triples: 1000, bits: 4000 } : { triples: 5000, bits: 20000 };
+const PROD = quick ? { triples: 1000, bits: 4000 } : { triples: 5000 * Number(process.env.MPC_PROD_X ?? 1), bits: 20000 * Number(process.env.MPC_PROD_X ?? 1) };
 
 const latOnly = args.has('--latency-only');
 // --batched-only: the batched comparisons alone, each size twice (their figures vary run to run)
@@ -157,7 +157,7 @@ if (args.has('--background')) {
   console.log(`\n== libp2p, 5 processes, committee preprocessing in the background (batch ${batch}) ==`);
   console.log(`single lt latency (${s.length} jobs after the first 5): p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms, max ${Math.max(...s).toFixed(1)} ms; meanwhile made ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${res[0]![0]!.ms.toFixed(0)} ms`);
 } else if (!args.has('--sim-only')) {
-  print('libp2p, 5 processes on 127.0.0.1 (online, dealer-made reserve)', await libp2p(dealerPrep, online));
+  if (!args.has('--production-only')) print('libp2p, 5 processes on 127.0.0.1 (online, dealer-made reserve)', await libp2p(dealerPrep, online));
   if (!latOnly && !args.has('--batched-only')) print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));
 }
 console.log(`\nload average at end ${load()} (other work on the machine slows every figure above)`);

@@ -123,8 +123,10 @@ export async function createLibp2pTransport(opts: Libp2pTransportOptions): Promi
 }
 
 /** Frames (possibly large) go to the stream in pieces of at most this size, so backpressure acts
- *  between pieces and several small queued frames share one send(). Yamux frames are 64 KB too. */
-const WRITE_CHUNK_BYTES = 64 * 1024;
+ *  between pieces and several small queued frames share one send(). A piece plus Yamux's 12-byte
+ *  header fills one Noise message (65,535 bytes with its 16-byte tag): at 64 KiB each piece went out
+ *  as a full Noise message and a 29-byte one, each with its own encryption and decryption. */
+const WRITE_CHUNK_BYTES = 65_535 - 16 - 12;
 
 /** Per-peer state: the outbound stream, its queue and the redial machinery. */
 class PeerLink {
