@@ -42,6 +42,16 @@ const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
  * took 48 ms per op against 26 with these options, and the rate rose from 31-32/s to 36/s without it.
  */
 export const COMMITTEE_MATCH_OPTIONS = { searchArity: 4, prefetchRank: true, pipelineCross: true } as const;
+/**
+ * A job of this many ops or fewer (the committee is keeping up: a backlog makes jobs larger) also
+ * speculates: a maker's cross, self-trade and exhaustion comparisons in one batch, so a crossing
+ * order's first fill takes 6 rounds instead of 9, at 3 comparisons computed and never opened each
+ * time a resting order meets the opposite side without crossing. Decided from the job's size alone,
+ * which is the same at every node (the options decide the order preprocessing is consumed in).
+ * Crossing pairs on an idle `npm start` cluster, alternating 25 with and 25 without (2026-11-24):
+ * one-op job p50 21 and 26 ms against 33 and 40, order-to-fill p50 48 and 45 ms against 58 and 70.
+ */
+export const SPECULATE_MAX_OPS = 1;
 export class BatchApplier {
   private exchange: Exchange<Sec> | null = null;
   /** reveals (leaks to nodes) counted by label, for the metrics log */
@@ -84,8 +94,9 @@ export class BatchApplier {
     try {
       const ex = this.exchange ?? this.load(ctx, arith);
       // apply() chains operations per symbol in call order; different symbols share MPC rounds.
+      const match = batch.length <= SPECULATE_MAX_OPS ? { speculate: true } : undefined;
       const pending = batch.map((op) => this.toMatchOp(ctx, op)).map((m) =>
-        m.op ? ex.apply(m.op, arith) : Promise.resolve<OpResult<Sec>>({ outcome: m.reject!, outputs: [] }));
+        m.op ? ex.apply(m.op, arith, match) : Promise.resolve<OpResult<Sec>>({ outcome: m.reject!, outputs: [] }));
       const results = await Promise.all(pending);
       for (const symbol of ex.takeDirty()) {
         const book = ex.book(symbol);
@@ -109,7 +120,8 @@ export class BatchApplier {
   private load(ctx: JobContext, arith: MpcBackend): Exchange<Sec> {
     // Latency options (same reveals; every node must use the same, preprocessing is consumed in issue order):
     // 4-ary rank search + prefetch + pipelined cross cut rounds/op about half for ~35% more comparisons;
-    // not `speculate`: it buys little more for 3 wasted comparisons per resting order (scripts/bench/matching-rounds.ts).
+    // `speculate` only in one-op jobs (SPECULATE_MAX_OPS): under a backlog it buys little for 3 wasted
+    // comparisons per resting order (scripts/bench/matching-rounds.ts), while preprocessing is a bound.
     const ex = new Exchange<Sec>(arith, { symbols: SYMBOLS, ...COMMITTEE_MATCH_OPTIONS });
     for (const symbol of storedBookSymbols(ctx)) {
       const book = loadBook(ctx, symbol);

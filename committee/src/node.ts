@@ -167,6 +167,7 @@ export class CommitteeNode {
       // one JSON line per event, like the rest of the node's log
       log: (msg: string, err?: unknown) => this.log.warn(err === undefined ? {} : { err: err instanceof Error ? err.message : String(err) }, `transport: ${msg}`),
     });
+    const traceRounds = process.env.TENEBRA_TRACE_ROUNDS === '1';
     const party = createParty({
       n: cfg.n, t: cfg.t, transport: this.transport, ...from,
       // the gateway keeps every book value below 2^COMPARISON_BITS (packages/config)
@@ -179,7 +180,10 @@ export class CommitteeNode {
         ...(cfg.preprocessing.targetProd4 !== undefined ? { targetProd4: cfg.preprocessing.targetProd4 } : {}),
         batch: cfg.preprocessing.batch ?? DEFAULT_PREP_BATCH,
       },
-      log: (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
+      // TENEBRA_TRACE_ROUNDS=1: the engine's events, one per round too (times in ms of this process's
+      // clock, arrivals per peer), at info level: where a job's time goes
+      log: traceRounds ? (ev: object) => this.log.info({ mpc: ev }, 'mpc') : (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
+      traceRounds,
       busyNote: () => `persisted-seq ${this.persistedSeq ?? 'none'}`,
       beforePrepReady: () => this.persistStaged(),
       jobPrecedes,
