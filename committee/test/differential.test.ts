@@ -2,6 +2,7 @@
 // MPC parties (the committee's own batch applier, on the seeded simulated network) gives identical
 // outcomes, identical fills (reconstructed by the gateway from sealed output shares) and identical
 // final books. Ops reach the applier in the gateway's layout (public fields + secret vector).
+// Also: a one-op job speculates (fewer rounds), a larger one does not.
 import { describe, it, expect } from 'vitest';
 import { pino } from 'pino';
 import { SimNetwork } from '@tenebra/transport';
@@ -162,4 +163,37 @@ describe('plaintext reference and MPC committee give identical results', () => {
       await runDifferential(seed, 200, 'dealer', 'all');
     }, 180_000);
   }
+});
+
+describe('matching options by job size', () => {
+  it('a one-op job speculates (a crossing IOC fills in 6 rounds); in a larger job the same fill takes 9', async () => {
+    const net = new SimNetwork({ n: N, seed: 5, link: { latencyMs: 1 } });
+    const gw = generateX25519();
+    const rounds = new Map<string, number>();
+    const parties = Array.from({ length: N }, (_, k) => createParty({
+      n: N, t: T, L: COMPARISON_BITS, transport: net.transport(k + 1),
+      preprocessing: { mode: 'dealer', targetTriples: 256, targetBits: 1024 },
+      log: k === 0 ? (e) => { const ev = e as { ev: string; job: string; rounds: number }; if (ev.ev === 'job-end') rounds.set(ev.job, ev.rounds); } : undefined,
+    }));
+    const appliers = parties.map((_, k) => new BatchApplier({ index: k + 1, n: N, sealKey: generateX25519(), gatewayPublicKey: gw.publicKey, log: silent }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    let seq = 0n;
+    const place = (side: 'buy' | 'sell', tif: 'GTC' | 'IOC'): Op<bigint> =>
+      ({ kind: 'place', symbol: 'ETH-USDC-PERP', orderId: `o${++seq}`, seq, nowNs: 0n, side, type: 'limit', tif, price: 3000n, qty: 5n, owner: seq });
+    const cancelUnknown = (): Op<bigint> => ({ kind: 'cancel', symbol: 'BTC-USDC-PERP', orderId: 'none', seq: ++seq, nowNs: 0n });
+    const run = async (ops: Op<bigint>[]): Promise<string> => {
+      const ins = ops.map((op) => { const { pub, vector } = encode(op); return { op, pub, shares: vector.length ? shareSecret(vector, N, T) : null }; });
+      const id = `batch:${ops[0]!.seq}-${ops[ops.length - 1]!.seq}:0`;
+      const frames = await net.settle(Promise.all(parties.map((p, i) => p.runJob(id, (ctx) => appliers[i]!.apply(ctx, ins.map((b) => incoming(b.op, b.pub, b.shares, i + 1)), ops[ops.length - 1]!.seq!)))));
+      expect(frames[0]!.length).toBe(ops.length);
+      return id;
+    };
+    await run([place('sell', 'GTC')]);
+    const alone = await run([place('buy', 'IOC')]);
+    await run([place('sell', 'GTC')]);
+    const withOther = await run([place('buy', 'IOC'), cancelUnknown()]);
+    expect(rounds.get(alone)).toBe(6);
+    expect(rounds.get(withOther)).toBe(9);
+    await Promise.all(parties.map((p) => p.stop()));
+  });
 });
