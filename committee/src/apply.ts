@@ -9,7 +9,7 @@ import {
   type ExpireOp, type Op, type OpResult, type Outcome, type PlaceOp,
 } from '@tenebra/matching';
 import { COMPARISON_BITS, INSTRUMENTS, MAX_BOOK_UNITS } from '@tenebra/config';
-import { PairBox, openPairOrLegacy, type KeyPair } from '@tenebra/seal';
+import { PairBox, type KeyPair } from '@tenebra/seal';
 import { opAad, resultAad, PLACE_VECTOR, MODIFY_VECTOR, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 
 /** A sequenced operation as this node sees it: public fields plus its own shares of the secrets. */
@@ -58,24 +58,24 @@ export class BatchApplier {
   readonly reveals = new CountingRecorder();
   /** shares from the gateway and results to it travel in pair boxes (keys agreed once; @tenebra/seal) */
   private readonly gatewayBox: PairBox;
-  /** ops whose share box was a legacy anonymous box (journals written before pair boxes) */
-  legacyBoxes = 0;
 
   constructor(private readonly o: ApplierOptions) {
     this.gatewayBox = new PairBox(o.sealKey.privateKey, o.gatewayPublicKey);
   }
 
-  /** Unseals this node's share vector of a sequenced op. A frame we cannot open is fatal: we could
-   *  not follow the protocol and would make the job diverge, so we stop loudly instead. */
+  /**
+   * Unseals this node's share vector of a sequenced op. A frame we cannot open is fatal: we could not
+   * follow the protocol and would make the job diverge, so we stop loudly instead. Only a pair box
+   * opens (only the gateway and this node can make one); an anonymous box, which anyone with our
+   * public key can make (the sequencer too), is refused like any other forgery.
+   */
   decode(frame: SequencedFrame): IncomingOp {
     const orderId = String(frame.pub.order_id ?? '');
     let shares: bigint[];
     try {
-      const box = openPairOrLegacy(this.gatewayBox, this.o.sealKey.privateKey, Buffer.from(frame.sealed, 'base64'), opAad(frame.kind, orderId, frame.symbol));
-      if (box.legacy) this.legacyBoxes++;
-      shares = decodeFieldVector(box.plain);
+      shares = decodeFieldVector(this.gatewayBox.open(Buffer.from(frame.sealed, 'base64'), opAad(frame.kind, orderId, frame.symbol)));
     } catch (e) {
-      throw new Error(`seq ${frame.seq}: cannot unseal this node's share (${(e as Error).message}); refusing to continue`);
+      throw new Error(`seq ${frame.seq}: cannot unseal this node's share (${(e as Error).message}): not a pair box from the gateway (journals from before pair boxes, 2026-11-23, cannot be replayed); refusing to continue`);
     }
     return {
       seq: BigInt(frame.seq), tsNs: BigInt(frame.ts_ns), kind: frame.kind, symbol: frame.symbol,

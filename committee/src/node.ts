@@ -141,7 +141,7 @@ export class CommitteeNode {
     if (!st) return;
     this.log.info({
       alive: st.alive, quorum: st.quorum, phase: st.phase, reserve: st.reserve,
-      made: st.preprocessing.made, ...(st.jobProgress ? { job: st.jobProgress } : {}), links: this.linkStats(), pending: this.pending.length, legacyBoxes: this.applier?.legacyBoxes ?? 0, reveals: Object.fromEntries(this.applier?.reveals.counts ?? []),
+      made: st.preprocessing.made, ...(st.jobProgress ? { job: st.jobProgress } : {}), links: this.linkStats(), pending: this.pending.length, reveals: Object.fromEntries(this.applier?.reveals.counts ?? []),
     }, 'status');
   }
 

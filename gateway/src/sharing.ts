@@ -8,7 +8,7 @@
 import {
   shareSecret, reconstruct, reconstructChecked, encodeFieldVector, decodeFieldVector, InconsistentSharesError, F,
 } from '@tenebra/mpc';
-import { PairBox, openPairOrLegacy } from '@tenebra/seal';
+import { PairBox } from '@tenebra/seal';
 import { opAad, resultAad, type SealedOp, type PlacePub, type ModifyPub, type ExpirePub, type PublicFields } from '@tenebra/wire';
 // The associated data of sealed inputs (opAad: kind, order id, symbol) and of sealed outputs
 // (resultAad: seq, node) are shared with the committee through @tenebra/wire.
@@ -107,10 +107,7 @@ function nodeBoxes(nodes: readonly NodeKey[], n: number, gatewayPrivateKey: Uint
 /** Opens the nodes' sealed output shares. */
 export class ResultOpener {
   private readonly boxes: PairBox[];
-  /** results opened through the legacy anonymous box (data folders from before pair boxes) */
-  legacyOpened = 0;
-
-  constructor(nodes: readonly NodeKey[], n: number, private readonly gatewayPrivateKey: Uint8Array) {
+  constructor(nodes: readonly NodeKey[], n: number, gatewayPrivateKey: Uint8Array) {
     this.boxes = nodeBoxes(nodes, n, gatewayPrivateKey);
   }
 
@@ -119,9 +116,8 @@ export class ResultOpener {
     if (sealedB64 === '') return [];
     const box = this.boxes[node - 1];
     if (!box) throw new RangeError(`result from node ${node}, outside 1..${this.boxes.length}`);
-    const r = openPairOrLegacy(box, this.gatewayPrivateKey, Buffer.from(sealedB64, 'base64'), resultAad(seq, node));
-    if (r.legacy) this.legacyOpened++;
-    return decodeFieldVector(r.plain);
+    // a pair box only: an anonymous box could come from anyone holding our public key
+    return decodeFieldVector(box.open(Buffer.from(sealedB64, 'base64'), resultAad(seq, node)));
   }
 }
 

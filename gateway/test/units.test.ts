@@ -168,10 +168,10 @@ describe('result collector', () => {
   const nodeKeys = Array.from({ length: 5 }, () => generateX25519());
   const opener = (): ResultOpener => new ResultOpener(nodeKeys.map((k, i) => ({ index: i + 1, publicKey: k.publicKey })), 5, gk.privateKey);
   const log = pino({ level: 'silent' });
-  const frame = (seq: number, node: number, shares: bigint[][], legacy = false): ResultFrame => {
+  const frame = (seq: number, node: number, shares: bigint[][], anonymous = false): ResultFrame => {
     const plain = encodeFieldVector(shares[node - 1]!);
     const aad = resultAad(String(seq), node);
-    const box = legacy ? seal(gk.publicKey, plain, aad) : new PairBox(nodeKeys[node - 1]!.privateKey, gk.publicKey).seal(plain, aad);
+    const box = anonymous ? seal(gk.publicKey, plain, aad) : new PairBox(nodeKeys[node - 1]!.privateKey, gk.publicKey).seal(plain, aad);
     return {
       t: 'result', node, seq: String(seq), pub: { kind: 'place', order_id: `o${seq}`, fills: ['m'], rested: false, cancel_reason: null, reject_reason: null },
       sealed: Buffer.from(box).toString('base64'),
@@ -218,12 +218,11 @@ describe('result collector', () => {
     expect(c.decide(1n, new Set([1, 2, 3, 4]), 0)).toMatchObject({ values: [5n, 6n] });
   });
 
-  it('opens pair boxes from each node, legacy anonymous boxes (older data folders), and refuses a box from the wrong node', () => {
+  it('opens pair boxes from each node; refuses an anonymous box (anyone can make one) and a box from the wrong node', () => {
     const o = opener();
     const sh = shareSecret([9n], 5, 2);
     expect(o.open(frame(1, 2, sh).sealed, '1', 2)).toEqual(sh[1]);
-    expect(o.open(frame(1, 3, sh, true).sealed, '1', 3)).toEqual(sh[2]);
-    expect(o.legacyOpened).toBe(1);
+    expect(() => o.open(frame(1, 3, sh, true).sealed, '1', 3)).toThrow(SealError);
     // node 4's box presented as node 5's: wrong pair key and wrong aad
     expect(() => o.open(frame(1, 4, sh).sealed, '1', 5)).toThrow(SealError);
   });

@@ -3,7 +3,7 @@ export { SealError, AttestationError } from './errors';
 export { toHex, fromHex, concatBytes, utf8 } from './bytes';
 export { generateX25519 } from './x25519';
 export { seal, unseal, sealKey, SEAL_OVERHEAD } from './seal';
-export { PairBox, pairKey, openPairOrLegacy, PAIR_OVERHEAD } from './pair';
+export { PairBox, pairKey, PAIR_OVERHEAD } from './pair';
 export { fillRandom } from './random-pool';
 export { generateEd25519, ed25519PublicKey, sign, verify } from './ed25519';
 export type { Quote } from './quote';

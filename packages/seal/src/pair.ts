@@ -19,7 +19,6 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { SealError } from './errors';
 import { concatBytes, utf8 } from './bytes';
 import { privateKeyEntry, publicKeyObject, x25519Shared } from './x25519';
-import { unseal } from './seal';
 import { fillRandom } from './random-pool';
 
 const INFO = utf8('tenebra-pair-v1');
@@ -84,21 +83,4 @@ export class PairBox {
 
 function boxKey(dirKey: Buffer, salt: Uint8Array): Buffer {
   return crypto.createHmac('sha256', dirKey).update(salt).digest();
-}
-
-/**
- * Opens a pair box, or else a legacy anonymous box (seal()) to myPrivateKey, as data folders written
- * before pair boxes hold; `legacy` says which. Throws SealError when neither opens.
- */
-export function openPairOrLegacy(pair: PairBox, myPrivateKey: Uint8Array, box: Uint8Array, aad: Uint8Array = EMPTY): { plain: Uint8Array; legacy: boolean } {
-  try {
-    return { plain: pair.open(box, aad), legacy: false };
-  } catch (e) {
-    if (!(e instanceof SealError)) throw e;
-    try {
-      return { plain: unseal(myPrivateKey, box, aad), legacy: true };
-    } catch {
-      throw e;
-    }
-  }
 }
