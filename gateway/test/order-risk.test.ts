@@ -82,7 +82,8 @@ describe('pre-trade checks', () => {
     rig.sim.market.set('BTC-USDC-PERP', 580_000n); // 58,000: a's 10x long lost more than its margin allows
     rig.sim.primary.publish();
     expectReject(await post(rig, a, order('BTC-USDC-PERP', 'buy', 0.01, 58000)), 400, 1406, 'LEVERAGE_EXCEEDED');
-    expect((await post(rig, a, order('BTC-USDC-PERP', 'sell', 0.01, 70000))).status).toBe(200);
+    const reduce = await post(rig, a, order('BTC-USDC-PERP', 'sell', 0.01, 70000));
+    expect(reduce.status, reduce.raw).toBe(200);
     rig.sim.market.set('BTC-USDC-PERP', 650_000n);
     rig.sim.primary.publish();
   });
