@@ -149,7 +149,6 @@ export interface NodeStatusLine {
   reserve: { triples: number; lex4: number; prod4: number; bits: number };
 }
 
-/** The latest periodic status line a committee node logged, if any. */
 /** Node k's JSON log so far. */
 export function nodeLog(dataDir: string, node: number): string {
   return readFileSync(join(dataDir, 'logs', `node-${node}.log`), 'utf8');
@@ -162,6 +161,7 @@ export function appliedBy(dataDir: string, node: number): string {
   return i < 0 ? '' : /"last":"(\d+)"/.exec(text.slice(text.lastIndexOf('\n', i) + 1, i))?.[1] ?? '';
 }
 
+/** The latest periodic status line a committee node logged, if any. */
 export function nodeStatus(dataDir: string, node: number): NodeStatusLine | undefined {
   let text: string;
   try {
