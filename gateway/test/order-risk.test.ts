@@ -79,9 +79,13 @@ describe('pre-trade checks', () => {
     const buy = await post(rig, a, order('BTC-USDC-PERP', 'buy', 0.01, 65000, { time_in_force: 'IOC' }));
     await settled(rig);
     expect((await getOrder(rig, a, buy.body.data.order_id)).status).toBe('FILLED');
-    rig.sim.market.set('BTC-USDC-PERP', 580_000n); // 58,000: a's 10x long lost more than its margin allows
+    // 63,000: a's 10x long is past max leverage (equity 45 USDC on 630 of notional, 14x) but above
+    // maintenance (5%: 31.5 USDC). At 58,000 it lost more than its margin, so the risk monitor's next
+    // tick (every 250 ms) put the account into liquidation and the reducing sell below raced it.
+    rig.sim.market.set('BTC-USDC-PERP', 630_000n);
     rig.sim.primary.publish();
-    expectReject(await post(rig, a, order('BTC-USDC-PERP', 'buy', 0.01, 58000)), 400, 1406, 'LEVERAGE_EXCEEDED');
+    expectReject(await post(rig, a, order('BTC-USDC-PERP', 'buy', 0.01, 63000)), 400, 1406, 'LEVERAGE_EXCEEDED');
+    await new Promise((r) => setTimeout(r, 600)); // two monitor ticks: still not liquidating
     const reduce = await post(rig, a, order('BTC-USDC-PERP', 'sell', 0.01, 70000));
     expect(reduce.status, reduce.raw).toBe(200);
     rig.sim.market.set('BTC-USDC-PERP', 650_000n);
