@@ -1,6 +1,6 @@
 // A seeded stream of limit orders and cancels sent through REST one after another (so acknowledgement
 // order is sequence order), and the check that every acknowledged order reaches exactly the state the
-// plaintext reference gives it. Shared by the chaos and committee-restart tests.
+// plaintext reference gives it. Shared by the chaos, committee-restart and frozen-node tests.
 import { expect } from 'vitest';
 import type { ClusterOptions } from '../src/cluster';
 import { Trader, createAccount, startTestCluster, waitFor, type TestCluster } from './harness';
