@@ -86,18 +86,22 @@ export function mulEncoded(x: Uint8Array, y: Uint8Array): Uint8Array {
 }
 
 /**
- * Fresh degree-t Shamir sharings of the encoded secrets for parties 1..n, with random coefficients
- * from node:crypto: returns n encoded rows, row i-1 being party i's shares.
+ * Fresh degree-t Shamir sharings of the encoded secrets for parties 1..n: returns n encoded rows,
+ * row i-1 being party i's shares. The coefficients are random from node:crypto, or the given
+ * 16 * t bytes per secret (any bytes; a caller that must be able to recompute the same rows passes
+ * a keyed pseudo-random stream, used for one set of secrets only).
  */
-export function shareEncoded(secrets: Uint8Array, n: number, t: number): Uint8Array[] {
+export function shareEncoded(secrets: Uint8Array, n: number, t: number, coefficients?: Uint8Array): Uint8Array[] {
   const m = sameCount('share', secrets);
   if (!Number.isInteger(n) || n < 1 || n > 64 || !Number.isInteger(t) || t < 1 || t >= n) throw new FieldError(`share: bad (n, t) = (${n}, ${t})`);
   const sb = secrets.length;
   const cb = sb * t;
   const ob = sb * n;
+  if (coefficients !== undefined && coefficients.length !== cb) throw new FieldError(`share: ${coefficients.length} coefficient bytes for ${m} secrets of degree ${t}, expected ${cb}`);
   const mem = memory(sb + cb + ob);
   mem.set(secrets, 0);
-  randomFillSync(mem, sb, cb);
+  if (coefficients !== undefined) mem.set(coefficients, sb);
+  else randomFillSync(mem, sb, cb);
   k().shareMany(0, sb, sb + cb, m, n, t);
   const rows: Uint8Array[] = [];
   for (let i = 0; i < n; i++) rows.push(mem.slice(sb + cb + i * sb, sb + cb + (i + 1) * sb));

@@ -508,9 +508,17 @@ export class Preprocessor {
     b.sent.set(round, sent);
   }
 
-  /** GRR: shares of each local product value for every party (encoded rows, by the field kernel); own row kept. */
-  private grr(h: Uint8Array): Uint8Array[] {
-    return shareEncoded(h, this.host.n, this.host.t);
+  /**
+   * GRR: shares of each local product value for every party (encoded rows, by the field kernel); own
+   * row kept. The coefficients come from this party's own key stream (Prss.ownStream) under the
+   * batch's nonce, not fresh randomness: a party that restarts from a state older than the batch
+   * rejoins it from the peers' re-sent messages and must send the rows it sent before, which the
+   * peers have already combined into their items. Inputs are fixed by the nonce too (PRSS values and
+   * the batch's earlier rounds), so a nonce never shares two different vectors.
+   */
+  private grr(h: Uint8Array, b: Batch, round: number): Uint8Array[] {
+    const { n, t } = this.host;
+    return shareEncoded(h, n, t, this.host.prss().ownStream(this.nonce(b, `grr${round}`), h.length * t));
   }
 
   /**
@@ -554,7 +562,7 @@ export class Preprocessor {
         ys.push(c.masks[j]!);
       }
     }
-    b.ownGrr = this.grr(mulEncoded(concatEncoded(xs), concatEncoded(ys)));
+    b.ownGrr = this.grr(mulEncoded(concatEncoded(xs), concatEncoded(ys)), b, 0);
     b.r = prss.randomSharesEncoded(this.nonce(b, 'r'), nb);
     // y = r^2 + PRZS (degree 2t), opened from all n shares
     b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));
@@ -592,14 +600,14 @@ export class Preprocessor {
       }
     }
     const own = nibblePairsEncoded(b.x!);
-    b.ownGrr = this.grr(xs.length === 0 ? own : concatEncoded([own, mulEncoded(concatEncoded(xs), concatEncoded(ys))]));
+    b.ownGrr = this.grr(xs.length === 0 ? own : concatEncoded([own, mulEncoded(concatEncoded(xs), concatEncoded(ys))]), b, 2);
     this.sendRound(b, 2, (j) => [b.ownGrr![j - 1]!]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
   }
 
   private round3(b: Batch): void {
-    b.ownGrr = this.grr(nibbleHigherEncoded(b.x!, b.p2!));
+    b.ownGrr = this.grr(nibbleHigherEncoded(b.x!, b.p2!), b, 3);
     this.sendRound(b, 3, (j) => [b.ownGrr![j - 1]!]);
     this.dropPeerRows(b);
     this.tryAdvance(b);

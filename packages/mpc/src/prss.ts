@@ -131,6 +131,8 @@ function smallSubsetCoefficients(n: number, subsets: readonly (readonly number[]
 
 /** Pseudo-random share generation for one party. Stateless: every call is determined by its nonce. */
 export class Prss {
+  /** Key of ownStream(). */
+  private readonly ownKey: Buffer;
   private readonly entries: { subset: number[]; key: Uint8Array; c: bigint; cPow: bigint[]; cNum: number; cPowNum: number[] }[] = [];
   /** True when the small coefficients are small enough for the limb accumulation (see addLimbs). */
   private readonly limbs: boolean;
@@ -156,12 +158,27 @@ export class Prss {
       if (reduce(mod(c) * this.dInv) !== subsetPoly(n, a, self)) throw new Error('internal: PRSS small coefficient mismatch');
       this.entries.push({ subset: a, key, c, cPow, cNum: Number(c), cPowNum: cPow.map(Number) });
     });
+    const own = createHash('sha256').update(`prss-own:${self}`);
+    for (const { key } of this.entries) own.update(key);
+    this.ownKey = own.digest().subarray(0, PRSS_KEY_BYTES);
     let weight = 0;
     for (const { c, cPow } of this.entries) {
       weight += Math.abs(Number(c));
       for (const w of cPow) weight += Math.abs(Number(w));
     }
     this.limbs = weight <= LIMB_WEIGHT_LIMIT;
+  }
+
+  /**
+   * A key stream only this party can compute: AES-CTR under a hash of every subset key it holds. Any
+   * t other parties lack the key of the one subset that contains this party and none of them, so to
+   * them the stream is uniform, as fresh randomness would be; unlike fresh randomness it comes out
+   * the same after a restart or a memory loss (the keys survive both). Each nonce must be used for
+   * one purpose only.
+   */
+  ownStream(nonce: string, bytes: number): Uint8Array {
+    const c = createCipheriv('aes-128-ctr', this.ownKey, ivOf(`own:${nonce}`, 0));
+    return new Uint8Array(c.update(Buffer.alloc(bytes)));
   }
 
   /** Number of subsets this party belongs to (keys it evaluates per value). */

@@ -54,6 +54,18 @@ describe('prss', () => {
     });
   }
 
+  it('ownStream: the same from the same keys (a restart), different per party and per nonce', () => {
+    const keys = dealPrssKeys(5, 2, 'own');
+    const a = new Prss(5, 2, 1, keys[0]!).ownStream('prep:7:grr0', 64);
+    expect(new Prss(5, 2, 1, new Map(keys[0]!)).ownStream('prep:7:grr0', 64)).toEqual(a);
+    expect(new Prss(5, 2, 2, keys[1]!).ownStream('prep:7:grr0', 64)).not.toEqual(a);
+    expect(new Prss(5, 2, 1, keys[0]!).ownStream('prep:7:grr2', 64)).not.toEqual(a);
+    // a party's stream depends on every key it holds: another key for one of its subsets changes it
+    const other = new Map(keys[0]!);
+    other.set('1,4,5', new Uint8Array(16).fill(9));
+    expect(new Prss(5, 2, 1, other).ownStream('prep:7:grr0', 64)).not.toEqual(a);
+  });
+
   it('key ownership: each party makes the keys of subsets it leads', () => {
     const own = makeOwnKeys(5, 2, 3);
     expect(own.size).toBe(subsets(5, 3).filter((a) => a[0] === 3).length);
