@@ -15,6 +15,8 @@
 //    the products of two masks in the first GRR round (with the triples), the products of three or
 //    four masks (a pair product times a mask or another pair) in the third (with the nibbles' pairs).
 // No single party learns any triple or bit: every value is a sum over PRSS subsets or a resharing.
+// Phase A is deterministic per party (GRR coefficients from its own PRSS-keyed stream), so a party
+// that recomputes a batch after a restart sends the messages the peers already used.
 // All of it computes on encoded vectors (16 bytes per element) in the WebAssembly field kernel
 // (kernel.ts): no BigInt per element, which made production about 5x faster.
 //
@@ -25,7 +27,8 @@
 //  veto b (it then never will): it does so when it loses a peer in phase A, or when an operation needs
 //  production and it does not see all n up. A veto makes everyone who hears it drop b: nobody can
 //  have committed b, since that needs the vetoer's ready. A staged party never drops b on its own: it
-//  waits for commit or veto (re-sent on reconnect), so b stays "pending" while parties are down.
+//  waits for commit or veto (re-sent on reconnect), so b stays "pending" while parties are down
+//  (the blocking case: reported by blocked(); docs/decisions/0009-preprocessing-termination.md).
 //  Consumption is FIFO over committed batches only. An operation that would exhaust the reserve waits
 //  for a batch in flight; with none it produces inline if it sees all n up; otherwise (or if the batch
 //  it waited for is dropped) it throws PreprocessingExhaustedError. Every party decides identically:
@@ -161,6 +164,7 @@ export interface PrepHost {
   prss(): Prss;
   allUp(): boolean;
   aliveCount(): number;
+  isUp(peer: number): boolean;
   send(to: number, bytes: Uint8Array): void;
   /** Encodes a message with the piggybacked preprocessing log. */
   envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[] | Uint8Array)[]; extra?: Uint8Array }): Uint8Array;
@@ -304,6 +308,30 @@ export class Preprocessor {
     return this.current?.id;
   }
 
+  /**
+   * The batch an operation waits for, when it cannot be decided while some party is down: we sent
+   * ready, and only the missing readies (or a veto from a party that has not sent one) can decide it
+   * (the commit protocol's blocking case, docs/decisions/0009-preprocessing-termination.md).
+   */
+  blocked(): { batch: number; missingReadies: number[]; down: number[] } | undefined {
+    const b = this.current;
+    if (!b || b.state !== 'staged' || b.waiters.length === 0 || this.host.allUp() || !b.readies.has(this.host.self)) return undefined;
+    const missing = allParties(this.host.n).filter((j) => !b.readies.has(j));
+    return { batch: b.id, missingReadies: missing, down: allParties(this.host.n).filter((j) => j !== this.host.self && !this.host.isUp(j)) };
+  }
+
+  /** Logs (once per batch) that an operation waits for a batch only absent parties can decide. */
+  private reportBlocked(): void {
+    const info = this.blocked();
+    if (!info || this.reportedBlocked === info.batch) return;
+    this.reportedBlocked = info.batch;
+    this.host.log({
+      ev: 'prep-blocked', ...info,
+      note: 'an operation needs this staged batch; it commits when the parties whose ready is missing return (or one that never sent ready vetoes it); until then it waits, it does not fail',
+    });
+  }
+  private reportedBlocked = -1;
+
   // ---- consumption ----
 
   /**
@@ -336,6 +364,7 @@ export class Preprocessor {
       }
       const done = this.waitResolved(b);
       this.resumeParked(); // a job now waits for this batch: its phase-A work runs at once
+      this.reportBlocked();
       await done;
       if (b.state === 'dropped') throw exhausted();
     }
@@ -952,6 +981,7 @@ export class Preprocessor {
     const b = this.current;
     if (!up) {
       if (b && b.state === 'running') this.veto(b.id);
+      this.reportBlocked();
       return;
     }
     // Re-send what the peer may have missed: our phase-A messages, ready, veto, commit log.

@@ -93,7 +93,7 @@ export interface PartyStatus {
   quorum: boolean;
   /** Items available per kind (bits = 4 x nibbles) and absolute cursors (items ever consumed). */
   reserve: Counts & { bits: number; cursor: Counts };
-  preprocessing: { resolvedBatches: number; committedBatches: number; inFlight: number | undefined; stale: boolean; perBatch: Counts; made: Counts & { bits: number; batches: number; dropped: number; productionMs: number } };
+  preprocessing: { resolvedBatches: number; committedBatches: number; inFlight: number | undefined; stale: boolean; blocked?: { batch: number; missingReadies: number[]; down: number[] }; perBatch: Counts; made: Counts & { bits: number; batches: number; dropped: number; productionMs: number } };
   mode: string;
   lastFinishedJob: string | undefined;
   currentJob: string | undefined;
@@ -367,6 +367,7 @@ class PartyImpl implements Party {
         prss: () => this.prss(),
         allUp: () => this.aliveParties().length === this.n,
         aliveCount: () => this.aliveParties().length,
+        isUp: (peer) => this.transport.isUp(peer),
         send: (to, bytes) => this.transport.send(to, bytes),
         envelope: (m) => this.envelope(m),
         log: (ev) => this.logFn(ev),
@@ -479,6 +480,7 @@ class PartyImpl implements Party {
   status(): PartyStatus {
     const alive = this.aliveParties();
     const r = this.prep.reserve;
+    const blocked = this.prep.blocked();
     return {
       party: this.id,
       phase: this.phase,
@@ -490,6 +492,7 @@ class PartyImpl implements Party {
         committedBatches: this.prep.committed,
         inFlight: this.prep.inFlight,
         stale: this.prep.stale,
+        ...(blocked ? { blocked } : {}),
         perBatch: { ...this.prep.per },
         made: { ...this.prep.stats.made, bits: 4 * this.prep.stats.made.nibbles, batches: this.prep.stats.batches, dropped: this.prep.stats.dropped, productionMs: this.prep.stats.productionMs },
       },
