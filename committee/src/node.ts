@@ -185,7 +185,7 @@ export class CommitteeNode {
       log: traceRounds ? (ev: object) => this.log.info({ mpc: ev }, 'mpc') : (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
       traceRounds,
       busyNote: () => `persisted-seq ${this.persistedSeq ?? 'none'}`,
-      beforePrepReady: () => this.persistStaged(),
+      beforePrepVote: () => this.persistStaged(),
       jobPrecedes,
     });
     party.on('quorum-lost', (ev) => this.log.warn({ ev }, 'quorum lost: waiting for parties to return'));
@@ -384,7 +384,7 @@ export class CommitteeNode {
 
   /**
    * Makes the party's state with a just-staged preprocessing batch durable before the party sends
-   * ready for it (see PartyOptions.beforePrepReady). Queued behind the write in flight, so an older
+   * ready for it, and before any other vote on a batch (see PartyOptions.beforePrepVote). Queued behind the write in flight, so an older
    * export cannot land after it. A state is always written with the seq of its last finished job,
    * whose results must be on disk first: if that job's boundary is not queued yet (runBatch is
    * between the job and its write), its write, exported later, carries the batch and releases it.

@@ -34,6 +34,20 @@ export const Msg = {
    * id): whatever the receiver still lacks of that job will never come from the sender.
    */
   JobGone: 11,
+  /** A classic ballot's prepare for batch b (a: ballot). */
+  PrepPrepare: 12,
+  /** Promise for ballot a on batch b (key: "vote0|ballot:value", our ballot-0 vote and last accepted value). */
+  PrepPromise: 13,
+  /** Accept ballot a's value on batch b (key: 'commit' | 'drop'). */
+  PrepAccept: 14,
+  /** The sender accepted ballot a's value on batch b (key: the value); a majority decides it. */
+  PrepAccepted: 15,
+  /** The sender has promised ballot a (higher than one it was asked for) on batch b. */
+  PrepNack: 16,
+  /** Batch b was decided: dropped (b: batch). */
+  PrepDropped: 17,
+  /** The sender abstains on batch b: it lost its votes with its memory (b: batch). */
+  PrepAbstain: 18,
 } as const;
 export type Msg = (typeof Msg)[keyof typeof Msg];
 
@@ -121,7 +135,7 @@ export function decode(data: Uint8Array): Envelope {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let off = 0;
   const type = view.getUint8(off) as Msg; off += 1;
-  if (type < Msg.SetupKey || type > Msg.JobGone) throw new MessageError(`unknown message type ${type}`);
+  if (type < Msg.SetupKey || type > Msg.PrepAbstain) throw new MessageError(`unknown message type ${type}`);
   const prepCommitted = view.getUint32(off); off += 4;
   const prepNext = view.getUint32(off); off += 4;
   const a = view.getUint32(off); off += 4;

@@ -21,18 +21,32 @@
 // (kernel.ts): no BigInt per element, which made production about 5x faster.
 //
 // Consistency across failures (batch b; all parties run batches in number order, one at a time):
-//  phase A computes the items; the party then stages them and sends ready(b) to all. A party commits b
-//  when it holds ready(b) from all n, or receives committed(b), or a message whose piggybacked log
-//  shows the sender committed b; it then sends committed(b). A party that has not sent ready(b) may
-//  veto b (it then never will): it does so when it loses a peer in phase A, or when an operation needs
-//  production and it does not see all n up. A veto makes everyone who hears it drop b: nobody can
-//  have committed b, since that needs the vetoer's ready. A staged party never drops b on its own: it
-//  waits for commit or veto (re-sent on reconnect), so b stays "pending" while parties are down
-//  (the blocking case: reported by blocked(); docs/decisions/0009-preprocessing-termination.md).
+// whether b is committed or dropped is decided by Fast Paxos, one instance per batch, all n parties
+// acceptors (docs/decisions/0009-preprocessing-termination.md has the argument).
+//  - Ballot 0, the path without failures: phase A computes the items; the party stages them and
+//    sends ready(b) (a vote "commit" at ballot 0). Ready from all n decides commit at once. A party
+//    that has not sent ready may veto b instead (a vote "drop" at ballot 0; it then never sends
+//    ready): when it loses a peer in phase A, or when an operation needs production and it does not
+//    see all n up. A veto only rules out the fast path; it drops nothing by itself.
+//  - Classic ballots (k*n + party): when the fast path cannot finish (a veto or an abstention was
+//    heard, or an operation waits for b while some party is down), a party coordinates: prepare,
+//    promises from a majority (each promiser never votes at ballot 0 afterwards and reports its
+//    ballot-0 vote and its last accepted value), then accept. The value is the last accepted one if
+//    any promiser accepted one, "commit" if every promiser voted commit at ballot 0 (it may have been
+//    decided there, and those t+1 parties hold the items), "drop" otherwise. Accepted from a
+//    majority decides it. So the three parties left after two deaths decide every batch.
+//  - Every vote (ready, veto, promise, accept) goes out only once the state holding it is durable
+//    (PrepHost.persistVote), so a party restarted from its own state never votes twice. A party
+//    recovered from a memory loss abstains on the batch then in flight (its votes are gone): it never
+//    votes on it, only learns the outcome (it may still compute and stage it: phase A is
+//    deterministic).
+//  - A decision reaches everyone through decided messages (committed(b), dropped(b)) and through the
+//    piggybacked log of every message. A commit decided where this party never staged b makes it
+//    stale (recover()); a party still in phase A with every missing sender up stages and commits.
 //  Consumption is FIFO over committed batches only. An operation that would exhaust the reserve waits
-//  for a batch in flight; with none it produces inline if it sees all n up; otherwise (or if the batch
-//  it waited for is dropped) it throws PreprocessingExhaustedError. Every party decides identically:
-//  the committed reserve is the same everywhere, and a dropped batch is dropped for everybody.
+//  for the batch in flight to be decided; with none it produces inline if it sees all n up; otherwise
+//  (or if the batch it waited for is dropped) it throws PreprocessingExhaustedError. Every party
+//  decides identically: the committed reserve is the same everywhere, and so is every decision.
 //
 // Composition (what a batch makes): the party that starts a batch proposes it, making the full
 // per-batch count of each kind below its target (or below what a waiting operation needs) and none
@@ -123,6 +137,17 @@ export const DEALER_LABEL = 'dealer (INSECURE, experiments only)';
 export type Needs = Counts;
 
 type BatchState = 'running' | 'staged' | 'committed' | 'dropped';
+type Decision = 'commit' | 'drop';
+
+/** This party's votes on the batch in flight (persisted with it: a restart must not vote twice). */
+export interface BatchVote {
+  /** Ballot 0: 'commit' once ready was sent, 'drop' once vetoed. */
+  vote0?: Decision;
+  /** Highest classic ballot promised (0: none); no ballot-0 vote after a promise. */
+  promised: number;
+  /** Highest classic ballot accepted, with its value. */
+  accepted?: { ballot: number; value: Decision };
+}
 
 interface Batch {
   id: number;
@@ -152,6 +177,26 @@ interface Batch {
   closures?: { kind: ClosureKind; masks: Uint8Array[]; pairs?: Uint8Array[] }[];
   /** messages received for this batch (a re-send fires only when it stops growing) */
   heard: number;
+  // ---- deciding it (Fast Paxos; see the header) ----
+  vote0?: Decision;
+  promised: number;
+  accepted?: { ballot: number; value: Decision };
+  /** Parties known to have vetoed b or to abstain on it: ready from all n will not come. */
+  noFast: Set<number>;
+  /** Largest ballot heard of (our next one is above it). */
+  maxBallot: number;
+  /** Learner: accepted(ballot, value) senders per ballot. */
+  learned: Map<number, { value: Decision; from: Set<number> }>;
+  /** Our classic round as coordinator. */
+  coord?: { ballot: number; promises: Map<number, { vote0?: Decision; accepted?: { ballot: number; value: Decision } }>; proposed?: Decision };
+  /** A coordination attempt is scheduled. */
+  termScheduled: boolean;
+  /** Decided commit while we were still in phase A: commit as soon as it is staged. */
+  decidedCommit: boolean;
+  /** We do not compute this batch (we vetoed it, or know it only from votes): we vote and learn. */
+  inert: boolean;
+  /** Our votes on it were lost with our memory: never vote, only learn. */
+  abstain: boolean;
 }
 
 /** What the preprocessor needs from its party. */
@@ -164,7 +209,6 @@ export interface PrepHost {
   prss(): Prss;
   allUp(): boolean;
   aliveCount(): number;
-  isUp(peer: number): boolean;
   send(to: number, bytes: Uint8Array): void;
   /** Encodes a message with the piggybacked preprocessing log. */
   envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[] | Uint8Array)[]; extra?: Uint8Array }): Uint8Array;
@@ -174,11 +218,13 @@ export interface PrepHost {
   idle(): boolean;
   /** Runs fn after ms on the party's clock (simulated or real); returns a cancel function. */
   setTimer(fn: () => void, ms: number): () => void;
+  isUp(peer: number): boolean;
   /**
-   * Called when a batch is staged, before this party sends ready(b); ready waits until it resolves
-   * (PartyOptions.beforePrepReady: make the state with b staged durable first).
+   * Called before this party sends a vote on batch b (ready, veto, promise, accept); the vote waits
+   * until it resolves (PartyOptions.beforePrepVote: make the state as of now durable first, which
+   * holds a staged batch and every vote).
    */
-  beforeReady?: (batch: number) => Promise<void>;
+  persistVote?: (batch: number) => Promise<void>;
 }
 
 /** Persisted form of the preprocessing log. */
@@ -187,6 +233,10 @@ export interface PrepSnapshot {
   committed: number;
   staged?: { id: number; items: ItemVectors };
   running?: number;
+  /** Our votes on the batch in flight (staged or running). */
+  vote?: BatchVote;
+  /** The batch we abstain on (recovered from a memory loss while it was in flight). */
+  abstain?: number;
 }
 
 type ClosureKind = 'lex4' | 'prod4';
@@ -220,6 +270,10 @@ function compareCounts(x: Counts, y: Counts): number {
 const KIND_NAMES: Record<Kind, string> = { triples: 'triples', lex4: 'comparison closure items (lex4)', prod4: 'equality closure items (prod4)', nibbles: 'random bits' };
 
 const MAX_FUTURE_BATCH_MESSAGES = 256;
+/** A party's first coordination attempt waits (party - 1) times this, so party 1 usually leads alone. */
+const TERM_STAGGER_MS = 20;
+/** An undecided batch is coordinated again, with a higher ballot, after this (plus the stagger). */
+const TERM_RETRY_MS = 500;
 /** A batch that has heard nothing new for this long re-sends what it sent (duplicates are ignored). */
 const PREP_RESEND_MS = 3_000;
 
@@ -237,7 +291,12 @@ export class Preprocessor {
   committed = 0;
   private current: Batch | undefined;
   private readonly futureMsgs: { from: number; env: Envelope }[] = [];
-  private readonly vetoedAhead = new Set<number>();
+  /** Vetoes and abstentions heard for batches not started here (id -> parties). */
+  private readonly vetoedAhead = new Map<number, Set<number>>();
+  /** The batch this party abstains on (see the header), if any. */
+  private abstainId = -1;
+  /** Votes restored with the batch in flight, acted on at enable() (the party is not running before). */
+  private restoredVotes = false;
   private stopped = false;
   private enabled = false;
   /** Set when a peer's log shows a committed batch this party never had: only recovery helps. */
@@ -291,8 +350,10 @@ export class Preprocessor {
   /** Allows background production (after setup or recovery). */
   enable(): void {
     this.enabled = true;
+    this.actOnRestoredVotes();
     // A peer may have started the next batch while we were setting up: join it.
-    if (this.mode === 'committee' && !this.current && this.host.allUp() && this.futureMsgs.some((m) => m.env.type === Msg.PrepRound && m.env.b === this.resolved)) {
+    const canJoin = this.host.allUp() || this.resolved === this.abstainId;
+    if (this.mode === 'committee' && !this.current && canJoin && this.futureMsgs.some((m) => m.env.type === Msg.PrepRound && m.env.b === this.resolved)) {
       this.startBatch(this.resolved);
     }
     this.kick();
@@ -309,26 +370,23 @@ export class Preprocessor {
   }
 
   /**
-   * The batch an operation waits for, when it cannot be decided while some party is down: we sent
-   * ready, and only the missing readies (or a veto from a party that has not sent one) can decide it
-   * (the commit protocol's blocking case, docs/decisions/0009-preprocessing-termination.md).
+   * The batch an operation waits for while some party is down: it is decided by a classic ballot
+   * (see the header), which needs a majority up; with fewer the operation waits for them.
    */
-  blocked(): { batch: number; missingReadies: number[]; down: number[] } | undefined {
+  blocked(): { batch: number; state: string; missingReadies: number[]; down: number[]; ballot: number } | undefined {
     const b = this.current;
-    if (!b || b.state !== 'staged' || b.waiters.length === 0 || this.host.allUp() || !b.readies.has(this.host.self)) return undefined;
+    if (!b || b.waiters.length === 0 || this.host.allUp()) return undefined;
     const missing = allParties(this.host.n).filter((j) => !b.readies.has(j));
-    return { batch: b.id, missingReadies: missing, down: allParties(this.host.n).filter((j) => j !== this.host.self && !this.host.isUp(j)) };
+    const down = allParties(this.host.n).filter((j) => j !== this.host.self && !this.host.isUp(j));
+    return { batch: b.id, state: b.inert ? 'inert' : b.state, missingReadies: missing, down, ballot: b.coord?.ballot ?? 0 };
   }
 
-  /** Logs (once per batch) that an operation waits for a batch only absent parties can decide. */
+  /** Logs (once per batch) that an operation waits for a batch while some party is down. */
   private reportBlocked(): void {
     const info = this.blocked();
     if (!info || this.reportedBlocked === info.batch) return;
     this.reportedBlocked = info.batch;
-    this.host.log({
-      ev: 'prep-blocked', ...info,
-      note: 'an operation needs this staged batch; it commits when the parties whose ready is missing return (or one that never sent ready vetoes it); until then it waits, it does not fail',
-    });
+    this.host.log({ ev: 'prep-blocked', ...info, note: 'an operation waits for this batch while parties are down: a classic ballot decides it (with a majority up)' });
   }
   private reportedBlocked = -1;
 
@@ -346,6 +404,14 @@ export class Preprocessor {
       const unit = k === 'nibbles' ? 4 : 1; // nibbles are counted as bits
       return new PreprocessingExhaustedError(KIND_NAMES[k], need[k] * unit, this.reserve.available(k) * unit, alive);
     };
+    // Giving up vetoes the next batch: a peer that still sees all n up and produces inline for this
+    // operation then cannot commit what it makes, so it gives up too (nobody proceeds past an
+    // operation another party failed).
+    const giveUp = (): PreprocessingExhaustedError => {
+      this.veto(this.resolved);
+      return exhausted();
+    };
+    let drops = 0;
     for (;;) {
       if (enough()) return;
       if (this.stopped) throw new Error('party stopped');
@@ -356,17 +422,16 @@ export class Preprocessor {
       }
       let b = this.current;
       if (!b) {
-        if (!this.host.allUp()) {
-          this.veto(this.resolved);
-          throw exhausted();
-        }
+        if (!this.host.allUp()) throw giveUp();
         b = this.startBatch(this.resolved, undefined, need);
       }
       const done = this.waitResolved(b);
       this.resumeParked(); // a job now waits for this batch: its phase-A work runs at once
+      if (!this.host.allUp()) this.wantTermination(b);
       this.reportBlocked();
       await done;
-      if (b.state === 'dropped') throw exhausted();
+      // A batch dropped after a restart or a transient loss: produce once more if all n are up.
+      if (b.state === 'dropped' && (++drops > 1 || !this.host.allUp())) throw giveUp();
     }
   }
 
@@ -443,7 +508,30 @@ export class Preprocessor {
   // ---- committee batches ----
 
   private newBatch(id: number, per: Counts): Batch {
-    return { id, per, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0 };
+    return {
+      id, per, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0,
+      promised: 0, noFast: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, inert: false,
+      abstain: id === this.abstainId,
+    };
+  }
+
+  /** A batch in flight that this party does not compute (it votes and learns only). */
+  private inertBatch(id: number): Batch {
+    const b = this.newBatch(id, zeroCounts());
+    b.inert = true;
+    this.current = b;
+    this.armResend(b, 0);
+    return b;
+  }
+
+  /** Stops computing b (its phase-A data goes). */
+  private goInert(b: Batch): void {
+    b.inert = true;
+    b.incoming.clear();
+    b.sent.clear();
+    b.a = b.b = b.r = b.y = b.Y = b.ownRoots = b.x = b.p2 = b.ownGrr = b.closures = undefined;
+    if (b.state === 'running') b.items = undefined;
+    if (this.parked === b) this.parked = undefined;
   }
 
   /**
@@ -465,10 +553,13 @@ export class Preprocessor {
     if (this.current) throw new Error('internal: batch already in flight');
     const b = this.newBatch(id, join ?? this.compose(need));
     this.current = b;
-    if (this.vetoedAhead.has(id)) {
-      this.vetoedAhead.delete(id);
-      this.drop(b, 'vetoed earlier');
-      return b;
+    const vetoed = this.vetoedAhead.get(id);
+    for (const k of [...this.vetoedAhead.keys()]) if (k <= id) this.vetoedAhead.delete(k);
+    if (vetoed) {
+      // the fast path cannot finish: vote drop and let a classic ballot decide
+      for (const j of vetoed) b.noFast.add(j);
+      this.veto(id);
+      if (b.inert) return b;
     }
     this.host.log({ ev: 'prep-start', batch: id, per: b.per, joined: join !== undefined });
     this.armResend(b, 0);
@@ -494,6 +585,7 @@ export class Preprocessor {
     this.host.setTimer(() => {
       if (this.current !== b || this.stopped || (b.state !== 'running' && b.state !== 'staged')) return;
       if (b.heard === heardBefore) {
+        if (b.inert || b.decidedCommit || b.noFast.size > 0) this.wantTermination(b);
         this.host.log({ ev: 'prep-resend', batch: b.id, round: b.round, state: b.state });
         for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self) this.resendTo(b, j);
       }
@@ -507,7 +599,9 @@ export class Preprocessor {
       const bytes = sent.get(peer);
       if (bytes) this.host.send(peer, bytes);
     }
-    if (b.state === 'staged' && b.readies.has(this.host.self)) this.host.send(peer, this.host.envelope({ type: Msg.PrepReady, b: b.id }));
+    if (b.vote0 === 'commit') this.host.send(peer, this.host.envelope({ type: Msg.PrepReady, b: b.id }));
+    if (b.vote0 === 'drop') this.host.send(peer, this.host.envelope({ type: Msg.PrepVeto, b: b.id }));
+    if (b.abstain) this.host.send(peer, this.host.envelope({ type: Msg.PrepAbstain, b: b.id }));
   }
 
   private phaseA(b: Batch): void {
@@ -725,20 +819,32 @@ export class Preprocessor {
   private stage(b: Batch): void {
     b.state = 'staged';
     this.host.emitBatch({ batch: b.id, state: 'staged', ...b.per });
-    const hook = this.host.beforeReady;
-    if (hook === undefined) return this.sendReady(b);
-    hook(b.id).then(
-      () => {
-        if (this.current === b && b.state === 'staged' && !this.stopped) this.sendReady(b);
-      },
-      (e: unknown) => this.host.log({ ev: 'prep-error', batch: b.id, error: `state with the staged batch not made durable, ready withheld: ${String(e)}` }),
-    );
+    if (b.decidedCommit) return this.commit(b);
+    if (b.abstain) return;
+    this.afterDurable(b, () => {
+      if (b.state === 'staged') this.sendReady(b);
+    });
   }
 
+  /** Our ballot-0 vote "commit", unless we promised a classic ballot meanwhile. */
   private sendReady(b: Batch): void {
+    if (b.promised > 0 || b.vote0 !== undefined || b.abstain) return;
+    b.vote0 = 'commit';
     b.readies.add(this.host.self);
     this.broadcast(Msg.PrepReady, b.id);
     this.tryCommit(b);
+  }
+
+  /** Runs send once the state holding our votes on b is durable (PrepHost.persistVote), if b is still in flight. */
+  private afterDurable(b: Batch, send: () => void): void {
+    const hook = this.host.persistVote;
+    if (hook === undefined) return send();
+    hook(b.id).then(
+      () => {
+        if (this.current === b && !this.stopped) send();
+      },
+      (e: unknown) => this.host.log({ ev: 'prep-error', batch: b.id, error: `votes not made durable, vote withheld: ${String(e)}` }),
+    );
   }
 
   private tryCommit(b: Batch): void {
@@ -766,6 +872,25 @@ export class Preprocessor {
     this.kick();
   }
 
+  /** Commit of b learned from a peer or a ballot: commit, wait to stage it, or become stale. */
+  private learnCommit(b: Batch, why: string): void {
+    if (b.state === 'staged') return this.commit(b);
+    if (b.state !== 'running') return;
+    if (!b.inert && this.canStillStage(b)) {
+      b.decidedCommit = true;
+      return;
+    }
+    this.host.log({ ev: 'prep-stale', batch: b.id, why: `${why}: committed where this party never staged it` });
+    this.stale = true;
+  }
+
+  /** Every party whose phase-A message of the current round we lack is up (so it will come). */
+  private canStillStage(b: Batch): boolean {
+    const got = b.incoming.get(b.round);
+    for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self && !got?.has(j) && !this.host.isUp(j)) return false;
+    return true;
+  }
+
   private drop(b: Batch, why: string): void {
     if (b.state === 'committed' || b.state === 'dropped') return;
     b.state = 'dropped';
@@ -778,23 +903,150 @@ export class Preprocessor {
     for (const w of b.waiters.splice(0)) w.resolve();
   }
 
-  /** Vetoes batch id (which this party has not sent ready for) and tells everyone. */
+  /**
+   * Votes "drop" on batch id at ballot 0 (we never send ready for it then) and stops computing it; a
+   * classic ballot decides it. Not once we sent ready or promised, not when staged (ready follows),
+   * not on a batch we abstain on.
+   */
   veto(id: number): void {
+    let b = this.current;
+    if (b && b.id !== id) return;
+    if (!b) {
+      if (id !== this.resolved) return;
+      b = this.inertBatch(id);
+    }
+    if (b.abstain || b.vote0 !== undefined || b.promised > 0 || b.state !== 'running') return;
+    b.vote0 = 'drop';
+    b.noFast.add(this.host.self);
+    this.goInert(b);
+    this.host.log({ ev: 'prep-veto', batch: b.id });
+    const v = b;
+    this.afterDurable(v, () => this.broadcast(Msg.PrepVeto, v.id));
+    this.wantTermination(v);
+  }
+
+  // ---- classic ballots (see the header; docs/decisions/0009-preprocessing-termination.md) ----
+
+  private majority(): number {
+    return Math.floor(this.host.n / 2) + 1;
+  }
+
+  /**
+   * True while b needs a classic ballot: the fast path cannot finish, or parties are down while an
+   * operation waits for b or b is staged here (its items then join the reserve during the outage).
+   */
+  private needsTermination(b: Batch): boolean {
+    return b.noFast.size > 0 || b.inert || (!this.host.allUp() && (b.waiters.length > 0 || b.state === 'staged'));
+  }
+
+  /** Schedules a coordination attempt (staggered by party id, so usually one party leads). */
+  private wantTermination(b: Batch): void {
+    if (b.termScheduled || b.abstain || this.current !== b) return;
+    b.termScheduled = true;
+    this.host.setTimer(() => {
+      b.termScheduled = false;
+      this.coordinate(b);
+    }, TERM_STAGGER_MS * (this.host.self - 1));
+  }
+
+  /** Starts a classic ballot on b as coordinator; retries with a higher one while b stays undecided. */
+  private coordinate(b: Batch): void {
+    if (this.current !== b || this.stopped || b.abstain || b.state === 'committed' || b.state === 'dropped') return;
+    if (!this.needsTermination(b)) return;
+    const n = this.host.n;
+    const ballot = (Math.floor(Math.max(b.maxBallot, b.promised) / n) + 1) * n + this.host.self;
+    b.maxBallot = ballot;
+    b.promised = ballot; // our own promise: no ballot-0 vote from here on
+    b.coord = { ballot, promises: new Map() };
+    const own = { ...(b.vote0 ? { vote0: b.vote0 } : {}), ...(b.accepted ? { accepted: b.accepted } : {}) };
+    this.host.log({ ev: 'prep-ballot', batch: b.id, ballot });
+    this.afterDurable(b, () => {
+      if (b.coord?.ballot !== ballot) return;
+      this.broadcastBallot(Msg.PrepPrepare, b.id, ballot);
+      this.onPromise(b, this.host.self, ballot, own);
+    });
+    b.termScheduled = true;
+    this.host.setTimer(() => {
+      b.termScheduled = false;
+      this.coordinate(b);
+    }, TERM_RETRY_MS + TERM_STAGGER_MS * (this.host.self - 1));
+  }
+
+  private broadcastBallot(type: Msg, id: number, ballot: number, key?: string): void {
+    for (let j = 1; j <= this.host.n; j++) {
+      if (j !== this.host.self) this.host.send(j, this.host.envelope({ type, b: id, a: ballot, ...(key !== undefined ? { key } : {}) }));
+    }
+  }
+
+  /** The batch in flight to vote on for a ballot message about id: ours, or an inert one for the next batch. */
+  private voterFor(id: number, from: number): Batch | undefined {
     const b = this.current;
-    if (b && b.id === id) {
-      if (b.state !== 'running') return; // staged: too late to veto
-      this.drop(b, 'vetoed here');
-    } else if (id === this.resolved) {
-      this.resolved = id + 1;
-      this.stats.dropped++;
-      this.host.log({ ev: 'prep-drop', batch: id, why: 'vetoed here before start' });
-    } else if (id < this.resolved) {
+    if (b && b.id === id) return b.abstain ? undefined : b;
+    if (id < this.resolved || (b && id < b.id)) {
+      this.host.send(from, this.host.envelope({ type: Msg.PrepStatus })); // our log tells it the outcome
+      return undefined;
+    }
+    if (!b && id === this.resolved && id !== this.abstainId && this.enabled && !this.stale) return this.inertBatch(id);
+    return undefined;
+  }
+
+  private onPrepare(from: number, id: number, ballot: number): void {
+    const b = this.voterFor(id, from);
+    if (!b) return;
+    b.maxBallot = Math.max(b.maxBallot, ballot);
+    if (ballot <= b.promised) {
+      this.host.send(from, this.host.envelope({ type: Msg.PrepNack, b: id, a: b.promised }));
       return;
     }
-    this.lastVeto = id;
-    this.broadcast(Msg.PrepVeto, id);
+    b.promised = ballot;
+    const key = votesKey(b);
+    this.afterDurable(b, () => this.host.send(from, this.host.envelope({ type: Msg.PrepPromise, b: id, a: ballot, key })));
   }
-  private lastVeto = -1;
+
+  private onPromise(b: Batch, from: number, ballot: number, votes: { vote0?: Decision; accepted?: { ballot: number; value: Decision } }): void {
+    const c = b.coord;
+    if (!c || c.ballot !== ballot || c.proposed) return;
+    c.promises.set(from, votes);
+    if (c.promises.size < this.majority()) return;
+    const ps = [...c.promises.values()];
+    let last: { ballot: number; value: Decision } | undefined;
+    for (const p of ps) if (p.accepted && (!last || p.accepted.ballot > last.ballot)) last = p.accepted;
+    // Fast quorum = all n: "commit" may have been decided at ballot 0 only if every promiser voted it.
+    const value: Decision = last ? last.value : ps.every((p) => p.vote0 === 'commit') ? 'commit' : 'drop';
+    c.proposed = value;
+    this.host.log({ ev: 'prep-propose', batch: b.id, ballot, value, promises: [...c.promises.keys()].sort((x, y) => x - y) });
+    this.broadcastBallot(Msg.PrepAccept, b.id, ballot, value);
+    this.onAccept(b, this.host.self, ballot, value);
+  }
+
+  private onAccept(b: Batch, from: number, ballot: number, value: Decision): void {
+    b.maxBallot = Math.max(b.maxBallot, ballot);
+    if (ballot < b.promised) {
+      if (from !== this.host.self) this.host.send(from, this.host.envelope({ type: Msg.PrepNack, b: b.id, a: b.promised }));
+      return;
+    }
+    b.promised = ballot;
+    b.accepted = { ballot, value };
+    this.afterDurable(b, () => {
+      this.broadcastBallot(Msg.PrepAccepted, b.id, ballot, value);
+      this.onAccepted(b, this.host.self, ballot, value);
+    });
+  }
+
+  private onAccepted(b: Batch, from: number, ballot: number, value: Decision): void {
+    let l = b.learned.get(ballot);
+    if (!l) b.learned.set(ballot, (l = { value, from: new Set() }));
+    l.from.add(from);
+    if (l.from.size < this.majority() || b.state === 'committed' || b.state === 'dropped') return;
+    this.host.log({ ev: 'prep-decided', batch: b.id, ballot, value });
+    if (value === 'commit') this.learnCommit(b, `decided at ballot ${ballot}`);
+    else this.decideDrop(b, `decided at ballot ${ballot}`);
+  }
+
+  private decideDrop(b: Batch, why: string): void {
+    this.drop(b, why);
+    this.broadcast(Msg.PrepDropped, b.id);
+  }
 
   private broadcast(type: Msg, id: number): void {
     for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self) this.host.send(j, this.host.envelope({ type, b: id }));
@@ -809,11 +1061,7 @@ export class Preprocessor {
     if (b && resolved > b.id) {
       // The sender resolved b; batches after b need us, so they were all dropped there.
       if (committed > this.committed) {
-        if (b.state === 'staged') this.commit(b);
-        else if (b.state === 'running') {
-          this.host.log({ ev: 'prep-error', batch: b.id, error: `peer ${from} committed a batch we never staged` });
-          this.stale = true;
-        }
+        this.learnCommit(b, `peer ${from}'s log`);
       } else if (committed === this.committed) {
         this.drop(b, `peer ${from} dropped it`);
       }
@@ -848,7 +1096,8 @@ export class Preprocessor {
         if (env.b < this.resolved || (b && env.b < b.id)) return; // old
         if (!b && env.b === this.resolved && this.enabled && !this.stale) {
           // A peer started the next batch: join if we can (with its proposal), otherwise veto it.
-          if (this.host.allUp()) {
+          // On a batch we abstain on we compute whatever we can (we may not vote either way).
+          if (this.host.allUp() || env.b === this.abstainId) {
             this.startBatch(env.b, tag);
             if (this.current?.id === env.b && this.adoptTag(this.current, tag, from)) this.route(from, env);
           } else this.veto(env.b);
@@ -868,23 +1117,51 @@ export class Preprocessor {
       }
       case Msg.PrepCommit: {
         const b = this.current;
+        if (b && env.b === b.id) this.learnCommit(b, `committed(b) from ${from}`);
+        return;
+      }
+      case Msg.PrepDropped: {
+        const b = this.current;
+        if (b && env.b === b.id) this.drop(b, `dropped(b) from ${from}`);
+        return;
+      }
+      case Msg.PrepVeto:
+      case Msg.PrepAbstain: {
+        const b = this.current;
         if (b && env.b === b.id) {
-          if (b.state === 'staged') this.commit(b);
-          else if (b.state === 'running') {
-            this.host.log({ ev: 'prep-error', batch: b.id, error: `peer ${from} committed a batch we never staged` });
-            this.stale = true;
-          }
+          b.noFast.add(from);
+          if (env.type === Msg.PrepAbstain) this.resendTo(b, from); // it may still compute and stage b
+          this.wantTermination(b);
+        } else if (env.b >= this.resolved && (!b || env.b > b.id) && (this.vetoedAhead.has(env.b) || this.vetoedAhead.size < 64)) {
+          let s = this.vetoedAhead.get(env.b);
+          if (!s) this.vetoedAhead.set(env.b, (s = new Set()));
+          s.add(from);
         }
         return;
       }
-      case Msg.PrepVeto: {
+      case Msg.PrepPrepare:
+        return this.onPrepare(from, env.b, env.a);
+      case Msg.PrepPromise: {
         const b = this.current;
-        if (b && env.b === b.id) this.drop(b, `vetoed by ${from}`);
-        else if (!b && env.b === this.resolved) {
-          this.resolved++;
-          this.stats.dropped++;
-          this.host.log({ ev: 'prep-drop', batch: env.b, why: `vetoed by ${from} before start` });
-        } else if (env.b > this.resolved && this.vetoedAhead.size < 64) this.vetoedAhead.add(env.b);
+        if (b && env.b === b.id) this.onPromise(b, from, env.a, parseVotes(env.key));
+        return;
+      }
+      case Msg.PrepAccept: {
+        const v = parseDecision(env.key);
+        const b = v ? this.voterFor(env.b, from) : undefined;
+        if (b && v) this.onAccept(b, from, env.a, v);
+        return;
+      }
+      case Msg.PrepAccepted: {
+        const v = parseDecision(env.key);
+        let b = this.current;
+        if (!b && env.b === this.resolved && this.enabled) b = this.inertBatch(env.b);
+        if (b && env.b === b.id && v) this.onAccepted(b, from, env.a, v);
+        return;
+      }
+      case Msg.PrepNack: {
+        const b = this.current;
+        if (b && env.b === b.id) b.maxBallot = Math.max(b.maxBallot, env.a);
         return;
       }
       case Msg.PrepStatus:
@@ -918,7 +1195,7 @@ export class Preprocessor {
 
   private route(from: number, env: Envelope): void {
     const b = this.current!;
-    if (b.state !== 'running') return;
+    if (b.state !== 'running' || b.inert) return;
     if (env.a < b.round) return;
     let m = b.incoming.get(env.a);
     if (!m) b.incoming.set(env.a, (m = new Map()));
@@ -947,6 +1224,7 @@ export class Preprocessor {
   private parked: Batch | undefined;
 
   private schedulePhaseA(b: Batch): void {
+    if (b.inert) return;
     if (!this.host.idle() && b.waiters.length === 0 && !this.urgent()) {
       this.parked = b;
       return;
@@ -958,7 +1236,7 @@ export class Preprocessor {
   private resumeParked(): void {
     const b = this.parked;
     this.parked = undefined;
-    if (b && this.current === b && b.state === 'running' && !this.stopped) this.runPhaseAStep(b);
+    if (b && this.current === b && b.state === 'running' && !b.inert && !this.stopped) this.runPhaseAStep(b);
   }
 
   private runPhaseAStep(b: Batch): void {
@@ -980,13 +1258,14 @@ export class Preprocessor {
     if (this.mode === 'dealer') return;
     const b = this.current;
     if (!up) {
-      if (b && b.state === 'running') this.veto(b.id);
+      if (b && b.state === 'running' && !b.inert && !b.decidedCommit) this.veto(b.id);
+      if (b && this.needsTermination(b)) this.wantTermination(b);
       this.reportBlocked();
       return;
     }
-    // Re-send what the peer may have missed: our phase-A messages, ready, veto, commit log.
+    // Re-send what the peer may have missed: our phase-A messages and votes (our log rides on each).
     if (b) this.resendTo(b, peer);
-    if (this.lastVeto >= 0) this.host.send(peer, this.host.envelope({ type: Msg.PrepVeto, b: this.lastVeto }));
+    else if (this.abstainId >= this.resolved) this.host.send(peer, this.host.envelope({ type: Msg.PrepAbstain, b: this.abstainId }));
     this.host.send(peer, this.host.envelope({ type: Msg.PrepStatus }));
     this.kick();
   }
@@ -999,35 +1278,96 @@ export class Preprocessor {
     const snap: PrepSnapshot = { resolved: this.resolved, committed: this.committed };
     if (b && b.state === 'staged' && b.items) snap.staged = { id: b.id, items: b.items };
     if (b && b.state === 'running') snap.running = b.id;
+    if (b && (b.state === 'staged' || b.state === 'running') && (b.vote0 !== undefined || b.promised > 0)) {
+      snap.vote = { ...(b.vote0 ? { vote0: b.vote0 } : {}), promised: b.promised, ...(b.accepted ? { accepted: { ...b.accepted } } : {}) };
+    }
+    if (this.abstainId >= this.resolved) snap.abstain = this.abstainId;
     return snap;
   }
 
-  /** Restores the log after a restart: a staged batch stays staged (its ready is re-sent); a running one is vetoed. */
+  /**
+   * Restores the log after a restart, with our votes on the batch in flight: a staged batch stays
+   * staged (ready is sent again unless we promised a classic ballot); a running one cannot be
+   * computed any more, so we vote drop on it unless we already voted or promised. Acted on at enable().
+   */
   restore(s: PrepSnapshot): void {
     this.resolved = s.resolved;
     this.committed = s.committed;
     this.current = undefined;
+    this.abstainId = s.abstain ?? -1;
+    const apply = (b: Batch): void => {
+      if (s.vote?.vote0) b.vote0 = s.vote.vote0;
+      b.promised = s.vote?.promised ?? 0;
+      b.maxBallot = b.promised;
+      if (s.vote?.accepted) b.accepted = { ...s.vote.accepted };
+      if (b.vote0 === 'drop') b.noFast.add(this.host.self);
+      this.restoredVotes = true;
+    };
     if (s.staged) {
       const b = this.newBatch(s.staged.id, countsOf(s.staged.items));
       b.state = 'staged';
       b.round = 4;
       b.items = s.staged.items;
-      b.readies.add(this.host.self);
       this.current = b;
+      apply(b);
     } else if (s.running !== undefined) {
       this.resolved = Math.max(this.resolved, s.running);
-      this.veto(s.running);
+      apply(this.inertBatch(s.running));
     }
   }
 
-  /** After recovery: adopt the helpers' log; a batch they have in flight is vetoed (we have no items for it). */
+  /** At enable() after restore(): send the ready or veto the restored batch needs, and coordinate if it must. */
+  private actOnRestoredVotes(): void {
+    if (!this.restoredVotes) return;
+    this.restoredVotes = false;
+    const b = this.current;
+    if (!b || b.abstain) return;
+    if (b.state === 'staged') {
+      if (b.vote0 === undefined && b.promised === 0) this.sendReady(b);
+      else if (b.vote0 === 'commit') b.readies.add(this.host.self);
+    } else if (b.vote0 === undefined && b.promised === 0) {
+      this.veto(b.id);
+    }
+    if (this.needsTermination(b) || b.promised > 0) this.wantTermination(b);
+  }
+
+  /**
+   * After recovery: adopt the helpers' log. The batch they have in flight is one we may have voted on
+   * before our memory went: we abstain on it (compute it if we can, never vote, learn the outcome).
+   */
   adopt(resolved: number, committed: number, helpersInFlight: number | undefined): void {
     this.resolved = resolved;
     this.committed = committed;
     this.current = undefined;
     this.stale = false;
-    if (helpersInFlight !== undefined && helpersInFlight >= resolved) this.veto(helpersInFlight);
+    if (helpersInFlight !== undefined && helpersInFlight >= resolved) {
+      this.abstainId = helpersInFlight;
+      this.host.log({ ev: 'prep-abstain', batch: helpersInFlight });
+      this.broadcast(Msg.PrepAbstain, helpersInFlight);
+    }
   }
+}
+
+/** A promise's report of our votes: "vote0|ballot:value" ('-' for none). */
+function votesKey(b: Batch): string {
+  return `${b.vote0 ?? '-'}|${b.accepted ? `${b.accepted.ballot}:${b.accepted.value}` : '-'}`;
+}
+
+function parseDecision(x: string | undefined): Decision | undefined {
+  return x === 'commit' || x === 'drop' ? x : undefined;
+}
+
+function parseVotes(key: string): { vote0?: Decision; accepted?: { ballot: number; value: Decision } } {
+  const [v0, acc] = key.split('|');
+  const out: { vote0?: Decision; accepted?: { ballot: number; value: Decision } } = {};
+  const vote0 = parseDecision(v0);
+  if (vote0) out.vote0 = vote0;
+  if (acc && acc !== '-') {
+    const [ballot, value] = acc.split(':');
+    const v = parseDecision(value);
+    if (v && Number.isSafeInteger(Number(ballot))) out.accepted = { ballot: Number(ballot), value: v };
+  }
+  return out;
 }
 
 /** Party `self`'s share of a degree-t sharing of each value with coefficients from rng (dealer). */

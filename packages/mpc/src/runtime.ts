@@ -56,12 +56,13 @@ export interface PartyOptions {
    */
   busyNote?: () => string;
   /**
-   * Called when a preprocessing batch is staged, before this party sends ready for it: resolve once
-   * the party's state as of now (exportState() / exportStateParts(), which hold the staged batch) is
-   * durable. Without it a party restarted from a state written before a batch it helped commit is
-   * stale and must recover() from t+1 others, which a third death can make impossible.
+   * Called before this party sends a vote on a preprocessing batch (ready when it is staged, a veto,
+   * a classic ballot's promise or accept): resolve once the party's state as of now
+   * (exportState() / exportStateParts(), which hold the staged batch and the votes) is durable.
+   * Without it a party restarted from a state written before a batch it helped commit is stale and
+   * must recover() from t+1 others, and one restarted before a vote could vote differently.
    */
-  beforePrepReady?: (batch: number) => Promise<void>;
+  beforePrepVote?: (batch: number) => Promise<void>;
   /**
    * True when every party runs job `a` before job `b` (the caller's ids carry an order, e.g. a
    * sequence number). Without it a share of a job older than the `finishedJobs` remembered ids looks
@@ -374,7 +375,7 @@ class PartyImpl implements Party {
         emitBatch: (ev) => this.emit('prep-batch', ev),
         idle: () => this.job === undefined,
         setTimer: (fn, ms) => this.transport.clock.setTimeout(fn, ms),
-        ...(opts.beforePrepReady ? { beforeReady: opts.beforePrepReady } : {}),
+        ...(opts.beforePrepVote ? { persistVote: opts.beforePrepVote } : {}),
       },
       opts.preprocessing,
     );
@@ -668,6 +669,13 @@ class PartyImpl implements Party {
         case Msg.PrepCommit:
         case Msg.PrepVeto:
         case Msg.PrepStatus:
+        case Msg.PrepPrepare:
+        case Msg.PrepPromise:
+        case Msg.PrepAccept:
+        case Msg.PrepAccepted:
+        case Msg.PrepNack:
+        case Msg.PrepDropped:
+        case Msg.PrepAbstain:
           // While recovering, a batch the others start is kept for later (the preprocessor buffers
           // it until it is enabled): dropping it would leave that batch waiting for us forever.
           if (this.phase === 'ready' || this.phase === 'setup') this.prep.onMessage(from, env);

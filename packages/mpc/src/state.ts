@@ -8,6 +8,7 @@
 
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
 import { KINDS, WIDTH, countsOf, emptyItems, fromBytes, type Counts, type ItemVectors, type Items, type Kind } from './reserve';
+import type { BatchVote } from './preprocessing';
 
 /** Everything a party persists. */
 export interface PartySnapshot {
@@ -28,7 +29,7 @@ export interface PartySnapshot {
   items: Items | Record<keyof Items, Uint8Array>;
   /** Ids of recently finished jobs, oldest first (the last is the most recent). */
   finished: string[];
-  prep: { resolved: number; committed: number; staged?: { id: number; items: ItemVectors }; running?: number };
+  prep: { resolved: number; committed: number; staged?: { id: number; items: ItemVectors }; running?: number; vote?: BatchVote; abstain?: number };
 }
 
 /** A reserve chunk a split state refers to: `count` items of `kind` from absolute index `start`, stored under `key`. */
@@ -60,7 +61,7 @@ interface Meta {
   cursor: Counts;
   items: Counts;
   finished: string[];
-  prep: { resolved: number; committed: number; staged?: { id: number; items: Counts }; running?: number };
+  prep: { resolved: number; committed: number; staged?: { id: number; items: Counts }; running?: number; vote?: BatchVote; abstain?: number };
 }
 
 
@@ -101,6 +102,8 @@ function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined): Uint8Array {
       resolved: s.prep.resolved, committed: s.prep.committed,
       ...(s.prep.staged ? { staged: { id: s.prep.staged.id, items: countsOf(s.prep.staged.items) } } : {}),
       ...(s.prep.running !== undefined ? { running: s.prep.running } : {}),
+      ...(s.prep.vote ? { vote: s.prep.vote } : {}),
+      ...(s.prep.abstain !== undefined ? { abstain: s.prep.abstain } : {}),
     },
   };
   const vectors: (readonly bigint[] | Uint8Array)[] = [...s.store.map(([, v]) => v), ...KINDS.map((k) => s.items[k])];
@@ -160,7 +163,12 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
   return {
     n: meta.n, t: meta.t, L: meta.L, kappa: meta.kappa, mode: meta.mode, keys: meta.keys, store, pub: meta.pub,
     cursor: meta.cursor, items, finished: meta.finished,
-    prep: { resolved: meta.prep.resolved, committed: meta.prep.committed, ...(staged ? { staged } : {}), ...(meta.prep.running !== undefined ? { running: meta.prep.running } : {}) },
+    prep: {
+      resolved: meta.prep.resolved, committed: meta.prep.committed, ...(staged ? { staged } : {}),
+      ...(meta.prep.running !== undefined ? { running: meta.prep.running } : {}),
+      ...(meta.prep.vote ? { vote: meta.prep.vote } : {}),
+      ...(meta.prep.abstain !== undefined ? { abstain: meta.prep.abstain } : {}),
+    },
   };
 }
 

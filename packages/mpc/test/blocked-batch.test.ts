@@ -1,56 +1,107 @@
-// The commit protocol's blocking case, pinned down: every live party staged a batch and sent ready,
-// the one party whose ready is missing is down, and an operation needs the batch. Nobody live may
-// decide it (the absent party may have committed it, or may never have staged it), so the operation
-// waits, and says so: status().preprocessing.blocked and a 'prep-blocked' log event name the batch
-// and the missing parties (docs/decisions/0009-preprocessing-termination.md). When that party comes
-// back from its own state it re-sends ready, the batch commits, and the operation completes with
-// correct values.
+// Deciding a preprocessing batch while parties are down (classic ballots, docs/decisions/0009):
+// - every live party staged the batch and sent ready, and the parties whose ready is missing are
+//   down (one, or two: t): a classic ballot commits it without them (the live majority all voted
+//   commit at ballot 0), and the operation waiting for it completes with correct values. Before
+//   classic ballots this waited until they returned.
+// - a party died before its last phase-A round reached the others: nobody can stage the batch, the
+//   others veto it, a classic ballot drops it, and the waiting operation fails at every live party
+//   with PreprocessingExhaustedError (never a hang).
 import { describe, expect, it } from 'vitest';
-import { SimNetwork } from '@tenebra/transport';
+import { SimNetwork, type Transport } from '@tenebra/transport';
+import { PreprocessingExhaustedError } from '../src/api';
+import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
 import { deal } from './helpers';
 
-describe('a batch only an absent party can decide', () => {
-  it('blocks the operation visibly, then completes it correctly once that party returns', async () => {
-    const net = new SimNetwork({ n: 5, seed: 91, link: { latencyMs: 1, jitterMs: 0.5 } });
-    const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
+const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
+
+/** A transport that never sends phase-A messages of `round`. */
+function silentInRound(inner: Transport, round: number): Transport {
+  return {
+    self: inner.self, n: inner.n, clock: inner.clock,
+    send: (to, data) => {
+      const env = decode(data);
+      if (env.type === Msg.PrepRound && env.a === round) return;
+      inner.send(to, data);
+    },
+    onMessage: (h) => inner.onMessage(h),
+    onPeer: (h) => inner.onPeer(h),
+    isUp: (p) => inner.isUp(p),
+    start: () => inner.start(),
+    stop: () => inner.stop(),
+  };
+}
+
+/** Runs a job of three products on `live`; resolves to each party's outcome. */
+function products(live: Party[], inputs: bigint[][][]): Promise<PromiseSettledResult<bigint[]>[]> {
+  return Promise.allSettled(live.map((p) => p.runJob('needs-batch-0', async (ctx) => {
+    const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
+    return ctx.open(await ctx.mul(x!, y!));
+  })));
+}
+
+describe('a batch whose missing votes belong to parties that are down', () => {
+  for (const dead of [[5], [4, 5]]) {
+    it(`every live party staged it: a classic ballot commits it without ${dead.join(' and ')}, the operation completes`, async () => {
+      const net = new SimNetwork({ n: 5, seed: 91 + dead.length, link: { latencyMs: 1, jitterMs: 0.5 } });
+      const logs: Record<string, unknown>[] = [];
+      const staged = new Map<number, Uint8Array>();
+      const parties: Party[] = [];
+      for (let i = 1; i <= 5; i++) {
+        parties.push(createParty({
+          n: 5, t: 2, transport: net.transport(i), preprocessing: prep,
+          log: (e) => logs.push(e as Record<string, unknown>),
+          // a dying party "writes" its state with the staged batch, then dies before sending ready
+          ...(dead.includes(i) ? { beforePrepVote: () => new Promise<void>(() => { staged.set(i, parties[i - 1]!.exportState()); }) } : {}),
+        }));
+      }
+      await net.settle(Promise.all(parties.map((p) => p.start())));
+      void Promise.all(parties.map((p) => p.fill()));
+      const live = parties.filter((p) => !dead.includes(p.id));
+      await net.run({ until: () => staged.size === dead.length && live.every((p) => p.status().preprocessing.inFlight === 0), maxTimeMs: 60_000 });
+      await net.run({ maxTimeMs: 100 });
+      expect(parties.map((p) => p.status().preprocessing.committedBatches)).toEqual([0, 0, 0, 0, 0]);
+      for (const d of dead) net.crash(d);
+      const outs = await net.settle(products(live, deal(5, 2, [7n, 11n, 3n], [5n, 0n, 9n])));
+      for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: [35n, 0n, 27n] });
+      const decided = logs.filter((e) => e.ev === 'prep-decided' && e.batch === 0);
+      expect(decided.length).toBeGreaterThanOrEqual(live.length);
+      for (const e of decided) expect(e).toMatchObject({ value: 'commit' });
+      expect((decided[0]!.ballot as number) > 0).toBe(true);
+      for (const p of live) expect(p.status().preprocessing.committedBatches).toBe(1);
+      // a dead party back from the state it wrote learns the commit and commits its staged items too
+      const back = createParty({ n: 5, t: 2, transport: net.restart(dead[0]!), state: staged.get(dead[0]!)!, preprocessing: prep });
+      await net.settle(back.start());
+      await net.run({ until: () => back.status().preprocessing.committedBatches === 1, maxTimeMs: 10_000 });
+      expect(back.status().preprocessing.stale).toBe(false);
+    }, 60_000);
+  }
+
+  it('a party died before its last phase-A round arrived: the batch is dropped, the operation fails typed everywhere', async () => {
+    const net = new SimNetwork({ n: 5, seed: 97, link: { latencyMs: 1, jitterMs: 0.5 } });
     const logs: Record<string, unknown>[] = [];
-    let staged5: Uint8Array | undefined;
     const parties: Party[] = [];
     for (let i = 1; i <= 5; i++) {
-      parties.push(createParty({
-        n: 5, t: 2, transport: net.transport(i), preprocessing: prep,
-        log: (e) => logs.push(e as Record<string, unknown>),
-        // party 5 "writes" its state with the staged batch, then dies before sending ready
-        ...(i === 5 ? { beforePrepReady: () => new Promise<void>(() => { staged5 = parties[4]!.exportState(); }) } : {}),
-      }));
+      const tr = i === 5 ? silentInRound(net.transport(i), 3) : net.transport(i);
+      parties.push(createParty({ n: 5, t: 2, transport: tr, preprocessing: prep, log: (e) => logs.push(e as Record<string, unknown>) }));
     }
     await net.settle(Promise.all(parties.map((p) => p.start())));
-    void Promise.all(parties.map((p) => p.fill()));
-    await net.run({ until: () => staged5 !== undefined && parties.slice(0, 4).every((p) => p.status().preprocessing.inFlight === 0), maxTimeMs: 60_000 });
-    await net.run({ maxTimeMs: 100 });
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    // the others sent their last round and wait for party 5's
+    await net.run({ until: () => logs.filter((e) => e.ev === 'prep-start').length === 5, maxTimeMs: 60_000 });
+    await net.run({ maxTimeMs: 200 });
+    expect(parties.map((p) => p.status().preprocessing.committedBatches)).toEqual([0, 0, 0, 0, 0]);
     net.crash(5);
     const live = parties.slice(0, 4);
-    const xs = [7n, 11n, 3n];
-    const ys = [5n, 0n, 9n];
-    const inputs = deal(5, 2, xs, ys);
-    const jobs = live.map((p) => p.runJob('needs-batch-0', async (ctx) => {
-      const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
-      return ctx.open(await ctx.mul(x!, y!));
-    }));
-    let done = 0;
-    for (const j of jobs) void j.then(() => done++, () => done++);
-    await net.run({ maxTimeMs: 5_000 });
-    expect(done).toBe(0);
-    for (const p of live) {
-      expect(p.status().preprocessing.blocked).toEqual({ batch: 0, missingReadies: [5], down: [5] });
+    const outs = await net.settle(products(live, deal(5, 2, [7n, 11n, 3n], [5n, 0n, 9n])));
+    for (const o of outs) {
+      expect(o.status).toBe('rejected');
+      expect((o as PromiseRejectedResult).reason).toBeInstanceOf(PreprocessingExhaustedError);
     }
-    expect(logs.filter((e) => e.ev === 'prep-blocked' && e.batch === 0).length).toBe(4);
-    // party 5 returns from the state it wrote: it re-sends ready, everyone commits batch 0
-    const again = createParty({ n: 5, t: 2, transport: net.restart(5), state: staged5!, preprocessing: prep });
-    await net.settle(again.start());
-    const outs = await net.settle(Promise.all(jobs));
-    for (const o of outs) expect(o).toEqual([35n, 0n, 27n]);
-    for (const p of live) expect(p.status().preprocessing.blocked).toBeUndefined();
+    for (const e of logs.filter((x) => x.ev === 'prep-decided' && x.batch === 0)) expect(e).toMatchObject({ value: 'drop' });
+    for (const p of live) {
+      expect(p.status().preprocessing.committedBatches).toBe(0);
+      expect(p.status().preprocessing.resolvedBatches).toBeGreaterThanOrEqual(1);
+    }
   }, 60_000);
 });

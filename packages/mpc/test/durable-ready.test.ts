@@ -4,12 +4,12 @@ import { createParty, type Party } from '../src';
 import { decodeSnapshot } from '../src/state';
 
 // A party whose host persists state (the committee node) sends ready for a preprocessing batch only
-// once the state holding the staged batch is durable (PartyOptions.beforePrepReady): until then
+// once the state holding the staged batch is durable (PartyOptions.beforePrepVote): until then
 // nobody can commit the batch, so a restart from that state never comes back without a batch it
 // helped commit.
 
 describe('ready after the staged batch is durable', () => {
-  it('withholds ready until beforePrepReady resolves; the state it persists holds the staged batch', async () => {
+  it('withholds ready until beforePrepVote resolves; the state it persists holds the staged batch', async () => {
     const net = new SimNetwork({ n: 5, seed: 31, link: { latencyMs: 1, jitterMs: 0.5 } });
     const seen: { batch: number; staged: number | undefined; othersCommittedAtCall: number[]; othersCommittedAtRelease: number[] }[] = [];
     const parties: Party[] = [];
@@ -21,7 +21,7 @@ describe('ready after the staged batch is durable', () => {
         ...(i === 1
           ? {
             // the "write" takes 50 ms of simulated time; the state captured now must hold the batch staged
-            beforePrepReady: (batch: number) => new Promise<void>((resolve) => {
+            beforePrepVote: (batch: number) => new Promise<void>((resolve) => {
               const entry = { batch, staged: decodeSnapshot(parties[0]!.exportState()).prep.staged?.id, othersCommittedAtCall: committed(), othersCommittedAtRelease: [] as number[] };
               seen.push(entry);
               net.transport(1).clock.setTimeout(() => {
