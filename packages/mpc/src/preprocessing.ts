@@ -901,6 +901,8 @@ export class Preprocessor {
     this.host.log({ ev: 'prep-drop', batch: b.id, why });
     this.host.emitBatch({ batch: b.id, state: 'dropped', ...zeroCounts() });
     for (const w of b.waiters.splice(0)) w.resolve();
+    // A ballot may decide the drop after every peer is back and idle, when nothing else kicks.
+    this.kick();
   }
 
   /**

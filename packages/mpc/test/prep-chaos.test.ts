@@ -6,8 +6,8 @@
 // - the three live parties decide every batch (none stays in flight) and agree on the log;
 // - an operation on their reserve opens correctly, with every live share checked (checkOpenings),
 //   which a party holding different items would fail;
-// - the dead two come back with their memory gone, recover, and the five of them make and use new
-//   batches with every share checked.
+// - the dead two come back with their memory gone, recover, the five refill the reserve to its
+//   target by background production alone, and make and use new batches with every share checked.
 import { describe, expect, it } from 'vitest';
 import { Prng, SimNetwork } from '@tenebra/transport';
 import { createParty, type Party } from '../src/runtime';
@@ -98,7 +98,14 @@ describe('chaos during preprocessing: two die at random moments', () => {
       await net.settle(Promise.all(back.map((p) => p.start())));
       await net.settle(Promise.all(back.map((p) => p.recover())), { maxTimeMs: 120_000 });
       const all = [...live, ...back].sort((a, b) => a.id - b.id);
-      await net.run({ until: () => all.every((p) => !p.status().preprocessing.stale && p.status().reserve.triples >= 300), maxTimeMs: 300_000 });
+      // background production alone (no job runs) refills every kind to its target: a batch the
+      // ballots dropped after everyone was back must not leave production idle
+      const full = (p: Party): boolean => {
+        const s = p.status();
+        return !s.preprocessing.stale && s.preprocessing.inFlight === undefined && s.reserve.triples >= prep.targetTriples && s.reserve.bits >= prep.targetBits;
+      };
+      await net.run({ until: () => all.every(full), maxTimeMs: 300_000 });
+      expect(all.map((p) => `${p.id}:${status(p)}:${p.status().reserve.triples}/${p.status().reserve.bits}`).filter((_, i) => !full(all[i]!))).toEqual([]);
       await useReserve(net, all, 'all', seed + 100);
       await useReserve(net, all, 'all-again', seed + 200);
     }, 120_000);
