@@ -91,7 +91,11 @@ export class NodeStore {
   private async writeState(lastSeq: bigint, state: SplitState, also: () => void): Promise<void> {
     const added = [...state.chunks.keys()].filter((k) => !this.storedChunks.has(k));
     const dropped = [...this.storedChunks].filter((k) => !state.chunks.has(k));
-    await this.root.transaction(() => {
+    // batch, not transaction: a transaction's callback runs on the main thread while lmdb's write
+    // thread (a libuv pool thread) holds the write lock waiting for it, so a process.exit in that
+    // window (a fatal error) never returned: exit joins the pool thread, which waits for the main
+    // thread. batch queues the writes now, all in one atomic transaction the write thread runs alone.
+    await this.root.batch(() => {
       also();
       for (const k of added) this.chunks.put(k, state.chunks.get(k)!);
       for (const k of dropped) this.chunks.remove(k);
@@ -114,7 +118,7 @@ export class NodeStore {
     const newest = this.lastSeq();
     const keepFrom = upTo < newest - RESULT_RETENTION ? upTo : newest - RESULT_RETENTION;
     if (keepFrom <= 1n) return;
-    await this.root.transaction(() => {
+    await this.root.batch(() => {
       for (const key of this.results.getKeys({ end: seqKey(keepFrom) })) void this.results.remove(key);
     });
   }

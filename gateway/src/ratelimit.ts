@@ -213,8 +213,11 @@ export class RateLimitPersistence {
   async flush(): Promise<void> {
     const changed = this.limiter.takeDirty();
     if (changed.length === 0) return;
-    await this.table.transaction(() => {
-      for (const [k, v] of changed) this.table.put(k, v);
+    // batch (one atomic write the write thread runs alone), not transaction: a transaction's callback
+    // needs the main thread while the write thread waits, so an exit then would hang (committee
+    // node-store.ts has the case)
+    await this.table.batch(() => {
+      for (const [k, v] of changed) void this.table.put(k, v);
     });
   }
 }

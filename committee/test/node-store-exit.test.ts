@@ -1,0 +1,46 @@
+// A committee node exits on a fatal error (a stale node, so that its supervisor restarts it) at any
+// moment, including while a state write is in flight. With the write as an lmdb transaction(callback)
+// the exit never returned: the write thread (a libuv pool thread) held the transaction waiting for
+// the callback to run on the main thread, and process.exit joins the pool threads (seen in CI: the
+// frozen-node test's node 5 logged "this node is stale" and then hung with its port open). The store
+// now queues its writes with batch(), which the write thread runs alone.
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NodeStore } from '../src/node-store';
+
+const FIXTURE = join(__dirname, 'fixtures', 'exit-mid-write.ts');
+
+function runChild(dir: string, turns: number): Promise<number | string> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dir, String(turns)], { stdio: 'ignore' });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve('hung');
+    }, 15_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code ?? 'signal');
+    });
+  });
+}
+
+describe('node store: exiting while a write is in flight', () => {
+  it('process.exit returns at every moment of a queued write, and the store opens afterwards', async () => {
+    for (const turns of [0, 1, 2]) {
+      const dir = mkdtempSync(join(tmpdir(), 'tenebra-exit-'));
+      try {
+        expect(await runChild(dir, turns), `exit after ${turns} event turns`).toBe(3);
+        const store = new NodeStore(dir); // the write either landed whole or not at all
+        const seq = store.lastSeq();
+        expect([0n, 1n]).toContain(seq);
+        if (seq === 1n) expect(store.chunk('c1')?.length).toBe(100_000);
+        await store.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  }, 60_000);
+});
