@@ -26,8 +26,9 @@
 //  - Ballot 0, the path without failures: phase A computes the items; the party stages them and
 //    sends ready(b) (a vote "commit" at ballot 0). Ready from all n decides commit at once. A party
 //    that has not sent ready may veto b instead (a vote "drop" at ballot 0; it then never sends
-//    ready): when it loses a peer in phase A, or when an operation needs production and it does not
-//    see all n up. A veto only rules out the fast path; it drops nothing by itself.
+//    ready): when a peer it lost in phase A is still down 1 s later (a reset stream or a short
+//    freeze costs nothing), or when an operation needs production and it does not see all n up. A
+//    veto only rules out the fast path; it drops nothing by itself.
 //  - Classic ballots (k*n + party): when the fast path cannot finish (a veto or an abstention was
 //    heard, or an operation waits for b while some party is down), a party coordinates: prepare,
 //    promises from a majority (each promiser never votes at ballot 0 afterwards and reports its
@@ -193,6 +194,8 @@ interface Batch {
   termScheduled: boolean;
   /** Decided commit while we were still in phase A: commit as soon as it is staged. */
   decidedCommit: boolean;
+  /** A veto is due if a peer lost in phase A has not come back by then (PEER_DOWN_VETO_MS). */
+  vetoArmed: boolean;
   /** We do not compute this batch (we vetoed it, or know it only from votes): we vote and learn. */
   inert: boolean;
   /** Our votes on it were lost with our memory: never vote, only learn. */
@@ -276,6 +279,13 @@ const TERM_STAGGER_MS = 20;
 const TERM_RETRY_MS = 500;
 /** A batch that has heard nothing new for this long re-sends what it sent (duplicates are ignored). */
 const PREP_RESEND_MS = 3_000;
+/**
+ * A party that loses a peer in phase A vetoes the batch only if the peer is still down this much
+ * later: a reset stream or a short freeze then costs nothing (the peer's messages are re-sent on
+ * reconnect and phase A goes on), while a real death is decided by a ballot soon after. An operation
+ * waiting for the batch does not wait for this: it starts a ballot itself.
+ */
+const PEER_DOWN_VETO_MS = 1_000;
 
 /** Owns the reserve, batch production and the commit protocol of one party. */
 export class Preprocessor {
@@ -510,7 +520,7 @@ export class Preprocessor {
   private newBatch(id: number, per: Counts): Batch {
     return {
       id, per, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0,
-      promised: 0, noFast: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, inert: false,
+      promised: 0, noFast: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, inert: false,
       abstain: id === this.abstainId,
     };
   }
@@ -927,6 +937,17 @@ export class Preprocessor {
     this.wantTermination(v);
   }
 
+  /** Vetoes b if, PEER_DOWN_VETO_MS from now, some peer is still down and b is still in phase A here. */
+  private vetoUnlessBack(b: Batch): void {
+    if (b.vetoArmed) return;
+    b.vetoArmed = true;
+    this.host.setTimer(() => {
+      b.vetoArmed = false;
+      if (this.current !== b || this.stopped || this.host.allUp() || b.state !== 'running' || b.inert || b.decidedCommit) return;
+      this.veto(b.id);
+    }, PEER_DOWN_VETO_MS);
+  }
+
   // ---- classic ballots (see the header; docs/decisions/0009-preprocessing-termination.md) ----
 
   private majority(): number {
@@ -1260,7 +1281,7 @@ export class Preprocessor {
     if (this.mode === 'dealer') return;
     const b = this.current;
     if (!up) {
-      if (b && b.state === 'running' && !b.inert && !b.decidedCommit) this.veto(b.id);
+      if (b && b.state === 'running' && !b.inert && !b.decidedCommit) this.vetoUnlessBack(b);
       if (b && this.needsTermination(b)) this.wantTermination(b);
       this.reportBlocked();
       return;

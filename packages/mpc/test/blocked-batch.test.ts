@@ -6,6 +6,8 @@
 // - a party died before its last phase-A round reached the others: nobody can stage the batch, the
 //   others veto it, a classic ballot drops it, and the waiting operation fails at every live party
 //   with PreprocessingExhaustedError (never a hang).
+// - a party cut off for less than the veto grace period (a reset stream, a short freeze) in the middle
+//   of background batches costs no batch: phase A goes on when it is back.
 import { describe, expect, it } from 'vitest';
 import { SimNetwork, type Transport } from '@tenebra/transport';
 import { PreprocessingExhaustedError } from '../src/api';
@@ -103,5 +105,27 @@ describe('a batch whose missing votes belong to parties that are down', () => {
       expect(p.status().preprocessing.committedBatches).toBe(0);
       expect(p.status().preprocessing.resolvedBatches).toBeGreaterThanOrEqual(1);
     }
+  }, 60_000);
+
+  it('a party cut off for 300 ms mid-batch: nothing is vetoed or dropped, every batch commits', async () => {
+    const net = new SimNetwork({ n: 5, seed: 101, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({
+      n: 5, t: 2, transport: net.transport(i), preprocessing: { targetTriples: 400, targetBits: 640, batch: 40 },
+      log: (e) => logs.push(e as Record<string, unknown>),
+    }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    // background production runs; cut party 3 off while a batch is in its phase A
+    await net.run({ until: () => logs.some((e) => e.ev === 'prep-start'), maxTimeMs: 10_000 });
+    net.partition([[3], [1, 2, 4, 5]]);
+    await net.run({ maxTimeMs: 300 });
+    expect(parties.some((p) => p.status().preprocessing.inFlight !== undefined)).toBe(true);
+    net.heal();
+    await net.run({ until: () => parties.every((p) => p.status().preprocessing.inFlight === undefined && p.status().reserve.triples >= 400), maxTimeMs: 60_000 });
+    for (const p of parties) {
+      expect(p.status().reserve.triples).toBeGreaterThanOrEqual(400);
+      expect(p.status().preprocessing.made.dropped).toBe(0);
+    }
+    expect(logs.filter((e) => e.ev === 'prep-veto' || e.ev === 'prep-drop')).toEqual([]);
   }, 60_000);
 });

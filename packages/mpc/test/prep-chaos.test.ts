@@ -72,17 +72,18 @@ describe('chaos during preprocessing: two die at random moments', () => {
         kill(dead[1]!, t1 + rng.nextFloat() * 15);
       }
       if (mode === 'coordinator') {
-        // make a classic ballot happen: one party vetoes by losing a peer for a moment mid-batch
+        // make a classic ballot happen: parties veto a batch when a peer lost mid-batch is still gone
+        // after the grace period (1 s), so cut one party off for longer than that
         net.clock.setTimeout(() => net.partition([[order[2]!], order.filter((j) => j !== order[2])]), 20 + rng.nextFloat() * 20);
-        net.clock.setTimeout(() => net.heal(), 60);
+        net.clock.setTimeout(() => net.heal(), 1_300);
         net.clock.setTimeout(() => { // no ballot came: kill at a fixed moment instead
           if (proposed) return;
           proposed = true;
           kill(dead[0]!, 0);
           kill(dead[1]!, 1);
-        }, 400);
+        }, 2_000);
       }
-      await net.run({ maxTimeMs: 500 });
+      await net.run({ maxTimeMs: 2_100 });
       const live = parties.filter((p) => !net.isCrashed(p.id));
       expect(live.length).toBe(3);
       await net.run({ until: () => live.every((p) => p.status().preprocessing.inFlight === undefined), maxTimeMs: 60_000 });
