@@ -32,10 +32,11 @@
 //  - Classic ballots (k*n + party): when the fast path cannot finish (a veto or an abstention was
 //    heard, or an operation waits for b while some party is down), a party coordinates: prepare,
 //    promises from a majority (each promiser never votes at ballot 0 afterwards and reports its
-//    ballot-0 vote and its last accepted value), then accept. The value is the last accepted one if
-//    any promiser accepted one, "commit" if every promiser voted commit at ballot 0 (it may have been
-//    decided there, and those t+1 parties hold the items), "drop" otherwise. Accepted from a
-//    majority decides it. So the three parties left after two deaths decide every batch.
+//    ballot-0 vote, its last accepted value and the vetoes it heard), then accept. The value is the
+//    last accepted one if any promiser accepted one, "commit" if every promiser voted commit at
+//    ballot 0 and no veto is known (it may have been decided there, and those t+1 parties hold the
+//    items), "drop" otherwise: a known veto rules commit out at ballot 0, and dropping spares the
+//    vetoer, which cannot stage b, from ending stale. Accepted from a majority decides it. So the three parties left after two deaths decide every batch.
 //  - Every vote (ready, veto, promise, accept) goes out only once the state holding it is durable
 //    (PrepHost.persistVote), so a party restarted from its own state never votes twice. A party
 //    recovered from a memory loss abstains on the batch then in flight (its votes are gone): it never
@@ -184,12 +185,17 @@ interface Batch {
   accepted?: { ballot: number; value: Decision };
   /** Parties known to have vetoed b or to abstain on it: ready from all n will not come. */
   noFast: Set<number>;
+  /**
+   * Parties known to have vetoed b (a ballot-0 vote "drop", durable and final): with any, commit was
+   * not decided at ballot 0, so a ballot is free to drop b. Not abstainers: their votes are unknown.
+   */
+  vetoes: Set<number>;
   /** Largest ballot heard of (our next one is above it). */
   maxBallot: number;
   /** Learner: accepted(ballot, value) senders per ballot. */
   learned: Map<number, { value: Decision; from: Set<number> }>;
   /** Our classic round as coordinator. */
-  coord?: { ballot: number; promises: Map<number, { vote0?: Decision; accepted?: { ballot: number; value: Decision } }>; proposed?: Decision };
+  coord?: { ballot: number; promises: Map<number, PromiseVotes>; proposed?: Decision };
   /** A coordination attempt is scheduled. */
   termScheduled: boolean;
   /** Decided commit while we were still in phase A: commit as soon as it is staged. */
@@ -302,7 +308,7 @@ export class Preprocessor {
   private current: Batch | undefined;
   private readonly futureMsgs: { from: number; env: Envelope }[] = [];
   /** Vetoes and abstentions heard for batches not started here (id -> parties). */
-  private readonly vetoedAhead = new Map<number, Set<number>>();
+  private readonly vetoedAhead = new Map<number, { noFast: Set<number>; vetoes: Set<number> }>();
   /** The batch this party abstains on (see the header), if any. */
   private abstainId = -1;
   /** Votes restored with the batch in flight, acted on at enable() (the party is not running before). */
@@ -520,7 +526,7 @@ export class Preprocessor {
   private newBatch(id: number, per: Counts): Batch {
     return {
       id, per, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0,
-      promised: 0, noFast: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, inert: false,
+      promised: 0, noFast: new Set(), vetoes: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, inert: false,
       abstain: id === this.abstainId,
     };
   }
@@ -567,7 +573,8 @@ export class Preprocessor {
     for (const k of [...this.vetoedAhead.keys()]) if (k <= id) this.vetoedAhead.delete(k);
     if (vetoed) {
       // the fast path cannot finish: vote drop and let a classic ballot decide
-      for (const j of vetoed) b.noFast.add(j);
+      for (const j of vetoed.noFast) b.noFast.add(j);
+      for (const j of vetoed.vetoes) b.vetoes.add(j);
       this.veto(id);
       if (b.inert) return b;
     }
@@ -930,6 +937,7 @@ export class Preprocessor {
     if (b.abstain || b.vote0 !== undefined || b.promised > 0 || b.state !== 'running') return;
     b.vote0 = 'drop';
     b.noFast.add(this.host.self);
+    b.vetoes.add(this.host.self);
     this.goInert(b);
     this.host.log({ ev: 'prep-veto', batch: b.id });
     const v = b;
@@ -981,7 +989,7 @@ export class Preprocessor {
     b.maxBallot = ballot;
     b.promised = ballot; // our own promise: no ballot-0 vote from here on
     b.coord = { ballot, promises: new Map() };
-    const own = { ...(b.vote0 ? { vote0: b.vote0 } : {}), ...(b.accepted ? { accepted: b.accepted } : {}) };
+    const own = { ...(b.vote0 ? { vote0: b.vote0 } : {}), ...(b.accepted ? { accepted: b.accepted } : {}), vetoes: [...b.vetoes] };
     this.host.log({ ev: 'prep-ballot', batch: b.id, ballot });
     this.afterDurable(b, () => {
       if (b.coord?.ballot !== ballot) return;
@@ -1026,7 +1034,7 @@ export class Preprocessor {
     this.afterDurable(b, () => this.host.send(from, this.host.envelope({ type: Msg.PrepPromise, b: id, a: ballot, key })));
   }
 
-  private onPromise(b: Batch, from: number, ballot: number, votes: { vote0?: Decision; accepted?: { ballot: number; value: Decision } }): void {
+  private onPromise(b: Batch, from: number, ballot: number, votes: PromiseVotes): void {
     const c = b.coord;
     if (!c || c.ballot !== ballot || c.proposed) return;
     c.promises.set(from, votes);
@@ -1034,8 +1042,12 @@ export class Preprocessor {
     const ps = [...c.promises.values()];
     let last: { ballot: number; value: Decision } | undefined;
     for (const p of ps) if (p.accepted && (!last || p.accepted.ballot > last.ballot)) last = p.accepted;
-    // Fast quorum = all n: "commit" may have been decided at ballot 0 only if every promiser voted it.
-    const value: Decision = last ? last.value : ps.every((p) => p.vote0 === 'commit') ? 'commit' : 'drop';
+    // Fast quorum = all n: "commit" may have been decided at ballot 0 only if every promiser voted it
+    // and no party is known to have vetoed (a veto is a final ballot-0 vote "drop"). Dropping then
+    // spares a vetoer, which cannot stage b, from ending stale (it would need recovery, and two more
+    // deaths would leave the committee without enough healthy parties).
+    const vetoed = b.vetoes.size > 0 || ps.some((p) => (p.vetoes?.length ?? 0) > 0);
+    const value: Decision = last ? last.value : !vetoed && ps.every((p) => p.vote0 === 'commit') ? 'commit' : 'drop';
     c.proposed = value;
     this.host.log({ ev: 'prep-propose', batch: b.id, ballot, value, promises: [...c.promises.keys()].sort((x, y) => x - y) });
     this.broadcastBallot(Msg.PrepAccept, b.id, ballot, value);
@@ -1153,12 +1165,14 @@ export class Preprocessor {
         const b = this.current;
         if (b && env.b === b.id) {
           b.noFast.add(from);
+          if (env.type === Msg.PrepVeto) b.vetoes.add(from);
           if (env.type === Msg.PrepAbstain) this.resendTo(b, from); // it may still compute and stage b
           this.wantTermination(b);
         } else if (env.b >= this.resolved && (!b || env.b > b.id) && (this.vetoedAhead.has(env.b) || this.vetoedAhead.size < 64)) {
           let s = this.vetoedAhead.get(env.b);
-          if (!s) this.vetoedAhead.set(env.b, (s = new Set()));
-          s.add(from);
+          if (!s) this.vetoedAhead.set(env.b, (s = { noFast: new Set(), vetoes: new Set() }));
+          s.noFast.add(from);
+          if (env.type === Msg.PrepVeto) s.vetoes.add(from);
         }
         return;
       }
@@ -1323,7 +1337,10 @@ export class Preprocessor {
       b.promised = s.vote?.promised ?? 0;
       b.maxBallot = b.promised;
       if (s.vote?.accepted) b.accepted = { ...s.vote.accepted };
-      if (b.vote0 === 'drop') b.noFast.add(this.host.self);
+      if (b.vote0 === 'drop') {
+        b.noFast.add(this.host.self);
+        b.vetoes.add(this.host.self);
+      }
       this.restoredVotes = true;
     };
     if (s.staged) {
@@ -1372,17 +1389,24 @@ export class Preprocessor {
 }
 
 /** A promise's report of our votes: "vote0|ballot:value" ('-' for none). */
+/** A promiser's report: its ballot-0 vote, its last accepted value, the vetoes it knows of. */
+interface PromiseVotes {
+  vote0?: Decision;
+  accepted?: { ballot: number; value: Decision };
+  vetoes?: number[];
+}
+
 function votesKey(b: Batch): string {
-  return `${b.vote0 ?? '-'}|${b.accepted ? `${b.accepted.ballot}:${b.accepted.value}` : '-'}`;
+  return `${b.vote0 ?? '-'}|${b.accepted ? `${b.accepted.ballot}:${b.accepted.value}` : '-'}|${[...b.vetoes].join(',')}`;
 }
 
 function parseDecision(x: string | undefined): Decision | undefined {
   return x === 'commit' || x === 'drop' ? x : undefined;
 }
 
-function parseVotes(key: string): { vote0?: Decision; accepted?: { ballot: number; value: Decision } } {
-  const [v0, acc] = key.split('|');
-  const out: { vote0?: Decision; accepted?: { ballot: number; value: Decision } } = {};
+function parseVotes(key: string): PromiseVotes {
+  const [v0, acc, vetoes] = key.split('|');
+  const out: PromiseVotes = {};
   const vote0 = parseDecision(v0);
   if (vote0) out.vote0 = vote0;
   if (acc && acc !== '-') {
@@ -1390,6 +1414,7 @@ function parseVotes(key: string): { vote0?: Decision; accepted?: { ballot: numbe
     const v = parseDecision(value);
     if (v && Number.isSafeInteger(Number(ballot))) out.accepted = { ballot: Number(ballot), value: v };
   }
+  if (vetoes) out.vetoes = vetoes.split(',').map(Number).filter((j) => Number.isSafeInteger(j) && j >= 1);
   return out;
 }
 

@@ -6,6 +6,10 @@
 // - a party died before its last phase-A round reached the others: nobody can stage the batch, the
 //   others veto it, a classic ballot drops it, and the waiting operation fails at every live party
 //   with PreprocessingExhaustedError (never a hang).
+// - a party restarted from its own state with the batch still running votes drop on it while the
+//   others staged it: a ballot must not commit it past that veto (the restored party could not stage
+//   it and would be stale, so two more deaths would leave the committee stuck); it is dropped
+//   everywhere and the five go on.
 // - a party cut off for less than the veto grace period (a reset stream, a short freeze) in the middle
 //   of background batches costs no batch: phase A goes on when it is back.
 import { describe, expect, it } from 'vitest';
@@ -27,6 +31,23 @@ function silentInRound(inner: Transport, round: number): Transport {
       inner.send(to, data);
     },
     onMessage: (h) => inner.onMessage(h),
+    onPeer: (h) => inner.onPeer(h),
+    isUp: (p) => inner.isUp(p),
+    start: () => inner.start(),
+    stop: () => inner.stop(),
+  };
+}
+
+/** A transport that never delivers phase-A messages of `round` to its party. */
+function deafInRound(inner: Transport, round: number): Transport {
+  return {
+    self: inner.self, n: inner.n, clock: inner.clock,
+    send: (to, data) => inner.send(to, data),
+    onMessage: (h) => inner.onMessage((from, data) => {
+      const env = decode(data);
+      if (env.type === Msg.PrepRound && env.a === round) return;
+      h(from, data);
+    }),
     onPeer: (h) => inner.onPeer(h),
     isUp: (p) => inner.isUp(p),
     start: () => inner.start(),
@@ -127,5 +148,40 @@ describe('a batch whose missing votes belong to parties that are down', () => {
       expect(p.status().preprocessing.made.dropped).toBe(0);
     }
     expect(logs.filter((e) => e.ev === 'prep-veto' || e.ev === 'prep-drop')).toEqual([]);
+  }, 60_000);
+
+  it('a party restored with the batch running vetoes it: the ballot drops it (nobody stale), then two die and three go on', async () => {
+    const net = new SimNetwork({ n: 5, seed: 103, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    const log = (e: object): void => void logs.push(e as Record<string, unknown>);
+    const mk = (i: number, tr: Transport, state?: Uint8Array): Party =>
+      createParty({ n: 5, t: 2, transport: tr, preprocessing: prep, log, ...(state ? { state } : {}) });
+    // party 3 never hears the last phase-A round: the others stage batch 0, it stays in phase A
+    const parties = [1, 2, 3, 4, 5].map((i) => mk(i, i === 3 ? deafInRound(net.transport(i), 3) : net.transport(i)));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged').length === 4, maxTimeMs: 60_000 });
+    await net.run({ maxTimeMs: 50 });
+    expect(parties.map((p) => p.status().preprocessing.committedBatches)).toEqual([0, 0, 0, 0, 0]);
+    // party 3 dies and comes back from the state it had (batch 0 running, no vote): it votes drop
+    const state3 = parties[2]!.exportState();
+    net.crash(3);
+    const back = mk(3, net.restart(3), state3);
+    await net.settle(back.start());
+    const all = [parties[0]!, parties[1]!, back, parties[3]!, parties[4]!];
+    await net.run({ until: () => all.every((p) => p.status().preprocessing.resolvedBatches >= 1), maxTimeMs: 30_000 });
+    for (const e of logs.filter((x) => x.ev === 'prep-decided' && x.batch === 0)) expect(e).toMatchObject({ value: 'drop' });
+    for (const p of all) {
+      expect(p.status().preprocessing.stale).toBe(false);
+      expect(p.status().preprocessing.committedBatches).toBe(0);
+    }
+    // the five make a batch together, then two die and the other three (the restored one among them) compute
+    await net.settle(Promise.all(all.map((p) => p.fill())));
+    for (const p of all) expect(p.status().preprocessing.committedBatches).toBeGreaterThanOrEqual(1);
+    net.crash(1);
+    net.crash(5);
+    const three = [all[1]!, all[2]!, all[3]!];
+    const outs = await net.settle(products(three, deal(5, 2, [7n, 11n, 3n], [5n, 0n, 9n])));
+    for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: [35n, 0n, 27n] });
   }, 60_000);
 });
