@@ -17,7 +17,7 @@ import { SimNetwork, type Transport } from '@tenebra/transport';
 import { PreprocessingExhaustedError } from '../src/api';
 import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
-import { deal } from './helpers';
+import { deal, holdingRound } from './helpers';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
 
@@ -31,23 +31,6 @@ function silentInRound(inner: Transport, round: number): Transport {
       inner.send(to, data);
     },
     onMessage: (h) => inner.onMessage(h),
-    onPeer: (h) => inner.onPeer(h),
-    isUp: (p) => inner.isUp(p),
-    start: () => inner.start(),
-    stop: () => inner.stop(),
-  };
-}
-
-/** A transport that never delivers phase-A messages of `round` to its party. */
-function deafInRound(inner: Transport, round: number): Transport {
-  return {
-    self: inner.self, n: inner.n, clock: inner.clock,
-    send: (to, data) => inner.send(to, data),
-    onMessage: (h) => inner.onMessage((from, data) => {
-      const env = decode(data);
-      if (env.type === Msg.PrepRound && env.a === round) return;
-      h(from, data);
-    }),
     onPeer: (h) => inner.onPeer(h),
     isUp: (p) => inner.isUp(p),
     start: () => inner.start(),
@@ -157,7 +140,7 @@ describe('a batch whose missing votes belong to parties that are down', () => {
     const mk = (i: number, tr: Transport, state?: Uint8Array): Party =>
       createParty({ n: 5, t: 2, transport: tr, preprocessing: prep, log, ...(state ? { state } : {}) });
     // party 3 never hears the last phase-A round: the others stage batch 0, it stays in phase A
-    const parties = [1, 2, 3, 4, 5].map((i) => mk(i, i === 3 ? deafInRound(net.transport(i), 3) : net.transport(i)));
+    const parties = [1, 2, 3, 4, 5].map((i) => mk(i, i === 3 ? holdingRound(net.transport(i), 3) : net.transport(i)));
     await net.settle(Promise.all(parties.map((p) => p.start())));
     void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
     await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged').length === 4, maxTimeMs: 60_000 });

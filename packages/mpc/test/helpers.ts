@@ -87,3 +87,22 @@ export function rewritingRounds(inner: Transport, jobId: string, rewrite: (env: 
     stop: () => inner.stop(),
   };
 }
+
+/** A transport that holds back the incoming preprocessing phase-A messages of `round` while `hold()` is true. */
+export function holdingRound(inner: Transport, round: number, hold: () => boolean = () => true): Transport {
+  return {
+    self: inner.self, n: inner.n, clock: inner.clock,
+    send: (to, data) => inner.send(to, data),
+    onMessage: (h) => inner.onMessage((from, data) => {
+      if (hold()) {
+        const env = decode(data);
+        if (env.type === Msg.PrepRound && env.a === round) return;
+      }
+      h(from, data);
+    }),
+    onPeer: (h) => inner.onPeer(h),
+    isUp: (p) => inner.isUp(p),
+    start: () => inner.start(),
+    stop: () => inner.stop(),
+  };
+}

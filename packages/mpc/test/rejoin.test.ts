@@ -4,29 +4,9 @@
 // so fresh randomness in the recomputed GRR rows would leave the party with shares that lie on no
 // common polynomial with everyone else's (a silent wrong value wherever an opening uses them).
 import { describe, expect, it } from 'vitest';
-import { SimNetwork, type Transport } from '@tenebra/transport';
-import { Msg, decode } from '../src/messages';
+import { SimNetwork } from '@tenebra/transport';
 import { createParty, type Party } from '../src/runtime';
-import { deal } from './helpers';
-
-/** Party `self`'s transport, holding back incoming phase-A messages of `round` while `hold()` is true. */
-function holdingRound(inner: Transport, round: number, hold: () => boolean): Transport {
-  return {
-    self: inner.self, n: inner.n, clock: inner.clock,
-    send: (to, data) => inner.send(to, data),
-    onMessage: (h) => inner.onMessage((from, data) => {
-      if (hold()) {
-        const env = decode(data);
-        if (env.type === Msg.PrepRound && env.a === round) return;
-      }
-      h(from, data);
-    }),
-    onPeer: (h) => inner.onPeer(h),
-    isUp: (p) => inner.isUp(p),
-    start: () => inner.start(),
-    stop: () => inner.stop(),
-  };
-}
+import { deal, holdingRound } from './helpers';
 
 describe('rejoining a preprocessing batch after a restart', () => {
   it('recomputes the same phase-A messages, so the committed items are consistent at every party', async () => {
