@@ -384,10 +384,11 @@ export class CommitteeNode {
 
   /**
    * Makes the party's state with a just-staged preprocessing batch durable before the party sends
-   * ready for it, and before any other vote on a batch (see PartyOptions.beforePrepVote). Queued behind the write in flight, so an older
-   * export cannot land after it. A state is always written with the seq of its last finished job,
-   * whose results must be on disk first: if that job's boundary is not queued yet (runBatch is
-   * between the job and its write), its write, exported later, carries the batch and releases it.
+   * ready for it, and before any other vote on a batch (see PartyOptions.beforePrepVote). Queued
+   * behind the write in flight, so an older export cannot land after it. A state is always written
+   * with the seq of its last finished job, whose results must be on disk first: if that job's
+   * boundary is not queued yet (runBatch is between the job and its write), its write, exported
+   * later, carries the batch and releases it.
    */
   private persistStaged(): Promise<void> {
     return new Promise<void>((release, fail) => {

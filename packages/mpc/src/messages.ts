@@ -36,7 +36,10 @@ export const Msg = {
   JobGone: 11,
   /** A classic ballot's prepare for batch b (a: ballot). */
   PrepPrepare: 12,
-  /** Promise for ballot a on batch b (key: "vote0|ballot:value", our ballot-0 vote and last accepted value). */
+  /**
+   * Promise for ballot a on batch b (key: "vote0|ballot:value|vetoers": our ballot-0 vote, our last
+   * accepted value, and the parties we heard veto b, comma-separated; '-' or empty for none).
+   */
   PrepPromise: 13,
   /** Accept ballot a's value on batch b (key: 'commit' | 'drop'). */
   PrepAccept: 14,

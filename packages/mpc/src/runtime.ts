@@ -94,7 +94,7 @@ export interface PartyStatus {
   quorum: boolean;
   /** Items available per kind (bits = 4 x nibbles) and absolute cursors (items ever consumed). */
   reserve: Counts & { bits: number; cursor: Counts };
-  preprocessing: { resolvedBatches: number; committedBatches: number; inFlight: number | undefined; stale: boolean; blocked?: { batch: number; missingReadies: number[]; down: number[] }; perBatch: Counts; made: Counts & { bits: number; batches: number; dropped: number; productionMs: number } };
+  preprocessing: { resolvedBatches: number; committedBatches: number; inFlight: number | undefined; stale: boolean; blocked?: { batch: number; state: string; missingReadies: number[]; down: number[]; ballot: number }; perBatch: Counts; made: Counts & { bits: number; batches: number; dropped: number; productionMs: number } };
   mode: string;
   lastFinishedJob: string | undefined;
   currentJob: string | undefined;
