@@ -202,6 +202,8 @@ interface Batch {
   decidedCommit: boolean;
   /** A veto is due if a peer lost in phase A has not come back by then (PEER_DOWN_VETO_MS). */
   vetoArmed: boolean;
+  /** Consecutive re-send periods in which nothing new arrived for b (see armResend). */
+  silentPeriods: number;
   /** We do not compute this batch (we vetoed it, or know it only from votes): we vote and learn. */
   inert: boolean;
   /** Our votes on it were lost with our memory: never vote, only learn. */
@@ -292,6 +294,8 @@ const PREP_RESEND_MS = 3_000;
  * waiting for the batch does not wait for this: it starts a ballot itself.
  */
 const PEER_DOWN_VETO_MS = 1_000;
+/** A batch in phase A that hears nothing new for this many re-send periods while all n are up is vetoed. */
+const SILENT_PERIODS_TO_VETO = 2;
 
 /** Owns the reserve, batch production and the commit protocol of one party. */
 export class Preprocessor {
@@ -526,7 +530,7 @@ export class Preprocessor {
   private newBatch(id: number, per: Counts): Batch {
     return {
       id, per, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0,
-      promised: 0, noFast: new Set(), vetoes: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, inert: false,
+      promised: 0, noFast: new Set(), vetoes: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, silentPeriods: 0, inert: false,
       abstain: id === this.abstainId,
     };
   }
@@ -602,10 +606,19 @@ export class Preprocessor {
     this.host.setTimer(() => {
       if (this.current !== b || this.stopped || (b.state !== 'running' && b.state !== 'staged')) return;
       if (b.heard === heardBefore) {
-        if (b.inert || b.decidedCommit || b.noFast.size > 0) this.wantTermination(b);
+        b.silentPeriods++;
+        if (b.inert || b.decidedCommit || this.needsTermination(b)) this.wantTermination(b);
         this.host.log({ ev: 'prep-resend', batch: b.id, round: b.round, state: b.state });
         for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self) this.resendTo(b, j);
-      }
+        // Still in phase A with everyone up and nothing new for SILENT_PERIODS_TO_VETO periods
+        // despite our re-sends: the peers cannot send what we lack (a peer restored with b staged
+        // keeps no phase-A messages, e.g. after the whole committee restarted from states of
+        // different ages), so b can never be staged here. Veto it, so that a ballot drops it.
+        if (b.silentPeriods >= SILENT_PERIODS_TO_VETO && b.state === 'running' && !b.inert && !b.decidedCommit && this.parked !== b && this.host.allUp()) {
+          this.host.log({ ev: 'prep-silent', batch: b.id, round: b.round, periods: b.silentPeriods });
+          this.veto(b.id);
+        }
+      } else b.silentPeriods = 0;
       this.armResend(b, b.heard);
     }, PREP_RESEND_MS);
   }
@@ -873,7 +886,7 @@ export class Preprocessor {
     if (b.state !== 'staged' || !b.items) {
       // Commit is only possible after our own ready, which needs staged items.
       this.host.log({ ev: 'prep-error', batch: b.id, error: `commit in state ${b.state}` });
-      this.stale = true;
+      this.goStale();
       return;
     }
     b.state = 'committed';
@@ -898,7 +911,13 @@ export class Preprocessor {
       return;
     }
     this.host.log({ ev: 'prep-stale', batch: b.id, why: `${why}: committed where this party never staged it` });
+    this.goStale();
+  }
+
+  /** Behind for good (recover()): an operation waiting for the batch in flight fails now instead of waiting forever. */
+  private goStale(): void {
     this.stale = true;
+    this.wakeAll();
   }
 
   /** Every party whose phase-A message of the current round we lack is up (so it will come). */
@@ -967,7 +986,9 @@ export class Preprocessor {
    * operation waits for b or b is staged here (its items then join the reserve during the outage).
    */
   private needsTermination(b: Batch): boolean {
-    return b.noFast.size > 0 || b.inert || (!this.host.allUp() && (b.waiters.length > 0 || b.state === 'staged'));
+    // promised without a commit vote: we will never send ready, so ready from all n cannot come
+    const noReadyFromUs = b.promised > 0 && b.vote0 !== 'commit';
+    return b.noFast.size > 0 || b.inert || noReadyFromUs || (!this.host.allUp() && (b.waiters.length > 0 || b.state === 'staged'));
   }
 
   /** Schedules a coordination attempt (staggered by party id, so usually one party leads). */
@@ -1094,11 +1115,16 @@ export class Preprocessor {
     if (this.mode === 'dealer') return;
     const b = this.current;
     if (b && resolved > b.id) {
-      // The sender resolved b; batches after b need us, so they were all dropped there.
-      if (committed > this.committed) {
-        this.learnCommit(b, `peer ${from}'s log`);
-      } else if (committed === this.committed) {
-        this.drop(b, `peer ${from} dropped it`);
+      // The sender resolved b. Equal committed counts: it dropped b and every batch after it. One
+      // more and b is its last resolved batch: it committed b. Otherwise it committed some batch
+      // after b, which needed us: we (an incarnation from an older state) took part in it, and which
+      // of b and that batch was committed cannot be told from counts: stale, never a guess (taking
+      // the later batch for b put a dropped batch's items where the others hold another's).
+      if (committed === this.committed) this.drop(b, `peer ${from} dropped it`);
+      else if (committed === this.committed + 1 && resolved === b.id + 1) this.learnCommit(b, `peer ${from}'s log`);
+      else if (committed > this.committed) {
+        this.host.log({ ev: 'prep-stale', batch: b.id, from, theirCommitted: committed, theirResolved: resolved, ours: this.committed });
+        this.goStale();
       }
       return;
     }

@@ -1,0 +1,144 @@
+// Edge cases of deciding preprocessing batches (Fast Paxos, docs/decisions/0009), each found by a
+// review of the protocol and reproduced here before it was fixed:
+// - a ballot abandoned after a split leaves a party that promised it in phase A: it never sends
+//   ready, so once everyone is up again a ballot must still come (it did not: the waiting operation
+//   hung with all five up);
+// - a party restored from an own state older than its part in a later batch must not infer which
+//   batch a peer committed from counts alone (it committed the dropped batch 0 in place of batch 1:
+//   its reserve diverged, caught by checkOpenings); it goes stale and recovers instead;
+// - the whole committee restarting from states of different ages (one party's state predates
+//   batch 0, the others restored it staged and keep no phase-A messages to re-send): the behind
+//   party vetoes after hearing nothing new for two re-send periods, and a ballot drops the batch
+//   (everyone waited forever before).
+import { describe, expect, it } from 'vitest';
+import { SimNetwork } from '@tenebra/transport';
+import { createParty, type Party } from '../src/runtime';
+import { deal, holdingRound } from './helpers';
+
+const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
+
+/** A job of products on `team`; resolves to each party's outcome. */
+function products(net: SimNetwork, team: Party[], id: string, xs: bigint[], ys: bigint[]): Promise<PromiseSettledResult<bigint[]>[]> {
+  const inputs = deal(5, 2, xs, ys);
+  return net.settle(Promise.allSettled(team.map((p) => p.runJob(id, async (ctx) => {
+    const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
+    return ctx.open(await ctx.mul(x!, y!));
+  }))), { maxTimeMs: 120_000 });
+}
+
+describe('deciding a batch: edge cases', () => {
+  it('a ballot abandoned after a 10 ms split: once all are up again a ballot decides, the operation completes', async () => {
+    const net = new SimNetwork({ n: 5, seed: 11, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    let hold = true;
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({
+      n: 5, t: 2, transport: i === 1 ? holdingRound(net.transport(i), 3, () => hold) : net.transport(i), preprocessing: prep,
+      log: (e) => logs.push(e as Record<string, unknown>),
+    }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    // the scenario runs in simulated time while products() drives the network
+    const sleep = (ms: number): Promise<void> => new Promise((r) => net.clock.setTimeout(r, ms));
+    const staged = (): number => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged' && e.batch === 0).length;
+    const scenario = (async () => {
+      while (staged() < 4) await sleep(1);
+      await sleep(20);
+      // parties 2-5 staged batch 0, party 1 is in phase A; a short split: ballots start, none completes
+      net.partition([[1], [2, 3, 4, 5]]);
+      await sleep(10);
+      hold = false;
+      net.heal();
+    })();
+    const outs = await products(net, parties, 'needs-batch-0', [7n, 11n, 3n], [5n, 0n, 9n]);
+    await scenario;
+    expect(logs.some((e) => e.ev === 'prep-ballot')).toBe(true);
+    for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: [35n, 0n, 27n] });
+  }, 60_000);
+
+  it('a party restored from an older own state goes stale instead of committing the wrong batch; recovered, all five compute', async () => {
+    const net = new SimNetwork({ n: 5, seed: 7, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    let hold5 = true;
+    let saved1: Uint8Array | undefined;
+    const parties: Party[] = [];
+    for (let i = 1; i <= 5; i++) {
+      parties.push(createParty({
+        n: 5, t: 2, transport: i === 5 ? holdingRound(net.transport(i), 3, () => hold5) : net.transport(i), preprocessing: prep, checkOpenings: true,
+        log: (e) => logs.push(e as Record<string, unknown>),
+        ...(i === 1 ? {
+          beforePrepVote: (batch: number) => new Promise<void>((resolve) => {
+            if (batch === 0) {
+              saved1 = parties[0]!.exportState();
+              resolve();
+            }
+            // batch 1: party 1 dies before this write completes
+          }),
+        } : {}),
+      }));
+    }
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    const keys1 = parties[0]!.exportKeys();
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    // parties 1-4 stage batch 0, party 5 stays in phase A; party 4 cut off: a ballot among the
+    // others drops batch 0 (party 5 has no ballot-0 vote)
+    await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged' && e.batch === 0).length === 4, maxTimeMs: 60_000 });
+    await net.run({ maxTimeMs: 50 });
+    net.partition([[4], [1, 2, 3, 5]]);
+    await net.run({ until: () => [0, 1, 2, 4].every((i) => parties[i]!.status().preprocessing.resolvedBatches >= 1), maxTimeMs: 30_000 });
+    hold5 = false;
+    net.heal();
+    // batch 1: all five compute phase A; party 1 dies before its vote is durable, the others commit it
+    await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged' && e.batch === 1).length === 5, maxTimeMs: 60_000 });
+    await net.run({ maxTimeMs: 20 });
+    net.crash(1);
+    const others = parties.slice(1);
+    await net.run({ until: () => others.every((p) => p.status().preprocessing.committedBatches === 1 && p.status().preprocessing.resolvedBatches === 2), maxTimeMs: 30_000 });
+    for (const p of others) expect(p.status().preprocessing).toMatchObject({ committedBatches: 1, resolvedBatches: 2 });
+    // party 1 back from its own last durable state (batch 0 staged): it cannot tell which batch was
+    // committed, so it must not commit batch 0
+    const back = createParty({ n: 5, t: 2, transport: net.restart(1), state: saved1!, preprocessing: prep, checkOpenings: true });
+    await net.settle(back.start());
+    await net.run({ until: () => back.status().preprocessing.stale || back.status().preprocessing.resolvedBatches >= 2, maxTimeMs: 30_000 });
+    expect(back.status().preprocessing.stale).toBe(true);
+    expect(back.status().preprocessing.committedBatches).toBe(0);
+    // as the committee node does with a stale party: restart with the keys only and recover
+    net.crash(1);
+    const fresh = createParty({ n: 5, t: 2, transport: net.restart(1), keys: keys1, preprocessing: prep, checkOpenings: true });
+    await net.settle(fresh.start());
+    await net.settle(fresh.recover(), { maxTimeMs: 60_000 });
+    const all = [fresh, ...others];
+    const xs = Array.from({ length: 40 }, (_, i) => BigInt(i + 3));
+    const ys = Array.from({ length: 40 }, (_, i) => BigInt(1000 - i));
+    const outs = await products(net, all, 'products', xs, ys);
+    for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: xs.map((x, i) => x * ys[i]!) });
+  }, 60_000);
+
+  it('the whole committee restarts from states of different ages: the batch is dropped and the five go on', async () => {
+    const net = new SimNetwork({ n: 5, seed: 13, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    const log = (e: object): void => void logs.push(e as Record<string, unknown>);
+    const saved = new Map<number, Uint8Array>();
+    const parties: Party[] = [];
+    for (let i = 1; i <= 5; i++) {
+      parties.push(createParty({
+        n: 5, t: 2, transport: net.transport(i), preprocessing: prep, log,
+        beforePrepVote: () => new Promise<void>((resolve) => {
+          if (i === 1) return; // party 1's write is still in flight at the crash
+          saved.set(i, parties[i - 1]!.exportState());
+          resolve();
+        }),
+      }));
+    }
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    saved.set(1, parties[0]!.exportState()); // party 1's last durable state: before batch 0
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged' && e.batch === 0).length === 5 && saved.size === 5, maxTimeMs: 60_000 });
+    await net.run({ maxTimeMs: 20 });
+    for (let i = 1; i <= 5; i++) net.crash(i);
+    const all = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: net.restart(i), state: saved.get(i)!, preprocessing: prep, log }));
+    await net.settle(Promise.all(all.map((p) => p.start())));
+    const outs = await products(net, all, 'after-restart', [7n, 11n, 3n], [5n, 0n, 9n]);
+    for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: [35n, 0n, 27n] });
+    for (const e of logs.filter((x) => x.ev === 'prep-decided' && x.batch === 0)) expect(e).toMatchObject({ value: 'drop' });
+    for (const p of all) expect(p.status().preprocessing.stale).toBe(false);
+  }, 60_000);
+});
