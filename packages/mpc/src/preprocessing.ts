@@ -204,6 +204,8 @@ interface Batch {
   vetoArmed: boolean;
   /** Consecutive re-send periods in which nothing new arrived for b (see armResend). */
   silentPeriods: number;
+  /** Rebuilt by restore() from a persisted state: our previous incarnation may have gone past it. */
+  restored: boolean;
   /** We do not compute this batch (we vetoed it, or know it only from votes): we vote and learn. */
   inert: boolean;
   /** Our votes on it were lost with our memory: never vote, only learn. */
@@ -530,7 +532,7 @@ export class Preprocessor {
   private newBatch(id: number, per: Counts): Batch {
     return {
       id, per, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0,
-      promised: 0, noFast: new Set(), vetoes: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, silentPeriods: 0, inert: false,
+      promised: 0, noFast: new Set(), vetoes: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, silentPeriods: 0, restored: false, inert: false,
       abstain: id === this.abstainId,
     };
   }
@@ -606,17 +608,22 @@ export class Preprocessor {
     this.host.setTimer(() => {
       if (this.current !== b || this.stopped || (b.state !== 'running' && b.state !== 'staged')) return;
       if (b.heard === heardBefore) {
-        b.silentPeriods++;
-        if (b.inert || b.decidedCommit || this.needsTermination(b)) this.wantTermination(b);
+        // Silence counts only while we are idle or an operation waits on b: during a job the peers
+        // park their phase-A steps until the job ends, and a long job is no failure.
+        b.silentPeriods = this.host.idle() || b.waiters.length > 0 ? b.silentPeriods + 1 : 0;
+        if (b.inert || this.needsTermination(b)) this.wantTermination(b);
         this.host.log({ ev: 'prep-resend', batch: b.id, round: b.round, state: b.state });
         for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self) this.resendTo(b, j);
         // Still in phase A with everyone up and nothing new for SILENT_PERIODS_TO_VETO periods
         // despite our re-sends: the peers cannot send what we lack (a peer restored with b staged
         // keeps no phase-A messages, e.g. after the whole committee restarted from states of
         // different ages), so b can never be staged here. Veto it, so that a ballot drops it.
-        if (b.silentPeriods >= SILENT_PERIODS_TO_VETO && b.state === 'running' && !b.inert && !b.decidedCommit && this.parked !== b && this.host.allUp()) {
-          this.host.log({ ev: 'prep-silent', batch: b.id, round: b.round, periods: b.silentPeriods });
-          this.veto(b.id);
+        if (b.silentPeriods >= SILENT_PERIODS_TO_VETO && b.state === 'running' && !b.inert && this.parked !== b && this.host.allUp()) {
+          this.host.log({ ev: 'prep-silent', batch: b.id, round: b.round, periods: b.silentPeriods, decidedCommit: b.decidedCommit });
+          // Decided commit, but what we lack will not come (peers re-send only the batch they still
+          // have in flight): we can never stage it, so we are behind for good.
+          if (b.decidedCommit) this.goStale();
+          else this.veto(b.id);
         }
       } else b.silentPeriods = 0;
       this.armResend(b, b.heard);
@@ -986,6 +993,7 @@ export class Preprocessor {
    * operation waits for b or b is staged here (its items then join the reserve during the outage).
    */
   private needsTermination(b: Batch): boolean {
+    if (b.decidedCommit) return false; // decided: we only wait to stage it
     // promised without a commit vote: we will never send ready, so ready from all n cannot come
     const noReadyFromUs = b.promised > 0 && b.vote0 !== 'commit';
     return b.noFast.size > 0 || b.inert || noReadyFromUs || (!this.host.allUp() && (b.waiters.length > 0 || b.state === 'staged'));
@@ -1116,12 +1124,14 @@ export class Preprocessor {
     const b = this.current;
     if (b && resolved > b.id) {
       // The sender resolved b. Equal committed counts: it dropped b and every batch after it. One
-      // more and b is its last resolved batch: it committed b. Otherwise it committed some batch
-      // after b, which needed us: we (an incarnation from an older state) took part in it, and which
-      // of b and that batch was committed cannot be told from counts: stale, never a guess (taking
-      // the later batch for b put a dropped batch's items where the others hold another's).
+      // more and b is its last resolved batch: it committed b. Otherwise, if b has been ours since
+      // it started, the batches after b needed us and were all dropped there: it committed b. But
+      // if b was restored from a state, our previous incarnation may have taken part in a later
+      // batch, and which of b and that batch was committed cannot be told from counts: stale, never
+      // a guess (taking the later batch for b put a dropped batch's items where the others hold
+      // another's).
       if (committed === this.committed) this.drop(b, `peer ${from} dropped it`);
-      else if (committed === this.committed + 1 && resolved === b.id + 1) this.learnCommit(b, `peer ${from}'s log`);
+      else if (committed > this.committed && (!b.restored || (committed === this.committed + 1 && resolved === b.id + 1))) this.learnCommit(b, `peer ${from}'s log`);
       else if (committed > this.committed) {
         this.host.log({ ev: 'prep-stale', batch: b.id, from, theirCommitted: committed, theirResolved: resolved, ours: this.committed });
         this.goStale();
@@ -1359,6 +1369,7 @@ export class Preprocessor {
     this.current = undefined;
     this.abstainId = s.abstain ?? -1;
     const apply = (b: Batch): void => {
+      b.restored = true;
       if (s.vote?.vote0) b.vote0 = s.vote.vote0;
       b.promised = s.vote?.promised ?? 0;
       b.maxBallot = b.promised;

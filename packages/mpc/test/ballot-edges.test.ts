@@ -10,10 +10,34 @@
 //   batch 0, the others restored it staged and keep no phase-A messages to re-send): the behind
 //   party vetoes after hearing nothing new for two re-send periods, and a ballot drops the batch
 //   (everyone waited forever before).
+// A second review of those fixes found three more, also reproduced first:
+// - a party in phase A that learns of a commit while every peer is up waits to stage, but the peers
+//   re-send only the batch they still have in flight: it waited forever, running a ballot every
+//   500 ms; now it goes stale after two silent re-send periods (and runs no ballots once decided);
+// - a party with b staged since it started (not restored) that missed the commit must still learn
+//   it from a peer's log after the peers dropped a later batch (it went stale needlessly);
+// - a long job is no silence: the peers park their phase-A steps during a job, so a background
+//   batch was vetoed during a 12 s job with no failure.
 import { describe, expect, it } from 'vitest';
-import { SimNetwork } from '@tenebra/transport';
+import { SimNetwork, type Transport } from '@tenebra/transport';
+import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
 import { deal, holdingRound } from './helpers';
+
+/** A transport that drops the incoming messages `drop` picks. */
+function dropping(inner: Transport, drop: (from: number, data: Uint8Array) => boolean): Transport {
+  return {
+    self: inner.self, n: inner.n, clock: inner.clock,
+    send: (to, data) => inner.send(to, data),
+    onMessage: (h) => inner.onMessage((from, data) => {
+      if (!drop(from, data)) h(from, data);
+    }),
+    onPeer: (h) => inner.onPeer(h),
+    isUp: (p) => inner.isUp(p),
+    start: () => inner.start(),
+    stop: () => inner.stop(),
+  };
+}
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
 
@@ -140,5 +164,84 @@ describe('deciding a batch: edge cases', () => {
     for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: [35n, 0n, 27n] });
     for (const e of logs.filter((x) => x.ev === 'prep-decided' && x.batch === 0)) expect(e).toMatchObject({ value: 'drop' });
     for (const p of all) expect(p.status().preprocessing.stale).toBe(false);
+  }, 60_000);
+
+  it('a commit learned in phase A that can never be staged (the peers moved on): stale, not waiting forever', async () => {
+    const net = new SimNetwork({ n: 5, seed: 9, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    let lost = true; // party 4's last phase-A message to party 5 is lost (a reset stream)
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({
+      n: 5, t: 2, preprocessing: prep, log: (e) => logs.push(e as Record<string, unknown>),
+      transport: i === 5
+        ? dropping(net.transport(5), (from, d) => {
+          const e = decode(d);
+          return lost && from === 4 && e.type === Msg.PrepRound && e.a === 3;
+        })
+        : net.transport(i),
+    }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged' && e.batch === 0).length === 4, maxTimeMs: 60_000 });
+    // a 300 ms cut (under the veto grace) while fill() waits: the four commit batch 0 by a ballot
+    net.partition([[5], [1, 2, 3, 4]]);
+    lost = false;
+    await net.run({ maxTimeMs: 300 });
+    net.heal();
+    await net.run({ maxTimeMs: 30_000 });
+    for (const p of parties.slice(0, 4)) expect(p.status().preprocessing.committedBatches).toBe(1);
+    expect(parties[4]!.status().preprocessing.stale).toBe(true);
+    expect(logs.filter((e) => e.party === 5 && e.ev === 'prep-ballot').length).toBeLessThan(10);
+  }, 60_000);
+
+  it('a party that missed the commit of the batch it staged learns it from a log that also shows a later drop', async () => {
+    const net = new SimNetwork({ n: 5, seed: 3, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    let deaf5: 'readies' | 'all' | 'none' = 'readies';
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({
+      n: 5, t: 2, preprocessing: prep, log: (e) => logs.push(e as Record<string, unknown>),
+      transport: i === 5 ? dropping(net.transport(5), (_, d) => deaf5 === 'all' || (deaf5 === 'readies' && decode(d).type === Msg.PrepReady)) : net.transport(i),
+    }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    await net.run({ until: () => logs.some((e) => e.ev === 'prep-batch' && e.party === 5 && e.state === 'staged' && e.batch === 0), maxTimeMs: 60_000 });
+    deaf5 = 'all';
+    const four = parties.slice(0, 4);
+    await net.run({ until: () => four.every((p) => p.status().preprocessing.committedBatches === 1), maxTimeMs: 30_000 });
+    net.partition([[5], [1, 2, 3, 4]]);
+    await net.run({ maxTimeMs: 100 });
+    // an operation needing more than the reserve while 5 is away: giving up vetoes batch 1, a ballot drops it
+    const xs = Array.from({ length: 200 }, (_, i) => BigInt(i + 1));
+    const outs = await products(net, four, 'big', xs, xs);
+    for (const o of outs) expect(o.status).toBe('rejected');
+    await net.run({ until: () => four.every((p) => p.status().preprocessing.resolvedBatches === 2), maxTimeMs: 30_000 });
+    deaf5 = 'none';
+    net.heal();
+    await net.run({ maxTimeMs: 5_000 });
+    expect(parties[4]!.status().preprocessing).toMatchObject({ stale: false, committedBatches: 1, resolvedBatches: 2 });
+    const reserve = parties.map((p) => JSON.stringify(p.status().reserve));
+    expect(reserve.every((r) => r === reserve[0])).toBe(true);
+  }, 60_000);
+
+  it('a 12 s job is no silence: no background batch is vetoed while the five are busy', async () => {
+    const net = new SimNetwork({ n: 5, seed: 5, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({
+      n: 5, t: 2, preprocessing: { targetTriples: 160, targetBits: 256, batch: 40, background: true }, transport: net.transport(i),
+      log: (e) => logs.push(e as Record<string, unknown>),
+    }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    const sleep = (ms: number): Promise<void> => new Promise((r) => net.clock.setTimeout(r, ms));
+    await net.run({ until: () => logs.filter((e) => e.ev === 'prep-start' && e.batch === 1).length === 5, maxTimeMs: 60_000 });
+    // a 12 s job (e.g. waiting on inputs); party 1 enters it 5 ms after the others
+    const jobs = parties.map(async (p) => {
+      if (p.id === 1) await sleep(5);
+      return p.runJob('long', async () => {
+        await sleep(12_000);
+        return 1;
+      });
+    });
+    await net.settle(Promise.allSettled(jobs), { maxTimeMs: 60_000 });
+    await net.run({ maxTimeMs: 2_000 });
+    expect(logs.filter((e) => e.ev === 'prep-silent' || e.ev === 'prep-veto' || e.ev === 'prep-drop')).toEqual([]);
   }, 60_000);
 });
