@@ -1002,11 +1002,15 @@ export class Preprocessor {
   /** Schedules a coordination attempt (staggered by party id, so usually one party leads). */
   private wantTermination(b: Batch): void {
     if (b.termScheduled || b.abstain || this.current !== b) return;
+    this.scheduleCoordinate(b, TERM_STAGGER_MS * (this.host.self - 1));
+  }
+
+  private scheduleCoordinate(b: Batch, ms: number): void {
     b.termScheduled = true;
     this.host.setTimer(() => {
       b.termScheduled = false;
       this.coordinate(b);
-    }, TERM_STAGGER_MS * (this.host.self - 1));
+    }, ms);
   }
 
   /** Starts a classic ballot on b as coordinator; retries with a higher one while b stays undecided. */
@@ -1025,11 +1029,7 @@ export class Preprocessor {
       this.broadcastBallot(Msg.PrepPrepare, b.id, ballot);
       this.onPromise(b, this.host.self, ballot, own);
     });
-    b.termScheduled = true;
-    this.host.setTimer(() => {
-      b.termScheduled = false;
-      this.coordinate(b);
-    }, TERM_RETRY_MS + TERM_STAGGER_MS * (this.host.self - 1));
+    this.scheduleCoordinate(b, TERM_RETRY_MS + TERM_STAGGER_MS * (this.host.self - 1));
   }
 
   private broadcastBallot(type: Msg, id: number, ballot: number, key?: string): void {

@@ -19,25 +19,10 @@
 // - a long job is no silence: the peers park their phase-A steps during a job, so a background
 //   batch was vetoed during a 12 s job with no failure.
 import { describe, expect, it } from 'vitest';
-import { SimNetwork, type Transport } from '@tenebra/transport';
+import { SimNetwork } from '@tenebra/transport';
 import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
-import { deal, holdingRound } from './helpers';
-
-/** A transport that drops the incoming messages `drop` picks. */
-function dropping(inner: Transport, drop: (from: number, data: Uint8Array) => boolean): Transport {
-  return {
-    self: inner.self, n: inner.n, clock: inner.clock,
-    send: (to, data) => inner.send(to, data),
-    onMessage: (h) => inner.onMessage((from, data) => {
-      if (!drop(from, data)) h(from, data);
-    }),
-    onPeer: (h) => inner.onPeer(h),
-    isUp: (p) => inner.isUp(p),
-    start: () => inner.start(),
-    stop: () => inner.stop(),
-  };
-}
+import { deal, dropping, holdingRound } from './helpers';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
 

@@ -88,21 +88,26 @@ export function rewritingRounds(inner: Transport, jobId: string, rewrite: (env: 
   };
 }
 
-/** A transport that holds back the incoming preprocessing phase-A messages of `round` while `hold()` is true. */
-export function holdingRound(inner: Transport, round: number, hold: () => boolean = () => true): Transport {
+/** A transport that drops the incoming messages `drop` picks. */
+export function dropping(inner: Transport, drop: (from: number, data: Uint8Array) => boolean): Transport {
   return {
     self: inner.self, n: inner.n, clock: inner.clock,
     send: (to, data) => inner.send(to, data),
     onMessage: (h) => inner.onMessage((from, data) => {
-      if (hold()) {
-        const env = decode(data);
-        if (env.type === Msg.PrepRound && env.a === round) return;
-      }
-      h(from, data);
+      if (!drop(from, data)) h(from, data);
     }),
     onPeer: (h) => inner.onPeer(h),
     isUp: (p) => inner.isUp(p),
     start: () => inner.start(),
     stop: () => inner.stop(),
   };
+}
+
+/** A transport that holds back the incoming preprocessing phase-A messages of `round` while `hold()` is true. */
+export function holdingRound(inner: Transport, round: number, hold: () => boolean = () => true): Transport {
+  return dropping(inner, (_, data) => {
+    if (!hold()) return false;
+    const env = decode(data);
+    return env.type === Msg.PrepRound && env.a === round;
+  });
 }
