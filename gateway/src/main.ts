@@ -1,6 +1,7 @@
 // Gateway process: node --import tsx gateway/src/main.ts --config <gateway.json>
 import { loadProcessConfig, type GatewayConfig } from '@tenebra/config';
 import { createGateway } from './gateway';
+import { crash, crashOnUncaught } from './fatal';
 import { createLogger } from './log';
 
 async function main(): Promise<void> {
@@ -12,13 +13,13 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const log = createLogger(config.logLevel ?? 'info', config.env);
+  crashOnUncaught(log);
   let gw;
   try {
     gw = createGateway(config, { log });
     await gw.start();
   } catch (e) {
-    log.fatal({ err: e instanceof Error ? e.message : String(e) }, 'gateway failed to start');
-    process.exit(1);
+    crash(log, 'gateway failed to start', e); // start may have queued store writes: no exit() (fatal.ts)
   }
   let stopping = false;
   const shutdown = (signal: string) => {
