@@ -1,6 +1,6 @@
 // One party of the libp2p benchmark in its own process: config over IPC, runs the plan, reports.
 import '@tenebra/transport/src/polyfill';
-import { createLibp2pTransport, type PeerEntry } from '@tenebra/transport';
+import { FRAME_HEADER_BYTES, createLibp2pTransport, type PeerEntry } from '@tenebra/transport';
 import { createParty, type PreprocessingOptions } from '@tenebra/mpc';
 import { runStep, stepName, type Step } from './mpc-plan';
 
@@ -22,9 +22,16 @@ async function run(cfg: Config): Promise<void> {
   const fix = (e: object): object => Object.fromEntries(Object.entries(e).map(([k, v]) => [k, Array.isArray(v) ? v.map((a) => (Array.isArray(a) ? [a[0], abs(a[1])] : a)) : abs(v)]));
   const party = createParty({ n: cfg.n, t: cfg.t, transport, preprocessing: cfg.prep, traceRounds: trace, log: trace ? (e) => console.log(JSON.stringify(fix(e))) : undefined });
   await party.start();
+  // Bytes handed to the transport: written, plus still queued at the step's end (a party that
+  // finishes a job first may not have written its last round yet; counting only written bytes made
+  // the per-comparison figure vary from run to run).
   const sent = (): number => {
     let b = 0;
-    for (let j = 1; j <= cfg.n; j++) if (j !== cfg.self) b += transport.peerStats(j).sentBytes;
+    for (let j = 1; j <= cfg.n; j++) {
+      if (j === cfg.self) continue;
+      const s = transport.peerStats(j);
+      b += s.sentBytes + s.queuedBytes - s.queuedMessages * FRAME_HEADER_BYTES;
+    }
     return b;
   };
   const { monitorEventLoopDelay } = await import('node:perf_hooks');

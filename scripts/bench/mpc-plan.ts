@@ -6,15 +6,18 @@ import { F, costOf, seededRng, shareSecret, type Party } from '@tenebra/mpc';
 export type Step =
   | { kind: 'fill' }
   | { kind: 'mul'; n: number }
-  /** warmup: run, not printed (the first jobs pay for compiling the code paths) */
-  | { kind: 'lt'; n: number; warmup?: boolean }
-  | { kind: 'latency'; count: number };
+  /** warmup: run, not printed (the first jobs pay for compiling the code paths); jobs: how many jobs of n (default 1), each timed */
+  | { kind: 'lt'; n: number; warmup?: boolean; jobs?: number }
+  /** warmup: single-comparison jobs run first and not timed (a fresh process compiles those paths) */
+  | { kind: 'latency'; count: number; warmup?: number };
 
 export interface StepResult {
   step: string;
   ms: number;
-  /** Per-job wall times (latency step). */
+  /** Per-job wall times (latency step; lt steps of several jobs). */
   samples?: number[];
+  /** Per-job wall times of the latency step's untimed warm-up jobs (a fresh process's first jobs). */
+  coldSamples?: number[];
   triples: number;
   lex4: number;
   prod4: number;
@@ -50,6 +53,7 @@ const nextJob = (party: number): number => {
 /** The name a step's figures are printed under (also MPC_PROF_STEP's key). */
 export function stepName(step: Step): string {
   if (step.kind === 'lt' && step.warmup) return `warm-up lt x${step.n}`;
+  if (step.kind === 'lt' && (step.jobs ?? 1) > 1) return `lt x${step.n} jobs ${step.jobs}`;
   return step.kind === 'fill' ? 'fill' : step.kind === 'latency' ? `latency x${step.count}` : `${step.kind} x${step.n}`;
 }
 
@@ -66,28 +70,40 @@ export async function runStep(p: Party, step: Step, bytesSent: () => number): Pr
   const t0 = performance.now();
   let rounds = 0;
   let samples: number[] | undefined;
+  let coldSamples: number[] | undefined;
   switch (step.kind) {
     case 'fill':
       await p.fill();
       break;
     case 'mul':
     case 'lt': {
-      await p.runJob(`bench-${step.kind}-${step.n}-${nextJob(id)}`, async (ctx) => {
-        const a = ctx.fromShares(x);
-        const b = ctx.fromShares(y);
-        const r = step.kind === 'mul' ? await ctx.mul(a, b) : await ctx.lt(a, b);
-        return r.length;
-      });
+      const jobs = step.kind === 'lt' ? step.jobs ?? 1 : 1;
+      if (jobs > 1) samples = [];
+      for (let k = 0; k < jobs; k++) {
+        const s = performance.now();
+        await p.runJob(`bench-${step.kind}-${step.n}-${nextJob(id)}`, async (ctx) => {
+          const a = ctx.fromShares(x);
+          const b = ctx.fromShares(y);
+          const r = step.kind === 'mul' ? await ctx.mul(a, b) : await ctx.lt(a, b);
+          return r.length;
+        });
+        samples?.push(performance.now() - s);
+      }
       rounds = costOf(step.kind, 48).rounds;
       break;
     }
     case 'latency': {
-      samples = [];
-      for (let k = 0; k < step.count; k++) {
-        const s = performance.now();
-        await p.runJob(`bench-lat-${nextJob(id)}`, async (ctx) => (await ctx.lt(ctx.fromShares(x), ctx.fromShares(y))).length);
-        samples.push(performance.now() - s);
-      }
+      const timed = async (count: number): Promise<number[]> => {
+        const out: number[] = [];
+        for (let k = 0; k < count; k++) {
+          const s = performance.now();
+          await p.runJob(`bench-lat-${nextJob(id)}`, async (ctx) => (await ctx.lt(ctx.fromShares(x), ctx.fromShares(y))).length);
+          out.push(performance.now() - s);
+        }
+        return out;
+      };
+      coldSamples = await timed(step.warmup ?? 0);
+      samples = await timed(step.count);
       rounds = costOf('lt', 48).rounds;
       break;
     }
@@ -98,6 +114,7 @@ export async function runStep(p: Party, step: Step, bytesSent: () => number): Pr
     step: stepName(step),
     ms,
     ...(samples ? { samples } : {}),
+    ...(coldSamples?.length ? { coldSamples } : {}),
     triples: s1.reserve.cursor.triples - s0.reserve.cursor.triples,
     lex4: s1.reserve.cursor.lex4 - s0.reserve.cursor.lex4,
     prod4: s1.reserve.cursor.prod4 - s0.reserve.cursor.prod4,

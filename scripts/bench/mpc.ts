@@ -19,26 +19,36 @@ const n = 5;
 const t = 2;
 const BIG = quick ? 2000 : 10000;
 const LAT = Number(process.env.MPC_LAT ?? (quick ? 50 : 300));
+/**
+ * Untimed single-comparison jobs before the timed ones (MPC_LAT_WARMUP): a fresh process runs its
+ * first few hundred jobs before V8 has compiled their paths (measured, --latency-only on an idle
+ * machine: p50 6.6 ms over the first 300 jobs, 2.8 ms over the first 1,000), and a committee node
+ * runs for hours. The batched steps have their warm-up job too.
+ */
+const LAT_WARMUP = Number(process.env.MPC_LAT_WARMUP ?? (quick ? 20 : 500));
 const MULS = quick ? 5000 : 20000;
 const WARMUP = 200;
+/** Jobs per batched size: one job's figure swings by tens of percent run to run, so the median is printed with the range. */
+const LT_JOBS_1000 = quick ? 2 : 5;
+const LT_JOBS_BIG = 2;
 const PROD = quick ? { triples: 1000, bits: 4000 } : { triples: 5000 * Number(process.env.MPC_PROD_X ?? 1), bits: 20000 * Number(process.env.MPC_PROD_X ?? 1) };
 
 const latOnly = args.has('--latency-only');
 // --batched-only: the batched comparisons alone, each size twice (their figures vary run to run)
 const online: Step[] = latOnly
-  ? [{ kind: 'fill' }, { kind: 'latency', count: LAT }]
+  ? [{ kind: 'fill' }, { kind: 'latency', count: LAT, warmup: LAT_WARMUP }]
   : args.has('--batched-only')
-  ? [{ kind: 'fill' }, { kind: 'lt', n: WARMUP, warmup: true }, { kind: 'lt', n: 1000 }, { kind: 'lt', n: BIG }, { kind: 'lt', n: 1000 }, { kind: 'lt', n: BIG }]
+  ? [{ kind: 'fill' }, { kind: 'lt', n: WARMUP, warmup: true }, { kind: 'lt', n: 1000, jobs: LT_JOBS_1000 }, { kind: 'lt', n: BIG, jobs: LT_JOBS_BIG }]
   : [
       { kind: 'fill' },
       { kind: 'mul', n: MULS },
       { kind: 'lt', n: WARMUP, warmup: true },
-      { kind: 'lt', n: 1000 },
-      { kind: 'lt', n: BIG },
-      { kind: 'latency', count: LAT },
+      { kind: 'lt', n: 1000, jobs: LT_JOBS_1000 },
+      { kind: 'lt', n: BIG, jobs: LT_JOBS_BIG },
+      { kind: 'latency', count: LAT, warmup: LAT_WARMUP },
     ];
 const production: Step[] = [{ kind: 'fill' }];
-const lts = WARMUP + 2000 + 2 * BIG + LAT;
+const lts = WARMUP + 1000 * LT_JOBS_1000 + BIG * LT_JOBS_BIG + LAT + LAT_WARMUP;
 const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetLex4: 5 * lts + 100, targetProd4: 0, targetBits: 52 * lts + 100, batch: 8192, background: false };
 const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false };
 
@@ -70,12 +80,20 @@ function print(where: string, results: StepResult[][]): void {
       continue;
     }
     if (r0.step.startsWith('lt')) {
-      const k = Number(r0.step.split('x')[1]);
-      console.log(`lt x${k} (one job, ${r0.rounds} rounds): ${ms.toFixed(0)} ms => ${(k / ms * 1000).toFixed(0)} comparisons/s; per comparison ${(bytes / k).toFixed(0)} bytes (all parties), ${(r0.triples / k).toFixed(1)} triples + ${(r0.lex4 / k).toFixed(1)} lex4 closure items, ${(4 * r0.nibbles / k).toFixed(1)} random bits`);
+      const k = parseInt(r0.step.split('x')[1]!, 10);
+      // each job's time at its slowest party; several jobs: the median, with the range
+      const jobs = r0.samples?.length ?? 1;
+      const per = r0.samples ? r0.samples.map((_, j) => Math.max(...results.map((r) => r[s]!.samples![j]!))) : [ms];
+      const med = pct(per, 0.5);
+      const rate = (x: number): string => (k / x * 1000).toFixed(0);
+      const range = jobs > 1 ? ` (${jobs} jobs: ${rate(Math.max(...per))}-${rate(Math.min(...per))}/s)` : '';
+      console.log(`lt x${k} (${jobs > 1 ? `median of ${jobs} jobs` : 'one job'}, ${r0.rounds} rounds): ${med.toFixed(0)} ms => ${rate(med)} comparisons/s${range}; per comparison ${(bytes / k / jobs).toFixed(0)} bytes (all parties), ${(r0.triples / k / jobs).toFixed(1)} triples + ${(r0.lex4 / k / jobs).toFixed(1)} lex4 closure items, ${(4 * r0.nibbles / k / jobs).toFixed(1)} random bits`);
       continue;
     }
     const samples = results[0]![s]!.samples!;
-    console.log(`single lt latency (one job per comparison, party 1, ${samples.length} jobs): p50 ${pct(samples, 0.5).toFixed(2)} ms, p99 ${pct(samples, 0.99).toFixed(2)} ms`);
+    console.log(`single lt latency (one job per comparison, party 1, ${samples.length} jobs after ${LAT_WARMUP} warm-up jobs): p50 ${pct(samples, 0.5).toFixed(2)} ms, p99 ${pct(samples, 0.99).toFixed(2)} ms`);
+    const cold = results[0]![s]!.coldSamples;
+    if (cold) console.log(`  (the warm-up jobs themselves, the first of these processes: p50 ${pct(cold, 0.5).toFixed(2)} ms, p99 ${pct(cold, 0.99).toFixed(2)} ms)`);
   }
 }
 

@@ -1,0 +1,174 @@
+// The floor of a single comparison's message pattern on this machine (prints figures, asserts
+// nothing): five processes, jobs of R rounds (default 3, as one comparison), in each round every
+// party sends one message of B bytes (default 448: one comparison's 28 field elements) to each of
+// the others and waits for all of theirs; no arithmetic at all. Run over bare Node TCP sockets
+// (length-prefixed frames, TCP_NODELAY, no encryption) and over this project's libp2p transport
+// (TCP + Noise + Yamux). Whatever the MPC code does, a comparison over that transport cannot be
+// faster than this on the same machine.
+//   npm run bench:floor -- [--jobs 300] [--rounds 3] [--bytes 448] [--only tcp|libp2p]
+import '@tenebra/transport/src/polyfill';
+import { fork } from 'node:child_process';
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { createLibp2pTransport, generateIdentity, type PeerEntry } from '@tenebra/transport';
+import { parseFlags } from '../src/flags';
+
+const N = 5;
+type Mode = 'tcp' | 'libp2p';
+
+interface Plan { jobs: number; rounds: number; bytes: number }
+interface Config { mode: Mode; self: number; ports: number[]; keys: string[]; peerIds: string[]; plan: Plan }
+interface Report { self: number; samples: number[]; cpuMs: number; wallMs: number }
+
+type Handler = (from: number, data: Uint8Array) => void;
+/** What a party needs: send to a peer (arrivals go to the handler given at creation, so none is missed). */
+interface Link { send(to: number, data: Uint8Array): void; stop(): Promise<void> }
+
+/** Bare sockets: one outbound socket per peer (written only), inbound sockets read; u32 length frames. */
+async function bareTcp(self: number, ports: number[], handler: Handler): Promise<Link> {
+  const server = createServer((sock) => {
+    sock.setNoDelay(true);
+    let from = 0;
+    let buf: Buffer = Buffer.alloc(0);
+    sock.on('data', (chunk: Buffer) => {
+      buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+      for (;;) {
+        if (from === 0) {
+          if (buf.length < 1) return;
+          from = buf[0]!;
+          buf = buf.subarray(1);
+        }
+        if (buf.length < 4) return;
+        const len = buf.readUInt32BE(0);
+        if (buf.length < 4 + len) return;
+        handler(from, buf.subarray(4, 4 + len));
+        buf = buf.subarray(4 + len);
+      }
+    });
+  });
+  await new Promise<void>((res) => server.listen(ports[self - 1], '127.0.0.1', res));
+  const out = new Map<number, Socket>();
+  const dial = (j: number): Promise<void> =>
+    new Promise((res) => {
+      const s = createConnection({ port: ports[j - 1]!, host: '127.0.0.1' }, () => {
+        s.setNoDelay(true);
+        s.write(Buffer.from([self]));
+        out.set(j, s);
+        res();
+      });
+      s.once('error', () => setTimeout(() => void dial(j).then(res), 50));
+    });
+  await new Promise((r) => setTimeout(r, 300)); // every party listens before anyone dials
+  await Promise.all([...Array(N).keys()].map((k) => k + 1).filter((j) => j !== self).map(dial));
+  return {
+    send(to, data) {
+      const frame = Buffer.allocUnsafe(4 + data.length);
+      frame.writeUInt32BE(data.length, 0);
+      frame.set(data, 4);
+      out.get(to)!.write(frame);
+    },
+    async stop() {
+      for (const s of out.values()) s.destroy();
+      server.close();
+    },
+  };
+}
+
+async function libp2pLink(self: number, cfg: Config, handler: Handler): Promise<Link> {
+  const peers: PeerEntry[] = cfg.ports.map((p, k) => ({ index: k + 1, peerId: cfg.peerIds[k]!, addr: `/ip4/127.0.0.1/tcp/${p}` }));
+  const t = await createLibp2pTransport({ self, n: N, privateKey: Buffer.from(cfg.keys[self - 1]!, 'hex'), listen: peers[self - 1]!.addr, peers });
+  t.onMessage(handler);
+  await t.start();
+  const allUp = (): boolean => [...Array(N).keys()].every((k) => k + 1 === self || t.isUp(k + 1));
+  while (!allUp()) await new Promise((r) => setTimeout(r, 20));
+  return { send: (to, d) => t.send(to, d), stop: () => t.stop() };
+}
+
+/** Counts arrivals per (job, round) key; wakes the party waiting for a key once all peers sent it. */
+class Arrivals {
+  readonly got = new Map<number, number>(); // job*rounds+round -> peers heard
+  waiting: { key: number; wake: () => void } | undefined;
+  readonly handler: Handler = (_from, data) => {
+    const key = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(0);
+    const c = (this.got.get(key) ?? 0) + 1;
+    this.got.set(key, c);
+    if (this.waiting && this.waiting.key === key && c === N - 1) this.waiting.wake();
+  };
+}
+
+/** Runs the jobs, every party back to back (a peer ahead of us has its messages counted early). */
+async function runJobs(self: number, link: Link, arrivals: Arrivals, plan: Plan): Promise<Report> {
+  const { got } = arrivals;
+  const msg = new Uint8Array(plan.bytes);
+  const samples: number[] = [];
+  const c0 = process.cpuUsage();
+  const w0 = performance.now();
+  for (let j = 0; j < plan.jobs; j++) {
+    const t0 = performance.now();
+    for (let r = 0; r < plan.rounds; r++) {
+      const key = j * plan.rounds + r;
+      new DataView(msg.buffer).setUint32(0, key);
+      for (let p = 1; p <= N; p++) if (p !== self) link.send(p, msg);
+      if ((got.get(key) ?? 0) < N - 1) await new Promise<void>((wake) => { arrivals.waiting = { key, wake }; });
+      arrivals.waiting = undefined;
+      got.delete(key);
+    }
+    samples.push(performance.now() - t0);
+  }
+  const c = process.cpuUsage(c0);
+  return { self, samples, cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - w0 };
+}
+
+async function child(cfg: Config): Promise<void> {
+  const arrivals = new Arrivals();
+  const link = cfg.mode === 'tcp' ? await bareTcp(cfg.self, cfg.ports, arrivals.handler) : await libp2pLink(cfg.self, cfg, arrivals.handler);
+  process.send!({ type: 'ready' });
+  await new Promise<void>((res) => process.once('message', () => res())); // everyone connected
+  const report = await runJobs(cfg.self, link, arrivals, cfg.plan);
+  process.send!({ type: 'report', report });
+  await new Promise((r) => setTimeout(r, 500)); // let the peers finish their last round
+  await link.stop();
+  process.exit(0);
+}
+
+function freePorts(k: number): Promise<number[]> {
+  return Promise.all([...Array(k)].map(() => new Promise<number>((res) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as AddressInfo).port;
+      s.close(() => res(p));
+    });
+  })));
+}
+
+const pct = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+
+async function parent(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2), ['jobs', 'rounds', 'bytes', 'only'], []);
+  const plan: Plan = { jobs: Number(flags.str.get('jobs') ?? 300), rounds: Number(flags.str.get('rounds') ?? 3), bytes: Math.max(4, Number(flags.str.get('bytes') ?? 448)) };
+  const modes: Mode[] = flags.str.has('only') ? [flags.str.get('only') as Mode] : ['tcp', 'libp2p'];
+  const ids = await Promise.all([...Array(N)].map(() => generateIdentity()));
+  console.log(`floor: ${N} processes, ${plan.jobs} jobs of ${plan.rounds} rounds, ${plan.bytes} B to each peer per round, no arithmetic`);
+  for (const mode of modes) {
+    const ports = await freePorts(N);
+    const cfgs: Config[] = ports.map((_, k) => ({ mode, self: k + 1, ports, keys: ids.map((i) => Buffer.from(i.privateKey).toString('hex')), peerIds: ids.map((i) => i.peerId), plan }));
+    const kids = cfgs.map((c) => fork(fileURLToPath(import.meta.url), ['--child', JSON.stringify(c)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    await Promise.all(kids.map((k) => new Promise((res) => k.once('message', res))));
+    const reports = new Promise<Report[]>((res) => {
+      const out: Report[] = [];
+      for (const k of kids) k.on('message', (m: { type: string; report?: Report }) => {
+        if (m.type === 'report' && out.push(m.report!) === N) res(out);
+      });
+    });
+    for (const k of kids) k.send('go');
+    const rs = (await reports).sort((a, b) => a.self - b.self);
+    const s = rs[0]!.samples;
+    const cpu = rs.map((r) => r.cpuMs / plan.jobs);
+    const msgs = 2 * plan.rounds * (N - 1);
+    console.log(`${mode.padEnd(7)} one job p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms (party 1); CPU per party per job ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} ms (${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(0)} µs per message sent or received)`);
+    await Promise.all(kids.map((k) => new Promise((res) => (k.exitCode !== null ? res(null) : k.once('exit', res)))));
+  }
+}
+
+const at = process.argv.indexOf('--child');
+if (at >= 0) void child(JSON.parse(process.argv[at + 1]!) as Config);
+else parent().catch((e: unknown) => { console.error(e); process.exit(1); });
