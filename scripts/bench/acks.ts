@@ -14,7 +14,7 @@ import { tmpdir, loadavg } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
-import http from 'node:http';
+import { closeHttpClient, httpRequest } from '../src/http-client';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
@@ -225,25 +225,11 @@ class StandInCommittee {
 }
 
 // ---------- HTTP client ----------
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 let gwHost = '127.0.0.1';
 let gwPort = 0;
-function request(method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((res, rej) => {
-    const req = http.request({
-      host: gwHost, port: gwPort, method, path, agent,
-      headers: { ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}), ...headers },
-    }, (r) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => res({ status: r.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      r.on('error', rej);
-    });
-    req.on('error', rej);
-    if (payload) req.write(payload);
-    req.end();
-  });
+async function request(method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  const r = await httpRequest(`http://${gwHost}:${gwPort}${path}`, method, body, headers);
+  return { status: r.status, body: r.text };
 }
 
 interface Acct { token: string; user_id: string }
@@ -389,7 +375,7 @@ async function stopAll(): Promise<void> {
     p.child.kill('SIGTERM');
     await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
   }
-  agent.destroy();
+  closeHttpClient();
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -15,6 +15,7 @@ import { Cluster } from '../src/cluster';
 import { run as accounts } from '../src/accounts';
 import { parseFlags } from '../src/flags';
 import { nodeStatus, testPorts, Trader, type Credentials } from '../test/harness';
+import { closeHttpClient } from '../src/http-client';
 
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
@@ -276,7 +277,7 @@ async function main(): Promise<void> {
     await cluster.waitReady(120_000);
     const creds = await Promise.all(Array.from({ length: CLIENTS }, () =>
       accounts(['--data', dataDir, 'create', '--tier', 'Apex', '--deposit', '100000000']) as Promise<unknown> as Promise<Credentials>));
-    const traders = creds.map((c) => new Trader(cluster.baseUrl, c));
+    const traders = creds.map((c) => new Trader(cluster.baseUrl, c, { lean: true }));
     await Promise.all(traders.map((t) => t.login()));
     console.log(`${CLIENTS} Apex accounts ready; warming up (committee preprocessing) ...`);
     await new Promise((r) => setTimeout(r, 5_000));
@@ -330,7 +331,7 @@ async function main(): Promise<void> {
     if (ONLY.has('mix')) {
       const mmCreds = await Promise.all(Array.from({ length: MAKERS }, () =>
         accounts(['--data', dataDir, 'create', '--tier', 'Apex', '--deposit', '100000000']) as Promise<unknown> as Promise<Credentials>));
-      const makers = mmCreds.map((c) => new Trader(cluster.baseUrl, c));
+      const makers = mmCreds.map((c) => new Trader(cluster.baseUrl, c, { lean: true }));
       await Promise.all(makers.map((t) => t.login()));
       const mix = await mixedLoad(makers, traders, MIX_SECONDS, MIX_RATE);
       const mixSent = [...mix.values()].reduce((a, k) => a + k.ok.length + k.queued + k.refused, 0);
@@ -451,6 +452,7 @@ async function main(): Promise<void> {
     console.log('(each pair: a resting sell, then a crossing IOC buy, timed to the buy\'s fill; the kill happens between them)');
     }
   } finally {
+    closeHttpClient();
     await cluster.stop(10_000);
     if (!flags.bool.has('keep')) rmSync(dataDir, { recursive: true, force: true });
     else console.log(`kept ${dataDir}`);

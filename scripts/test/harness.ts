@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { createServer } from 'node:net';
 import { Cluster, ROOT, type ClusterOptions } from '../src/cluster';
 import type { PortPlan } from '@tenebra/config';
+import { httpRequest } from '../src/http-client';
 
 const run = promisify(execFile);
 
@@ -94,7 +95,8 @@ export interface Envelope<T> {
 /** A REST client for one account, using only the spec's interface. */
 export class Trader {
   private token = '';
-  constructor(readonly baseUrl: string, readonly creds: Credentials) {}
+  /** lean: node:http with keep-alive instead of fetch (benchmarks: see src/http-client.ts) */
+  constructor(readonly baseUrl: string, readonly creds: Credentials, readonly opts: { lean?: boolean } = {}) {}
 
   async login(): Promise<void> {
     const r = await fetch(`${this.baseUrl}/auth/token`, {
@@ -107,6 +109,10 @@ export class Trader {
   }
 
   async call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: Envelope<T> }> {
+    if (this.opts.lean) {
+      const r = await httpRequest(`${this.baseUrl}${path}`, method, body, { authorization: `Bearer ${this.token}` });
+      return { status: r.status, body: (r.text ? JSON.parse(r.text) : {}) as Envelope<T> };
+    }
     const r = await fetch(`${this.baseUrl}${path}`, {
       method,
       headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
