@@ -5,7 +5,7 @@
 // (length-prefixed frames, TCP_NODELAY, no encryption) and over this project's libp2p transport
 // (TCP + Noise + Yamux). Whatever the MPC code does, a comparison over that transport cannot be
 // faster than this on the same machine.
-//   npm run bench:floor -- [--jobs 300] [--rounds 3] [--bytes 448] [--only tcp|libp2p]
+//   npm run bench:floor -- [--jobs 300] [--warmup 500] [--rounds 3] [--bytes 448] [--only tcp|libp2p]
 import '@tenebra/transport/src/polyfill';
 import { fork } from 'node:child_process';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
@@ -16,7 +16,7 @@ import { parseFlags } from '../src/flags';
 const N = 5;
 type Mode = 'tcp' | 'libp2p';
 
-interface Plan { jobs: number; rounds: number; bytes: number }
+interface Plan { jobs: number; warmup: number; rounds: number; bytes: number }
 interface Config { mode: Mode; self: number; ports: number[]; keys: string[]; peerIds: string[]; plan: Plan }
 interface Report { self: number; samples: number[]; cpuMs: number; wallMs: number }
 
@@ -101,9 +101,15 @@ async function runJobs(self: number, link: Link, arrivals: Arrivals, plan: Plan)
   const { got } = arrivals;
   const msg = new Uint8Array(plan.bytes);
   const samples: number[] = [];
-  const c0 = process.cpuUsage();
-  const w0 = performance.now();
-  for (let j = 0; j < plan.jobs; j++) {
+  let c0 = process.cpuUsage();
+  let w0 = performance.now();
+  for (let j = 0; j < plan.warmup + plan.jobs; j++) {
+    if (j === plan.warmup) {
+      // the warm-up jobs (code not yet compiled) are neither timed nor counted
+      samples.length = 0;
+      c0 = process.cpuUsage();
+      w0 = performance.now();
+    }
     const t0 = performance.now();
     for (let r = 0; r < plan.rounds; r++) {
       const key = j * plan.rounds + r;
@@ -143,11 +149,11 @@ function freePorts(k: number): Promise<number[]> {
 const pct = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
 async function parent(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2), ['jobs', 'rounds', 'bytes', 'only'], []);
-  const plan: Plan = { jobs: Number(flags.str.get('jobs') ?? 300), rounds: Number(flags.str.get('rounds') ?? 3), bytes: Math.max(4, Number(flags.str.get('bytes') ?? 448)) };
+  const flags = parseFlags(process.argv.slice(2), ['jobs', 'warmup', 'rounds', 'bytes', 'only'], []);
+  const plan: Plan = { jobs: Number(flags.str.get('jobs') ?? 300), warmup: Number(flags.str.get('warmup') ?? 500), rounds: Number(flags.str.get('rounds') ?? 3), bytes: Math.max(4, Number(flags.str.get('bytes') ?? 448)) };
   const modes: Mode[] = flags.str.has('only') ? [flags.str.get('only') as Mode] : ['tcp', 'libp2p'];
   const ids = await Promise.all([...Array(N)].map(() => generateIdentity()));
-  console.log(`floor: ${N} processes, ${plan.jobs} jobs of ${plan.rounds} rounds, ${plan.bytes} B to each peer per round, no arithmetic`);
+  console.log(`floor: ${N} processes, ${plan.jobs} jobs (after ${plan.warmup} untimed) of ${plan.rounds} rounds, ${plan.bytes} B to each peer per round, no arithmetic`);
   for (const mode of modes) {
     const ports = await freePorts(N);
     const cfgs: Config[] = ports.map((_, k) => ({ mode, self: k + 1, ports, keys: ids.map((i) => Buffer.from(i.privateKey).toString('hex')), peerIds: ids.map((i) => i.peerId), plan }));
