@@ -17,7 +17,7 @@ export function crash(log: Pick<Logger, 'fatal'>, what: string, err: unknown): n
   } finally {
     process.kill(process.pid, 'SIGKILL');
   }
-  // SIGKILL is delivered before kill() returns for a process signalling itself; this is unreachable.
+  // A SIGKILL a process sends itself takes effect as the kill() call returns: this is unreachable.
   throw new Error('unreachable: the process was killed');
 }
 

@@ -1,6 +1,6 @@
 // A fatal error in the gateway process (an uncaught exception) while a store transaction is queued:
 // with Node's default handling the process never ended (lmdb's write thread and exit() waited for
-// each other; the fixture without the handler hung in 5 runs of 5 at one event turn), so a
+// each other; without the handler this fixture hung in 5 runs of 5 at one event turn), so a
 // supervisor could not restart it. crashOnUncaught ends it like kill -9, and the
 // store opens afterwards with the transaction applied whole or not at all.
 import { describe, expect, it } from 'vitest';

@@ -461,7 +461,10 @@ async function main(): Promise<void> {
           else inFlight.push({ stall, base });
         } else {
           await traders[0]!.place(order('sell', 60, 40));
-          if (!(await idle())) break;
+          if (!(await idle())) {
+            console.log('skipped: the committee did not settle after placing the resting sell');
+            break;
+          }
           const t0 = performance.now();
           const dead = killPair(a, b);
           const stall = await buyFilled(t0);
