@@ -36,7 +36,8 @@
 //    last accepted one if any promiser accepted one, "commit" if every promiser voted commit at
 //    ballot 0 and no veto is known (it may have been decided there, and those t+1 parties hold the
 //    items), "drop" otherwise: a known veto rules commit out at ballot 0, and dropping spares the
-//    vetoer, which cannot stage b, from ending stale. Accepted from a majority decides it. So the three parties left after two deaths decide every batch.
+//    vetoer, which cannot stage b, from ending stale. Accepted from a majority decides it. So the
+//    three parties left after two deaths decide every batch.
 //  - Every vote (ready, veto, promise, accept) goes out only once the state holding it is durable
 //    (PrepHost.persistVote), so a party restarted from its own state never votes twice. A party
 //    recovered from a memory loss abstains on the batch then in flight (its votes are gone): it never
@@ -1425,7 +1426,6 @@ export class Preprocessor {
   }
 }
 
-/** A promise's report of our votes: "vote0|ballot:value" ('-' for none). */
 /** A promiser's report: its ballot-0 vote, its last accepted value, the vetoes it knows of. */
 interface PromiseVotes {
   vote0?: Decision;
@@ -1433,6 +1433,7 @@ interface PromiseVotes {
   vetoes?: number[];
 }
 
+/** A promise's report of our votes: "vote0|ballot:value|vetoers" ('-' for none; vetoers comma-separated). */
 function votesKey(b: Batch): string {
   return `${b.vote0 ?? '-'}|${b.accepted ? `${b.accepted.ballot}:${b.accepted.value}` : '-'}|${[...b.vetoes].join(',')}`;
 }

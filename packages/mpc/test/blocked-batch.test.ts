@@ -17,25 +17,16 @@ import { SimNetwork, type Transport } from '@tenebra/transport';
 import { PreprocessingExhaustedError } from '../src/api';
 import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
-import { deal, holdingRound } from './helpers';
+import { deal, droppingSends, holdingRound } from './helpers';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
 
 /** A transport that never sends phase-A messages of `round`. */
 function silentInRound(inner: Transport, round: number): Transport {
-  return {
-    self: inner.self, n: inner.n, clock: inner.clock,
-    send: (to, data) => {
-      const env = decode(data);
-      if (env.type === Msg.PrepRound && env.a === round) return;
-      inner.send(to, data);
-    },
-    onMessage: (h) => inner.onMessage(h),
-    onPeer: (h) => inner.onPeer(h),
-    isUp: (p) => inner.isUp(p),
-    start: () => inner.start(),
-    stop: () => inner.stop(),
-  };
+  return droppingSends(inner, (_, data) => {
+    const env = decode(data);
+    return env.type === Msg.PrepRound && env.a === round;
+  });
 }
 
 /** Runs a job of three products on `live`; resolves to each party's outcome. */

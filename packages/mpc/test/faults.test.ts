@@ -7,7 +7,7 @@ import * as F from '../src/field';
 import { Msg, decode, decodeVector, encode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
 import { DEALER_LABEL } from '../src/preprocessing';
-import { deal, fillReserve, rewritingRounds, signed } from './helpers';
+import { deal, droppingSends, fillReserve, rewritingRounds, signed } from './helpers';
 
 /** A transport that adds 1 to element `index` of the open-to-all shares it sends in job `jobId`. */
 function flipping(inner: Transport, jobId: string, index: number): Transport {
@@ -242,19 +242,14 @@ describe('a round message lost with no reconnect', () => {
     let dropped = 0;
     const parties = [1, 2, 3, 4, 5].map((i) => {
       const inner = net.transport(i);
-      const tr: Transport = i !== 3 ? inner : {
-        self: inner.self, n: inner.n, clock: inner.clock,
-        send(to, data) {
-          const env = decode(data);
-          if (to === 4 && env.type === Msg.JobRound && env.key === 'lossy' && env.a === 0 && dropped === 0) {
-            dropped++;
-            return;
-          }
-          inner.send(to, data);
-        },
-        onMessage: (h) => inner.onMessage(h), onPeer: (h) => inner.onPeer(h), isUp: (p) => inner.isUp(p),
-        start: () => inner.start(), stop: () => inner.stop(),
-      };
+      const tr: Transport = i !== 3 ? inner : droppingSends(inner, (to, data) => {
+        const env = decode(data);
+        if (to === 4 && env.type === Msg.JobRound && env.key === 'lossy' && env.a === 0 && dropped === 0) {
+          dropped++;
+          return true;
+        }
+        return false;
+      });
       return createParty({ n: 5, t: 2, transport: tr, retransmitMs: 500, preprocessing: { targetTriples: 100, targetBits: 200, batch: 40 } });
     });
     await net.settle(Promise.all(parties.map((p) => p.start())));

@@ -69,38 +69,49 @@ export function runAll<T>(parties: Party[], jobId: string, fn: (ctx: JobContext,
 
 export const signed = (xs: bigint[]): bigint[] => xs.map(F.toSigned);
 
-/**
- * A transport that passes every call through to `inner`, except that the round messages of job
- * `jobId` it sends go through `rewrite` first (to tamper with shares in tests).
- */
-export function rewritingRounds(inner: Transport, jobId: string, rewrite: (env: Envelope, data: Uint8Array) => Uint8Array): Transport {
+/** `inner` with some of its calls replaced: the base of every test transport. */
+export function wrapTransport(inner: Transport, over: Partial<Pick<Transport, 'send' | 'onMessage'>>): Transport {
   return {
     self: inner.self, n: inner.n, clock: inner.clock,
-    send(to, data) {
-      const env = decode(data);
-      inner.send(to, env.type === Msg.JobRound && env.key === jobId ? rewrite(env, data) : data);
-    },
+    send: (to, data) => inner.send(to, data),
     onMessage: (h) => inner.onMessage(h),
     onPeer: (h) => inner.onPeer(h),
     isUp: (p) => inner.isUp(p),
     start: () => inner.start(),
     stop: () => inner.stop(),
+    ...over,
   };
+}
+
+/**
+ * A transport that passes every call through to `inner`, except that the round messages of job
+ * `jobId` it sends go through `rewrite` first (to tamper with shares in tests).
+ */
+export function rewritingRounds(inner: Transport, jobId: string, rewrite: (env: Envelope, data: Uint8Array) => Uint8Array): Transport {
+  return wrapTransport(inner, {
+    send(to, data) {
+      const env = decode(data);
+      inner.send(to, env.type === Msg.JobRound && env.key === jobId ? rewrite(env, data) : data);
+    },
+  });
+}
+
+/** A transport that does not send the outgoing messages `drop` picks. */
+export function droppingSends(inner: Transport, drop: (to: number, data: Uint8Array) => boolean): Transport {
+  return wrapTransport(inner, {
+    send: (to, data) => {
+      if (!drop(to, data)) inner.send(to, data);
+    },
+  });
 }
 
 /** A transport that drops the incoming messages `drop` picks. */
 export function dropping(inner: Transport, drop: (from: number, data: Uint8Array) => boolean): Transport {
-  return {
-    self: inner.self, n: inner.n, clock: inner.clock,
-    send: (to, data) => inner.send(to, data),
+  return wrapTransport(inner, {
     onMessage: (h) => inner.onMessage((from, data) => {
       if (!drop(from, data)) h(from, data);
     }),
-    onPeer: (h) => inner.onPeer(h),
-    isUp: (p) => inner.isUp(p),
-    start: () => inner.start(),
-    stop: () => inner.stop(),
-  };
+  });
 }
 
 /** A transport that holds back the incoming preprocessing phase-A messages of `round` while `hold()` is true. */
