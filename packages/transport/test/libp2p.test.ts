@@ -17,8 +17,8 @@ async function cluster(n: number) {
   const peers: PeerEntry[] = ids.map((id, k) => ({ index: k + 1, peerId: id.peerId, addr: `/ip4/127.0.0.1/tcp/${ports[k]}` }));
   const got: Got[] = ids.map(() => []);
   const events: string[][] = ids.map(() => []);
-  const make = async (i: number): Promise<Libp2pTransport> => {
-    const t = await createLibp2pTransport({ self: i, n, privateKey: ids[i - 1]!.privateKey, listen: peers[i - 1]!.addr, peers });
+  const make = async (i: number, opts: { redialAfterDropMs?: number } = {}): Promise<Libp2pTransport> => {
+    const t = await createLibp2pTransport({ self: i, n, privateKey: ids[i - 1]!.privateKey, listen: peers[i - 1]!.addr, peers, ...opts });
     t.onMessage((from, data) => got[i - 1]!.push({ from, data }));
     t.onPeer((p, up) => events[i - 1]!.push(`${p}:${up ? 'up' : 'down'}`));
     started.push(t);
@@ -98,6 +98,30 @@ describe('libp2p transport', () => {
     await waitFor(() => c.got[1]!.some((m) => m.from === 3), 'traffic to restarted party');
     // The message queued while 2 was down was delivered to the new incarnation.
     await waitFor(() => c.got[1]!.some((m) => m.from === 1 && m.data.byteLength === 10), 'queued message flushed');
+  });
+
+  it('after a peer drops, holds off redialling until the hold-off ends or the peer dials back', async () => {
+    const c = await cluster(2);
+    // a hold-off far longer than the test waits: only the peer's own dial can bring the link back
+    const t1 = await c.make(1, { redialAfterDropMs: 60_000 });
+    const t2 = await c.make(2);
+    await Promise.all([t1.start(), t2.start()]);
+    await waitFor(() => t1.isUp(2) && t2.isUp(1), 'links up');
+    const dialsBefore = t1.peerStats(2).dialAttempts;
+    expect(dialsBefore).toBeGreaterThanOrEqual(1);
+    await t2.stop();
+    await waitFor(() => c.events[0]!.includes('2:down'), 'down event');
+    // with the defaults' 50 ms backoff this window would hold several refused dials
+    await new Promise((r) => setTimeout(r, 500));
+    expect(t1.peerStats(2).dialAttempts).toBe(dialsBefore);
+    expect(t1.isUp(2)).toBe(false);
+    // the peer comes back and dials us: that wakes our dial loop long before the hold-off ends
+    const t2b = await c.make(2);
+    await t2b.start();
+    await waitFor(() => t1.isUp(2) && t2b.isUp(1), 'link back up, both ways', 15_000);
+    expect(t1.peerStats(2).dialAttempts).toBe(dialsBefore + 1);
+    t1.send(2, pattern(1, 2, 64));
+    await waitFor(() => c.got[1]!.some((m) => m.from === 1 && m.data.byteLength === 64), 'traffic after the redial');
   });
 
   it('refuses connections from peer ids not in its list', async () => {
