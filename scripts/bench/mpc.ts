@@ -1,6 +1,7 @@
 // MPC engine benchmark: prints figures, asserts nothing.
 //   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only] [--latency-only]
 // (MPC_TRACE=<party> logs that party's rounds; MPC_ELD=1 prints event-loop delay per party.)
+// (MPC_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles each party process: they exit normally at the end.)
 // For n=5, t=2: on the simulated network (all five parties in this one process, one thread) and with
 // five node processes over libp2p on 127.0.0.1. Online figures use a reserve made by the seeded
 // dealer (INSECURE, experiments only) so the bench does not spend minutes producing it; the online
@@ -150,7 +151,13 @@ async function libp2p(prep: PreprocessingOptions, plan: Step[]): Promise<StepRes
       });
     });
   } finally {
-    for (const c of children) c.kill('SIGKILL');
+    // Ask each party to exit (so --cpu-prof in MPC_NODE_ARGS can write its profile); kill what is left after 3 s.
+    await Promise.all(children.map((c) => new Promise<void>((resolve) => {
+      if (c.exitCode !== null || c.signalCode !== null) return resolve();
+      const timer = setTimeout(() => { c.kill('SIGKILL'); resolve(); }, 3000);
+      c.once('exit', () => { clearTimeout(timer); resolve(); });
+      try { c.send({ type: 'exit' }); } catch { c.kill('SIGKILL'); }
+    })));
   }
   return out;
 }
