@@ -198,7 +198,9 @@ export class Cluster {
     const fd = openSync(logFile, 'a');
     const logStart = fstatSync(fd).size;
     const configFile = this.configFile(role, index);
-    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[role], '--config', configFile], {
+    // TENEBRA_CPU_PROF=DIR: V8 CPU profiles of every process, written to DIR when it stops in order
+    const prof = process.env.TENEBRA_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TENEBRA_CPU_PROF}`] : [];
+    const child = spawn(process.execPath, [...prof, '--import', 'tsx', ENTRY[role], '--config', configFile], {
       cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env },
     });
     closeSync(fd);
