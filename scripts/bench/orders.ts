@@ -3,7 +3,7 @@
 // sustained ack and match rates, latencies, a realistic mix (market makers quoting by mass quote;
 // takers sending limits, IOCs, markets, FOKs, cancels and modifies) with throughput and latency per
 // kind, the plaintext reference rate on the same stream, and the stall after killing two nodes.
-//   npm run bench:orders -- [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 19] [--stall-runs 3] [--keep]
+//   npm run bench:orders -- [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--keep]
 import '@tenebra/transport/src/polyfill';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,9 +20,9 @@ import { closeHttpClient } from '../src/http-client';
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
 
-const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'only', 'symbols'], ['keep']);
-/** --only sustained,mix,fill,plaintext,stall: run just these sections (default: all) */
-const SECTIONS = ['sustained', 'mix', 'fill', 'plaintext', 'stall'];
+const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols'], ['keep']);
+/** --only sustained,mix,fill,plaintext,stall,degraded: run just these sections (default: all) */
+const SECTIONS = ['sustained', 'mix', 'fill', 'plaintext', 'stall', 'degraded'];
 const ONLY = new Set((flags.str.get('only') ?? SECTIONS.join(',')).split(',').filter(Boolean));
 for (const s of ONLY) if (!SECTIONS.includes(s)) throw new Error(`--only: unknown section ${s} (sections: ${SECTIONS.join(', ')})`);
 const SECONDS = Number(flags.str.get('seconds') ?? 10);
@@ -43,6 +43,14 @@ const NODE_NICE = Number(flags.str.get('node-nice') ?? 19);
 const SYMBOLS = Math.min(20, Math.max(1, Number(flags.str.get('symbols') ?? 1)));
 /** kill-two-nodes measurements per case (in flight, resting; victims restarted and caught up in between); at most 5 */
 const STALL_RUNS = Math.min(5, Math.max(1, Number(flags.str.get('stall-runs') ?? 3)));
+/**
+ * Crossing pairs (sell, then IOC buy, 20 orders/s) the committee matches after each stall run's
+ * revive, before the next kill: a node runs for hours between faults, while the survivors of the
+ * next kill include the nodes revived seconds before, whose first jobs run 2-3x slower (V8 has not
+ * compiled their paths yet). Measured 2026-11-24 (one run of five kills per case each): resting
+ * median 87 ms with 0 pairs, 54 ms with 100; a pair without a kill 64 against 26 ms.
+ */
+const REVIVE_WARM_PAIRS = Number(flags.str.get('revive-warm-pairs') ?? 100);
 
 function pct(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;
@@ -347,18 +355,11 @@ async function main(): Promise<void> {
     console.log(`requests ${mixSent} (${(mixSent / MIX_SECONDS).toFixed(0)}/s); ops (about) ${mix.ops}; committee applied them all ${Number.isNaN(mixDrain) ? 'NOT within 300 s' : `${(mixDrain / 1000).toFixed(1)} s after the load ended`}`);
     }
 
-    // 2. Order-to-fill latency at a fixed rate: a resting sell, then a crossing buy; poll the buy.
-    // Once at the issue's rate (the committee falls behind: queueing), once at a rate it keeps up with.
-    for (const rate of ONLY.has('fill') ? [RATE, LOW_RATE] : []) {
-      if (Number.isNaN(await until(waitIdle(dataDir), 300_000, 200))) {
-        console.log(`\n== order-to-fill at ~${rate} orders/s: skipped, the committee still had a backlog after 300 s`);
-        continue;
-      }
+    /** `pairs` resting sells, each followed by a crossing IOC buy timed to its fill (polled), at about `rate` orders/s. */
+    const fills = async (rate: number, pairs: number): Promise<{ fill: number[]; unfilled: number }> => {
       const fill: number[] = [];
       let unfilled = 0;
       const gap = 1000 / rate;
-      // at the low rate every pair is sampled; 60 of them keep the p50 steadier than 20 did (±10 ms)
-      const pairs = rate === LOW_RATE ? 60 : Math.max(20, Math.min(400, Math.round(rate * 3 / 2)));
       const polls: Promise<void>[] = [];
       for (let i = 0; i < pairs; i++) {
         const t = traders[i % traders.length]!;
@@ -378,6 +379,28 @@ async function main(): Promise<void> {
         await new Promise((r2) => setTimeout(r2, gap));
       }
       await Promise.all(polls);
+      return { fill, unfilled };
+    };
+
+    /** `pairs` crossing pairs at 20 orders/s, not timed (traffic for revived nodes). */
+    const warmPairs = async (pairs: number): Promise<void> => {
+      for (let i = 0; i < pairs; i++) {
+        await traders[i % traders.length]!.place(order('sell', 50, 40));
+        await new Promise((r) => setTimeout(r, 50));
+        await traders[(i + 1) % traders.length]!.place(order('buy', 50, 40, 'IOC'));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+
+    // 2. Order-to-fill latency at a fixed rate: a resting sell, then a crossing buy; poll the buy.
+    // Once at the issue's rate (the committee falls behind: queueing), once at a rate it keeps up with.
+    for (const rate of ONLY.has('fill') ? [RATE, LOW_RATE] : []) {
+      if (Number.isNaN(await until(waitIdle(dataDir), 300_000, 200))) {
+        console.log(`\n== order-to-fill at ~${rate} orders/s: skipped, the committee still had a backlog after 300 s`);
+        continue;
+      }
+      // at the low rate every pair is sampled; 60 of them keep the p50 steadier than 20 did (±10 ms)
+      const { fill, unfilled } = await fills(rate, rate === LOW_RATE ? 60 : Math.max(20, Math.min(400, Math.round(rate * 3 / 2))));
       console.log(`\n== order-to-fill at ~${rate} orders/s (${fill.length} sampled fills${unfilled ? `, ${unfilled} not filled within 30 s: the committee fell behind` : ''})`);
       console.log(`fill latency            p50 ${ms(pct(fill, 50))}  p99 ${ms(pct(fill, 99))}`);
     }
@@ -440,6 +463,7 @@ async function main(): Promise<void> {
           console.log('the killed nodes did not catch up within 300 s; stopping the stall runs');
           break;
         }
+        if (run > 0 && REVIVE_WARM_PAIRS > 0) await warmPairs(REVIVE_WARM_PAIRS);
         if (!(await idle())) {
           console.log('skipped: the committee still had a backlog (or a drained reserve) after 300 s');
           break;
@@ -480,6 +504,29 @@ async function main(): Promise<void> {
       }
       if (resting.length > 1) console.log(`resting, median of ${resting.length}: kill to next fill ${ms(med(resting))}`);
       console.log('(in flight: a sell acknowledged and still being placed, the kill, then a crossing IOC buy, timed to its fill; resting: the same once the sell rests)');
+      console.log(`(before each kill after the first, the nodes revived from the previous one matched ${REVIVE_WARM_PAIRS} crossing pairs: --revive-warm-pairs)`);
+    }
+
+    // 5. Order-to-fill with two nodes down: every opening then needs all three survivors, so each
+    // round waits for the slowest of them. The reserve made while all five were up pays for it (no
+    // production without all n), so a short run: 20 pairs use about a third of the bit target.
+    if (ONLY.has('degraded')) {
+      console.log(`\n== order-to-fill at ~${LOW_RATE} orders/s with two nodes down (3 of 5 alive)`);
+      const down = [2, 3, 4, 5].filter((k) => !cluster.isRunning('committee', k));
+      for (const k of down) await cluster.restart('committee', k);
+      if (down.length > 0) await cluster.waitReady(120_000);
+      const allCaughtUp = async (): Promise<boolean> => {
+        const s1 = appliedSeq(dataDir);
+        return [2, 3, 4, 5].every((k) => appliedSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === 5);
+      };
+      if (Number.isNaN(await until(allCaughtUp, 300_000, 200)) || Number.isNaN(await until(waitIdle(dataDir), 300_000, 200))) {
+        console.log('skipped: the committee did not settle with all five nodes up within 300 s');
+      } else {
+        await Promise.all([cluster.kill('committee', 4), cluster.kill('committee', 5)]);
+        await new Promise((r) => setTimeout(r, 3_000)); // the survivors' view of the dead settles
+        const { fill, unfilled } = await fills(LOW_RATE, 20);
+        console.log(`fill latency            p50 ${ms(pct(fill, 50))}  p99 ${ms(pct(fill, 99))}  (${fill.length} fills${unfilled ? `, ${unfilled} not filled within 30 s` : ''}; nodes 4 and 5 killed 3 s before)`);
+      }
     }
   } finally {
     closeHttpClient();
