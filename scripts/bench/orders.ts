@@ -2,7 +2,8 @@
 // drives limit orders through the gateway's REST interface with concurrent clients, and prints
 // sustained ack and match rates, latencies, a realistic mix (market makers quoting by mass quote;
 // takers sending limits, IOCs, markets, FOKs, cancels and modifies) with throughput and latency per
-// kind, the plaintext reference rate on the same stream, and the stall after killing two nodes.
+// kind, the plaintext reference rate on the same stream, the stall after killing two nodes, and the
+// order-to-fill with two nodes down.
 //   npm run bench:orders -- [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--keep]
 import '@tenebra/transport/src/polyfill';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -46,8 +46,8 @@ export interface Libp2pTransportOptions {
   redialMinMs?: number;
   redialMaxMs?: number;
   /**
-   * When a peer's stream drops together with our last connection to it, wait this long before the
-   * first redial (default 300 ms; 0 redials at once). See `detachOutbound`.
+   * When our stream to a peer drops, wait this long before the first redial, unless the peer dials
+   * us first (default 300 ms; 0 redials at once). See `detachOutbound`.
    */
   redialAfterDropMs?: number;
   /** Budget for one dial attempt (default 5000 ms). */
