@@ -417,6 +417,9 @@ class Libp2pTransportImpl implements Libp2pTransport {
       return;
     }
     if (this.opts.lazyWindowUpdates !== false) lazyWindowUpdates(stream);
+    // The peer is alive and reaches us (e.g. it restarted its transport while its old connection
+    // lingered, so no peer:connect came): end any wait before our own redial.
+    if (link.stream === undefined) link.wake?.();
     const decoder = new FrameDecoder(this.maxMessageBytes);
     stream.addEventListener('message', (evt) => {
       const bytes = evt.data instanceof Uint8Array ? evt.data : evt.data.subarray();
@@ -593,8 +596,9 @@ class Libp2pTransportImpl implements Libp2pTransport {
   /**
    * The stream is gone (closed, or reset by us): the peer is down for us until a redial succeeds.
    * The first redial waits `redialAfterDropMs`: a stream drops when the peer's process died or
-   * restarts (its restart takes seconds, and a peer that comes back dials us itself: peer:connect
-   * wakes the loop) or when we reset it (checkWriters redials at once). Redialling at once cost each
+   * restarts (its restart takes seconds, and a peer that comes back dials us itself: its connection
+   * (peer:connect) or its stream (acceptInbound) wakes the loop) or when we reset it (checkWriters
+   * redials at once). Redialling at once cost each
    * survivor of a kill -9 of two peers about 25 ms of CPU in the next 200 ms (a refused libp2p dial
    * is several ms of CPU, and the backoff retried at 50 and 150 ms), contending with the MPC job
    * that had to go on without them (measured 2026-11-24 on `npm start`: 3 ms each with the wait).
