@@ -99,12 +99,19 @@ export class Trader {
   constructor(readonly baseUrl: string, readonly creds: Credentials, readonly opts: { lean?: boolean } = {}) {}
 
   async login(): Promise<void> {
-    const r = await fetch(`${this.baseUrl}/auth/token`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ grant_type: 'client_credentials', client_id: this.creds.api_key, client_secret: this.creds.api_secret, passphrase: this.creds.passphrase }),
-    });
-    const body = (await r.json()) as { access_token?: string };
-    if (!r.ok || !body.access_token) throw new Error(`login failed: ${r.status} ${JSON.stringify(body)}`);
+    const creds = { grant_type: 'client_credentials', client_id: this.creds.api_key, client_secret: this.creds.api_secret, passphrase: this.creds.passphrase };
+    let status: number;
+    let body: { access_token?: string };
+    if (this.opts.lean) {
+      const r = await httpRequest(`${this.baseUrl}/auth/token`, 'POST', creds);
+      status = r.status;
+      body = (r.text ? JSON.parse(r.text) : {}) as { access_token?: string };
+    } else {
+      const r = await fetch(`${this.baseUrl}/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(creds) });
+      status = r.status;
+      body = (await r.json()) as { access_token?: string };
+    }
+    if (status !== 200 || !body.access_token) throw new Error(`login failed: ${status} ${JSON.stringify(body)}`);
     this.token = body.access_token;
   }
 
