@@ -292,7 +292,9 @@ export class Cluster {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (await this.gatewayUp() && this.nodesReady()) return;
-      for (const p of this.procs.values()) {
+      // Under supervision a process that exits by itself is started again (a node that finds itself
+      // stale exits on purpose and recovers in its next life): wait for that one instead.
+      for (const p of this.opts.supervise ? [] : this.procs.values()) {
         if (!p.killed && p.child && (p.child.exitCode !== null || p.child.signalCode !== null)) {
           throw new Error(`${p.entry.role} ${p.entry.index} exited during start-up; see ${p.entry.logFile}:\n${tail(p.entry.logFile)}`);
         }
@@ -315,7 +317,8 @@ export class Cluster {
     return this.configs.nodes.every((nd) => {
       const p = this.procs.get(this.key('committee', nd.index));
       if (!p) return false;
-      if (!this.isRunning('committee', nd.index)) return true; // killed on purpose
+      // killed on purpose: not waited for; exited by itself: not ready (its restart is, once it says so)
+      if (!this.isRunning('committee', nd.index)) return p.killed;
       try {
         return readFileSync(p.entry.logFile).subarray(p.logStart).toString('utf8').includes('"msg":"node ready"');
       } catch {
