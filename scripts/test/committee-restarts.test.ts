@@ -19,10 +19,7 @@ describe('committee restarts beyond the tolerated two', () => {
   let orders: OrderFlow;
 
   beforeAll(async () => {
-    // Supervised, as `npm start` runs them: after a whole-committee restart the nodes that resume
-    // at once may commit a preprocessing batch while another is still in share recovery; that one
-    // then finds itself stale, exits, and recovers in its next life (seeds 71 and 78 did so).
-    ({ tc, orders } = await startFlowCluster(Number(process.env.CHAOS_SEED ?? 7), 3, { supervise: true }));
+    ({ tc, orders } = await startFlowCluster(Number(process.env.CHAOS_SEED ?? 7), 3));
   }, 150_000);
   afterAll(async () => {
     await tc?.cleanup();
