@@ -157,9 +157,12 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>
 }
 
 export interface NodeStatusLine {
+  time: number;
   alive: number[];
   quorum: boolean;
   reserve: { triples: number; lex4: number; prod4: number; bits: number };
+  /** preprocessing batches this node has committed (`batches`) and dropped since it started */
+  made?: { batches: number; dropped: number };
 }
 
 /** Node k's JSON log so far. */
@@ -197,6 +200,28 @@ export interface ReserveNeed {
 }
 
 /** Waits until every listed node reports at least `min` of each kind in reserve. */
+/**
+ * Waits until committee preprocessing is quiet at `nodes`: each node's batch counts (committed,
+ * dropped) stayed the same over status lines at least `quietMs` apart, the newest line being recent.
+ * Tests that kill several nodes at once call it first: a node killed while a batch's decision is
+ * on disk at some nodes and not at others comes back behind them and goes stale (by design; it
+ * then needs a share recovery), which is not what those tests check.
+ */
+export async function waitForQuietPreprocessing(dataDir: string, nodes: number[], timeoutMs = 60_000, quietMs = 4_000): Promise<void> {
+  const seen = new Map<number, { key: string; since: number }>();
+  await waitFor(async () => nodes.every((k) => {
+    const st = nodeStatus(dataDir, k);
+    if (!st?.made) return false;
+    const key = `${st.made.batches}/${st.made.dropped}`;
+    const prev = seen.get(k);
+    if (!prev || prev.key !== key) {
+      seen.set(k, { key, since: st.time });
+      return false;
+    }
+    return st.time - prev.since >= quietMs && Date.now() - st.time < 3_000;
+  }), timeoutMs, `no preprocessing batch decided for ${quietMs} ms at nodes ${nodes.join(',')}`);
+}
+
 export async function waitForReserve(dataDir: string, nodes: number[], min: ReserveNeed, timeoutMs = 60_000): Promise<void> {
   await waitFor(async () => nodes.every((k) => {
     const st = nodeStatus(dataDir, k);
