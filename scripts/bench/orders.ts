@@ -383,6 +383,16 @@ async function main(): Promise<void> {
       return { fill, unfilled };
     };
 
+    /** Restarts `nodes`, then waits until every node of `check` has applied what node 1 has and sees all five. */
+    const reviveNodes = async (nodes: number[], check: number[] = nodes): Promise<boolean> => {
+      for (const k of nodes) await cluster.restart('committee', k);
+      if (nodes.length > 0) await cluster.waitReady(120_000);
+      return !Number.isNaN(await until(async () => {
+        const s1 = appliedSeq(dataDir);
+        return check.every((k) => appliedSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === 5);
+      }, 300_000, 200));
+    };
+
     /** `pairs` crossing pairs at 20 orders/s, not timed (traffic for revived nodes). */
     const warmPairs = async (pairs: number): Promise<void> => {
       for (let i = 0; i < pairs; i++) {
@@ -443,15 +453,7 @@ async function main(): Promise<void> {
       // the figure was the bench waiting.)
       const killPair = (a: number, b: number): Promise<unknown> => Promise.all([cluster.kill('committee', a), cluster.kill('committee', b)]);
       // bring the victims back and wait until both have recovered and applied everything node 1 has
-      const revive = async (a: number, b: number): Promise<boolean> => {
-        await cluster.restart('committee', a);
-        await cluster.restart('committee', b);
-        await cluster.waitReady(120_000);
-        return !Number.isNaN(await until(async () => {
-          const s1 = appliedSeq(dataDir);
-          return [a, b].every((k) => appliedSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === 5);
-        }, 300_000, 200));
-      };
+      const revive = (a: number, b: number): Promise<boolean> => reviveNodes([a, b]);
       // Several kills per case (node 1 stays up: the bench reads its log), because one fill's
       // run-to-run noise is as large as the figure.
       const pairs: [number, number][] = [[4, 5], [2, 3], [3, 5], [2, 4], [4, 5]];
@@ -514,13 +516,7 @@ async function main(): Promise<void> {
     if (ONLY.has('degraded')) {
       console.log(`\n== order-to-fill at ~${LOW_RATE} orders/s with two nodes down (3 of 5 alive)`);
       const down = [2, 3, 4, 5].filter((k) => !cluster.isRunning('committee', k));
-      for (const k of down) await cluster.restart('committee', k);
-      if (down.length > 0) await cluster.waitReady(120_000);
-      const allCaughtUp = async (): Promise<boolean> => {
-        const s1 = appliedSeq(dataDir);
-        return [2, 3, 4, 5].every((k) => appliedSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === 5);
-      };
-      if (Number.isNaN(await until(allCaughtUp, 300_000, 200)) || Number.isNaN(await until(waitIdle(dataDir), 300_000, 200))) {
+      if (!(await reviveNodes(down, [2, 3, 4, 5])) || Number.isNaN(await until(waitIdle(dataDir), 300_000, 200))) {
         console.log('skipped: the committee did not settle with all five nodes up within 300 s');
       } else {
         await Promise.all([cluster.kill('committee', 4), cluster.kill('committee', 5)]);
