@@ -196,7 +196,14 @@ interface Batch {
   /** Learner: accepted(ballot, value) senders per ballot. */
   learned: Map<number, { value: Decision; from: Set<number> }>;
   /** Our classic round as coordinator. */
-  coord?: { ballot: number; promises: Map<number, PromiseVotes>; proposed?: Decision };
+  coord?: {
+    ballot: number;
+    promises: Map<number, PromiseVotes>;
+    proposed?: Decision;
+    /** Waiting (PROMISE_WAIT_MS at most) for the promises of every party seen up before choosing commit. */
+    waitingAll?: boolean;
+    waitedAll?: boolean;
+  };
   /** A coordination attempt is scheduled. */
   termScheduled: boolean;
   /** Decided commit while we were still in phase A: commit as soon as it is staged. */
@@ -288,6 +295,11 @@ const MAX_FUTURE_BATCH_MESSAGES = 256;
 const TERM_STAGGER_MS = 20;
 /** An undecided batch is coordinated again, with a higher ballot, after this (plus the stagger). */
 const TERM_RETRY_MS = 500;
+/**
+ * A coordinator about to choose commit from ballot-0 votes waits at most this long for the promises
+ * of every party it sees up (a promise takes one round trip plus a durable write).
+ */
+const PROMISE_WAIT_MS = 150;
 /** A batch that has heard nothing new for this long re-sends what it sent (duplicates are ignored). */
 const PREP_RESEND_MS = 3_000;
 /**
@@ -1069,7 +1081,29 @@ export class Preprocessor {
     if (!c || c.ballot !== ballot || c.proposed) return;
     c.promises.set(from, votes);
     if (c.promises.size < this.majority()) return;
-    const ps = [...c.promises.values()];
+    const value = this.ballotValue(b, c.promises);
+    // "commit" from ballot-0 votes alone (nothing accepted yet) is forced only if no party's ready
+    // can be missing; a party we see up that has not promised may not have staged b, and then commit
+    // was never decided and would leave it stale (one more death and it is one of three that cannot
+    // recover it). So hear every party we see up first (abstainers never promise), for a bounded
+    // time: a promise without a commit vote makes the value drop.
+    const forced = [...c.promises.values()].some((p) => p.accepted !== undefined); // a value accepted before: nothing to wait for
+    if (value === 'commit' && !forced && !c.waitedAll && !this.heardAllUp(b, c.promises)) {
+      if (!c.waitingAll) {
+        c.waitingAll = true;
+        this.host.setTimer(() => {
+          c.waitedAll = true;
+          if (b.coord === c && !c.proposed && this.current === b && !this.stopped) this.propose(b, c);
+        }, PROMISE_WAIT_MS);
+      }
+      return;
+    }
+    this.propose(b, c);
+  }
+
+  /** The coordinator's value from the promises heard (see the header): the last accepted one, else commit or drop from the ballot-0 votes. */
+  private ballotValue(b: Batch, promises: Map<number, PromiseVotes>): Decision {
+    const ps = [...promises.values()];
     let last: { ballot: number; value: Decision } | undefined;
     for (const p of ps) if (p.accepted && (!last || p.accepted.ballot > last.ballot)) last = p.accepted;
     // Fast quorum = all n: "commit" may have been decided at ballot 0 only if every promiser voted it
@@ -1077,7 +1111,22 @@ export class Preprocessor {
     // spares a vetoer, which cannot stage b, from ending stale (it would need recovery, and two more
     // deaths would leave the committee without enough healthy parties).
     const vetoed = b.vetoes.size > 0 || ps.some((p) => (p.vetoes?.length ?? 0) > 0);
-    const value: Decision = last ? last.value : !vetoed && ps.every((p) => p.vote0 === 'commit') ? 'commit' : 'drop';
+    return last ? last.value : !vetoed && ps.every((p) => p.vote0 === 'commit') ? 'commit' : 'drop';
+  }
+
+  /** Every party we see up has promised, other than those known to abstain on b. */
+  private heardAllUp(b: Batch, promises: Map<number, PromiseVotes>): boolean {
+    for (let j = 1; j <= this.host.n; j++) {
+      if (j === this.host.self || promises.has(j) || !this.host.isUp(j)) continue;
+      if (b.noFast.has(j) && !b.vetoes.has(j)) continue; // an abstainer: it never promises
+      return false;
+    }
+    return true;
+  }
+
+  private propose(b: Batch, c: NonNullable<Batch['coord']>): void {
+    const ballot = c.ballot;
+    const value = this.ballotValue(b, c.promises);
     c.proposed = value;
     this.host.log({ ev: 'prep-propose', batch: b.id, ballot, value, promises: [...c.promises.keys()].sort((x, y) => x - y) });
     this.broadcastBallot(Msg.PrepAccept, b.id, ballot, value);

@@ -18,6 +18,12 @@
 //   it from a peer's log after the peers dropped a later batch (it went stale needlessly);
 // - a long job is no silence: the peers park their phase-A steps during a job, so a background
 //   batch was vetoed during a 12 s job with no failure.
+// Found while chasing a survivor among three that went stale (cluster test committee-restarts):
+// - one party dies while another, up, is still in phase A (the dead one's last message to it was
+//   lost): a ballot among the four took the first three promises, all "commit", and committed the
+//   batch over the party that had not staged it. That party was stale, and with a second death it
+//   was one of three left, unable to recover (share recovery needs t+1 other helpers). The
+//   coordinator now waits for every party it sees up before choosing commit.
 import { describe, expect, it } from 'vitest';
 import { SimNetwork } from '@tenebra/transport';
 import { Msg, decode } from '../src/messages';
@@ -176,6 +182,37 @@ describe('deciding a batch: edge cases', () => {
     for (const p of parties.slice(0, 4)) expect(p.status().preprocessing.committedBatches).toBe(1);
     expect(parties[4]!.status().preprocessing.stale).toBe(true);
     expect(logs.filter((e) => e.party === 5 && e.ev === 'prep-ballot').length).toBeLessThan(10);
+  }, 60_000);
+
+  it('one dies while another is still in phase A: the ballot hears every party up, drops the batch, and a second death leaves three healthy', async () => {
+    const net = new SimNetwork({ n: 5, seed: 21, link: { latencyMs: 1, jitterMs: 0.5 } });
+    // party 5 is a little slower to reach (its promise arrives after the other three)
+    for (const j of [1, 2, 3, 4]) net.setLink(5, j, { latencyMs: 4, jitterMs: 0 });
+    const logs: Record<string, unknown>[] = [];
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({
+      n: 5, t: 2, preprocessing: prep, log: (e) => logs.push(e as Record<string, unknown>),
+      // party 1's last phase-A message to party 5 is lost with it (it dies before that stream flushed)
+      transport: i === 5
+        ? dropping(net.transport(5), (from, d) => {
+          const e = decode(d);
+          return from === 1 && e.type === Msg.PrepRound && e.a === 3;
+        })
+        : net.transport(i),
+    }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged' && e.batch === 0).length === 4, maxTimeMs: 60_000 });
+    net.crash(1);
+    // the four decide batch 0 (those that staged it start a ballot now that 1 is down)
+    const four = parties.slice(1);
+    await net.run({ until: () => four.every((p) => p.status().preprocessing.resolvedBatches === 1 || p.status().preprocessing.stale), maxTimeMs: 30_000 });
+    expect(four.map((p) => p.status().preprocessing.stale)).toEqual([false, false, false, false]);
+    for (const e of logs.filter((x) => x.ev === 'prep-decided' && x.batch === 0)) expect(e).toMatchObject({ value: 'drop' });
+    // a second death: the three left agree on the log and all three can still compute
+    net.crash(2);
+    const three = parties.slice(2);
+    await net.run({ maxTimeMs: 3_000 });
+    for (const p of three) expect(p.status().preprocessing).toMatchObject({ stale: false, committedBatches: 0, resolvedBatches: 1 });
   }, 60_000);
 
   it('a party that missed the commit of the batch it staged learns it from a log that also shows a later drop', async () => {
