@@ -51,6 +51,11 @@ export const Msg = {
   PrepDropped: 17,
   /** The sender abstains on batch b: it lost its votes with its memory (b: batch). */
   PrepAbstain: 18,
+  /**
+   * Answer to a phase-A message of batch b from a party that keeps none of its own for b (b restored
+   * staged from a state, or already decided): the receiver will never get them from the sender.
+   */
+  PrepRoundsGone: 19,
 } as const;
 export type Msg = (typeof Msg)[keyof typeof Msg];
 
@@ -138,7 +143,7 @@ export function decode(data: Uint8Array): Envelope {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let off = 0;
   const type = view.getUint8(off) as Msg; off += 1;
-  if (type < Msg.SetupKey || type > Msg.PrepAbstain) throw new MessageError(`unknown message type ${type}`);
+  if (type < Msg.SetupKey || type > Msg.PrepRoundsGone) throw new MessageError(`unknown message type ${type}`);
   const prepCommitted = view.getUint32(off); off += 4;
   const prepNext = view.getUint32(off); off += 4;
   const a = view.getUint32(off); off += 4;

@@ -43,6 +43,9 @@
 //    recovered from a memory loss abstains on the batch then in flight (its votes are gone): it never
 //    votes on it, only learns the outcome (it may still compute and stage it: phase A is
 //    deterministic).
+//  - A party that keeps no phase-A messages for b (restored with b staged, or past b) answers a
+//    peer's phase-A message of b with rounds-gone(b); a party that lacks one of its messages then
+//    vetoes b at once (or is stale if b was decided commit) instead of waiting out the silence.
 //  - A decision reaches everyone through decided messages (committed(b), dropped(b)) and through the
 //    piggybacked log of every message. A commit decided where this party never staged b makes it
 //    stale (recover()); a party still in phase A with every missing sender up stages and commits.
@@ -1211,10 +1214,11 @@ export class Preprocessor {
           return;
         }
         if (b && env.b === b.id) {
+          if (b.state !== 'running' && b.sent.size === 0) return this.tellRoundsGone(from, env.b); // restored staged: nothing to re-send
           if (!this.adoptTag(b, tag, from)) return;
           return this.route(from, env);
         }
-        if (env.b < this.resolved || (b && env.b < b.id)) return; // old
+        if (env.b < this.resolved || (b && env.b < b.id)) return this.tellRoundsGone(from, env.b); // decided here: nothing kept
         if (!b && env.b === this.resolved && this.enabled && !this.stale) {
           // A peer started the next batch: join if we can (with its proposal), otherwise veto it.
           // On a batch we abstain on we compute whatever we can (we may not vote either way).
@@ -1289,6 +1293,40 @@ export class Preprocessor {
       }
       case Msg.PrepStatus:
         return; // the piggyback carries everything
+      case Msg.PrepRoundsGone: {
+        const b = this.current;
+        if (b && env.b === b.id) this.onRoundsGone(b, from);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Tells a peer still in phase A of batch id that we keep no phase-A messages for it (once per peer
+   * and batch), so it need not wait out two silent re-send periods to find out.
+   */
+  private tellRoundsGone(to: number, id: number): void {
+    const key = `${id}:${to}`;
+    if (this.goneTold.has(key)) return;
+    if (this.goneTold.size >= 256) this.goneTold.clear();
+    this.goneTold.add(key);
+    this.host.send(to, this.host.envelope({ type: Msg.PrepRoundsGone, b: id }));
+  }
+  private readonly goneTold = new Set<string>();
+
+  /**
+   * A peer keeps no phase-A messages for b. Unless we already hold its last round's message, we can
+   * never stage b: veto it (a ballot drops it), or, if it was decided commit, we are stale.
+   */
+  private onRoundsGone(b: Batch, from: number): void {
+    if (b.state !== 'running' || b.inert || b.incoming.get(3)?.has(from)) return;
+    this.host.log({ ev: 'prep-rounds-gone', batch: b.id, from, round: b.round, decidedCommit: b.decidedCommit });
+    if (b.decidedCommit) {
+      this.host.log({ ev: 'prep-stale', batch: b.id, why: `committed, and party ${from} keeps none of the phase-A messages this party lacks` });
+      this.goStale();
+    } else {
+      this.veto(b.id);
+      this.wantTermination(b);
     }
   }
 

@@ -676,6 +676,7 @@ class PartyImpl implements Party {
         case Msg.PrepNack:
         case Msg.PrepDropped:
         case Msg.PrepAbstain:
+        case Msg.PrepRoundsGone:
           // While recovering, a batch the others start is kept for later (the preprocessor buffers
           // it until it is enabled): dropping it would leave that batch waiting for us forever.
           if (this.phase === 'ready' || this.phase === 'setup') this.prep.onMessage(from, env);

@@ -151,9 +151,13 @@ describe('deciding a batch: edge cases', () => {
     for (let i = 1; i <= 5; i++) net.crash(i);
     const all = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, transport: net.restart(i), state: saved.get(i)!, preprocessing: prep, log }));
     await net.settle(Promise.all(all.map((p) => p.start())));
+    const restartedAt = net.clock.now();
     const outs = await products(net, all, 'after-restart', [7n, 11n, 3n], [5n, 0n, 9n]);
     for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: [35n, 0n, 27n] });
     for (const e of logs.filter((x) => x.ev === 'prep-decided' && x.batch === 0)) expect(e).toMatchObject({ value: 'drop' });
+    // the restored peers answer party 1's phase-A messages with "gone" at once, so it vetoes at once
+    // (it waited for two silent re-send periods, 6 s, before)
+    expect(net.clock.now() - restartedAt).toBeLessThan(1_000);
     for (const p of all) expect(p.status().preprocessing.stale).toBe(false);
   }, 60_000);
 
