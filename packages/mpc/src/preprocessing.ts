@@ -1420,6 +1420,9 @@ export class Preprocessor {
     const b = this.current;
     if (!up) {
       if (b && b.state === 'running' && !b.inert && !b.decidedCommit) this.vetoUnlessBack(b);
+      // a coordinator waiting for this peer's promise (see onPromise) need not wait any longer
+      const c = b?.coord;
+      if (b && c?.waitingAll && !c.proposed && this.heardAllUp(b, c.promises)) this.propose(b, c);
       if (b && this.needsTermination(b)) this.wantTermination(b);
       this.reportBlocked();
       return;

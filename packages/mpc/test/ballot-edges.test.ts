@@ -219,6 +219,34 @@ describe('deciding a batch: edge cases', () => {
     for (const p of three) expect(p.status().preprocessing).toMatchObject({ stale: false, committedBatches: 0, resolvedBatches: 1 });
   }, 60_000);
 
+  it('a coordinator waiting for the promise of a party it sees up stops waiting when that party goes down', async () => {
+    const net = new SimNetwork({ n: 5, seed: 23, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    const at = (e: object): void => void logs.push({ ...(e as Record<string, unknown>), t: net.clock.now() });
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({
+      n: 5, t: 2, preprocessing: prep, log: at,
+      // party 5 stages but its ready never goes out (its durable write hangs), and it answers no ballot
+      ...(i === 5 ? { beforePrepVote: () => new Promise<void>(() => undefined) } : {}),
+      transport: i === 5 ? dropping(net.transport(5), (_, d) => decode(d).type === Msg.PrepPrepare) : net.transport(i),
+    }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged' && e.batch === 0).length === 5, maxTimeMs: 60_000 });
+    await net.run({ maxTimeMs: 20 });
+    net.crash(4); // staged parties with a peer down start a ballot; party 5 is up and silent
+    await net.run({ until: () => logs.some((e) => e.ev === 'prep-ballot'), maxTimeMs: 5_000 });
+    await net.run({ maxTimeMs: 30 });
+    expect(logs.some((e) => e.ev === 'prep-propose')).toBe(false); // still waiting for party 5
+    const down = net.clock.now();
+    net.crash(5);
+    await net.run({ until: () => logs.some((e) => e.ev === 'prep-propose'), maxTimeMs: 5_000 });
+    const propose = logs.find((e) => e.ev === 'prep-propose')!;
+    expect(propose).toMatchObject({ value: 'commit', promises: [1, 2, 3] });
+    expect(Number(propose.t) - down).toBeLessThan(5);
+    await net.run({ until: () => parties.slice(0, 3).every((p) => p.status().preprocessing.committedBatches === 1), maxTimeMs: 5_000 });
+    for (const p of parties.slice(0, 3)) expect(p.status().preprocessing).toMatchObject({ stale: false, committedBatches: 1 });
+  }, 60_000);
+
   it('a party that missed the commit of the batch it staged learns it from a log that also shows a later drop', async () => {
     const net = new SimNetwork({ n: 5, seed: 3, link: { latencyMs: 1, jitterMs: 0.5 } });
     const logs: Record<string, unknown>[] = [];
