@@ -1,7 +1,7 @@
 // Committee node process: `node --import tsx committee/src/main.ts --config node-<i>.json`.
 import '@tenebra/transport/src/polyfill';
 import { pino } from 'pino';
-import { loadProcessConfig, type NodeConfig } from '@tenebra/config';
+import { crash, loadProcessConfig, type NodeConfig } from '@tenebra/config';
 import { CommitteeNode } from './node';
 
 const cfg = loadProcessConfig<NodeConfig>(process.argv, 'committee');
@@ -25,7 +25,5 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
-node.start().catch((e: unknown) => {
-  log.fatal({ err: e instanceof Error ? e.stack : String(e) }, 'node failed to start');
-  process.exit(1);
-});
+// start may have queued store writes: no exit() (crash.ts in @tenebra/config)
+node.start().catch((e: unknown) => crash(log, 'node failed to start', e));

@@ -2,7 +2,7 @@
 // batch, to the order books it holds as shares, and reports each operation's outcome to the gateway.
 import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { COMPARISON_BITS, type NodeConfig } from '@tenebra/config';
+import { COMPARISON_BITS, crash, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
 import { createParty, PreprocessingExhaustedError, type Party, type SplitState } from '@tenebra/mpc';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
@@ -283,9 +283,9 @@ export class CommitteeNode {
     });
   }
 
+  /** Ends the process like kill -9 (never exit(), which can hang on a queued lmdb write: `@tenebra/config` crash.ts); its supervisor restarts it. */
   private fatal(what: string, e: unknown): void {
-    this.log.fatal({ err: e instanceof Error ? e.stack : String(e) }, what);
-    process.exit(1);
+    crash(this.log, what, e);
   }
 
   /** Feed callback: queue the op; pause the feed while too many are waiting. */

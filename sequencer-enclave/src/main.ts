@@ -1,6 +1,6 @@
 // Sequencer enclave process: `node --import tsx sequencer-enclave/src/main.ts --config sequencer.json`.
 import { pino } from 'pino';
-import { loadProcessConfig, type SequencerConfig } from '@tenebra/config';
+import { crash, loadProcessConfig, type SequencerConfig } from '@tenebra/config';
 import { readKeyFile } from '@tenebra/seal';
 import { startSequencer, type RunningSequencer } from './server';
 
@@ -35,6 +35,5 @@ try {
   }, 200);
   watchdog.unref();
 } catch (e) {
-  log.fatal({ err: e instanceof Error ? e.stack : String(e) }, 'sequencer failed to start');
-  process.exit(1);
+  crash(log, 'sequencer failed to start', e); // the journal may have queued writes: no exit() (crash.ts in @tenebra/config)
 }

@@ -1,3 +1,4 @@
 export * from './instruments';
 export * from './cluster';
 export * from './exact-json';
+export * from './crash';
