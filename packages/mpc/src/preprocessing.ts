@@ -215,6 +215,8 @@ interface Batch {
   vetoArmed: boolean;
   /** Consecutive re-send periods in which nothing new arrived for b (see armResend). */
   silentPeriods: number;
+  /** Peers that said they keep no phase-A messages for b (rounds-gone) while we still lacked theirs. */
+  roundsGone: Set<number>;
   /** Rebuilt by restore() from a persisted state: our previous incarnation may have gone past it. */
   restored: boolean;
   /** We do not compute this batch (we vetoed it, or know it only from votes): we vote and learn. */
@@ -548,7 +550,7 @@ export class Preprocessor {
   private newBatch(id: number, per: Counts): Batch {
     return {
       id, per, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0,
-      promised: 0, noFast: new Set(), vetoes: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, silentPeriods: 0, restored: false, inert: false,
+      promised: 0, noFast: new Set(), vetoes: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, silentPeriods: 0, roundsGone: new Set(), restored: false, inert: false,
       abstain: id === this.abstainId,
     };
   }
@@ -943,10 +945,10 @@ export class Preprocessor {
     this.wakeAll();
   }
 
-  /** Every party whose phase-A message of the current round we lack is up (so it will come). */
+  /** Every party whose phase-A message of the current round we lack is up and still keeps its messages (so it will come). */
   private canStillStage(b: Batch): boolean {
     const got = b.incoming.get(b.round);
-    for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self && !got?.has(j) && !this.host.isUp(j)) return false;
+    for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self && !got?.has(j) && (!this.host.isUp(j) || b.roundsGone.has(j))) return false;
     return true;
   }
 
@@ -1320,6 +1322,7 @@ export class Preprocessor {
    */
   private onRoundsGone(b: Batch, from: number): void {
     if (b.state !== 'running' || b.inert || b.incoming.get(3)?.has(from)) return;
+    b.roundsGone.add(from); // a commit learned later cannot be staged either (canStillStage)
     this.host.log({ ev: 'prep-rounds-gone', batch: b.id, from, round: b.round, decidedCommit: b.decidedCommit });
     if (b.decidedCommit) {
       this.host.log({ ev: 'prep-stale', batch: b.id, why: `committed, and party ${from} keeps none of the phase-A messages this party lacks` });
