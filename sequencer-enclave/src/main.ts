@@ -10,28 +10,30 @@ const log = pino({ level: cfg.logLevel ?? 'info', base: { role: 'sequencer', pid
 let running: RunningSequencer | null = null;
 let stopping = false;
 
-async function shutdown(signal: string, code: number): Promise<void> {
+async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, 'stopping');
   try {
     await running?.close();
-    process.exit(code);
+    process.exit(0);
   } catch (e) {
     log.error({ err: e instanceof Error ? e.message : String(e) }, 'unclean stop');
     process.exit(1);
   }
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
-process.on('SIGINT', () => void shutdown('SIGINT', 0));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
 
 try {
   // The platform key models the TEE vendor's attestation key: it only signs this start's quote.
   const platform = readKeyFile(cfg.platformKeyFile);
   running = await startSequencer(cfg, platform.privateKey, log);
-  // A journal failure means nothing more can be acknowledged: exit so a supervisor restarts us.
+  // A journal failure means nothing more can be acknowledged: end so a supervisor restarts us, like
+  // kill -9 (closing a failed lmdb journal may never return; the journal is crash-safe).
   const watchdog = setInterval(() => {
-    if (running?.sequencer.failure) void shutdown('journal-failure', 2);
+    const failure = running?.sequencer.failure;
+    if (failure) crash(log, 'journal failure: nothing more can be acknowledged', failure);
   }, 200);
   watchdog.unref();
 } catch (e) {
