@@ -4,8 +4,8 @@
 // the callback to run on the main thread, and process.exit joins the pool threads (seen in CI: the
 // frozen-node test's node 5 logged "this node is stale" and then hung with its port open). The store
 // now queues its writes with batch(), which the write thread runs alone. A node stale right after
-// share recovery, while its recovered state was being written, still hung in exit (the
-// committee-restarts cluster test, 11-25), so a node's fatal error now ends it like kill -9
+// share recovery, while its recovered state was being written, still never ended after exit (the
+// committee-restarts cluster test, 11-25; this fixture does not reproduce that), so a node's fatal error now ends it like kill -9
 // (crash() of @tenebra/config) and never calls exit.
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';

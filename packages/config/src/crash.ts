@@ -6,7 +6,8 @@
 // process hangs with its ports open, so its supervisor never restarts it. Seen in the gateway
 // (gateway/test/fatal-exit.test.ts) and twice in committee nodes that found themselves stale (once
 // in CI, once in the committee-restarts cluster test: a node stale right after share recovery, while
-// its recovered state was being written, logged the error and never ended). Every store is
+// its recovered state was being written, logged the error and never ended: its supervisor, which
+// restarts a process that ends, did not in the 180 s that followed). Every store is
 // crash-safe by design (each change is one transaction; the chaos tests kill -9 every process), so a
 // fatal error logs, then ends the process with SIGKILL: no exit handlers, no pool-thread join.
 // Orderly stops (SIGTERM, SIGINT) close their stores first and exit normally.
