@@ -9,7 +9,8 @@
 // - the whole committee restarting from states of different ages (one party's state predates
 //   batch 0, the others restored it staged and keep no phase-A messages to re-send): the behind
 //   party vetoes after hearing nothing new for two re-send periods, and a ballot drops the batch
-//   (everyone waited forever before).
+//   (everyone waited forever before); since 11-25 the restored peers answer its phase-A messages
+//   with rounds-gone and it vetoes at once (the drop came 9 s after the restart, now within 1 s).
 // A second review of those fixes found three more, also reproduced first:
 // - a party in phase A that learns of a commit while every peer is up waits to stage, but the peers
 //   re-send only the batch they still have in flight: it waited forever, running a ballot every
@@ -23,7 +24,8 @@
 //   lost): a ballot among the four took the first three promises, all "commit", and committed the
 //   batch over the party that had not staged it. That party was stale, and with a second death it
 //   was one of three left, unable to recover (share recovery needs t+1 other helpers). The
-//   coordinator now waits for every party it sees up before choosing commit.
+//   coordinator now waits for every party it sees up before choosing commit (150 ms at most), and
+//   stops waiting as soon as that party goes down.
 import { describe, expect, it } from 'vitest';
 import { SimNetwork } from '@tenebra/transport';
 import { Msg, decode } from '../src/messages';
