@@ -410,6 +410,27 @@ export class Preprocessor {
   }
 
   /**
+   * The batch in flight if it was restored staged from a state (we keep none of its phase-A
+   * messages). A party recovering from a memory loss would abstain on it and could never compute it
+   * (it would end stale), so helpers decide it before they answer (runtime answerRecovery).
+   */
+  restoredStaged(): number | undefined {
+    const b = this.current;
+    return b && b.state === 'staged' && b.sent.size === 0 ? b.id : undefined;
+  }
+
+  /**
+   * A party recovering from a memory loss will not vote on the batch in flight (it abstains once
+   * recovered): the fast path cannot finish, so a ballot decides it without that party.
+   */
+  notVoting(party: number): void {
+    const b = this.current;
+    if (!b || b.state === 'committed' || b.state === 'dropped' || b.noFast.has(party)) return;
+    b.noFast.add(party);
+    this.wantTermination(b);
+  }
+
+  /**
    * The batch an operation waits for while some party is down: it is decided by a classic ballot
    * (see the header), which needs a majority up; with fewer the operation waits for them.
    */

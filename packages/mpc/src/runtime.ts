@@ -633,6 +633,14 @@ class PartyImpl implements Party {
       this.transport.send(from, this.envelope({ type: Msg.RecoverBusy, key: nonce, extra: new TextEncoder().encode(note ? `phase ${this.phase}; ${note}` : `phase ${this.phase}`) }));
       return;
     }
+    const staged = this.prep.restoredStaged();
+    if (staged !== undefined) {
+      // It would abstain on this batch and could not compute it (nobody keeps its phase-A messages):
+      // decide it first, without the recovering party, and answer with it in the reserve.
+      this.prep.notVoting(from);
+      this.transport.send(from, this.envelope({ type: Msg.RecoverBusy, key: nonce, extra: new TextEncoder().encode(`phase ready; deciding preprocessing batch ${staged}, restored staged, before answering`) }));
+      return;
+    }
     if (this.answered.has(tag)) return; // one answer per nonce: two answers with one mask would leak differences
     if (this.answered.size > 1024) this.answered.clear();
     this.answered.add(tag);

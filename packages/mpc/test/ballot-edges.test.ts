@@ -163,6 +163,43 @@ describe('deciding a batch: edge cases', () => {
     for (const p of all) expect(p.status().preprocessing.stale).toBe(false);
   }, 60_000);
 
+  it('the whole committee restarts, one with its memory gone: the helpers decide their restored staged batch before they answer, and it recovers with it', async () => {
+    const net = new SimNetwork({ n: 5, seed: 17, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[] = [];
+    const log = (e: object): void => void logs.push(e as Record<string, unknown>);
+    const saved = new Map<number, Uint8Array>();
+    const parties: Party[] = [];
+    for (let i = 1; i <= 5; i++) {
+      parties.push(createParty({
+        n: 5, t: 2, transport: net.transport(i), preprocessing: prep, log,
+        beforePrepVote: () => {
+          saved.set(i, parties[i - 1]!.exportState());
+          return Promise.resolve();
+        },
+      }));
+    }
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    const keys4 = parties[3]!.exportKeys();
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    // batch 0 is committed everywhere, but the last durable states hold it staged (no job since)
+    await net.run({ until: () => parties.every((p) => p.status().preprocessing.committedBatches === 1), maxTimeMs: 60_000 });
+    for (let i = 1; i <= 5; i++) net.crash(i);
+    const restored = [1, 2, 3, 5].map((i) => createParty({ n: 5, t: 2, transport: net.restart(i), state: saved.get(i)!, preprocessing: prep, log }));
+    await net.settle(Promise.all(restored.map((p) => p.start())));
+    const fresh = createParty({ n: 5, t: 2, transport: net.restart(4), keys: keys4, preprocessing: prep, log });
+    await net.settle(fresh.start());
+    await net.settle(fresh.recover(), { maxTimeMs: 60_000 });
+    expect(logs.some((e) => e.ev === 'recovery-busy' && String(e.why).includes('deciding preprocessing batch 0'))).toBe(true);
+    expect(logs.some((e) => e.ev === 'prep-abstain')).toBe(false); // nothing left in flight to abstain on
+    const all = [...restored.slice(0, 3), fresh, restored[3]!];
+    await net.run({ until: () => all.every((p) => p.status().preprocessing.committedBatches === 1) || fresh.status().preprocessing.stale, maxTimeMs: 30_000 });
+    for (const p of all) expect(p.status().preprocessing).toMatchObject({ stale: false, committedBatches: 1, resolvedBatches: 1 });
+    const reserve = all.map((p) => JSON.stringify(p.status().reserve));
+    expect(reserve.every((r) => r === reserve[0])).toBe(true);
+    const outs = await products(net, all, 'after-restart', [7n, 11n, 3n], [5n, 0n, 9n]);
+    for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: [35n, 0n, 27n] });
+  }, 60_000);
+
   it('a commit learned in phase A that can never be staged (the peers moved on): stale, not waiting forever', async () => {
     const net = new SimNetwork({ n: 5, seed: 9, link: { latencyMs: 1, jitterMs: 0.5 } });
     const logs: Record<string, unknown>[] = [];
