@@ -43,6 +43,28 @@ function products(net: SimNetwork, team: Party[], id: string, xs: bigint[], ys: 
   }))), { maxTimeMs: 120_000 });
 }
 
+/**
+ * Five parties whose every vote "writes" their state into `saved` first (the committee node's
+ * durable write), except the parties `durable` refuses: their write never completes.
+ */
+function savingStates(net: SimNetwork, durable: (i: number) => boolean): { parties: Party[]; saved: Map<number, Uint8Array>; logs: Record<string, unknown>[]; log: (e: object) => void } {
+  const logs: Record<string, unknown>[] = [];
+  const log = (e: object): void => void logs.push(e as Record<string, unknown>);
+  const saved = new Map<number, Uint8Array>();
+  const parties: Party[] = [];
+  for (let i = 1; i <= 5; i++) {
+    parties.push(createParty({
+      n: 5, t: 2, transport: net.transport(i), preprocessing: prep, log,
+      beforePrepVote: () => new Promise<void>((resolve) => {
+        if (!durable(i)) return;
+        saved.set(i, parties[i - 1]!.exportState());
+        resolve();
+      }),
+    }));
+  }
+  return { parties, saved, logs, log };
+}
+
 describe('deciding a batch: edge cases', () => {
   it('a ballot abandoned after a 10 ms split: once all are up again a ballot decides, the operation completes', async () => {
     const net = new SimNetwork({ n: 5, seed: 11, link: { latencyMs: 1, jitterMs: 0.5 } });
@@ -131,20 +153,8 @@ describe('deciding a batch: edge cases', () => {
 
   it('the whole committee restarts from states of different ages: the batch is dropped and the five go on', async () => {
     const net = new SimNetwork({ n: 5, seed: 13, link: { latencyMs: 1, jitterMs: 0.5 } });
-    const logs: Record<string, unknown>[] = [];
-    const log = (e: object): void => void logs.push(e as Record<string, unknown>);
-    const saved = new Map<number, Uint8Array>();
-    const parties: Party[] = [];
-    for (let i = 1; i <= 5; i++) {
-      parties.push(createParty({
-        n: 5, t: 2, transport: net.transport(i), preprocessing: prep, log,
-        beforePrepVote: () => new Promise<void>((resolve) => {
-          if (i === 1) return; // party 1's write is still in flight at the crash
-          saved.set(i, parties[i - 1]!.exportState());
-          resolve();
-        }),
-      }));
-    }
+    // party 1's write is still in flight at the crash
+    const { parties, saved, logs, log } = savingStates(net, (i) => i !== 1);
     await net.settle(Promise.all(parties.map((p) => p.start())));
     saved.set(1, parties[0]!.exportState()); // party 1's last durable state: before batch 0
     void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
@@ -165,19 +175,7 @@ describe('deciding a batch: edge cases', () => {
 
   it('the whole committee restarts, one with its memory gone: the helpers decide their restored staged batch before they answer, and it recovers with it', async () => {
     const net = new SimNetwork({ n: 5, seed: 17, link: { latencyMs: 1, jitterMs: 0.5 } });
-    const logs: Record<string, unknown>[] = [];
-    const log = (e: object): void => void logs.push(e as Record<string, unknown>);
-    const saved = new Map<number, Uint8Array>();
-    const parties: Party[] = [];
-    for (let i = 1; i <= 5; i++) {
-      parties.push(createParty({
-        n: 5, t: 2, transport: net.transport(i), preprocessing: prep, log,
-        beforePrepVote: () => {
-          saved.set(i, parties[i - 1]!.exportState());
-          return Promise.resolve();
-        },
-      }));
-    }
+    const { parties, saved, logs, log } = savingStates(net, () => true);
     await net.settle(Promise.all(parties.map((p) => p.start())));
     const keys4 = parties[3]!.exportKeys();
     void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
