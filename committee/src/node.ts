@@ -60,6 +60,15 @@ function readLinkKey(cfg: NodeConfig): Uint8Array {
   return readKeyFile(cfg.linkKeyFile, 'ed25519').privateKey;
 }
 
+/**
+ * Engine events logged at info level even without round tracing: the failure paths of
+ * preprocessing and share recovery (rare, and what explains a dropped batch or a stale node).
+ */
+const INFO_EVENTS = new Set([
+  'prep-veto', 'prep-ballot', 'prep-propose', 'prep-decided', 'prep-drop', 'prep-stale', 'prep-abstain', 'prep-rounds-gone',
+  'prep-silent', 'prep-blocked', 'prep-error', 'recovery-busy', 'recovery-answer', 'recovery-combined', 'recovered',
+]);
+
 export class CommitteeNode {
   private transport: Libp2pTransport | null = null;
   private party: Party | null = null;
@@ -182,7 +191,8 @@ export class CommitteeNode {
       },
       // TENEBRA_TRACE_ROUNDS=1: the engine's events, one per round too (times in ms of this process's
       // clock, arrivals per peer), at info level: where a job's time goes
-      log: traceRounds ? (ev: object) => this.log.info({ mpc: ev }, 'mpc') : (ev: object) => this.log.debug({ mpc: ev }, 'mpc'),
+      // (otherwise the events of failure paths only, which are rare: ballots, drops, stale, recovery)
+      log: traceRounds ? (ev: object) => this.log.info({ mpc: ev }, 'mpc') : (ev: object) => (INFO_EVENTS.has(String((ev as { ev?: unknown }).ev)) ? this.log.info({ mpc: ev }, 'mpc') : this.log.debug({ mpc: ev }, 'mpc')),
       traceRounds,
       busyNote: () => `persisted-seq ${this.persistedSeq ?? 'none'}`,
       beforePrepVote: () => this.persistStaged(),
