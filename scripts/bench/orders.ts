@@ -452,8 +452,6 @@ async function main(): Promise<void> {
       // (Until 11-24 evening the bench awaited each exit in turn before sending the buy: 55-83 ms of
       // the figure was the bench waiting.)
       const killPair = (a: number, b: number): Promise<unknown> => Promise.all([cluster.kill('committee', a), cluster.kill('committee', b)]);
-      // bring the victims back and wait until both have recovered and applied everything node 1 has
-      const revive = (a: number, b: number): Promise<boolean> => reviveNodes([a, b]);
       // Several kills per case (node 1 stays up: the bench reads its log), because one fill's
       // run-to-run noise is as large as the figure.
       const pairs: [number, number][] = [[4, 5], [2, 3], [3, 5], [2, 4], [4, 5]];
@@ -462,7 +460,7 @@ async function main(): Promise<void> {
       let ok = true;
       for (let run = 0; ok && run < 2 * STALL_RUNS; run++) {
         const [a, b] = pairs[run % pairs.length]!;
-        if (run > 0 && !(await revive(...(pairs[(run - 1) % pairs.length]!)))) {
+        if (run > 0 && !(await reviveNodes(pairs[(run - 1) % pairs.length]!))) {
           console.log('the killed nodes did not catch up within 300 s; stopping the stall runs');
           break;
         }

@@ -199,7 +199,6 @@ export interface ReserveNeed {
   triples: number;
 }
 
-/** Waits until every listed node reports at least `min` of each kind in reserve. */
 /**
  * Waits until committee preprocessing is quiet at `nodes`: each node's batch counts (committed,
  * dropped) stayed the same over status lines at least `quietMs` apart, the newest line being recent.
@@ -222,6 +221,7 @@ export async function waitForQuietPreprocessing(dataDir: string, nodes: number[]
   }), timeoutMs, `no preprocessing batch decided for ${quietMs} ms at nodes ${nodes.join(',')}`);
 }
 
+/** Waits until every listed node reports at least `min` of each kind in reserve. */
 export async function waitForReserve(dataDir: string, nodes: number[], min: ReserveNeed, timeoutMs = 60_000): Promise<void> {
   await waitFor(async () => nodes.every((k) => {
     const st = nodeStatus(dataDir, k);

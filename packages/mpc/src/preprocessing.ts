@@ -1107,13 +1107,12 @@ export class Preprocessor {
     if (!c || c.ballot !== ballot || c.proposed) return;
     c.promises.set(from, votes);
     if (c.promises.size < this.majority()) return;
-    const value = this.ballotValue(b, c.promises);
+    const { value, forced } = this.ballotValue(b, c.promises);
     // "commit" from ballot-0 votes alone (nothing accepted yet) is forced only if no party's ready
     // can be missing; a party we see up that has not promised may not have staged b, and then commit
     // was never decided and would leave it stale (one more death and it is one of three that cannot
     // recover it). So hear every party we see up first (abstainers never promise), for a bounded
     // time: a promise without a commit vote makes the value drop.
-    const forced = [...c.promises.values()].some((p) => p.accepted !== undefined); // a value accepted before: nothing to wait for
     if (value === 'commit' && !forced && !c.waitedAll && !this.heardAllUp(b, c.promises)) {
       if (!c.waitingAll) {
         c.waitingAll = true;
@@ -1127,8 +1126,11 @@ export class Preprocessor {
     this.propose(b, c);
   }
 
-  /** The coordinator's value from the promises heard (see the header): the last accepted one, else commit or drop from the ballot-0 votes. */
-  private ballotValue(b: Batch, promises: Map<number, PromiseVotes>): Decision {
+  /**
+   * The coordinator's value from the promises heard (see the header): the last accepted one
+   * (`forced`: nothing to wait for), else commit or drop from the ballot-0 votes.
+   */
+  private ballotValue(b: Batch, promises: Map<number, PromiseVotes>): { value: Decision; forced: boolean } {
     const ps = [...promises.values()];
     let last: { ballot: number; value: Decision } | undefined;
     for (const p of ps) if (p.accepted && (!last || p.accepted.ballot > last.ballot)) last = p.accepted;
@@ -1137,7 +1139,8 @@ export class Preprocessor {
     // spares a vetoer, which cannot stage b, from ending stale (it would need recovery, and two more
     // deaths would leave the committee without enough healthy parties).
     const vetoed = b.vetoes.size > 0 || ps.some((p) => (p.vetoes?.length ?? 0) > 0);
-    return last ? last.value : !vetoed && ps.every((p) => p.vote0 === 'commit') ? 'commit' : 'drop';
+    if (last) return { value: last.value, forced: true };
+    return { value: !vetoed && ps.every((p) => p.vote0 === 'commit') ? 'commit' : 'drop', forced: false };
   }
 
   /** Every party we see up has promised, other than those known to abstain on b. */
@@ -1152,7 +1155,7 @@ export class Preprocessor {
 
   private propose(b: Batch, c: NonNullable<Batch['coord']>): void {
     const ballot = c.ballot;
-    const value = this.ballotValue(b, c.promises);
+    const { value } = this.ballotValue(b, c.promises);
     c.proposed = value;
     this.host.log({ ev: 'prep-propose', batch: b.id, ballot, value, promises: [...c.promises.keys()].sort((x, y) => x - y) });
     this.broadcastBallot(Msg.PrepAccept, b.id, ballot, value);
