@@ -7,11 +7,12 @@ import { setPriority } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  DEFAULT_PORTS, layout, readJson, writeJson, checkCommitteeSize,
+  DEFAULT_PORTS, COMPARISON_BITS, layout, readJson, writeJson, checkCommitteeSize,
   type Env, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry,
 } from '@tenebra/config';
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
 import { generateIdentity } from '@tenebra/transport';
+import { assertComparisonFits, DEFAULT_KAPPA } from '@tenebra/mpc';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
 import { clientLinkKeys, ensureLinkKeyFile, upgradeLinkKeys } from './link-keys';
 
@@ -53,6 +54,9 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     const gateway = readJson<GatewayConfig>(L.gatewayConfig);
     const nodes = gateway.nodes.map((nd) => readJson<NodeConfig>(L.nodeConfig(nd.index)));
     if (gateway.env !== opts.env) throw new Error(`${L.root} holds a '${gateway.env}' cluster, not '${opts.env}'`);
+    if ((opts.n !== undefined && opts.n !== gateway.n) || (opts.t !== undefined && opts.t !== gateway.t)) {
+      throw new Error(`${L.root} holds a committee of n=${gateway.n}, t=${gateway.t}, not n=${opts.n ?? gateway.n}, t=${opts.t ?? gateway.t}: its shares cannot be re-dealt; use a new data folder for another size`);
+    }
     // Folders made before link keys existed get them now (before the measurement: it covers them).
     const upgraded = upgradeLinkKeys(L, nodes, sequencer, gateway);
     for (const nd of upgraded.nodes) writeJson(L.nodeConfig(nd.index), nd);
@@ -74,8 +78,13 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
   const n = opts.n ?? 5;
   const t = opts.t ?? 2;
   checkCommitteeSize(n, t);
+  // the nodes would refuse to start otherwise (the PRSS masks of a comparison grow with C(n, t))
+  assertComparisonFits(COMPARISON_BITS, DEFAULT_KAPPA, n, t);
   const host = opts.host ?? '127.0.0.1';
   const ports = opts.ports ?? DEFAULT_PORTS[opts.env];
+  const others = [ports.gateway, ports.gatewayInternal, ports.sequencer];
+  const clash = others.find((p) => p >= ports.nodeBase && p < ports.nodeBase + n);
+  if (clash !== undefined) throw new Error(`the ${n} committee nodes' ports ${ports.nodeBase}-${ports.nodeBase + n - 1} include port ${clash} of the sequencer or the gateway`);
   for (const d of [L.root, L.configDir, L.keysDir, L.logsDir]) mkdirSync(d, { recursive: true });
 
   const platform = generateEd25519();

@@ -4,12 +4,23 @@ import { ENVS, type Env } from '@tenebra/config';
 import { Cluster } from './cluster';
 import { parseFlags } from './flags';
 
-const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--dealer] [--node-nice N] [--log-level info|debug]
+const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug]
   --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
+  --nodes N --threshold T
+               committee size n and Shamir degree t of a new data folder (default 5 and 2; need
+               t < n/2: privacy against any t nodes, trading with any n - t alive; e.g. 3 1 or 7 3).
+               A resumed folder keeps its own size; naming another one is an error
   --env        production (ports 8080, 7100, 7001-7005, 7200) or test (9080, 9100, 9001-9005, 9200)
   --dealer     preprocessing by a trusted dealer: INSECURE, for experiments only (new data folders only)
-  --node-nice  CPU niceness of the five committee nodes (default 19, 0 to disable): on one host their
+  --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements`;
+
+function count(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const v = Number(text);
+  if (!Number.isInteger(v)) throw new Error(`--${name} must be an integer, got '${text}'`);
+  return v;
+}
 
 function niceness(text: string): number {
   const v = Number(text);
@@ -18,7 +29,7 @@ function niceness(text: string): number {
 }
 
 async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level', 'node-nice'], ['dealer', 'help']);
+  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold'], ['dealer', 'help']);
   if (flags.bool.has('help')) {
     console.log(USAGE);
     return;
@@ -26,8 +37,11 @@ async function main(): Promise<void> {
   const env = (flags.str.get('env') ?? 'production') as Env;
   if (!ENVS.includes(env)) throw new Error(`--env must be one of ${ENVS.join(', ')}`);
   const dataDir = resolve(flags.str.get('data') ?? (env === 'test' ? 'data-test' : 'data'));
+  const n = count('nodes', flags.str.get('nodes'));
+  const t = count('threshold', flags.str.get('threshold'));
+  if ((n === undefined) !== (t === undefined)) throw new Error('--nodes and --threshold go together (e.g. --nodes 7 --threshold 3)');
   const cluster = await Cluster.start({
-    dataDir, env, preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee', supervise: true,
+    dataDir, env, ...(n !== undefined && t !== undefined ? { n, t } : {}), preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee', supervise: true,
     logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '19'),
   });
   let stopping = false;

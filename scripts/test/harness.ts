@@ -51,7 +51,7 @@ export const liveDataDirs = new Set<string>();
 /** Starts a fresh cluster in a temp folder; cleanup() stops it and removes the folder. */
 export async function startTestCluster(opts: Partial<ClusterOptions> = {}): Promise<TestCluster> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'tenebra-test-'));
-  const ports = opts.ports ?? (await testPorts());
+  const ports = opts.ports ?? (await testPorts(opts.n));
   const cluster = await Cluster.start({ env: 'test', ...opts, dataDir, ports, logLevel: opts.logLevel ?? process.env.TENEBRA_TEST_LOG_LEVEL ?? 'info' });
   liveDataDirs.add(dataDir);
   try {

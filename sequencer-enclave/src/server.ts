@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { generateEd25519, makeQuote, proveEnclaveKey, type Quote } from '@tenebra/seal';
-import type { SequencerConfig } from '@tenebra/config';
+import { MAX_COMMITTEE, type SequencerConfig } from '@tenebra/config';
 import {
   sendCorked, claimOfAuth, ConnectionChallenge, decodeToSequencer, encodeFrame, FrameError, LinkAuthError, principalName, refuseLink,
   sequencerServerName, type AuthOkFrame, type LinkRole, type NackFrame, type QuoteFrame,
@@ -38,7 +38,7 @@ export async function startSequencer(
   platformPrivateKey: Uint8Array,
   log: Logger,
 ): Promise<RunningSequencer> {
-  if (!Number.isInteger(config.n) || config.n < 1 || config.n > 64) throw new Error(`config.n must be an integer in 1..64, got ${config.n}`);
+  if (!Number.isInteger(config.n) || config.n < 1 || config.n > MAX_COMMITTEE) throw new Error(`config.n must be an integer in 1..${MAX_COMMITTEE}, got ${config.n}`);
   const measurement = expectedMeasurement(config);
   // A fresh enclave key per start: it lives only in this process's memory, like a TEE's sealed key.
   const enclave = generateEd25519();

@@ -197,10 +197,14 @@ export function loadProcessConfig<T extends ProcessConfig>(argv: string[], role:
   return cfg;
 }
 
+/** Largest committee a cluster can have (the sequencer fans out to at most this many nodes). */
+export const MAX_COMMITTEE = 64;
+
 /** Validates n and t the way every process needs them (privacy t, liveness n - t >= t + 1). */
 export function checkCommitteeSize(n: number, t: number): void {
   if (!Number.isInteger(n) || !Number.isInteger(t) || n < 3 || t < 1) {
     throw new Error(`committee size n=${n}, t=${t} is invalid: need integers n >= 3, t >= 1`);
   }
   if (2 * t >= n) throw new Error(`threshold t=${t} must satisfy t < n/2 (n=${n}) for Shamir multiplication`);
+  if (n > MAX_COMMITTEE) throw new Error(`committee size n=${n} is above ${MAX_COMMITTEE} (the sequencer's fan-out limit)`);
 }

@@ -1,0 +1,41 @@
+// The launcher's data folder for other committee sizes (`npm start -- --nodes N --threshold T`):
+// generated configs, and the clear errors for what a cluster could not run with. No process starts.
+import { describe, it, expect } from 'vitest';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureCluster } from '../src/cluster';
+
+const folder = (): string => mkdtempSync(join(tmpdir(), 'tenebra-config-'));
+const ports = { gateway: 31080, gatewayInternal: 31200, sequencer: 31100, nodeBase: 31001 };
+
+describe('ensureCluster with a committee size', () => {
+  it('writes n node configs with n and t everywhere, and resumes the folder with its own size', async () => {
+    const dir = folder();
+    try {
+      const c = await ensureCluster({ dataDir: dir, env: 'test', n: 7, t: 3, ports });
+      expect(c.nodes.map((nd) => [nd.index, nd.n, nd.t, nd.port])).toEqual(Array.from({ length: 7 }, (_, i) => [i + 1, 7, 3, 31001 + i]));
+      expect([c.gateway.n, c.gateway.t, c.gateway.nodes.length, c.sequencer.n]).toEqual([7, 3, 7, 7]);
+      for (const nd of c.nodes) expect(nd.peers.map((p) => p.index)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      const again = await ensureCluster({ dataDir: dir, env: 'test' });
+      expect(again.gateway.nodes).toEqual(c.gateway.nodes);
+      expect(again.nodes.map((nd) => nd.peers)).toEqual(c.nodes.map((nd) => nd.peers));
+      await expect(ensureCluster({ dataDir: dir, env: 'test', n: 5, t: 2 })).rejects.toThrow(/holds a committee of n=7, t=3, not n=5, t=2/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses, before writing anything, a size whose comparisons do not fit the field, or node ports on another process', async () => {
+    const dir = folder();
+    try {
+      // C(64, 31) PRSS subsets: the comparison's mask would need 139 bits of a 127-bit field
+      await expect(ensureCluster({ dataDir: join(dir, 'a'), env: 'test', n: 64, t: 31, ports })).rejects.toThrow(/comparison does not fit/);
+      await expect(ensureCluster({ dataDir: join(dir, 'b'), env: 'test', n: 5, t: 3, ports })).rejects.toThrow(/t < n\/2/);
+      await expect(ensureCluster({ dataDir: join(dir, 'c'), env: 'test', n: 7, t: 3, ports: { ...ports, sequencer: 31005 } })).rejects.toThrow(/31001-31007 include port 31005/);
+      for (const d of ['a', 'b', 'c']) expect(existsSync(join(dir, d))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
