@@ -1,9 +1,9 @@
 // MPC engine benchmark: prints figures, asserts nothing.
-//   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only] [--latency-only]
+//   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only] [--latency-only] [--nodes 5 --threshold 2]
 // (MPC_TRACE=<party> logs that party's rounds; MPC_ELD=1 prints event-loop delay per party.)
 // (MPC_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles each party process: they exit normally at the end.)
-// For n=5, t=2: on the simulated network (all five parties in this one process, one thread) and with
-// five node processes over libp2p on 127.0.0.1. Online figures use a reserve made by the seeded
+// For n parties with Shamir degree t (default 5 and 2): on the simulated network (all parties in this
+// one process, one thread) and with n node processes over libp2p on 127.0.0.1. Online figures use a reserve made by the seeded
 // dealer (INSECURE, experiments only) so the bench does not spend minutes producing it; the online
 // work is identical. Preprocessing production is measured separately in committee mode.
 import '@tenebra/transport/src/polyfill';
@@ -12,12 +12,18 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SimNetwork, generateIdentity, type PeerEntry } from '@tenebra/transport';
 import { LEX4, costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
+import { checkCommitteeSize } from '@tenebra/config';
 import { runStep, type Step, type StepResult } from './mpc-plan';
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick');
-const n = 5;
-const t = 2;
+const valueOf = (name: string, dflt: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const n = valueOf('nodes', 5);
+const t = valueOf('threshold', 2);
+checkCommitteeSize(n, t);
 const BIG = quick ? 2000 : 10000;
 const LAT = Number(process.env.MPC_LAT ?? (quick ? 50 : 300));
 /**
@@ -168,7 +174,7 @@ console.log(`Tenebra MPC benchmark: n=${n}, t=${t}, p=2^127-1, L=48, kappa=40${q
 const c = costOf('lt', 48);
 console.log(`lt declares: ${c.rounds} rounds, ${c.triples} triples + ${c.lex4} lex4 closure items (${LEX4.width} elements, ${LEX4.subsets.length} products each), ${c.bits} random bits (${c.nibbles} nibbles), ${c.masks} PRSS mask, ${c.elementsPerPeer} field elements (16 B) per peer`);
 if (!args.has('--libp2p-only')) {
-  print('simulated network (5 parties in one thread; online, dealer-made reserve)', await simnet(dealerPrep, online));
+  print(`simulated network (${n} parties in one thread; online, dealer-made reserve)`, await simnet(dealerPrep, online));
   if (!latOnly) print('simulated network (committee preprocessing)', await simnet(committeePrep, production));
 }
 if (args.has('--background')) {
@@ -179,10 +185,10 @@ if (args.has('--background')) {
   const res = await libp2p(bg, [{ kind: 'latency', count: LAT, warmup: LAT_WARMUP }]);
   const s = res[0]![0]!.samples!;
   const made = res[0]![0]!.made;
-  console.log(`\n== libp2p, 5 processes, committee preprocessing in the background (batch ${batch}) ==`);
+  console.log(`\n== libp2p, ${n} processes, committee preprocessing in the background (batch ${batch}) ==`);
   console.log(`single lt latency (${s.length} jobs after ${LAT_WARMUP} warm-up jobs): p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms, max ${Math.max(...s).toFixed(1)} ms; meanwhile made ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${res[0]![0]!.ms.toFixed(0)} ms`);
 } else if (!args.has('--sim-only')) {
-  if (!args.has('--production-only')) print('libp2p, 5 processes on 127.0.0.1 (online, dealer-made reserve)', await libp2p(dealerPrep, online));
-  if (!latOnly && !args.has('--batched-only')) print('libp2p, 5 processes (committee preprocessing)', await libp2p(committeePrep, production));
+  if (!args.has('--production-only')) print(`libp2p, ${n} processes on 127.0.0.1 (online, dealer-made reserve)`, await libp2p(dealerPrep, online));
+  if (!latOnly && !args.has('--batched-only')) print(`libp2p, ${n} processes (committee preprocessing)`, await libp2p(committeePrep, production));
 }
 console.log(`\nload average at end ${load()} (other work on the machine slows every figure above)`);

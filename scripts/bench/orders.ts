@@ -2,15 +2,15 @@
 // drives limit orders through the gateway's REST interface with concurrent clients, and prints
 // sustained ack and match rates, latencies, a realistic mix (market makers quoting by mass quote;
 // takers sending limits, IOCs, markets, FOKs, cancels and modifies) with throughput and latency per
-// kind, the plaintext reference rate on the same stream, the stall after killing two nodes, and the
-// order-to-fill with two nodes down.
-//   npm run bench:orders -- [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--keep]
+// kind, the plaintext reference rate on the same stream, the stall after killing t nodes (two by
+// default), and the order-to-fill with t nodes down.
+//   npm run bench:orders -- [--nodes 5 --threshold 2] [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--keep]
 import '@tenebra/transport/src/polyfill';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Exchange, PlaintextBackend, generateStream } from '@tenebra/matching';
-import { COMPARISON_BITS, INSTRUMENTS, fromUnits, layout, toUnits, type InstrumentSpec } from '@tenebra/config';
+import { COMPARISON_BITS, INSTRUMENTS, checkCommitteeSize, fromUnits, layout, toUnits, type InstrumentSpec } from '@tenebra/config';
 import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { Cluster } from '../src/cluster';
 import { run as accounts } from '../src/accounts';
@@ -21,7 +21,7 @@ import { closeHttpClient } from '../src/http-client';
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
 
-const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols'], ['keep']);
+const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols', 'nodes', 'threshold'], ['keep']);
 /** --only sustained,mix,fill,plaintext,stall,degraded: run just these sections (default: all) */
 const SECTIONS = ['sustained', 'mix', 'fill', 'plaintext', 'stall', 'degraded'];
 const ONLY = new Set((flags.str.get('only') ?? SECTIONS.join(',')).split(',').filter(Boolean));
@@ -35,14 +35,20 @@ const MIX_SECONDS = Number(flags.str.get('mix-seconds') ?? 15);
 const MAKERS = Number(flags.str.get('makers') ?? 2);
 /** taker requests per second in the mix, all takers together (the makers add about 6.7 batches/s each) */
 const MIX_RATE = Number(flags.str.get('mix-rate') ?? 60);
-/** CPU niceness of the five node processes (as `npm start`; 0 = the same priority as the gateway) */
+/** committee size and Shamir degree (as `npm start -- --nodes N --threshold T`; default 5 and 2) */
+const N = Number(flags.str.get('nodes') ?? 5);
+const T = Number(flags.str.get('threshold') ?? 2);
+checkCommitteeSize(N, T);
+/** the nodes the stall and degraded sections kill: never node 1 (the bench reads its log) */
+const VICTIMS = Array.from({ length: N - 1 }, (_, i) => i + 2);
+/** CPU niceness of the node processes (as `npm start`; 0 = the same priority as the gateway) */
 const NODE_NICE = Number(flags.str.get('node-nice') ?? 19);
 /**
  * Instruments the sustained load spreads over (1: ETH only; up to 20). Ops on one book match one
  * after another; ops on different books share the committee's rounds.
  */
 const SYMBOLS = Math.min(20, Math.max(1, Number(flags.str.get('symbols') ?? 1)));
-/** kill-two-nodes measurements per case (in flight, resting; victims restarted and caught up in between); at most 5 */
+/** kill-t-nodes measurements per case (in flight, resting; victims restarted and caught up in between); at most 5 */
 const STALL_RUNS = Math.min(5, Math.max(1, Number(flags.str.get('stall-runs') ?? 3)));
 /**
  * Crossing pairs (sell, then IOC buy, 20 orders/s) the committee matches after each stall run's
@@ -279,9 +285,9 @@ async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, ra
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tenebra-bench-'));
-  const ports = await testPorts();
-  console.log(`starting a 5-node cluster in ${dataDir} ...`);
-  const cluster = await Cluster.start({ dataDir, env: 'test', ports, logLevel: 'info', nodeNice: NODE_NICE });
+  const ports = await testPorts(N);
+  console.log(`starting a ${N}-node cluster (t=${T}) in ${dataDir} ...`);
+  const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE });
   try {
     await cluster.waitReady(120_000);
     const creds = await Promise.all(Array.from({ length: CLIENTS }, () =>
@@ -383,13 +389,13 @@ async function main(): Promise<void> {
       return { fill, unfilled };
     };
 
-    /** Restarts `nodes`, then waits until every node of `check` has applied what node 1 has and sees all five. */
+    /** Restarts `nodes`, then waits until every node of `check` has applied what node 1 has and sees all N. */
     const reviveNodes = async (nodes: number[], check: number[] = nodes): Promise<boolean> => {
       for (const k of nodes) await cluster.restart('committee', k);
       if (nodes.length > 0) await cluster.waitReady(120_000);
       return !Number.isNaN(await until(async () => {
         const s1 = appliedSeq(dataDir);
-        return check.every((k) => appliedSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === 5);
+        return check.every((k) => appliedSeq(dataDir, k) >= s1 && (nodeStatus(dataDir, k)?.alive.length ?? 0) === N);
       }, 300_000, 200));
     };
 
@@ -436,7 +442,7 @@ async function main(): Promise<void> {
     //  - resting: the sell already rests (the committee idle again) when the nodes die; the crossing
     //    buy is sent right after the kill, so "kill to next fill" is one match on the survivors.
     if (ONLY.has('stall')) {
-      console.log('\n== stall after kill -9 of two committee nodes');
+      console.log(`\n== stall after kill -9 of ${T} committee node${T === 1 ? '' : 's'}`);
       const buyFilled = async (t0: number): Promise<number> => {
         const r = await traders[1]!.place(order('buy', 60, 40, 'IOC'));
         // a 429 on the poll is the account's read budget, not an answer: poll again
@@ -451,15 +457,19 @@ async function main(): Promise<void> {
       // (tens of ms) is part of the stall only where the survivors wait for it, as they would.
       // (Until 11-24 evening the bench awaited each exit in turn before sending the buy: 55-83 ms of
       // the figure was the bench waiting.)
-      const killPair = (a: number, b: number): Promise<unknown> => Promise.all([cluster.kill('committee', a), cluster.kill('committee', b)]);
+      const killAll = (victims: number[]): Promise<unknown> => Promise.all(victims.map((k) => cluster.kill('committee', k)));
       // Several kills per case (node 1 stays up: the bench reads its log), because one fill's
       // run-to-run noise is as large as the figure.
-      const pairs: [number, number][] = [[4, 5], [2, 3], [3, 5], [2, 4], [4, 5]];
+      // n = 5, t = 2: the pairs every earlier figure used; otherwise t nodes of 2..n in rotation
+      const pairs: number[][] = N === 5 && T === 2
+        ? [[4, 5], [2, 3], [3, 5], [2, 4], [4, 5]]
+        : Array.from({ length: 5 }, (_, r) => Array.from({ length: T }, (_, j) => VICTIMS[(r * T + j) % VICTIMS.length]!));
       const inFlight: { stall: number; base: number }[] = [];
       const resting: number[] = [];
       let ok = true;
       for (let run = 0; ok && run < 2 * STALL_RUNS; run++) {
-        const [a, b] = pairs[run % pairs.length]!;
+        const victims = pairs[run % pairs.length]!;
+        const named = `node${victims.length === 1 ? '' : 's'} ${victims.join(' and ')}`;
         if (run > 0 && !(await reviveNodes(pairs[(run - 1) % pairs.length]!))) {
           console.log('the killed nodes did not catch up within 300 s; stopping the stall runs');
           break;
@@ -478,10 +488,10 @@ async function main(): Promise<void> {
           }
           await traders[0]!.place(order('sell', 60, 40));
           const t0 = performance.now();
-          const dead = killPair(a, b);
+          const dead = killAll(victims);
           const stall = await buyFilled(t0);
           await dead;
-          console.log(`in flight, kill nodes ${a} and ${b}: kill to next fill ${Number.isNaN(stall) ? 'no fill within 60 s' : ms(stall)}; same pair just before, no kill ${ms(base)}${Number.isNaN(stall) ? '' : `; added by the kill ${ms(stall - base)}`}`);
+          console.log(`in flight, kill ${named}: kill to next fill ${Number.isNaN(stall) ? 'no fill within 60 s' : ms(stall)}; same pair just before, no kill ${ms(base)}${Number.isNaN(stall) ? '' : `; added by the kill ${ms(stall - base)}`}`);
           if (Number.isNaN(stall)) ok = false;
           else inFlight.push({ stall, base });
         } else {
@@ -491,10 +501,10 @@ async function main(): Promise<void> {
             break;
           }
           const t0 = performance.now();
-          const dead = killPair(a, b);
+          const dead = killAll(victims);
           const stall = await buyFilled(t0);
           await dead;
-          console.log(`resting, kill nodes ${a} and ${b}: kill to next fill ${Number.isNaN(stall) ? 'no fill within 60 s' : ms(stall)}`);
+          console.log(`resting, kill ${named}: kill to next fill ${Number.isNaN(stall) ? 'no fill within 60 s' : ms(stall)}`);
           if (Number.isNaN(stall)) ok = false;
           else resting.push(stall);
         }
@@ -512,15 +522,16 @@ async function main(): Promise<void> {
     // round waits for the slowest of them. The reserve made while all five were up pays for it (no
     // production without all n), so a short run: 20 pairs use about a third of the bit target.
     if (ONLY.has('degraded')) {
-      console.log(`\n== order-to-fill at ~${LOW_RATE} orders/s with two nodes down (3 of 5 alive)`);
-      const down = [2, 3, 4, 5].filter((k) => !cluster.isRunning('committee', k));
-      if (!(await reviveNodes(down, [2, 3, 4, 5])) || Number.isNaN(await until(waitIdle(dataDir), 300_000, 200))) {
-        console.log('skipped: the committee did not settle with all five nodes up within 300 s');
+      const dying = VICTIMS.slice(-T);
+      console.log(`\n== order-to-fill at ~${LOW_RATE} orders/s with ${T} node${T === 1 ? '' : 's'} down (${N - T} of ${N} alive)`);
+      const down = VICTIMS.filter((k) => !cluster.isRunning('committee', k));
+      if (!(await reviveNodes(down, VICTIMS)) || Number.isNaN(await until(waitIdle(dataDir), 300_000, 200))) {
+        console.log(`skipped: the committee did not settle with all ${N} nodes up within 300 s`);
       } else {
-        await Promise.all([cluster.kill('committee', 4), cluster.kill('committee', 5)]);
+        await Promise.all(dying.map((k) => cluster.kill('committee', k)));
         await new Promise((r) => setTimeout(r, 3_000)); // the survivors' view of the dead settles
         const { fill, unfilled } = await fills(LOW_RATE, 20);
-        console.log(`fill latency            p50 ${ms(pct(fill, 50))}  p99 ${ms(pct(fill, 99))}  (${fill.length} fills${unfilled ? `, ${unfilled} not filled within 30 s` : ''}; nodes 4 and 5 killed 3 s before)`);
+        console.log(`fill latency            p50 ${ms(pct(fill, 50))}  p99 ${ms(pct(fill, 99))}  (${fill.length} fills${unfilled ? `, ${unfilled} not filled within 30 s` : ''}; node${T === 1 ? '' : 's'} ${dying.join(' and ')} killed 3 s before)`);
       }
     }
   } finally {
