@@ -35,6 +35,8 @@ export interface VenueOptions {
   settlementMaxAccounts?: number;
   /** system caps in weighted milli-actions per second (tests lower them) */
   systemCaps?: { globalMilliPerSecond: number; perSymbolMilliPerSecond: number };
+  /** fills per published pool of the public statistics (stats/ledger.ts, release rule); default 10, 1 = every fill at once */
+  statsReleaseFills?: number;
 }
 
 export interface VenueDeps {
@@ -68,7 +70,7 @@ export interface Venue {
 export function createVenue(d: VenueDeps, opts: VenueOptions = {}): Venue {
   const log = d.log.child({ component: 'venue' });
   const store = new StatsStore(d.db);
-  const ledger = new FillLedger(d.db, store, d.registry, d.clock, log.child({ part: 'ledger' }));
+  const ledger = new FillLedger(d.db, store, d.registry, d.clock, log.child({ part: 'ledger' }), opts.statsReleaseFills);
   ledger.reconcile();
   ledger.attach(d.events);
   const stats = new StatsService(ledger, store, d.registry, d.clock, (from, to) => fundingPaidBetween(d.db, from, to));

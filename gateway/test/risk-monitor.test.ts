@@ -21,7 +21,7 @@ const alerts: MarginAlertEvent[] = [];
 const positionEvents: PositionEvent[] = [];
 const sockets: RawWs[] = [];
 
-const RISK = { intervalMs: 0, fundingIntervalMs: 60_000, defaultFundingRatePips: 0n, fundingRatePips: { 'BTC-USDC-PERP': 100n } };
+const RISK = { intervalMs: 0, fundingIntervalMs: 60_000, defaultFundingRatePips: 0n, fundingRatePips: { 'BTC-USDC-PERP': 100n }, fundingReleasePayers: 1 };
 let restarted = false;
 
 const SOL = 'SOL-USDC-PERP';

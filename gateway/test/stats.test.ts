@@ -50,7 +50,7 @@ describe('statistics from real fills', () => {
   beforeAll(async () => {
     clock = new ManualClock(T('2026-03-10T12:00:00Z'));
     // reference prices never go stale on this manual clock (it jumps by minutes)
-    rig = await startRig({ clock, ...LIMITS, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle, venue: { settlementIntervalMs: 3_600_000 } });
+    rig = await startRig({ clock, ...LIMITS, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle, venue: { settlementIntervalMs: 3_600_000, statsReleaseFills: 1 } });
     [m, t] = await Promise.all([newAccount(rig, 'Apex', '1000000', { leverage: 5 }), newAccount(rig, 'Apex', '1000000', { leverage: 5 })]);
   });
   afterAll(async () => {
@@ -122,30 +122,38 @@ describe('statistics from real fills', () => {
   });
 });
 
+/** Committed order and position events as clearing emits them, at chosen times (no matching). */
+function syntheticEvents(rig: () => Rig): {
+  fill(buyer: string, seller: string, symbol: string, qtySteps: bigint, priceTicks: bigint, at: string): void;
+  position(user: string, symbol: string, sizeSteps: bigint): void;
+} {
+  let n = 0;
+  return {
+    /** Both sides of one fill of qtySteps at priceTicks on symbol, filled at `at`. */
+    fill(buyer, seller, symbol, qtySteps, priceTicks, at) {
+      for (const [user, side] of [[buyer, 'buy'], [seller, 'sell']] as const) {
+        const order = {
+          order_id: `synthetic-${++n}`, user_id: user, client_order_id: null, symbol, side, type: 'limit', time_in_force: 'GTC',
+          price_ticks: priceTicks.toString(), qty_steps: qtySteps.toString(), filled_steps: qtySteps.toString(), notional_ts: (qtySteps * priceTicks).toString(),
+          last_fill_steps: qtySteps.toString(), last_fill_ticks: priceTicks.toString(), status: 'FILLED', cancel_reason: null, reject_reason: null,
+          in_time_ns: (BigInt(T(at)) * 1_000_000n).toString(), out_time_ns: (BigInt(T(at)) * 1_000_000n).toString(),
+          leverage: 5, fee_pips: '0', reserved: '0', journaled: true, seq: null, placed: true,
+        } as unknown as OrderRec;
+        rig().gw.events.emit('order', { message_type: 'filled', order });
+      }
+    },
+    position(user, symbol, sizeSteps) {
+      const p: PositionRec = { user_id: user, symbol, size_steps: sizeSteps.toString(), basis_ts: '0', margin: '0', realized_pnl: '0', fees_paid: '0', leverage: 5, updated_ns: '0' };
+      rig().gw.events.emit('position', { update_reason: 'fill', position: p });
+    },
+  };
+}
+
 describe('statistics windows and parameters', () => {
   let rig: Rig;
   let clock: ManualClock;
-  let n = 0;
   const START = T('2026-01-01T00:00:00Z');
-
-  /** Both sides of one fill of qtySteps at priceTicks on symbol, filled at `at`. */
-  function fill(buyer: string, seller: string, symbol: string, qtySteps: bigint, priceTicks: bigint, at: string): void {
-    for (const [user, side] of [[buyer, 'buy'], [seller, 'sell']] as const) {
-      const order = {
-        order_id: `synthetic-${++n}`, user_id: user, client_order_id: null, symbol, side, type: 'limit', time_in_force: 'GTC',
-        price_ticks: priceTicks.toString(), qty_steps: qtySteps.toString(), filled_steps: qtySteps.toString(), notional_ts: (qtySteps * priceTicks).toString(),
-        last_fill_steps: qtySteps.toString(), last_fill_ticks: priceTicks.toString(), status: 'FILLED', cancel_reason: null, reject_reason: null,
-        in_time_ns: (BigInt(T(at)) * 1_000_000n).toString(), out_time_ns: (BigInt(T(at)) * 1_000_000n).toString(),
-        leverage: 5, fee_pips: '0', reserved: '0', journaled: true, seq: null, placed: true,
-      } as unknown as OrderRec;
-      rig.gw.events.emit('order', { message_type: 'filled', order });
-    }
-  }
-
-  function position(user: string, symbol: string, sizeSteps: bigint): void {
-    const p: PositionRec = { user_id: user, symbol, size_steps: sizeSteps.toString(), basis_ts: '0', margin: '0', realized_pnl: '0', fees_paid: '0', leverage: 5, updated_ns: '0' };
-    rig.gw.events.emit('position', { update_reason: 'fill', position: p });
-  }
+  const { fill, position } = syntheticEvents(() => rig);
 
   const at = async (iso: string) => {
     clock.advance(T(iso) - clock.nowMs());
@@ -153,7 +161,7 @@ describe('statistics windows and parameters', () => {
 
   beforeAll(async () => {
     clock = new ManualClock(START);
-    rig = await startRig({ clock, ...LIMITS });
+    rig = await startRig({ clock, ...LIMITS, venue: { statsReleaseFills: 1 } });
     // SOL: tick 0.01, step 0.01 -> notional of (q steps, p ticks) = q × p / 10,000 USDC
     fill('0xu1', '0xu2', 'SOL-USDC-PERP', 100n, 10_000n, '2026-01-20T23:59:59.999Z'); // 100 USDC, last ms of Jan 20
     fill('0xu3', '0xu2', 'SOL-USDC-PERP', 200n, 10_000n, '2026-01-21T00:00:00.000Z'); // 200 USDC, first ms of Jan 21
@@ -294,5 +302,66 @@ describe('statistics windows and parameters', () => {
     const login = await call(rig.gw, 'POST', '/api/v1/auth/token', { grant_type: 'client_credentials', client_id: acct.api_key, client_secret: acct.api_secret, passphrase: acct.passphrase });
     acct.token = login.body.access_token; // a month later: a fresh token
     expect(await vip()).toMatchObject({ tier: 'Core', volume_30d: 0, assigned_tier: 'Core' });
+  });
+});
+
+describe('the release rule: public aggregates of at least five trades (default)', () => {
+  let rig: Rig;
+  let clock: ManualClock;
+  const { fill, position } = syntheticEvents(() => rig);
+  const at = (iso: string): void => clock.advance(T(iso) - clock.nowMs());
+  const window = async (from: string, to: string) => stats(await overview(rig, `?from=${from}&to=${to}`));
+  /** trade i (0-based): 0xbuyer buys 1 SOL (100 steps) at 100 + i USDC (10,000 + 100 i ticks) from 0xseller<i>, going long */
+  const trade = (i: number, when: string): void => {
+    fill('0xbuyer', `0xseller${i}`, 'SOL-USDC-PERP', 100n, 10_000n + 100n * BigInt(i), when);
+    position('0xbuyer', 'SOL-USDC-PERP', 100n * BigInt(i + 1));
+    position(`0xseller${i}`, 'SOL-USDC-PERP', -100n);
+  };
+
+  beforeAll(async () => {
+    clock = new ManualClock(T('2026-02-01T00:00:00Z'));
+    rig = await startRig({ clock, ...LIMITS }); // the gateway's default release rule
+    at('2026-02-01T00:05:00Z');
+    for (let i = 0; i < 4; i++) trade(i, '2026-02-01T00:05:00Z');
+    await rig.gw.venue.ledger.idle();
+    at('2026-02-01T00:25:00Z');
+    trade(4, '2026-02-01T00:25:00Z'); // the tenth fill: trades 0-4 are published, in the 00:20 slot
+    await rig.gw.venue.ledger.idle();
+    at('2026-02-01T00:45:00Z');
+    for (let i = 5; i < 10; i++) trade(i, '2026-02-01T00:45:00Z'); // trades 5-9, and the tenth long change
+    await rig.gw.venue.ledger.idle();
+    at('2026-02-01T01:35:00Z'); // as_of 01:20
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('publishes no volume of fewer than five trades, then the pool whole in the slot that completes it', async () => {
+    // four trades at 00:05, nothing of them public before 00:20; their traders are counted at once
+    expect(await window('2026-02-01T00:00:00Z', '2026-02-01T00:20:00Z')).toMatchObject({ volume: { value: '0' }, users: { value: '5' } });
+    // 100 + 101 + 102 + 103 + 104 USDC, all in the 00:20 slot; then 105 + ... + 109 in the 00:40 one
+    expect((await window('2026-02-01T00:20:00Z', '2026-02-01T00:30:00Z')).volume.value).toBe('510');
+    expect((await window('2026-02-01T00:40:00Z', '2026-02-01T00:50:00Z')).volume.value).toBe('535');
+    expect(stats(await overview(rig)).all_time_volume).toBe('1045');
+    const s = stats(await series(rig, '?metric=volume&from=2026-02-01T00:00:00Z&to=2026-02-01T01:00:00Z&assets=SOL'));
+    expect(s.points).toEqual([{ t: '2026-02-01T00:00:00.000Z', total: '1045', by_asset: { SOL: '1045' } }]);
+  });
+
+  it('moves open interest only after ten changes of the long side, valued at the pool price, not a trade price', async () => {
+    // nine long changes by 00:45's flush minus one: nothing public; at the tenth, 10 SOL at the
+    // volume-weighted price of trades 5-9 (107 USDC), never the last trade's 109
+    expect((await window('2026-02-01T00:00:00Z', '2026-02-01T00:40:00Z')).open_interest.value).toBe('0');
+    expect((await window('2026-02-01T00:00:00Z', '2026-02-01T00:50:00Z')).open_interest.value).toBe('1070');
+  });
+
+  it('keeps what is not published yet in the store, and publishes nothing of one more trade', async () => {
+    expect(rig.gw.venue.ledger.store.pending('SOL')).toEqual({ f: 0, ts2: '0', q: '0', pc: 0 });
+    at('2026-02-01T01:45:00Z');
+    trade(10, '2026-02-01T01:45:00Z');
+    await rig.gw.venue.ledger.idle();
+    expect(rig.gw.venue.ledger.store.pending('SOL')).toEqual({ f: 2, ts2: (2n * 100n * 11_000n).toString(), q: '200', pc: 1 });
+    at('2026-02-01T03:05:00Z'); // as_of 02:50: the 01:40 slot is past the delay
+    const o = stats(await overview(rig));
+    expect([o.all_time_volume, o.open_interest.value, o.all_time_users]).toEqual(['1045', '1070', '12']);
   });
 });

@@ -26,7 +26,7 @@ import { recovered, tierOf, worse, type HealthTier } from './health-tiers';
 import { applyTranche, dueTranche, emptyVaultPosition, LIQUIDATION_VAULT_ID, TRANCHES } from './liquidation-ladder';
 import { DEFAULT_FUNDING_INTERVAL_MS, DEFAULT_FUNDING_RATE_PIPS, fundingBoundary, fundingPaymentMicro, settleFunding } from './funding';
 import { InsuranceFund } from './insurance-fund';
-import { recordFundingPaid } from './funding-ledger';
+import { DEFAULT_FUNDING_RELEASE_PAYERS, recordFundingPaid } from './funding-ledger';
 import type { MarkBook } from './mark-book';
 
 export interface RiskMonitorOptions {
@@ -39,6 +39,8 @@ export interface RiskMonitorOptions {
   defaultFundingRatePips: bigint;
   /** share of net fee income funding the insurance fund, bps (default 1,000 = 10%) */
   insuranceFeeShareBps: bigint;
+  /** distinct payers a published funding amount sums at least (funding-ledger.ts); 1 = every accrual */
+  fundingReleasePayers: number;
 }
 
 export const DEFAULT_RISK_OPTIONS: RiskMonitorOptions = {
@@ -47,6 +49,7 @@ export const DEFAULT_RISK_OPTIONS: RiskMonitorOptions = {
   fundingRatePips: {},
   defaultFundingRatePips: DEFAULT_FUNDING_RATE_PIPS,
   insuranceFeeShareBps: 1_000n,
+  fundingReleasePayers: DEFAULT_FUNDING_RELEASE_PAYERS,
 };
 
 /** What the monitor needs of the order service (docs/orders.md). */
@@ -93,6 +96,7 @@ export class RiskMonitor {
   constructor(private readonly deps: RiskMonitorDeps, opts: Partial<RiskMonitorOptions> = {}) {
     this.options = { ...DEFAULT_RISK_OPTIONS, ...opts };
     if (!(this.options.fundingIntervalMs > 0)) throw new Error('risk monitor: fundingIntervalMs must be > 0');
+    if (!Number.isInteger(this.options.fundingReleasePayers) || this.options.fundingReleasePayers < 1) throw new Error('risk monitor: fundingReleasePayers must be a positive integer');
     this.db = deps.db;
     this.log = deps.log;
     this.fund = new InsuranceFund(deps.db, deps.venueFees, this.options.insuranceFeeShareBps);
@@ -398,6 +402,7 @@ export class RiskMonitor {
       let net = 0n;
       let paid = 0n;
       let deficit = 0n;
+      const payers: string[] = [];
       for (const { key, value: p } of this.db.positions.getRange()) {
         if (p.symbol !== symbol || p.size_steps === '0') continue;
         const amount = fundingPaymentMicro(big(p.size_steps), mark, rate, inst);
@@ -406,10 +411,13 @@ export class RiskMonitor {
         this.db.positions.putSync(key, f.position);
         changed.push(f.position);
         net += f.settledMicro;
-        if (f.settledMicro < 0n) paid -= f.settledMicro;
+        if (f.settledMicro < 0n) {
+          paid -= f.settledMicro;
+          payers.push(p.user_id);
+        }
         deficit += f.deficitMicro;
       }
-      recordFundingPaid(this.db, now, inst.base_asset, paid);
+      recordFundingPaid(this.db, now, inst.base_asset, paid, payers, this.options.fundingReleasePayers);
       // payers rounded up, receivers down: the residual (and any unpaid part) is the fund's
       this.fund.credit(-net);
       this.db.meta.putSync(FUNDING_AT(symbol), boundary);

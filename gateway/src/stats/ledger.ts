@@ -6,6 +6,16 @@
 // filled_steps over what the ledger has already accounted for that order (A<order_id>), so an event
 // lost to a crash between clearing's commit and the ledger's is found again by reconcile() at the
 // next start (dated at the order's last change), and nothing is counted twice.
+//
+// Release rule (what the public statistics may show; docs/leakage.md). A public aggregate made of one
+// trade gives that trade away: a quiet asset's only fill in a slot showed its notional, and the step
+// in open interest its size and price. So an asset's fills go into a pending pool first, and the pool
+// is published whole (volume in the slot and day of the fill that completes it) once it holds
+// `releaseFills` fills (a trade is two fills, one per side; default 10, five trades). Open interest
+// is published the same way: the long size moves in public only after `releaseFills` position
+// changes of the asset, and its price is the volume-weighted price of the asset's last released pool,
+// never one trade's. Distinct trader counts are published at once (counts, not amounts). With
+// releaseFills = 1 every fill is published at once (the former rule, kept for tests).
 import type { Logger } from 'pino';
 import type { InstrumentSpec } from '@tenebra/config';
 import { notionalMicro } from '@tenebra/config';
@@ -15,8 +25,8 @@ import type { InstrumentRegistry } from '../instruments';
 import type { GatewayClock } from '../clock';
 import { big, type OrderRec, type PositionRec } from '../store/records';
 import {
-  StatsStore, mergeAgg, slotKey, dayKey, oiKey, userKey, volKey, accountedKey, LONG_OI_KEY, NEXT_USER_KEY,
-  type Accounted, type UserRec, type OiPoint,
+  StatsStore, mergeAgg, slotKey, dayKey, oiKey, userKey, volKey, accountedKey, pendingKey, LONG_OI_KEY, NEXT_USER_KEY,
+  type Accounted, type UserRec, type OiPoint, type Pending,
 } from './store';
 import { slotOf, dayOf } from './window';
 
@@ -27,6 +37,9 @@ export interface LedgerFlush {
   /** smallest slot written (Infinity when none) */
   minSlot: number;
 }
+
+/** Fills (and position changes) of an asset published together at least: five trades (release rule above). */
+export const DEFAULT_RELEASE_FILLS = 10;
 
 /** Most events held before a flush is forced; events are flushed every event-loop turn anyway. */
 const MAX_PENDING = 100_000;
@@ -68,7 +81,11 @@ export class FillLedger {
     private readonly registry: InstrumentRegistry,
     private readonly clock: GatewayClock,
     private readonly log: Logger,
-  ) {}
+    /** fills per published pool (release rule above); 1 publishes every fill at once */
+    private readonly releaseFills = DEFAULT_RELEASE_FILLS,
+  ) {
+    if (!Number.isInteger(releaseFills) || releaseFills < 1) throw new RangeError(`releaseFills must be a positive integer, got ${releaseFills}`);
+  }
 
   /** Subscribes to committed order and position events. */
   attach(events: GatewayEvents): void {
@@ -183,7 +200,17 @@ export class FillLedger {
     const bySlot = new Map<number, { ts2: Map<string, bigint>; users: Map<string, Set<number>> }>();
     const byDay = new Map<number, { ts2: Map<string, bigint>; users: Map<string, Set<number>> }>();
     const userVol = new Map<string, bigint>();
-    const lastPx = new Map<string, { px: bigint; slot: number }>();
+    /** volume-weighted price (ticks) of each asset's pool released in this flush, the last one */
+    const releasedPx = new Map<string, bigint>();
+    const pools = new Map<string, { f: number; ts2: bigint; q: bigint; pc: number }>();
+    const pool = (asset: string) => {
+      let p = pools.get(asset);
+      if (!p) {
+        const s = this.store.pending(asset);
+        pools.set(asset, (p = { f: s?.f ?? 0, ts2: BigInt(s?.ts2 ?? '0'), q: BigInt(s?.q ?? '0'), pc: s?.pc ?? 0 }));
+      }
+      return p;
+    };
     const users = new Map<string, UserRec>();
     for (const f of fills) {
       let u = users.get(f.userId) ?? this.store.user(f.userId);
@@ -204,12 +231,22 @@ export class FillLedger {
       }
       const slot = slotOf(f.atMs);
       const day = dayOf(f.atMs);
-      addTo(bySlot, slot, f.asset, f.ts, u.i);
-      addTo(byDay, day, f.asset, f.ts, u.i);
+      addTo(bySlot, slot, f.asset, 0n, u.i);
+      addTo(byDay, day, f.asset, 0n, u.i);
       const vk = volKey(u.i, day);
       userVol.set(vk, (userVol.get(vk) ?? 0n) + notionalMicro(f.inst, f.ts, 'floor'));
-      const lp = lastPx.get(f.asset);
-      if (!lp || slot >= lp.slot) lastPx.set(f.asset, { px: f.priceTicks, slot });
+      const p = pool(f.asset);
+      p.f += 1;
+      p.ts2 += f.ts;
+      p.q += f.qty;
+      if (p.f >= this.releaseFills) {
+        addTo(bySlot, slot, f.asset, p.ts2);
+        addTo(byDay, day, f.asset, p.ts2);
+        releasedPx.set(f.asset, p.q > 0n ? p.ts2 / p.q : f.priceTicks);
+        p.f = 0;
+        p.ts2 = 0n;
+        p.q = 0n;
+      }
       flush.users.add(f.userId);
       flush.minSlot = Math.min(flush.minSlot, slot);
     }
@@ -219,7 +256,7 @@ export class FillLedger {
 
     // Open interest: the long side's total size per asset, from position snapshots.
     const long = this.store.longOi();
-    const changed = new Set<string>(lastPx.keys());
+    const changed = new Set<string>(releasedPx.keys());
     for (const p of positions) {
       const inst = this.registry.get(p.symbol);
       if (!inst) continue;
@@ -230,21 +267,32 @@ export class FillLedger {
       const d = pos(after) - pos(before);
       if (d !== 0n) {
         long[inst.base_asset] = (BigInt(long[inst.base_asset] ?? '0') + d).toString();
+        pool(inst.base_asset).pc += 1;
         changed.add(inst.base_asset);
       }
     }
-    if (changed.size > 0) {
-      this.store.put(LONG_OI_KEY, long);
-      const slot = slotOf(nowMs);
-      for (const asset of changed) {
-        const prev = this.store.oiBefore(asset, slot + 1);
-        const px = lastPx.get(asset)?.px.toString() ?? prev?.p ?? '0';
-        const point: OiPoint = { l: long[asset] ?? '0', p: px };
-        this.store.put(oiKey(asset, slot), point);
-        flush.minSlot = Math.min(flush.minSlot, slot);
-      }
+    if (changed.size > 0) this.store.put(LONG_OI_KEY, long);
+    const slot = slotOf(nowMs);
+    for (const asset of changed) {
+      if (this.publishOi(asset, slot, long[asset] ?? '0', pool(asset), releasedPx.get(asset))) flush.minSlot = Math.min(flush.minSlot, slot);
     }
+    for (const [asset, p] of pools) this.store.put(pendingKey(asset), { f: p.f, ts2: p.ts2.toString(), q: p.q.toString(), pc: p.pc } satisfies Pending);
     return { flush, newFirst, sizes };
+  }
+
+  /**
+   * Writes the asset's open-interest point at `slot` when something may be published: the long size
+   * once `pool.pc` position changes are pending (then resets them), the price when a pool of fills
+   * was released (`releasedPx`). Returns whether it wrote one. Must run inside a transaction.
+   */
+  private publishOi(asset: string, slot: number, long: string, pool: { pc: number }, releasedPx: bigint | undefined): boolean {
+    const publishLong = pool.pc >= this.releaseFills;
+    if (!publishLong && releasedPx === undefined) return false;
+    const prev = this.store.oiBefore(asset, slot + 1);
+    const point: OiPoint = { l: publishLong ? long : prev?.l ?? '0', p: releasedPx?.toString() ?? prev?.p ?? '0' };
+    if (publishLong) pool.pc = 0;
+    this.store.put(oiKey(asset, slot), point);
+    return true;
   }
 
   /**
@@ -289,10 +337,13 @@ export class FillLedger {
           const next: Record<string, string> = {};
           for (const [a, v] of Object.entries(long)) next[a] = v.toString();
           this.store.put(LONG_OI_KEY, next);
+          // a drift counts as one position change of its asset (release rule)
           const slot = slotOf(now);
           for (const a of drift) {
-            const prev = this.store.oiBefore(a, slot + 1);
-            this.store.put(oiKey(a, slot), { l: next[a] ?? '0', p: prev?.p ?? '0' } satisfies OiPoint);
+            const s = this.store.pending(a) ?? { f: 0, ts2: '0', q: '0', pc: 0 };
+            const p = { ...s, pc: s.pc + 1 };
+            this.publishOi(a, slot, next[a] ?? '0', p, undefined);
+            this.store.put(pendingKey(a), p satisfies Pending);
           }
         }
       });
@@ -320,10 +371,12 @@ function pos(x: bigint): bigint {
   return x > 0n ? x : 0n;
 }
 
-function addTo(m: Map<number, { ts2: Map<string, bigint>; users: Map<string, Set<number>> }>, k: number, asset: string, ts: bigint, user: number): void {
+/** Adds released volume (ts2) and, with `user`, a trader to the asset's aggregate of slot or day k. */
+function addTo(m: Map<number, { ts2: Map<string, bigint>; users: Map<string, Set<number>> }>, k: number, asset: string, ts: bigint, user?: number): void {
   let a = m.get(k);
   if (!a) m.set(k, (a = { ts2: new Map(), users: new Map() }));
-  a.ts2.set(asset, (a.ts2.get(asset) ?? 0n) + ts);
+  if (ts !== 0n) a.ts2.set(asset, (a.ts2.get(asset) ?? 0n) + ts);
+  if (user === undefined) return;
   let s = a.users.get(asset);
   if (!s) a.users.set(asset, (s = new Set()));
   s.add(user);

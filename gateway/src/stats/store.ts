@@ -2,8 +2,10 @@
 //
 //   S<slot>             SlotAgg of a 10-minute slot     (volume per asset, active user numbers per asset)
 //   D<day>              SlotAgg of a UTC day            (the sum of its slots, written with them)
-//   O<asset>\0<slot>    OiPoint: long open interest (steps) and last trade price (ticks) at the slot's end
-//   L                   current long open interest per asset (steps)
+//   O<asset>\0<slot>    OiPoint: published long open interest (steps) and price (ticks) from the slot on
+//   L                   current long open interest per asset (steps), published or not
+//   P<asset>            Pending: what of the asset is not published yet (fills, their ts2 and size,
+//                       position changes): see the release rule in ledger.ts
 //   U<user_id>          UserRec: the user's number and first fill time
 //   N                   next user number
 //   V<user#><day>       the user's notional volume that UTC day (micro-USDC), for the VIP tier
@@ -26,10 +28,22 @@ export interface SlotAgg {
 }
 
 export interface OiPoint {
-  /** long open interest in steps */
+  /** long open interest in steps, as of the last release of position changes */
   l: string;
-  /** last trade price in ticks ('0' before the first trade) */
+  /** volume-weighted price in ticks of the last released pool of fills ('0' before the first) */
   p: string;
+}
+
+/** An asset's activity not yet in the public statistics (ledger.ts, "release rule"). */
+export interface Pending {
+  /** fills (one per side of a trade) */
+  f: number;
+  /** their Σ qty × price (ticks × steps) */
+  ts2: string;
+  /** their Σ qty (steps) */
+  q: string;
+  /** position size changes */
+  pc: number;
 }
 
 export interface UserRec {
@@ -57,6 +71,7 @@ export const userKey = (userId: string): string => `U${userId}`;
 export const volKey = (userNo: number, day: number): string => `V${pad(userNo, 9)}${pad(day, 7)}`;
 export const floorKey = (userId: string): string => `F${userId}`;
 export const accountedKey = (orderId: string): string => `A${orderId}`;
+export const pendingKey = (asset: string): string => `P${asset}`;
 export const LONG_OI_KEY = 'L';
 export const NEXT_USER_KEY = 'N';
 
@@ -156,6 +171,10 @@ export class StatsStore {
 
   accounted(orderId: string): Accounted | undefined {
     return this.get<Accounted>(accountedKey(orderId));
+  }
+
+  pending(asset: string): Pending | undefined {
+    return this.get<Pending>(pendingKey(asset));
   }
 
   longOi(): Record<string, string> {
