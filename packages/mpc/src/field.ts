@@ -333,7 +333,11 @@ export function copyElement(src: Uint32Array, from: number, dst: Uint32Array, to
   dst[d + 3] = src[s + 3]!;
 }
 
-/** Encoded vectors one after another. */
+/**
+ * Encoded vectors one after another. A single vector is returned as it is, not copied (the hot
+ * paths join one part far more often than several), which is why this is not @noble/hashes'
+ * concatBytes (always a copy; seal and session use that one).
+ */
 export function concatEncoded(vs: readonly Uint8Array[]): Uint8Array {
   if (vs.length === 1) return vs[0]!;
   let len = 0;

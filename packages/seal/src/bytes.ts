@@ -13,18 +13,8 @@ export function fromHex(s: string): Uint8Array {
   return new Uint8Array(Buffer.from(s, 'hex'));
 }
 
-/** Concatenation of byte arrays. */
-export function concatBytes(...parts: Uint8Array[]): Uint8Array {
-  let len = 0;
-  for (const p of parts) len += p.length;
-  const out = new Uint8Array(len);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
-}
+/** Concatenation of byte arrays (the noble library's, always a new array). */
+export { concatBytes } from '@noble/hashes/utils.js';
 
 /** UTF-8 bytes of a string. */
 export function utf8(s: string): Uint8Array {

@@ -45,16 +45,8 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
-/** a || b as a new array. */
-export function concatBytes(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+/** a || b as a new array (the noble library's). */
+export { concatBytes } from '@noble/hashes/utils.js';
 
 /** True when every byte is zero. Constant in the data (no early exit). */
 export function isAllZero(bytes: Uint8Array): boolean {
