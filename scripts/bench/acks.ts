@@ -1,11 +1,13 @@
 // Acknowledgement path without the MPC committee: the real sequencer and gateway as child processes,
 // a plaintext stand-in committee (in this process: it reads the five sequencer feeds, matches, and
-// reports result frames to the gateway), and HTTP clients driving POST /orders.
+// reports result frames to the gateway), and clients placing limit orders: HTTP POST /orders, or with
+// --via ws the encrypted WebSocket order.place of the client SDK (@tenebra/client, one socket per account).
 //
 //   npm run bench:acks -- [--rates 200,500,1000] [--secs 8] [--clients 1,8,32] [--committee fake|none]
-//                         [--log-level info] [--prof DIR] [--accounts 96]
+//                         [--via rest|ws|rest,ws] [--log-level info] [--prof DIR] [--accounts 96]
 //
-// Prints, per phase: acks/s, ack latency p50/p99/p999 (client-observed, HTTP 200 NEW), non-200 counts,
+// Prints, per phase: acks/s, ack latency p50/p99/p999 (client-observed: HTTP 200 NEW, or a WebSocket
+// ack with code 0 and status NEW), other answers' counts,
 // and the CPU time each process spent in that phase. Asserts nothing. --prof DIR runs the gateway and
 // the sequencer under `node --cpu-prof` (profiles written to DIR at exit).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,6 +27,7 @@ import {
   type SequencedFrame, type ResultFrame,
 } from '@tenebra/wire';
 import type { GatewayConfig, SequencerConfig } from '@tenebra/config';
+import { TenebraSocket } from '@tenebra/client';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -40,6 +43,10 @@ const COMMITTEE = arg('committee', 'fake');
 const LOG_LEVEL = arg('log-level', 'info');
 const PROF = arg('prof', '');
 const N_ACCOUNTS = Number(arg('accounts', '96'));
+const VIA = arg('via', 'rest').split(',').filter(Boolean);
+/** accounts that open a socket with --via ws (the gateway's per-IP socket cap is 64) */
+const WS_SOCKETS = 48;
+for (const v of VIA) if (v !== 'rest' && v !== 'ws') throw new Error(`--via: '${v}' is not rest or ws`);
 const N = 5;
 const T = 2;
 
@@ -232,7 +239,7 @@ async function request(method: string, path: string, body: unknown, headers: Rec
   return { status: r.status, body: r.text };
 }
 
-interface Acct { token: string; user_id: string }
+interface Acct { token: string; user_id: string; socket?: TenebraSocket }
 async function createAccount(): Promise<Acct> {
   const r = await request('POST', '/admin/accounts', { tier: 'Apex', deposit: '100000000' }, { 'x-admin-secret': adminSecret });
   if (r.status !== 200) throw new Error(`create account: ${r.status} ${r.body}`);
@@ -268,19 +275,33 @@ interface PhaseStats { lat: number[]; codes: Map<number, number>; sent: number }
 function newStats(): PhaseStats { return { lat: [], codes: new Map(), sent: 0 }; }
 
 let accounts: Acct[] = [];
+/** 'rest' or 'ws': how the phase being measured places its orders */
+let via = 'rest';
 // Per-account spacing: one action per ms per symbol (the spec); a round robin over many accounts keeps
 // each account far below its limits (Apex: 200 req/s, 2,400 placements/min).
 async function placeOne(st: PhaseStats): Promise<void> {
   const { acct, body } = nextOrder();
-  const a = accounts[acct % accounts.length]!;
+  const pool = via === 'ws' ? accounts.filter((x) => x.socket) : accounts;
+  const a = pool[acct % pool.length]!;
   st.sent++;
   const s = performance.now();
   try {
-    const r = await request('POST', '/api/v1/orders', body, { authorization: `Bearer ${a.token}` });
+    // an answer's code: the HTTP status, or for a WebSocket ack 200 when it is NEW, else its code
+    let code: number;
+    let detail: string;
+    if (via === 'ws') {
+      const ack = await a.socket!.placeOrder(body as unknown as Parameters<TenebraSocket['placeOrder']>[0]);
+      code = ack.code === 0 && ack.status === 'NEW' ? 200 : ack.code;
+      detail = JSON.stringify(ack);
+    } else {
+      const r = await request('POST', '/api/v1/orders', body, { authorization: `Bearer ${a.token}` });
+      code = r.status;
+      detail = r.body;
+    }
     const ms = performance.now() - s;
-    st.codes.set(r.status, (st.codes.get(r.status) ?? 0) + 1);
-    if (r.status === 200) st.lat.push(ms);
-    else if ((st.codes.get(r.status) ?? 0) <= 2) console.log(`  ${r.status} ${r.body.slice(0, 200)}`);
+    st.codes.set(code, (st.codes.get(code) ?? 0) + 1);
+    if (code === 200) st.lat.push(ms);
+    else if ((st.codes.get(code) ?? 0) <= 2) console.log(`  ${code} ${detail.slice(0, 200)}`);
   } catch (e) {
     st.codes.set(-1, (st.codes.get(-1) ?? 0) + 1);
     if ((st.codes.get(-1) ?? 0) <= 2) console.log(`  request error ${(e as Error).message}`);
@@ -307,7 +328,7 @@ async function measure(label: string, run: (st: PhaseStats) => Promise<void>): P
   const perAck = procs.map((p, i) => `${p.name} ${(((cpuMs(p.child.pid!) - before[i]!) * 1000) / Math.max(1, lat.length)).toFixed(0)}µs`);
   const codes = [...st.codes].filter(([c]) => c !== 200).map(([c, n]) => `${c}×${n}`).join(' ');
   console.log(
-    `${label.padEnd(18)} acks/s ${(lat.length / secs).toFixed(0).padStart(5)}  p50 ${pct(lat, 0.5).padStart(7)}  p99 ${pct(lat, 0.99).padStart(7)}  p999 ${pct(lat, 0.999).padStart(7)} ms` +
+    `${label.padEnd(21)} acks/s ${(lat.length / secs).toFixed(0).padStart(5)}  p50 ${pct(lat, 0.5).padStart(7)}  p99 ${pct(lat, 0.99).padStart(7)}  p999 ${pct(lat, 0.999).padStart(7)} ms` +
     `  | cpu ${cpu.join(', ')} | cpu/ack ${perAck.join(', ')}${codes ? ` | non-200 ${codes}` : ''} | load1 ${la}`,
   );
 }
@@ -360,11 +381,29 @@ async function main(): Promise<void> {
   accounts = [];
   for (let i = 0; i < N_ACCOUNTS; i += 8) accounts.push(...await Promise.all(Array.from({ length: Math.min(8, N_ACCOUNTS - i) }, () => createAccount())));
   console.log(`acks bench: ${N_ACCOUNTS} Apex accounts in ${((performance.now() - t0) / 1000).toFixed(1)} s; committee ${COMMITTEE}; log level ${LOG_LEVEL}; ${SECS} s per phase; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  // warm-up (JIT, lmdb maps, connections)
-  await measure('warm-up 8 clients', (st) => closedLoop(8, st).then(() => undefined));
-  for (const r of RATES) await measure(`open ${r}/s`, (st) => openLoop(r, st));
-  for (const c of CLIENTS) await measure(`closed ${c} clients`, (st) => closedLoop(c, st));
+  if (VIA.includes('ws')) {
+    // one encrypted session per account (login, X25519 session set-up), as a trading client keeps open
+    const ids = JSON.parse((await request('GET', '/api/v1/instruments', undefined)).body).data.instruments as { symbol: string; symbol_id: number }[];
+    const symbolIds = new Map(ids.map((i) => [i.symbol, i.symbol_id]));
+    // the gateway takes at most 64 sockets per IP address (gateway/src/ws/protocol.ts)
+    for (const a of accounts.slice(0, WS_SOCKETS)) {
+      a.socket = new TenebraSocket({
+        url: `ws://127.0.0.1:${gwPort}/ws/v1`, token: a.token, resolveSymbolId: (sym) => symbolIds.get(sym)!,
+        reconnect: false, heartbeat: false,
+      });
+      await a.socket.connect();
+    }
+  }
+  for (const v of VIA) {
+    via = v;
+    const tag = v === 'ws' ? 'ws ' : '';
+    // warm-up (JIT, lmdb maps, connections)
+    await measure(`${tag}warm-up 8 clients`, (st) => closedLoop(8, st).then(() => undefined));
+    for (const r of RATES) await measure(`${tag}open ${r}/s`, (st) => openLoop(r, st));
+    for (const c of CLIENTS) await measure(`${tag}closed ${c} clients`, (st) => closedLoop(c, st));
+  }
   console.log(`committee stand-in applied ${committee?.applied ?? 0} ops; load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  for (const a of accounts) await a.socket?.close();
   await committee?.close();
 }
 
