@@ -275,13 +275,15 @@ interface PhaseStats { lat: number[]; codes: Map<number, number>; sent: number }
 function newStats(): PhaseStats { return { lat: [], codes: new Map(), sent: 0 }; }
 
 let accounts: Acct[] = [];
+/** the accounts with a socket (--via ws) */
+let wsAccounts: Acct[] = [];
 /** 'rest' or 'ws': how the phase being measured places its orders */
 let via = 'rest';
 // Per-account spacing: one action per ms per symbol (the spec); a round robin over many accounts keeps
 // each account far below its limits (Apex: 200 req/s, 2,400 placements/min).
 async function placeOne(st: PhaseStats): Promise<void> {
   const { acct, body } = nextOrder();
-  const pool = via === 'ws' ? accounts.filter((x) => x.socket) : accounts;
+  const pool = via === 'ws' ? wsAccounts : accounts;
   const a = pool[acct % pool.length]!;
   st.sent++;
   const s = performance.now();
@@ -393,6 +395,7 @@ async function main(): Promise<void> {
       });
       await a.socket.connect();
     }
+    wsAccounts = accounts.filter((a) => a.socket);
   }
   for (const v of VIA) {
     via = v;

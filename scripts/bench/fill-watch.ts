@@ -33,6 +33,7 @@ export class FillWatch {
       if (r.status !== 200 || !body.access_token) throw new Error(`fill watch login: ${r.status} ${r.text.slice(0, 200)}`);
       return body.access_token;
     };
+    // symbol ids go into the headers of trading frames only, and this socket places no orders
     const socket = new TenebraSocket({ url: wsUrl, token, resolveSymbolId: () => 0, heartbeat: false });
     await socket.connect();
     await socket.subscribe('orders');

@@ -15,7 +15,7 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
   --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements`;
 
-function count(name: string, text: string | undefined): number | undefined {
+function integerFlag(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const v = Number(text);
   if (!Number.isInteger(v)) throw new Error(`--${name} must be an integer, got '${text}'`);
@@ -37,8 +37,8 @@ async function main(): Promise<void> {
   const env = (flags.str.get('env') ?? 'production') as Env;
   if (!ENVS.includes(env)) throw new Error(`--env must be one of ${ENVS.join(', ')}`);
   const dataDir = resolve(flags.str.get('data') ?? (env === 'test' ? 'data-test' : 'data'));
-  const n = count('nodes', flags.str.get('nodes'));
-  const t = count('threshold', flags.str.get('threshold'));
+  const n = integerFlag('nodes', flags.str.get('nodes'));
+  const t = integerFlag('threshold', flags.str.get('threshold'));
   if ((n === undefined) !== (t === undefined)) throw new Error('--nodes and --threshold go together (e.g. --nodes 7 --threshold 3)');
   const cluster = await Cluster.start({
     dataDir, env, ...(n !== undefined && t !== undefined ? { n, t } : {}), preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee', supervise: true,

@@ -12,8 +12,8 @@
 // in open interest its size and price. So an asset's fills go into a pending pool first, and the pool
 // is published whole (volume in the slot and day of the fill that completes it) once it holds
 // `releaseFills` fills (a trade is two fills, one per side; default 10, five trades). Open interest
-// is published the same way: the long size moves in public only after `releaseFills` position
-// changes of the asset, and its price is the volume-weighted price of the asset's last released pool,
+// is published the same way: the long size moves in public only after `releaseFills` changes of the
+// asset's long side (position events that moved it), and its price is the volume-weighted price of the asset's last released pool,
 // never one trade's. Distinct trader counts are published at once (counts, not amounts). With
 // releaseFills = 1 every fill is published at once (the former rule, kept for tests).
 import type { Logger } from 'pino';
@@ -282,7 +282,7 @@ export class FillLedger {
 
   /**
    * Writes the asset's open-interest point at `slot` when something may be published: the long size
-   * once `pool.pc` position changes are pending (then resets them), the price when a pool of fills
+   * once `pool.pc` long-side changes are pending (then resets them), the price when a pool of fills
    * was released (`releasedPx`). Returns whether it wrote one. Must run inside a transaction.
    */
   private publishOi(asset: string, slot: number, long: string, pool: { pc: number }, releasedPx: bigint | undefined): boolean {

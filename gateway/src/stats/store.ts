@@ -42,7 +42,7 @@ export interface Pending {
   ts2: string;
   /** their Σ qty (steps) */
   q: string;
-  /** position size changes */
+  /** position events that moved the asset's long open interest (a long opened, grown, cut or closed) */
   pc: number;
 }
 
