@@ -40,6 +40,8 @@ const MIX_RATE = Number(flags.str.get('mix-rate') ?? 60);
 const N = Number(flags.str.get('nodes') ?? 5);
 const T = Number(flags.str.get('threshold') ?? 2);
 checkCommitteeSize(N, T);
+/** "node 4", "nodes 4 and 5", "nodes 2, 3 and 4" */
+const nodesNamed = (ks: number[]): string => `node${ks.length === 1 ? '' : 's'} ${ks.length <= 2 ? ks.join(' and ') : `${ks.slice(0, -1).join(', ')} and ${ks[ks.length - 1]}`}`;
 /** the nodes the stall and degraded sections kill: never node 1 (the bench reads its log) */
 const VICTIMS = Array.from({ length: N - 1 }, (_, i) => i + 2);
 /** CPU niceness of the node processes (as `npm start`; 0 = the same priority as the gateway) */
@@ -482,7 +484,7 @@ async function main(): Promise<void> {
       let ok = true;
       for (let run = 0; ok && run < 2 * STALL_RUNS; run++) {
         const victims = pairs[run % pairs.length]!;
-        const named = `node${victims.length === 1 ? '' : 's'} ${victims.join(' and ')}`;
+        const named = nodesNamed(victims);
         if (run > 0 && !(await reviveNodes(pairs[(run - 1) % pairs.length]!))) {
           console.log('the killed nodes did not catch up within 300 s; stopping the stall runs');
           break;
@@ -544,7 +546,7 @@ async function main(): Promise<void> {
         await Promise.all(dying.map((k) => cluster.kill('committee', k)));
         await new Promise((r) => setTimeout(r, 3_000)); // the survivors' view of the dead settles
         const { fill, polled, unfilled } = await fills(LOW_RATE, 20);
-        console.log(`fill latency            p50 ${ms(pct(fill, 50))}  p99 ${ms(pct(fill, 99))}, polled p50 ${ms(pct(polled, 50))}  (${fill.length} fills${unfilled ? `, ${unfilled} not filled within 30 s` : ''}; node${T === 1 ? '' : 's'} ${dying.join(' and ')} killed 3 s before)`);
+        console.log(`fill latency            p50 ${ms(pct(fill, 50))}  p99 ${ms(pct(fill, 99))}, polled p50 ${ms(pct(polled, 50))}  (${fill.length} fills${unfilled ? `, ${unfilled} not filled within 30 s` : ''}; ${nodesNamed(dying)} killed 3 s before)`);
       }
     }
   } finally {
