@@ -1,7 +1,6 @@
 // Gateway process: node --import tsx gateway/src/main.ts --config <gateway.json>
-import { loadProcessConfig, type GatewayConfig } from '@tenebra/config';
+import { crash, crashOnUncaught, loadProcessConfig, type GatewayConfig } from '@tenebra/config';
 import { createGateway } from './gateway';
-import { crash, crashOnUncaught } from './fatal';
 import { createLogger } from './log';
 
 async function main(): Promise<void> {
@@ -19,7 +18,7 @@ async function main(): Promise<void> {
     gw = createGateway(config, { log });
     await gw.start();
   } catch (e) {
-    crash(log, 'gateway failed to start', e); // start may have queued store writes: no exit() (fatal.ts)
+    crash(log, 'gateway failed to start', e); // start may have queued store writes: no exit() (crash.ts in @tenebra/config)
   }
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -253,6 +253,11 @@ export interface PrepHost {
   persistVote?: (batch: number) => Promise<void>;
 }
 
+/** b is past phase A here with none of its own phase-A messages kept (restored staged from a state). */
+function keepsNoRounds(b: Batch): boolean {
+  return b.state !== 'running' && b.sent.size === 0;
+}
+
 /** Persisted form of the preprocessing log. */
 export interface PrepSnapshot {
   resolved: number;
@@ -335,6 +340,8 @@ export class Preprocessor {
   private readonly vetoedAhead = new Map<number, { noFast: Set<number>; vetoes: Set<number> }>();
   /** The batch this party abstains on (see the header), if any. */
   private abstainId = -1;
+  /** `batch:peer` pairs told rounds-gone already (tellRoundsGone; bounded). */
+  private readonly goneTold = new Set<string>();
   /** Votes restored with the batch in flight, acted on at enable() (the party is not running before). */
   private restoredVotes = false;
   private stopped = false;
@@ -416,7 +423,7 @@ export class Preprocessor {
    */
   restoredStaged(): number | undefined {
     const b = this.current;
-    return b && b.state === 'staged' && b.sent.size === 0 ? b.id : undefined;
+    return b && b.state === 'staged' && keepsNoRounds(b) ? b.id : undefined;
   }
 
   /**
@@ -1123,7 +1130,7 @@ export class Preprocessor {
       }
       return;
     }
-    this.propose(b, c);
+    this.propose(b, c, value);
   }
 
   /**
@@ -1153,9 +1160,9 @@ export class Preprocessor {
     return true;
   }
 
-  private propose(b: Batch, c: NonNullable<Batch['coord']>): void {
+  /** Proposes `value`, or the value of the promises heard by now (after waiting for more of them). */
+  private propose(b: Batch, c: NonNullable<Batch['coord']>, value: Decision = this.ballotValue(b, c.promises).value): void {
     const ballot = c.ballot;
-    const { value } = this.ballotValue(b, c.promises);
     c.proposed = value;
     this.host.log({ ev: 'prep-propose', batch: b.id, ballot, value, promises: [...c.promises.keys()].sort((x, y) => x - y) });
     this.broadcastBallot(Msg.PrepAccept, b.id, ballot, value);
@@ -1240,7 +1247,7 @@ export class Preprocessor {
           return;
         }
         if (b && env.b === b.id) {
-          if (b.state !== 'running' && b.sent.size === 0) return this.tellRoundsGone(from, env.b); // restored staged: nothing to re-send
+          if (keepsNoRounds(b)) return this.tellRoundsGone(from, env.b); // restored staged: nothing to re-send
           if (!this.adoptTag(b, tag, from)) return;
           return this.route(from, env);
         }
@@ -1338,7 +1345,6 @@ export class Preprocessor {
     this.goneTold.add(key);
     this.host.send(to, this.host.envelope({ type: Msg.PrepRoundsGone, b: id }));
   }
-  private readonly goneTold = new Set<string>();
 
   /**
    * A peer keeps no phase-A messages for b. Unless we already hold its last round's message, we can
