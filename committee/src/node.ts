@@ -4,7 +4,8 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { COMPARISON_BITS, crash, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
-import { createParty, PreprocessingExhaustedError, type Party, type SplitState } from '@tenebra/mpc';
+import { assertComparisonFits, createParty, DEFAULT_KAPPA, PreprocessingExhaustedError, type Party, type SplitState } from '@tenebra/mpc';
+import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 import { readKeyFile, fromHex } from '@tenebra/seal';
 import { NodeStore } from './node-store';
@@ -177,6 +178,9 @@ export class CommitteeNode {
       log: (msg: string, err?: unknown) => this.log.warn(err === undefined ? {} : { err: err instanceof Error ? err.message : String(err) }, `transport: ${msg}`),
     });
     const traceRounds = process.env.TENEBRA_TRACE_ROUNDS === '1';
+    // matching compares liquidity sums wider than book values (leWide): refuse a committee size
+    // whose field cannot hold them now, not in the first FOK's job
+    assertComparisonFits(COMPARISON_BITS + SUM_EXTRA_BITS, DEFAULT_KAPPA, cfg.n, cfg.t);
     const party = createParty({
       n: cfg.n, t: cfg.t, transport: this.transport, ...from,
       // the gateway keeps every book value below 2^COMPARISON_BITS (packages/config)

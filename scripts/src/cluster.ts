@@ -13,6 +13,7 @@ import {
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
 import { generateIdentity } from '@tenebra/transport';
 import { assertComparisonFits, DEFAULT_KAPPA } from '@tenebra/mpc';
+import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
 import { clientLinkKeys, ensureLinkKeyFile, upgradeLinkKeys } from './link-keys';
 
@@ -78,8 +79,9 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
   const n = opts.n ?? 5;
   const t = opts.t ?? 2;
   checkCommitteeSize(n, t);
-  // the nodes would refuse to start otherwise (the PRSS masks of a comparison grow with C(n, t))
-  assertComparisonFits(COMPARISON_BITS, DEFAULT_KAPPA, n, t);
+  // the nodes would refuse to start otherwise (the PRSS masks of a comparison grow with C(n, t)):
+  // book values, and liquidity sums for FOK, aon and min_fill_size (matching's leWide)
+  for (const bits of [COMPARISON_BITS, COMPARISON_BITS + SUM_EXTRA_BITS]) assertComparisonFits(bits, DEFAULT_KAPPA, n, t);
   const host = opts.host ?? '127.0.0.1';
   const ports = opts.ports ?? DEFAULT_PORTS[opts.env];
   const others = [ports.gateway, ports.gatewayInternal, ports.sequencer];

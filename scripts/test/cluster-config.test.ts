@@ -31,9 +31,11 @@ describe('ensureCluster with a committee size', () => {
     try {
       // C(64, 31) PRSS subsets: the comparison's mask would need 139 bits of a 127-bit field
       await expect(ensureCluster({ dataDir: join(dir, 'a'), env: 'test', n: 64, t: 31, ports })).rejects.toThrow(/comparison does not fit/);
+      // C(35, 17) fits book comparisons (32 bits) but not the 48-bit liquidity sums of FOK, aon and min_fill_size
+      await expect(ensureCluster({ dataDir: join(dir, 'd'), env: 'test', n: 35, t: 17, ports })).rejects.toThrow(/comparison does not fit.*L=48/);
       await expect(ensureCluster({ dataDir: join(dir, 'b'), env: 'test', n: 5, t: 3, ports })).rejects.toThrow(/t < n\/2/);
       await expect(ensureCluster({ dataDir: join(dir, 'c'), env: 'test', n: 7, t: 3, ports: { ...ports, sequencer: 31005 } })).rejects.toThrow(/31001-31007 include port 31005/);
-      for (const d of ['a', 'b', 'c']) expect(existsSync(join(dir, d))).toBe(false);
+      for (const d of ['a', 'b', 'c', 'd']) expect(existsSync(join(dir, d))).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -6,6 +6,9 @@
 /** Names of deliberate leaks to the nodes. Each must have a row in docs/leakage.md. */
 export type LeakLabel = string;
 
+/** leWide's headroom over the comparison bound: it compares sums of up to 2^16 − 1 book values. */
+export const SUM_EXTRA_BITS = 16;
+
 export interface Arith<S> {
   readonly kind: 'plaintext' | 'mpc';
   constant(v: bigint): S;
@@ -13,6 +16,11 @@ export interface Arith<S> {
   sub(a: S, b: S): S;
   lt(a: S, b: S): Promise<S>;
   le(a: S, b: S): Promise<S>;
+  /**
+   * [a <= b] for |a|, |b| < 2^(L + SUM_EXTRA_BITS), L the bound of lt and le: for a sum of book
+   * values, compared once instead of capped at every step. Costs more random bits, no more rounds.
+   */
+  leWide(a: S, b: S): Promise<S>;
   eq(a: S, b: S): Promise<S>;
   min(a: S, b: S): Promise<S>;
   mul(a: S, b: S): Promise<S>;

@@ -1,9 +1,9 @@
 // Oblivious "does crossing liquidity cover the target?" for FOK, aon and min_fill_size. Every maker
-// on the opposite side is examined (O(depth) comparisons, log2(depth) rounds of min) and only the
+// on the opposite side is examined (two comparisons each, constant rounds) and only the
 // final yes/no is revealed: the nodes do not learn how many makers cross or how much they hold.
 // The per-maker cross and self-trade bits computed here are kept (never opened) so the execution
 // that follows a "yes" reuses them instead of recomputing.
-import type { Arith } from './backend';
+import { SUM_EXTRA_BITS, type Arith } from './backend';
 import type { RestingOrder } from './book';
 import type { Side } from './types';
 
@@ -34,23 +34,31 @@ export function selfTest<S>(arith: Arith<S>, taker: TakerView<S>, maker: Resting
 }
 
 /**
+ * Makers summed before any cap: quantities below 2^L sum below 2^(L + SUM_EXTRA_BITS), leWide's bound.
+ * A side deeper than this is summed in chunks, each capped at the target before the total.
+ */
+export const SUM_CHUNK = 2 ** SUM_EXTRA_BITS - 1;
+
+/**
  * Secret bit [Σ over makers that cross and are not the taker's own of maker.qty >= target], plus the
- * per-maker bits. Values stay in [0, target] throughout, so every comparison input is below 2^48
- * whatever the book depth. Precondition: 0 < target < 2^48, makers non-empty.
+ * per-maker bits. The sum is local; one wide comparison (leWide) tests it, so the cost is two
+ * comparisons per maker and 8 rounds whatever the depth (capping the running sum at the target
+ * instead took two comparisons more per maker and 4 rounds per doubling of the depth).
+ * Preconditions: 0 < target and every maker's qty below 2^L, makers non-empty.
  */
 export async function coversTarget<S>(
   arith: Arith<S>,
   makers: readonly RestingOrder<S>[],
   taker: TakerView<S>,
   target: S,
+  chunk = SUM_CHUNK,
 ): Promise<{ covers: S; bits: MakerBits<S> }> {
-  // Round 1: cross, self and capped quantity of every maker, all in one batch.
-  const [cross, self, capped] = await Promise.all([
+  // Rounds 1-3: cross and self bits of every maker, in one batch.
+  const [cross, self] = await Promise.all([
     Promise.all(makers.map((m) => crossTest(arith, taker, m))),
     Promise.all(makers.map((m) => selfTest(arith, taker, m))),
-    Promise.all(makers.map((m) => arith.min(m.qty, target))),
   ]);
-  // Round 2: usable_i = cross_i · (1 − self_i).
+  // Round 4: usable_i = cross_i · (1 − self_i).
   const one = arith.constant(1n);
   const usable = await Promise.all(
     makers.map(async (_, i): Promise<S | null> => {
@@ -61,27 +69,19 @@ export async function coversTarget<S>(
       return arith.sub(c, await arith.mul(c, s));
     }),
   );
-  // Round 3: contribution_i = usable_i · min(qty_i, target).
-  let level: S[] = await Promise.all(
-    makers.map((_, i): S | Promise<S> => {
+  // Round 5: contribution_i = usable_i · qty_i.
+  const contributions: S[] = await Promise.all(
+    makers.map((m, i): S | Promise<S> => {
       const u = usable[i] ?? null;
-      const q = capped[i] as S;
-      return u === null ? q : arith.mul(u, q);
+      return u === null ? m.qty : arith.mul(u, m.qty);
     }),
   );
-  // log2(n) rounds: a ⊕ b = a + min(b, target − a) = min(a + b, target), inputs within [0, target].
-  while (level.length > 1) {
-    const next: Promise<S>[] = [];
-    for (let i = 0; i + 1 < level.length; i += 2) {
-      const a = level[i] as S;
-      const b = level[i + 1] as S;
-      next.push(arith.min(b, arith.sub(target, a)).then((m) => arith.add(a, m)));
-    }
-    const carried = level.length % 2 === 1 ? (level[level.length - 1] as S) : null;
-    level = (await Promise.all(next)) as S[];
-    if (carried !== null) level.push(carried);
-  }
-  const total = level[0] as S;
-  const covers = await arith.le(target, total);
+  const sums: S[] = [];
+  for (let i = 0; i < contributions.length; i += chunk) sums.push(contributions.slice(i, i + chunk).reduce((a, b) => arith.add(a, b)));
+  // A deep side: min(chunk sum, target) for every chunk in one batch, so the total stays below
+  // chunks · target (3 rounds and one product more).
+  const parts = sums.length === 1 ? sums : await Promise.all(sums.map(async (s) => arith.select(await arith.leWide(target, s), target, s)));
+  const total = parts.reduce((a, b) => arith.add(a, b));
+  const covers = await arith.leWide(target, total);
   return { covers, bits: { cross, self } };
 }

@@ -2,7 +2,7 @@
 // straight to the JobContext, whose runtime batches everything issued before its next flush into one
 // round, so code that issues comparisons together (Promise.all) shares rounds, across books too.
 import type { JobContext, Sec } from '@tenebra/mpc';
-import type { Arith, LeakLabel } from './backend';
+import { SUM_EXTRA_BITS, type Arith, type LeakLabel } from './backend';
 import type { LeakRecorder } from './leaks';
 import { TranscriptRecorder } from './leaks';
 import { ArithRangeError } from './plaintext';
@@ -35,6 +35,9 @@ export class MpcBackend implements Arith<Sec> {
   }
   le(a: Sec, b: Sec): Promise<Sec> {
     return this.ctx.le(one(a), one(b));
+  }
+  leWide(a: Sec, b: Sec): Promise<Sec> {
+    return this.ctx.le(one(a), one(b), this.ctx.L + SUM_EXTRA_BITS);
   }
   eq(a: Sec, b: Sec): Promise<Sec> {
     return this.ctx.eq(one(a), one(b));

@@ -1,7 +1,7 @@
 // The reference backend: S = bigint in the clear. It enforces the same preconditions as the MPC
 // engine (comparison inputs are signed integers below 2^L, selectors are bits) so a range bug shows
 // up in plaintext runs too, not only on shares.
-import type { Arith, LeakLabel } from './backend';
+import { SUM_EXTRA_BITS, type Arith, type LeakLabel } from './backend';
 import type { LeakRecorder } from './leaks';
 import { TranscriptRecorder } from './leaks';
 
@@ -28,9 +28,12 @@ export class PlaintextBackend implements Arith<bigint> {
   readonly kind = 'plaintext' as const;
   readonly recorder: LeakRecorder;
   private readonly bound: bigint;
+  private readonly wideBound: bigint;
 
   constructor(opts: PlaintextBackendOptions = {}) {
-    this.bound = 1n << BigInt(opts.compareBits ?? DEFAULT_COMPARE_BITS);
+    const bits = opts.compareBits ?? DEFAULT_COMPARE_BITS;
+    this.bound = 1n << BigInt(bits);
+    this.wideBound = 1n << BigInt(bits + SUM_EXTRA_BITS);
     this.recorder = opts.recorder ?? new TranscriptRecorder();
   }
 
@@ -55,6 +58,12 @@ export class PlaintextBackend implements Arith<bigint> {
   }
   async le(a: bigint, b: bigint): Promise<bigint> {
     this.inRange(a, b);
+    return a <= b ? 1n : 0n;
+  }
+  async leWide(a: bigint, b: bigint): Promise<bigint> {
+    for (const x of [a, b]) {
+      if (x >= this.wideBound || x <= -this.wideBound) throw new ArithRangeError(`wide comparison input ${x} outside ±2^(L+${SUM_EXTRA_BITS})`);
+    }
     return a <= b ? 1n : 0n;
   }
   async eq(a: bigint, b: bigint): Promise<bigint> {

@@ -64,6 +64,10 @@ export class IdealJobContext implements JobContext {
     this.bound = 1n << BigInt(compareBits);
   }
 
+  get L(): number {
+    return this.compareBits;
+  }
+
   /** Plain value of a length-1 IdealSec (test helper). */
   static value(x: Sec): bigint {
     const v = (x as IdealSec).values[0];
@@ -81,13 +85,14 @@ export class IdealJobContext implements JobContext {
     if (va.length !== vb.length) throw new Error(`length mismatch ${va.length} vs ${vb.length}`);
     return new IdealSec(va.map((x, i) => mod(f(x, vb[i] as bigint))));
   }
-  private checked(x: bigint): bigint {
+  private checked(x: bigint, bits = this.compareBits): bigint {
     const s = signed(x);
-    if (s >= this.bound || s <= -this.bound) throw new Error(`comparison input ${s} outside ±2^${this.compareBits}`);
+    const bound = bits === this.compareBits ? this.bound : 1n << BigInt(bits);
+    if (s >= bound || s <= -bound) throw new Error(`comparison input ${s} outside ±2^${bits}`);
     return s;
   }
-  private cmp(a: Sec, b: Sec, f: (x: bigint, y: bigint) => boolean): IdealSec {
-    return this.zip(a, b, (x, y) => (f(this.checked(x), this.checked(y)) ? 1n : 0n));
+  private cmp(a: Sec, b: Sec, f: (x: bigint, y: bigint) => boolean, bits?: number): IdealSec {
+    return this.zip(a, b, (x, y) => (f(this.checked(x, bits), this.checked(y, bits)) ? 1n : 0n));
   }
 
   /** Queues an interactive operation for the next flush (one round). */
@@ -164,11 +169,11 @@ export class IdealJobContext implements JobContext {
   mul(a: Sec, b: Sec): Promise<Sec> {
     return this.round('mul', () => this.zip(a, b, (x, y) => x * y));
   }
-  lt(a: Sec, b: Sec): Promise<Sec> {
-    return this.round('lt', () => this.cmp(a, b, (x, y) => x < y));
+  lt(a: Sec, b: Sec, bits?: number): Promise<Sec> {
+    return this.round('lt', () => this.cmp(a, b, (x, y) => x < y, bits));
   }
-  le(a: Sec, b: Sec): Promise<Sec> {
-    return this.round('le', () => this.cmp(a, b, (x, y) => x <= y));
+  le(a: Sec, b: Sec, bits?: number): Promise<Sec> {
+    return this.round('le', () => this.cmp(a, b, (x, y) => x <= y, bits));
   }
   eq(a: Sec, b: Sec): Promise<Sec> {
     return this.round('eq', () => this.cmp(a, b, (x, y) => x === y));

@@ -39,17 +39,21 @@ describe('MpcBackend', () => {
     expect(rec.records.map((x) => `${x.label}=${x.value}`)).toEqual(['cross=1', 'maker-exhausted=1', 'taker-exhausted=1']);
   });
 
-  it('FOK liquidity check: rounds grow with log2(depth), one opening', async () => {
-    const { ctx, rec, place } = setup();
-    for (let i = 1n; i <= 16n; i += 1n) await place(i, 'sell', 100n + i, 1n);
-    rec.drain();
-    const opensBefore = ctx.stats.ops.open ?? 0;
-    const before = ctx.stats.rounds;
-    await place(100n, 'buy', 50n, 3n, { tif: 'FOK' });
-    // cross+cap, contribution (mul), 4 tree levels, final le, open = 8 rounds (no owners: no self mul)
-    expect(ctx.stats.rounds - before).toBe(8);
-    expect((ctx.stats.ops.open ?? 0) - opensBefore).toBe(1);
-    expect(rec.records.map((x) => `${x.label}=${x.value}`)).toEqual(['fok-liquidity=0']);
+  it('FOK liquidity check: the same rounds at any depth, two comparisons per maker, one opening', async () => {
+    for (const depth of [16n, 64n]) {
+      const { ctx, rec, place } = setup();
+      for (let i = 1n; i <= depth; i += 1n) await place(i, 'sell', 100n + i, 1n);
+      rec.drain();
+      const opensBefore = ctx.stats.ops.open ?? 0;
+      const cmpsBefore = (ctx.stats.ops.le ?? 0) + (ctx.stats.ops.lt ?? 0) + (ctx.stats.ops.min ?? 0);
+      const before = ctx.stats.rounds;
+      await place(100n, 'buy', 50n, 3n, { tif: 'FOK' });
+      // cross tests, contribution (mul), the wide le of the sum, open = 4 rounds (no owners: no self mul)
+      expect(ctx.stats.rounds - before).toBe(4);
+      expect((ctx.stats.ops.le ?? 0) + (ctx.stats.ops.lt ?? 0) + (ctx.stats.ops.min ?? 0) - cmpsBefore).toBe(Number(depth) + 1);
+      expect((ctx.stats.ops.open ?? 0) - opensBefore).toBe(1);
+      expect(rec.records.map((x) => `${x.label}=${x.value}`)).toEqual(['fok-liquidity=0']);
+    }
   });
 
   it('independent symbols share rounds', async () => {

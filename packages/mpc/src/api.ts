@@ -33,12 +33,19 @@ export interface JobContext {
   addPublic(a: Sec, c: readonly bigint[] | bigint): Sec;
   mulPublic(a: Sec, c: readonly bigint[] | bigint): Sec;
 
+  /** The engine's comparison bound: lt, le, eq, min and max take signed integers |x| < 2^L (default 48). */
+  readonly L: number;
+
   /** Elementwise product (Beaver triple each). */
   mul(a: Sec, b: Sec): Promise<Sec>;
-  /** [a < b] in {0,1}; a and b are signed integers with |a|,|b| < 2^L (L from the engine config, default 48). */
-  lt(a: Sec, b: Sec): Promise<Sec>;
-  /** [a <= b]. */
-  le(a: Sec, b: Sec): Promise<Sec>;
+  /**
+   * [a < b] in {0,1}; a and b are signed integers with |a|,|b| < 2^bits (default L). A wider bound
+   * (e.g. for a sum of many values) costs 4 random bits more per 4 bits of width and no more rounds
+   * up to 63; it must fit the field for (n, t) (assertComparisonFits), else a RangeError.
+   */
+  lt(a: Sec, b: Sec, bits?: number): Promise<Sec>;
+  /** [a <= b], with lt's bound. */
+  le(a: Sec, b: Sec, bits?: number): Promise<Sec>;
   /** [a == b] in {0,1} for signed integers with |a|,|b| < 2^L. */
   eq(a: Sec, b: Sec): Promise<Sec>;
   min(a: Sec, b: Sec): Promise<Sec>;

@@ -153,8 +153,8 @@ const COMPOSE_CHUNK = 6;
  * Opens c = offset + x + r' + 2^M r'' for each element (x: shares of integers, offset public) and
  * returns c with the nibbles and masks used. One round; consumes `blocks` nibbles and 1 mask each.
  */
-async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint): Promise<{ c: bigint[]; nib: Uint8Array; masks: bigint[] }> {
-  const { M, blocks } = geometry(eng.L, eng.kappa);
+async function maskedOpen(eng: RoundEngine, x: readonly bigint[], offset: bigint, L: number): Promise<{ c: bigint[]; nib: Uint8Array; masks: bigint[] }> {
+  const { M, blocks } = geometry(L, eng.kappa);
   const m = x.length;
   const twoM = 1n << BigInt(M);
   const { opened, prep } = await eng.round({ ...NO_NEEDS, nibbles: m * blocks, masks: m }, (p) => {
@@ -331,13 +331,17 @@ function indicators(nib: Uint8Array, c: readonly bigint[], blocks: number): { lt
   return blockIndicatorsEncoded(nib, base, digits);
 }
 
-/** [a < 0] for signed a with |a| < 2^(L+1) (so a = x - y for |x|,|y| < 2^L). Catrina & de Hoogh LTZ. */
-export async function ltz(eng: RoundEngine, a: readonly bigint[]): Promise<bigint[]> {
+/**
+ * [a < 0] for signed a with |a| < 2^(L+1) (so a = x - y for |x|,|y| < 2^L). Catrina & de Hoogh LTZ.
+ * L defaults to the engine's; a wider one (the caller checked it fits the field) costs more nibbles
+ * and closure items, never more rounds up to L = 63 (a tree of at most 16 blocks).
+ */
+export async function ltz(eng: RoundEngine, a: readonly bigint[], L = eng.L): Promise<bigint[]> {
   const m = a.length;
   if (m === 0) return [];
-  const { M, K, blocks } = geometry(eng.L, eng.kappa);
+  const { M, K, blocks } = geometry(L, eng.kappa);
   const half = 1n << BigInt(K - 1); // 2^(K-1) = 2^M
-  const { c, nib, masks } = await maskedOpen(eng, a, half);
+  const { c, nib, masks } = await maskedOpen(eng, a, half, L);
   const bigM = BigInt(M);
   const his = c.map((ce) => ce >> bigM);
   const { lt, eq } = indicators(nib, c, blocks);
@@ -351,9 +355,9 @@ export async function ltz(eng: RoundEngine, a: readonly bigint[]): Promise<bigin
   return out;
 }
 
-/** [x < y] for signed |x|, |y| < 2^L. */
-export async function lt(eng: RoundEngine, x: readonly bigint[], y: readonly bigint[]): Promise<bigint[]> {
-  return ltz(eng, vSub(x, y));
+/** [x < y] for signed |x|, |y| < 2^L (L: the engine's unless given). */
+export async function lt(eng: RoundEngine, x: readonly bigint[], y: readonly bigint[], L = eng.L): Promise<bigint[]> {
+  return ltz(eng, vSub(x, y), L);
 }
 
 /** [x == y] for signed |x|, |y| < 2^L: opens d + 2^(M-1) + r' + 2^M r'', compares blocks with r'. */
@@ -363,7 +367,7 @@ export async function eq(eng: RoundEngine, x: readonly bigint[], y: readonly big
   const { M, blocks } = geometry(eng.L, eng.kappa);
   const d = vSub(x, y);
   const off = 1n << BigInt(M - 1);
-  const { c, nib } = await maskedOpen(eng, d, off);
+  const { c, nib } = await maskedOpen(eng, d, off, eng.L);
   const modM = (1n << BigInt(M)) - 1n;
   // (x + r') mod 2^M with x = d + 2^(M-1); d == 0 iff it equals r' in every block. The block order
   // does not matter for a product: indicators() lists the most significant block first.

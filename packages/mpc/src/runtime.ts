@@ -269,6 +269,8 @@ function samplePositions(m: number, k: number): number[] {
 
 const MAX_LATE_CHECKS = 32;
 const MAX_NAME = 256;
+/** Widest comparison bound a job may ask for (a tree of at most 16 blocks: no extra round). */
+const MAX_COMPARISON_BITS = 63;
 
 /** Creates a party (not started). */
 export function createParty(opts: PartyOptions): Party {
@@ -298,6 +300,8 @@ class PartyImpl implements Party {
   readonly t: number;
   readonly L: number;
   readonly kappa: number;
+  /** Comparison bounds other than L that jobs asked for and that fit the field (checked once each). */
+  readonly fittingBounds = new Set<number>();
   private readonly transport: Transport;
   private readonly emitter = new EventEmitter();
   private readonly logFn: (event: object) => void;
@@ -1305,15 +1309,30 @@ class Ctx implements JobContext, proto.RoundEngine {
     return this.wrap(await proto.mul(this, vecOf(a), vecOf(b)));
   }
 
-  async lt(a: Sec, b: Sec): Promise<Sec> {
+  async lt(a: Sec, b: Sec, bits?: number): Promise<Sec> {
     this.same(a, b, 'lt');
-    return this.wrap(await proto.lt(this, vecOf(a), vecOf(b)));
+    return this.wrap(await proto.lt(this, vecOf(a), vecOf(b), this.boundOf(bits, 'lt')));
   }
 
-  async le(a: Sec, b: Sec): Promise<Sec> {
+  async le(a: Sec, b: Sec, bits?: number): Promise<Sec> {
     this.same(a, b, 'le');
-    const gt = await proto.lt(this, vecOf(b), vecOf(a));
+    const gt = await proto.lt(this, vecOf(b), vecOf(a), this.boundOf(bits, 'le'));
     return this.wrap(proto.vSub(new Array<bigint>(gt.length).fill(1n), gt));
+  }
+
+  /** A comparison's bound: L unless the caller names another, checked to fit the field (once per width). */
+  private boundOf(bits: number | undefined, op: string): number {
+    if (bits === undefined || bits === this.L) return this.L;
+    if (!Number.isInteger(bits) || bits < 1 || bits > MAX_COMPARISON_BITS) throw new RangeError(`${op}: bound of ${bits} bits is not an integer in 1..${MAX_COMPARISON_BITS}`);
+    if (!this.p.fittingBounds.has(bits)) {
+      try {
+        assertComparisonFits(bits, this.kappa, this.n, this.t);
+      } catch (e) {
+        throw new RangeError(`${op}: ${(e as Error).message}`);
+      }
+      this.p.fittingBounds.add(bits);
+    }
+    return bits;
   }
 
   async ltz(a: Sec): Promise<Sec> {

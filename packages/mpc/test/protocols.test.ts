@@ -98,6 +98,41 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
     for (const e of ends) expect(e.rounds).toBe(costOf('lt', 48).rounds + 1);
   });
 
+  it('a comparison with a wider bound: correct beyond 2^L, same rounds, more random bits; a bound the field cannot hold is refused', async () => {
+    const W = 62;
+    const WMAX = (1n << BigInt(W)) - 1n;
+    const xs = [WMAX, -WMAX, 1n << 61n, (1n << 48n) + 5n, 7n, -(1n << 55n), 0n];
+    const ys = [WMAX - 1n, WMAX, 1n << 61n, (1n << 48n) + 4n, 1n << 60n, -(1n << 55n) + 1n, -1n];
+    const inputs = deal(5, 2, xs, ys);
+    const id = `prop-${jobNo}`;
+    const outs = await run(async (ctx, pid) => {
+      const [xsh, ysh] = inputs[pid - 1]!;
+      const x = ctx.fromShares(xsh!);
+      const y = ctx.fromShares(ysh!);
+      const [l, e] = await Promise.all([ctx.lt(x, y, W), ctx.le(x, y, W)]);
+      return ctx.open(ctx.concat([l, e]));
+    });
+    const b = (v: boolean): bigint => (v ? 1n : 0n);
+    for (const o of outs) expect(o).toEqual([...xs.map((x, i) => b(x < ys[i]!)), ...xs.map((x, i) => b(x <= ys[i]!))]);
+    const ends = c.logs.filter((l) => (l as { ev?: string; job?: string }).ev === 'job-end' && (l as { job?: string }).job === id) as { rounds: number }[];
+    expect(ends.map((e) => e.rounds)).toEqual(Array(5).fill(costOf('lt', 48).rounds + 1));
+    expect(costOf('lt', W).rounds).toBe(costOf('lt', 48).rounds);
+    expect(costOf('lt', W).bits).toBeGreaterThan(costOf('lt', 48).bits);
+    // K + kappa + nu + 1 > 126 at L = 80 (n = 5, t = 2); 64 is past the widest tree without an extra round
+    for (const bad of [80, 64, 0, 2.5]) {
+      const fails = await run(async (ctx, pid) => {
+        const [xsh, ysh] = inputs[pid - 1]!;
+        try {
+          await ctx.le(ctx.fromShares(xsh!), ctx.fromShares(ysh!), bad);
+          return 'compared';
+        } catch (err) {
+          return `${(err as Error).name}: ${(err as Error).message}`;
+        }
+      });
+      for (const f of fails) expect(f).toMatch(/^RangeError: le: /);
+    }
+  });
+
   it('declares its preprocessing', () => {
     // 13 blocks: groups of 4, 4, 4 (7 factors opened each) and a pass-through block, then one of 4
     // without eq (6); equality: 4 + 4 + 4 factors, then 4
