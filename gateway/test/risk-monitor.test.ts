@@ -9,6 +9,8 @@ import type { MarginAlertEvent, PositionEvent } from '../src/events';
 import { positionKey, type GatewayDb } from '../src/store/db';
 import { LIQUIDATION_VAULT_ID } from '../src/risk-monitor/liquidation-ladder';
 import { call, bearer, type Account } from './harness';
+import { big, str } from '../src/store/records';
+import { ADMIN_SECRET_HEADER } from '../src/http/routes-admin';
 import { until } from './fakes';
 import { startOrderRig, account, post as postNow, getOrder, settled, type OrderRig } from './order-rig';
 import { RawWs } from './ws-helpers';
@@ -21,7 +23,8 @@ const alerts: MarginAlertEvent[] = [];
 const positionEvents: PositionEvent[] = [];
 const sockets: RawWs[] = [];
 
-const RISK = { intervalMs: 0, fundingIntervalMs: 60_000, defaultFundingRatePips: 0n, fundingRatePips: { 'BTC-USDC-PERP': 100n }, fundingReleasePayers: 1 };
+// socialized losses past 200 USDC in one market halt it (the bankruptcy scenarios)
+const RISK = { intervalMs: 0, fundingIntervalMs: 60_000, defaultFundingRatePips: 0n, fundingRatePips: { 'BTC-USDC-PERP': 100n }, fundingReleasePayers: 1, socializedLossHaltMicro: 200_000_000n };
 let restarted = false;
 
 const SOL = 'SOL-USDC-PERP';
@@ -31,7 +34,10 @@ const BTC = 'BTC-USDC-PERP';
 const AVAX = 'AVAX-USDC-PERP';
 const LINK = 'LINK-USDC-PERP';
 const AAVE = 'AAVE-USDC-PERP';
-const TICK: Record<string, string> = { [AAVE]: '0.01', [SOL]: '0.01', [ETH]: '0.01', [BNB]: '0.01', [BTC]: '0.1', [AVAX]: '0.001', [LINK]: '0.001' };
+const XRP = 'XRP-USDC-PERP';
+const APT = 'APT-USDC-PERP';
+const DOT = 'DOT-USDC-PERP';
+const TICK: Record<string, string> = { [AAVE]: '0.01', [SOL]: '0.01', [ETH]: '0.01', [BNB]: '0.01', [BTC]: '0.1', [AVAX]: '0.001', [LINK]: '0.001', [XRP]: '0.0001', [APT]: '0.001', [DOT]: '0.001' };
 
 beforeAll(async () => {
   // funding only on BTC (its own scenario), every minute, 100 pips (0.01%) per interval
@@ -357,29 +363,126 @@ describe('funding', () => {
   });
 });
 
-describe('deficit', () => {
-  it('a loss beyond the collateral is absorbed by the insurance fund up to its balance; the rest is logged as uncovered', async () => {
-    const { long } = await openPair(SOL, '10', '150');
-    // T1 at 142.6: (150 − 74) / 71.3 = 106.6%
-    setMark(SOL, '142.6');
+/** maker rests `qty` at `price` on `side`, taker takes it whole (IOC); the mark is set to the price first. */
+async function trade(symbol: string, maker: Account, taker: Account, makerSide: 'buy' | 'sell', qty: string, price: string): Promise<void> {
+  setMark(symbol, price);
+  expect((await post(rig, maker, limit(symbol, makerSide, qty, price))).status).toBe(200);
+  expect((await post(rig, taker, limit(symbol, makerSide === 'buy' ? 'sell' : 'buy', qty, price, 'IOC'))).status).toBe(200);
+  await settled(rig);
+}
+
+const usdc = (text: string): bigint => toUnits(text, '0.000001')!;
+
+/** One fresh account per leverage, in order. */
+async function accountsAt<const L extends readonly number[]>(leverages: L): Promise<{ [K in keyof L]: Account }> {
+  // Promise.all over a mapped tuple loses its length; the map keeps one account per entry
+  return (await Promise.all(leverages.map((leverage) => account(rig, 'Apex', '100000', { leverage })))) as { [K in keyof L]: Account };
+}
+
+/** The instrument's status as GET /instruments/{symbol} shows it. */
+async function statusOf(symbol: string): Promise<string> {
+  const r = await call(rig.gw, 'GET', `/api/v1/instruments/${symbol}`);
+  expect(r.status).toBe(200);
+  return r.body.data.status;
+}
+const logged = (text: string): string[] => rig.logs.filter((l) => l.includes(text));
+
+describe('bankruptcy: auto-deleveraging, insurance fund, socialized loss, halt', () => {
+  it('a bankrupt position is closed at its bankruptcy price against the profitable opposite position: no deficit', async () => {
+    const { long, short } = await openPair(SOL, '10', '150');
+    setMark(SOL, '142.6'); // T1: 1 SOL to the vault; the margin keeps its loss: 150 − 7.4 = 142.6
     await tick();
     expect(readPosition(long.user_id, SOL)!.liquidation?.done).toBe(1);
-    setMark(SOL, '120'); // far below: T2 (then T3) with the margin gone
+    setMark(SOL, '120'); // equity 142.6 − 9 × 30 < 0: no tranche can restore it
     advance(2_000);
-    await tick();
-    advance(3_000);
     const fund = rig.gw.risk.fund.state();
+    const shortBefore = readPosition(short.user_id, SOL)!;
+    const shortEvents = reasonsOf(short.user_id, SOL).length;
     await tick();
     const p = readPosition(long.user_id, SOL)!;
     expect(p.size_steps).toBe('0');
     expect(p.margin).toBe('0');
+    // bankruptcy price (1350 − 142.6) / 9 = 134.1556, rounded up to the tick: the long loses 142.56 of its 142.6
+    expect(logged('auto-deleveraged').some((l) => l.includes('"bankruptcy_ticks":"13416"') && l.includes('"to_vault":"0"'))).toBe(true);
+    const s = readPosition(short.user_id, SOL)!;
+    expect(s.size_steps).toBe('-100'); // 9 of its 10 SOL closed
+    expect(big(s.realized_pnl) - big(shortBefore.realized_pnl)).toBe(usdc('142.56')); // 9 × (150 − 134.16): less than at the mark (270)
     const after = rig.gw.risk.fund.state();
-    expect(after.absorbed - fund.absorbed).toBe(fund.balance);
-    expect(after.uncovered).toBeGreaterThan(fund.uncovered);
-    expect(rig.logs.some((l) => l.includes('"level":50') && l.includes('liquidation deficit NOT covered'))).toBe(true);
+    expect([after.absorbed, after.uncovered]).toEqual([fund.absorbed, fund.uncovered]);
+    expect(reasonsOf(long.user_id, SOL).slice(-2)).toEqual(['liquidation', 'closed']);
+    expect(reasonsOf(short.user_id, SOL).slice(shortEvents)).toContain('liquidation'); // (its mark_price may follow in the same evaluation)
+    expect(await statusOf(SOL)).toBe('trading');
+  });
+
+  it('counterparties are taken by profit and leverage: the 10x short before the 2x one with the same profit', async () => {
+    setMark(XRP, '150');
+    const [long, tenX, twoX] = await Promise.all([
+      account(rig, 'Apex', '100000', { leverage: 10 }), account(rig, 'Apex', '100000', { leverage: 10 }), account(rig, 'Apex', '100000', { leverage: 2 }),
+    ]);
+    expect((await post(rig, tenX, limit(XRP, 'sell', '5', '150'))).status).toBe(200);
+    expect((await post(rig, twoX, limit(XRP, 'sell', '5', '150'))).status).toBe(200);
+    expect((await post(rig, long, limit(XRP, 'buy', '10', '150', 'IOC'))).status).toBe(200);
+    await settled(rig);
+    setMark(XRP, '142.6');
+    await tick(); // T1: 1 to the vault
+    setMark(XRP, '120');
+    advance(2_000);
+    await tick(); // bankrupt: 9 to deleverage
+    expect(readPosition(long.user_id, XRP)!.size_steps).toBe('0');
+    expect(readPosition(tenX.user_id, XRP)!.size_steps).toBe('0');
+    expect(readPosition(twoX.user_id, XRP)!.size_steps).toBe('-1');
+  });
+
+  it('with no opposite position in profit: the vault takes it at the mark, the fund absorbs what it can, the profitable positions bear the rest; past the threshold the market halts until an operator resumes it', async () => {
+    setMark(APT, '150');
+    // e (short at 110) at 2x, so that it stays healthy at 120 and only a and f are liquidated
+    const [a, f, b, c, d, e] = await accountsAt([8, 8, 8, 8, 8, 2]);
+    expect((await post(rig, b, limit(APT, 'sell', '20', '150'))).status).toBe(200);
+    expect((await post(rig, a, limit(APT, 'buy', '10', '150', 'IOC'))).status).toBe(200);
+    expect((await post(rig, f, limit(APT, 'buy', '10', '150', 'IOC'))).status).toBe(200);
+    await settled(rig);
+    await trade(APT, c, b, 'sell', '20', '119'); // b buys back: c is short at 119, in loss at 120
+    await trade(APT, e, d, 'sell', '40', '110'); // d long at 110: 400 of profit at 120; e short, in loss
+    setMark(APT, '120'); // a and f: margin 187.5, loss 300 each
+    const fund = rig.gw.risk.fund.state();
+    const dBefore = readPosition(d.user_id, APT)!;
+    await tick();
+    for (const u of [a, f]) expect(readPosition(u.user_id, APT)!.size_steps).toBe('0');
+    expect(big(readPosition(LIQUIDATION_VAULT_ID, APT)!.size_steps)).toBe(200n); // 2 × 10 APT at the mark
+    const after = rig.gw.risk.fund.state();
+    expect(after.absorbed - fund.absorbed).toBe(fund.balance); // tier 1 first, all of it
+    expect(after.uncovered).toBe(fund.uncovered);
+    const borne = big(dBefore.margin) - big(readPosition(d.user_id, APT)!.margin);
+    expect(borne).toBe(2n * usdc('112.5') - fund.balance); // the rest of both deficits, on d
+    expect(big(dBefore.realized_pnl) - big(readPosition(d.user_id, APT)!.realized_pnl)).toBe(borne);
+    expect(logged('socialized over the profitable positions').filter((l) => l.includes(APT)).length).toBe(2);
+    // the first deficit left the market below the 200 USDC threshold, the second took it past
+    expect(logged('market halted pending manual intervention').filter((l) => l.includes(APT)).length).toBe(1);
+    expect(await statusOf(APT)).toBe('halted');
+    const refused = await post(rig, d, limit(APT, 'sell', '1', '120'));
+    expect([refused.status, refused.body.code]).toEqual([400, 1407]);
+    const admin = { [ADMIN_SECRET_HEADER]: rig.env.adminSecret };
+    expect((await call(rig.gw, 'POST', `/admin/instruments/${APT}/status`, { status: 'trading' }, admin)).status).toBe(200);
+    expect((await post(rig, d, limit(APT, 'sell', '1', '120'))).status).toBe(200);
+  });
+
+  it('a deficit neither the fund nor the profitable positions can bear is recorded as uncovered and halts the market at once', async () => {
+    setMark(DOT, '150');
+    const [a, b, c, d, e] = await accountsAt([8, 8, 8, 8, 2]);
+    await trade(DOT, b, a, 'sell', '10', '150');
+    await trade(DOT, c, b, 'sell', '10', '119');
+    await trade(DOT, e, d, 'sell', '5', '110'); // d can bear 50 at 120
+    setMark(DOT, '120');
+    const fund = rig.gw.risk.fund.state();
+    await tick();
+    const after = rig.gw.risk.fund.state();
+    expect(readPosition(a.user_id, DOT)!.size_steps).toBe('0');
+    expect(after.uncovered - fund.uncovered).toBe(usdc('112.5') - fund.balance - usdc('50'));
+    expect(readPosition(d.user_id, DOT)!.margin).toBe(str(usdc('68.75') - usdc('50')));
+    expect(logged('liquidation deficit NOT covered').some((l) => l.includes('"level":50') && l.includes(DOT))).toBe(true);
+    expect(await statusOf(DOT)).toBe('halted');
   });
 });
-
 
 describe('restart', () => {
   it('the ladder (original size, tranches done, pause) and the lockout survive a gateway restart', async () => {

@@ -6,6 +6,7 @@ import { tierOf, recovered } from '../src/risk-monitor/health-tiers';
 import { dueTranche, trancheSteps, applyTranche, emptyVaultPosition } from '../src/risk-monitor/liquidation-ladder';
 import { fundingPaymentMicro, settleFunding } from '../src/risk-monitor/funding';
 import { markPosition, marginRatioText } from '../src/risk-monitor/position-marks';
+import { adlCandidates, bankruptcyPriceTicks, bearLoss, socializeLoss } from '../src/risk-monitor/deleveraging';
 import type { AccountRec, PositionRec } from '../src/store/records';
 
 const ETH = instrumentBySymbol('ETH-USDC-PERP')!;
@@ -70,5 +71,61 @@ describe('marks and funding', () => {
     expect(fundingPaymentMicro(-3n, 650_001n, -100n, instrumentBySymbol('BTC-USDC-PERP')!)).toBe(-19_501n);
     const p = { margin: '100', funding_accrued: '5', realized_pnl: '0' } as PositionRec;
     expect(settleFunding(p, -150n, 1n)).toMatchObject({ settledMicro: -100n, deficitMicro: 50n, position: { margin: '0', funding_accrued: '-95', realized_pnl: '-100' } });
+  });
+});
+
+describe('bankruptcy backstop (deleveraging.ts)', () => {
+  // ETH: tick 0.01, step 0.001, so 1 tick × 1 step = 10 micro-USDC
+  const pos = (user: string, size: bigint, basisTs: bigint, margin: bigint, extra: Partial<PositionRec> = {}): { key: string; value: PositionRec } => ({
+    key: `${user}\nETH-USDC-PERP`,
+    value: { user_id: user, symbol: 'ETH-USDC-PERP', size_steps: String(size), basis_ts: String(basisTs), margin: String(margin), realized_pnl: '0', fees_paid: '0', leverage: 10, updated_ns: '0', ...extra },
+  });
+
+  it('bankruptcy price: where closing loses the whole margin, rounded to the position\'s side, never below one tick', () => {
+    // long 1 ETH (1000 steps) from 2000.00 (200000 ticks), margin 200 USDC: (200000 × 1000 × 10 − 200e6) / (1000 × 10) = 180000
+    expect(bankruptcyPriceTicks(pos('a', 1000n, 200_000_000n, 200_000_000n).value, ETH)).toBe(180_000n);
+    // one micro-USDC less margin: the exact price is a hair above 180000, rounded up (loss at most the margin)
+    expect(bankruptcyPriceTicks(pos('a', 1000n, 200_000_000n, 199_999_999n).value, ETH)).toBe(180_001n);
+    // short: the highest price with the loss at most the margin, rounded down
+    expect(bankruptcyPriceTicks(pos('a', -1000n, 200_000_000n, 200_000_000n).value, ETH)).toBe(220_000n);
+    expect(bankruptcyPriceTicks(pos('a', -1000n, 200_000_000n, 200_000_001n).value, ETH)).toBe(220_000n);
+    // a long whose margin covers more than its notional cannot go bankrupt above zero
+    expect(bankruptcyPriceTicks(pos('a', 1000n, 200_000_000n, 3_000_000_000n).value, ETH)).toBe(1n);
+  });
+
+  it('ADL candidates: opposite side only, in profit at the mark and not at a loss at the bankruptcy price, ranked by profit × leverage', () => {
+    const book = [
+      pos('lowlev', -1000n, 200_000_000n, 1_000_000_000n), // short from 2000, 2x margin
+      pos('highlev', -1000n, 200_000_000n, 200_000_000n), // same profit, 10x
+      pos('nomargin', -500n, 100_000_000n, 0n), // margin 0: first
+      pos('late', -1000n, 185_000_000n, 200_000_000n), // short from 1850: in profit at 1800, at a loss at 1900
+      pos('loser', -1000n, 170_000_000n, 200_000_000n), // short from 1700: in loss at the mark
+      pos('samside', 1000n, 150_000_000n, 200_000_000n), // a long, like the bankrupt
+      pos('laddered', -1000n, 200_000_000n, 200_000_000n, { liquidation: { original_steps: '1000', side: 'short', done: 1, transferred_steps: '100', resume_at_ms: 0 } }),
+      pos('bankrupt', 1000n, 200_000_000n, 10_000_000n),
+    ];
+    const ranked = adlCandidates(book, 1n, ETH, 180_000n, 190_000n, new Set(['bankrupt']));
+    expect(ranked.map((c) => c.position.user_id)).toEqual(['nomargin', 'highlev', 'lowlev']);
+  });
+
+  it('socialized loss: shares in proportion to what each can bear (profit, at most its margin), exact to the micro-USDC', () => {
+    const book = [
+      pos('a', 1000n, 170_000_000n, 500_000_000n), // profit at 1800: 100 USDC
+      pos('b', 1000n, 175_000_000n, 20_000_000n), // profit 50, margin 20: bears at most 20
+      pos('c', -1000n, 190_000_000n, 500_000_000n), // short in profit: 100
+      pos('d', -1000n, 170_000_000n, 500_000_000n), // in loss: nothing
+      pos('vault', 1000n, 100_000_000n, 0n),
+    ];
+    const r = socializeLoss(book, ETH, 180_000n, 100_000_001n, new Set(['vault']));
+    const by = Object.fromEntries(r.shares.map((s) => [s.position.user_id, s.micro]));
+    expect(r.uncovered).toBe(0n);
+    expect(by.a! + by.b! + by.c!).toBe(100_000_001n);
+    expect(by).toEqual({ a: 45_454_546n, b: 9_090_909n, c: 45_454_546n }); // 220 of capacity: 100/220, 20/220, 100/220
+    expect(bearLoss(book[0]!.value, by.a!, 7n)).toMatchObject({ margin: String(500_000_000n - by.a!), realized_pnl: String(-by.a!), updated_ns: '7' });
+    // more than all of them can bear: each gives its capacity, the rest is uncovered
+    const all = socializeLoss(book, ETH, 180_000n, 300_000_000n, new Set(['vault']));
+    expect(Object.fromEntries(all.shares.map((s) => [s.position.user_id, s.micro]))).toEqual({ a: 100_000_000n, b: 20_000_000n, c: 100_000_000n });
+    expect(all.uncovered).toBe(80_000_000n);
+    expect(socializeLoss([], ETH, 180_000n, 5n, new Set()).uncovered).toBe(5n);
   });
 });

@@ -17,6 +17,7 @@ import { depthKey, riskTicksOf, specRejectOfMatching } from '../orders/fields';
 import { notionalMicro } from '@tenebra/config';
 import type { OrderEvent, PositionEvent } from '../events';
 import { instantBonus } from '../bonus/arithmetic';
+import { reducePosition } from '../positions/reduce';
 import { HourlyAccrual } from '../bonus/store';
 
 export const CURSOR_KEY = 'results_cursor';
@@ -420,39 +421,24 @@ export class Clearing {
    * realises PnL into the balance (floored to the micro-USDC); a flip opens the rest the other way.
    */
   private movePosition(inst: InstrumentSpec, acct: AccountRec, pos: PositionRec, signedQty: bigint, price: bigint, leverage: number, now: bigint): void {
-    let size = big(pos.size_steps);
-    let basis = big(pos.basis_ts);
-    let margin = big(pos.margin);
-    let balance = big(acct.balance);
     let open = signedQty < 0n ? -signedQty : signedQty;
     const dir = signedQty < 0n ? -1n : 1n;
-    if (size !== 0n && (size < 0n ? -1n : 1n) !== dir) {
-      const abs = size < 0n ? -size : size;
+    const held = big(pos.size_steps);
+    if (held !== 0n && (held < 0n ? -1n : 1n) !== dir) {
+      const abs = held < 0n ? -held : held;
       const close = open < abs ? open : abs;
-      const basisOut = close === abs ? basis : (basis * close) / abs;
-      const marginOut = close === abs ? margin : (margin * close) / abs;
-      const pnlTs = (size > 0n ? 1n : -1n) * (close * price - basisOut);
-      const pnl = notionalMicro(inst, pnlTs, 'floor');
-      size += dir * close;
-      basis -= basisOut;
-      margin -= marginOut;
-      balance += marginOut + pnl;
-      pos.realized_pnl = str(big(pos.realized_pnl) + pnl);
+      reducePosition(inst, acct, pos, close, price, now);
       open -= close;
     }
     if (open > 0n) {
-      if (size === 0n) pos.leverage = leverage;
+      if (big(pos.size_steps) === 0n) pos.leverage = leverage;
       const im = initialMargin(inst, open * price, leverage);
-      size += dir * open;
-      basis += open * price;
-      margin += im;
-      balance -= im;
+      pos.size_steps = str(big(pos.size_steps) + dir * open);
+      pos.basis_ts = str(big(pos.basis_ts) + open * price);
+      pos.margin = str(big(pos.margin) + im);
+      acct.balance = str(big(acct.balance) - im);
     }
-    pos.size_steps = str(size);
-    pos.basis_ts = str(basis);
-    pos.margin = str(margin);
     pos.updated_ns = str(now);
-    acct.balance = str(balance);
   }
 }
 

@@ -3,8 +3,8 @@
 // written, so the fee logic needs no hook), plus the rounding residual of funding (payers round up,
 // receivers down). Persisted in the meta table; every change runs inside the caller's transaction.
 //
-// Not implemented (docs/risk.md): auto-deleveraging, socialized loss and the market halt of backstop
-// tiers 2 and 3. A deficit the fund cannot cover is recorded as `uncovered` and logged as an error.
+// What it cannot absorb is socialized (tier 2, deleveraging.ts); what that cannot cover either is
+// recorded here as `uncovered`, and the market is halted (tier 3, monitor.ts).
 import type { GatewayDb } from '../store/db';
 import { big, str } from '../store/records';
 
@@ -15,7 +15,7 @@ interface FundRec {
   credited: string;
   /** deficits absorbed, micro-USDC */
   absorbed: string;
-  /** deficits nothing covered (ADL / socialized loss are not implemented), micro-USDC */
+  /** deficits neither the fund nor a socialized loss covered (each halted its market), micro-USDC */
   uncovered: string;
 }
 
@@ -56,13 +56,22 @@ export class InsuranceFund {
     this.db.meta.putSync(KEY, { ...r, credited: str(big(r.credited) + micro) });
   }
 
-  /** Absorbs a deficit up to the balance (inside a transaction); returns what stays uncovered. */
+  /** Absorbs a deficit up to the balance (inside a transaction); returns what it could not absorb. */
   absorb(deficit: bigint): bigint {
     if (deficit <= 0n) return 0n;
-    const take = deficit < this.state().balance ? deficit : this.state().balance;
+    const balance = this.state().balance;
+    const take = deficit < balance ? deficit : balance;
+    if (take > 0n) {
+      const r = this.rec();
+      this.db.meta.putSync(KEY, { ...r, absorbed: str(big(r.absorbed) + take) });
+    }
+    return deficit - take;
+  }
+
+  /** Records a deficit nothing covered (inside a transaction). */
+  recordUncovered(micro: bigint): void {
+    if (micro <= 0n) return;
     const r = this.rec();
-    const uncovered = deficit - take;
-    this.db.meta.putSync(KEY, { ...r, absorbed: str(big(r.absorbed) + take), uncovered: str(big(r.uncovered) + uncovered) });
-    return uncovered;
+    this.db.meta.putSync(KEY, { ...r, uncovered: str(big(r.uncovered) + micro) });
   }
 }

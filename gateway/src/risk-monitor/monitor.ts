@@ -19,13 +19,15 @@ import type { GatewayClock } from '../clock';
 import type { GatewayEvents, PositionUpdateReason } from '../events';
 import type { InstrumentRegistry } from '../instruments';
 import { positionKey, type GatewayDb } from '../store/db';
-import { big, isLive, type AccountRec, type OrderRec, type PositionRec } from '../store/records';
+import { big, isLive, str, type AccountRec, type LadderState, type OrderRec, type PositionRec } from '../store/records';
 import { liquidationPrice } from '../positions/view';
 import { markPosition, marginRatioText, type PositionMarks } from './position-marks';
 import { recovered, tierOf, worse, type HealthTier } from './health-tiers';
 import { applyTranche, dueTranche, emptyVaultPosition, LIQUIDATION_VAULT_ID, TRANCHES } from './liquidation-ladder';
 import { DEFAULT_FUNDING_INTERVAL_MS, DEFAULT_FUNDING_RATE_PIPS, fundingBoundary, fundingPaymentMicro, settleFunding } from './funding';
 import { InsuranceFund } from './insurance-fund';
+import { adlCandidates, bankruptcyPriceTicks, bearLoss, socializeLoss, type SocializedShare } from './deleveraging';
+import { reducePosition } from '../positions/reduce';
 import { DEFAULT_FUNDING_RELEASE_PAYERS, recordFundingPaid } from './funding-ledger';
 import type { MarkBook } from './mark-book';
 
@@ -41,6 +43,12 @@ export interface RiskMonitorOptions {
   insuranceFeeShareBps: bigint;
   /** distinct payers a published funding amount sums at least (funding-ledger.ts); 1 = every accrual */
   fundingReleasePayers: number;
+  /**
+   * Backstop tier 3: a market whose socialized losses (all time) exceed this many micro-USDC is
+   * halted until an operator sets it trading again (default 10,000 USDC). A deficit nothing could
+   * cover halts it at once.
+   */
+  socializedLossHaltMicro: bigint;
 }
 
 export const DEFAULT_RISK_OPTIONS: RiskMonitorOptions = {
@@ -50,6 +58,7 @@ export const DEFAULT_RISK_OPTIONS: RiskMonitorOptions = {
   defaultFundingRatePips: DEFAULT_FUNDING_RATE_PIPS,
   insuranceFeeShareBps: 1_000n,
   fundingReleasePayers: DEFAULT_FUNDING_RELEASE_PAYERS,
+  socializedLossHaltMicro: 10_000_000_000n,
 };
 
 /** What the monitor needs of the order service (docs/orders.md). */
@@ -73,7 +82,19 @@ export interface RiskMonitorDeps {
 }
 
 const FUNDING_AT = (symbol: string): string => `risk:funding_at:${symbol}`;
+/** micro-USDC socialized in a market so far (backstop tier 2; its total decides tier 3) */
+const SOCIALIZED = (symbol: string): string => `risk:socialized:${symbol}`;
 const LOCKOUT_PREFIX = 'risk:lockout:';
+
+/** What the backstop did with one deficit. */
+interface Cover {
+  deficit: bigint;
+  absorbed: bigint;
+  shares: SocializedShare[];
+  uncovered: bigint;
+  /** the market's socialized total after this one */
+  socializedTotal: bigint;
+}
 
 export class RiskMonitor {
   readonly options: RiskMonitorOptions;
@@ -224,7 +245,8 @@ export class RiskMonitor {
     let changed = false;
     if (due !== null) {
       if (due === 0) await this.lock(p.user_id); // before the tranche: nothing new may be placed meanwhile
-      const after = await this.runTranche(key, inst, due, mark, now);
+      // bankrupt (equity < 0 at the mark): a tranche keeps the equity, so it cannot restore solvency
+      const after = m.equityMicro < 0n ? await this.deleverage(key, inst, mark, now) : await this.runTranche(key, inst, due, mark, now);
       if (after) {
         p = after;
         ladder = p.liquidation ?? null;
@@ -295,11 +317,10 @@ export class RiskMonitor {
       const vkey = positionKey(LIQUIDATION_VAULT_ID, p.symbol);
       const vault = this.db.positions.get(vkey) ?? emptyVaultPosition(p.symbol, nowNs);
       const t = applyTranche(p, vault, acct, inst, i, mark, now, nowNs);
-      const uncovered = this.fund.absorb(t.deficitMicro);
       this.db.positions.putSync(key, t.position);
       this.db.positions.putSync(vkey, t.vault);
       this.db.accounts.putSync(acct.user_id, t.account);
-      return { ...t, uncovered };
+      return { ...t, cover: this.coverDeficit(p.symbol, inst, mark, t.deficitMicro, nowNs) };
     });
     if (!r) return null;
     const pos = r.position;
@@ -308,15 +329,139 @@ export class RiskMonitor {
       size_left: pos.size_steps, pnl: r.pnlMicro.toString(), deficit: r.deficitMicro.toString(),
     };
     this.log.warn(fields, 'liquidation tranche transferred to the liquidation vault');
-    if (r.deficitMicro > 0n) this.log.warn({ ...fields, absorbed: (r.deficitMicro - r.uncovered).toString() }, 'liquidation deficit absorbed by the insurance fund');
-    if (r.uncovered > 0n) {
-      this.log.error({ ...fields, uncovered: r.uncovered.toString() },
-        'liquidation deficit NOT covered: the insurance fund is exhausted and auto-deleveraging / socialized loss are not implemented (docs/risk.md)');
-    }
     this.emitPosition('liquidation', pos);
     if (pos.size_steps === '0') this.emitPosition('closed', pos);
     this.emitPosition('liquidation', r.vault);
+    this.afterCover(pos.symbol, r.cover, fields);
     return pos;
+  }
+
+  /**
+   * Escalation (spec: "tranches cannot restore solvency"): a bankrupt position is closed whole at its
+   * bankruptcy price against the best-ranked opposite positions (auto-deleveraging, deleveraging.ts);
+   * what they cannot take goes to the vault at the mark as the last tranche, its deficit to the
+   * backstop. One transaction.
+   */
+  private async deleverage(key: string, inst: InstrumentSpec, mark: bigint, now: number): Promise<PositionRec | null> {
+    const nowNs = this.deps.clock.nowNs();
+    const last = TRANCHES.length - 1;
+    const r = await this.db.txAsync(() => {
+      const p0 = this.db.positions.get(key);
+      // re-read inside the transaction: a fill may have moved the position since it was evaluated
+      if (!p0 || p0.size_steps === '0' || markPosition(p0, inst, mark).equityMicro >= 0n) return null;
+      const acct0 = this.db.accounts.get(p0.user_id);
+      if (!acct0) throw new Error(`internal: position owner ${p0.user_id} has no account`);
+      const p = { ...p0 };
+      const acct = { ...acct0 };
+      const size = big(p.size_steps);
+      const side = size > 0n ? 1n : -1n;
+      const absSize = size * side;
+      const ladder: LadderState = p.liquidation ?? { original_steps: str(absSize), side: side > 0n ? 'long' : 'short', done: 0, transferred_steps: '0', resume_at_ms: 0 };
+      const bankruptcy = bankruptcyPriceTicks(p, inst);
+      const market = [...this.db.positions.getRange()].filter((e) => e.value.symbol === p.symbol);
+      const taken: { position: PositionRec; steps: bigint; pnl: bigint }[] = [];
+      let remaining = absSize;
+      for (const c of adlCandidates(market, side, inst, mark, bankruptcy, new Set([p.user_id, LIQUIDATION_VAULT_ID]))) {
+        if (remaining === 0n) break;
+        const held = big(c.position.size_steps);
+        const q = remaining < (held < 0n ? -held : held) ? remaining : held < 0n ? -held : held;
+        const cp = { ...c.position };
+        const ca = this.db.accounts.get(cp.user_id);
+        if (!ca) throw new Error(`internal: position owner ${cp.user_id} has no account`);
+        const a = { ...ca };
+        const pnl = reducePosition(inst, a, cp, q, bankruptcy, nowNs);
+        this.db.positions.putSync(c.key, cp);
+        this.db.accounts.putSync(a.user_id, a);
+        taken.push({ position: cp, steps: q, pnl });
+        remaining -= q;
+      }
+      let deficit = 0n;
+      const placed = absSize - remaining;
+      if (placed > 0n) {
+        const before = big(acct.balance);
+        reducePosition(inst, acct, p, placed, bankruptcy, nowNs);
+        const short = before - big(acct.balance); // rounding of the parts: a few micro-USDC at most
+        if (short > 0n) {
+          deficit += short;
+          acct.balance = str(before);
+          p.realized_pnl = str(big(p.realized_pnl) + short);
+        }
+      }
+      let out = p;
+      let account = acct;
+      let vault: PositionRec | null = null;
+      if (remaining > 0n) {
+        const vkey = positionKey(LIQUIDATION_VAULT_ID, p.symbol);
+        const t = applyTranche({ ...p, liquidation: ladder }, this.db.positions.get(vkey) ?? emptyVaultPosition(p.symbol, nowNs), acct, inst, last, mark, now, nowNs);
+        out = t.position;
+        account = t.account;
+        vault = t.vault;
+        deficit += t.deficitMicro;
+        this.db.positions.putSync(vkey, vault);
+      } else {
+        out = { ...p, liquidation: { ...ladder, done: TRANCHES.length, resume_at_ms: now + TRANCHES[last]!.pauseMs } };
+      }
+      this.db.positions.putSync(key, out);
+      this.db.accounts.putSync(account.user_id, account);
+      return { position: out, vault, taken, bankruptcy, placed, remaining, deficit, cover: this.coverDeficit(p.symbol, inst, mark, deficit, nowNs) };
+    });
+    if (!r) return null;
+    const pos = r.position;
+    const fields = {
+      user_id: pos.user_id, symbol: pos.symbol, mark_ticks: mark.toString(), bankruptcy_ticks: r.bankruptcy.toString(),
+      deleveraged: r.placed.toString(), to_vault: r.remaining.toString(), deficit: r.deficit.toString(),
+    };
+    this.log.warn({ ...fields, counterparties: r.taken.map((t) => ({ user_id: t.position.user_id, steps: t.steps.toString(), pnl: t.pnl.toString() })) },
+      'bankrupt position auto-deleveraged at its bankruptcy price');
+    for (const t of r.taken) {
+      this.emitPosition('liquidation', t.position);
+      if (t.position.size_steps === '0') this.emitPosition('closed', t.position);
+    }
+    this.emitPosition('liquidation', pos);
+    if (pos.size_steps === '0') this.emitPosition('closed', pos);
+    if (r.vault) this.emitPosition('liquidation', r.vault);
+    this.afterCover(pos.symbol, r.cover, fields);
+    return pos;
+  }
+
+  /**
+   * Backstop tiers 1 and 2 for a deficit in `symbol`, inside the caller's transaction: the insurance
+   * fund absorbs what it can, the market's profitable positions bear the rest (deleveraging.ts), and
+   * what nobody could bear is recorded as uncovered.
+   */
+  private coverDeficit(symbol: string, inst: InstrumentSpec, mark: bigint, deficit: bigint, nowNs: bigint): Cover {
+    if (deficit <= 0n) return { deficit: 0n, absorbed: 0n, shares: [], uncovered: 0n, socializedTotal: 0n };
+    const rest = this.fund.absorb(deficit);
+    const market = [...this.db.positions.getRange()].filter((e) => e.value.symbol === symbol);
+    const { shares, uncovered } = socializeLoss(market, inst, mark, rest, new Set([LIQUIDATION_VAULT_ID]));
+    const bearing = shares.map((sh) => {
+      const next = bearLoss(sh.position, sh.micro, nowNs);
+      this.db.positions.putSync(sh.key, next);
+      return { ...sh, position: next };
+    });
+    this.fund.recordUncovered(uncovered);
+    const socialized = rest - uncovered;
+    const socializedTotal = big((this.db.meta.get(SOCIALIZED(symbol)) as string | undefined) ?? '0') + socialized;
+    if (socialized > 0n) this.db.meta.putSync(SOCIALIZED(symbol), str(socializedTotal));
+    return { deficit, absorbed: deficit - rest, shares: bearing, uncovered, socializedTotal };
+  }
+
+  /** Logs and announces what coverDeficit did, and halts the market when tier 3 is reached (after its transaction). */
+  private afterCover(symbol: string, c: Cover, fields: Record<string, string>): void {
+    if (c.deficit === 0n) return;
+    if (c.absorbed > 0n) this.log.warn({ ...fields, absorbed: c.absorbed.toString() }, 'liquidation deficit absorbed by the insurance fund');
+    if (c.shares.length > 0) {
+      this.log.warn({ ...fields, socialized: c.shares.map((s) => ({ user_id: s.position.user_id, micro: s.micro.toString() })), market_total: c.socializedTotal.toString() },
+        'liquidation deficit beyond the insurance fund socialized over the profitable positions of the market');
+      for (const s of c.shares) this.emitPosition('liquidation', s.position);
+    }
+    const over = c.socializedTotal > this.options.socializedLossHaltMicro;
+    if (c.uncovered === 0n && !over) return;
+    if (c.uncovered > 0n) this.log.error({ ...fields, uncovered: c.uncovered.toString() }, 'liquidation deficit NOT covered: the insurance fund and the profitable positions could not bear it');
+    if (this.deps.registry.get(symbol)?.status === 'halted') return;
+    this.deps.registry.setStatus(symbol, 'halted', new Date(this.deps.clock.nowMs()).toISOString());
+    this.log.error({ symbol, socialized_total: c.socializedTotal.toString(), threshold: this.options.socializedLossHaltMicro.toString(), uncovered: c.uncovered.toString() },
+      'market halted pending manual intervention (backstop tier 3): an operator sets it trading again');
   }
 
   // ---------------------------------------------------------------------------------------------
