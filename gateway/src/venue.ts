@@ -37,6 +37,8 @@ export interface VenueOptions {
   systemCaps?: { globalMilliPerSecond: number; perSymbolMilliPerSecond: number };
   /** fills per published pool of the public statistics (stats/ledger.ts, release rule); default 10, 1 = every fill at once */
   statsReleaseFills?: number;
+  /** a released pool's largest fill is at most this share (percent) of its traded notional; default 50, 100 = off */
+  statsDominancePercent?: number;
 }
 
 export interface VenueDeps {
@@ -70,7 +72,7 @@ export interface Venue {
 export function createVenue(d: VenueDeps, opts: VenueOptions = {}): Venue {
   const log = d.log.child({ component: 'venue' });
   const store = new StatsStore(d.db);
-  const ledger = new FillLedger(d.db, store, d.registry, d.clock, log.child({ part: 'ledger' }), opts.statsReleaseFills);
+  const ledger = new FillLedger(d.db, store, d.registry, d.clock, log.child({ part: 'ledger' }), opts.statsReleaseFills, opts.statsDominancePercent);
   ledger.reconcile();
   ledger.attach(d.events);
   const stats = new StatsService(ledger, store, d.registry, d.clock, (from, to) => fundingPaidBetween(d.db, from, to));

@@ -359,9 +359,42 @@ describe('the release rule: public aggregates of at least five trades (default)'
     at('2026-02-01T01:45:00Z');
     trade(10, '2026-02-01T01:45:00Z');
     await rig.gw.venue.ledger.idle();
-    expect(rig.gw.venue.ledger.store.pending('SOL')).toEqual({ f: 2, ts2: (2n * 100n * 11_000n).toString(), q: '200', pc: 1 });
+    expect(rig.gw.venue.ledger.store.pending('SOL')).toEqual({ f: 2, ts2: (2n * 100n * 11_000n).toString(), q: '200', pc: 1, mx: (100n * 11_000n).toString() });
     at('2026-02-01T03:05:00Z'); // as_of 02:50: the 01:40 slot is past the delay
     const o = stats(await overview(rig));
     expect([o.all_time_volume, o.open_interest.value, o.all_time_users]).toEqual(['1045', '1070', '12']);
+  });
+});
+
+describe('the dominance rule: a released pool is never mostly one trade (default: at most 50%)', () => {
+  let rig: Rig;
+  let clock: ManualClock;
+  const { fill } = syntheticEvents(() => rig);
+  const volume = async (): Promise<string> => stats(await overview(rig)).all_time_volume;
+  // ETH: tick 0.01, step 0.001: 1 ETH (1,000 steps) at 2,000 USDC (200,000 ticks)
+  const eth = (i: number, ethQty: bigint, when: string): void => fill(`0xb${i}`, `0xs${i}`, 'ETH-USDC-PERP', 1_000n * ethQty, 200_000n, when);
+
+  beforeAll(async () => {
+    clock = new ManualClock(T('2026-03-01T00:00:00Z'));
+    rig = await startRig({ clock, ...LIMITS }); // the default release and dominance rules
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('five trades of which one is 71% of the volume stay pending; more volume releases them all', async () => {
+    clock.advance(T('2026-03-01T00:05:00Z') - clock.nowMs());
+    for (let i = 0; i < 4; i++) eth(i, 1n, '2026-03-01T00:05:00Z');
+    eth(4, 10n, '2026-03-01T00:05:00Z'); // 20,000 of 28,000 USDC
+    await rig.gw.venue.ledger.idle();
+    expect(rig.gw.venue.ledger.store.pending('ETH')).toMatchObject({ f: 10, mx: (10_000n * 200_000n).toString() });
+    eth(5, 5n, '2026-03-01T00:05:00Z'); // 20,000 of 38,000: still more than half
+    await rig.gw.venue.ledger.idle();
+    expect(rig.gw.venue.ledger.store.pending('ETH')).toMatchObject({ f: 12 });
+    eth(6, 5n, '2026-03-01T00:05:00Z'); // its first side takes the big trade under half: the pool is released
+    await rig.gw.venue.ledger.idle();
+    expect(rig.gw.venue.ledger.store.pending('ETH')).toEqual({ f: 1, ts2: (5_000n * 200_000n).toString(), q: '5000', pc: 0, mx: (5_000n * 200_000n).toString() });
+    clock.advance(T('2026-03-01T01:00:00Z') - clock.nowMs());
+    expect(await volume()).toBe('43000'); // (28,000 + 10,000) both sides + 10,000 one side, halved
   });
 });

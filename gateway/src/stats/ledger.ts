@@ -16,6 +16,10 @@
 // asset's long side (position events that moved it), and its price is the volume-weighted price of the asset's last released pool,
 // never one trade's. Distinct trader counts are published at once (counts, not amounts). With
 // releaseFills = 1 every fill is published at once (the former rule, kept for tests).
+// Dominance rule (as statistical agencies suppress a cell one contributor dominates): five trades
+// of which one is nearly all the volume still give that trade away, so a pool is released only once
+// its largest fill is at most `dominancePercent` (default 50) of the pool's traded notional; until
+// then it keeps collecting.
 import type { Logger } from 'pino';
 import type { InstrumentSpec } from '@tenebra/config';
 import { notionalMicro } from '@tenebra/config';
@@ -40,6 +44,8 @@ export interface LedgerFlush {
 
 /** Fills (and position changes) of an asset published together at least: five trades (release rule above). */
 export const DEFAULT_RELEASE_FILLS = 10;
+/** The largest fill of a released pool is at most this share of its traded notional (dominance rule above). */
+export const DEFAULT_DOMINANCE_PERCENT = 50;
 
 /** Most events held before a flush is forced; events are flushed every event-loop turn anyway. */
 const MAX_PENDING = 100_000;
@@ -83,8 +89,20 @@ export class FillLedger {
     private readonly log: Logger,
     /** fills per published pool (release rule above); 1 publishes every fill at once */
     private readonly releaseFills = DEFAULT_RELEASE_FILLS,
+    /** the largest fill's most share of a released pool's traded notional (dominance rule above); 100 turns it off */
+    private readonly dominancePercent = DEFAULT_DOMINANCE_PERCENT,
   ) {
     if (!Number.isInteger(releaseFills) || releaseFills < 1) throw new RangeError(`releaseFills must be a positive integer, got ${releaseFills}`);
+    if (!Number.isInteger(dominancePercent) || dominancePercent < 1 || dominancePercent > 100) throw new RangeError(`dominancePercent must be an integer in 1..100, got ${dominancePercent}`);
+  }
+
+  /**
+   * Whether a pool may be released: enough fills, and no fill dominating it. The pool counts both
+   * sides of each trade, so its traded notional is ts2 / 2 and the test is mx <= pct% of ts2 / 2.
+   */
+  private releasable(p: { f: number; ts2: bigint; mx: bigint }): boolean {
+    if (p.f < this.releaseFills) return false;
+    return this.releaseFills === 1 || 200n * p.mx <= BigInt(this.dominancePercent) * p.ts2;
   }
 
   /** Subscribes to committed order and position events. */
@@ -202,12 +220,12 @@ export class FillLedger {
     const userVol = new Map<string, bigint>();
     /** volume-weighted price (ticks) of each asset's pool released in this flush, the last one */
     const releasedPx = new Map<string, bigint>();
-    const pools = new Map<string, { f: number; ts2: bigint; q: bigint; pc: number }>();
+    const pools = new Map<string, { f: number; ts2: bigint; q: bigint; pc: number; mx: bigint }>();
     const pool = (asset: string) => {
       let p = pools.get(asset);
       if (!p) {
         const s = this.store.pending(asset);
-        pools.set(asset, (p = { f: s?.f ?? 0, ts2: BigInt(s?.ts2 ?? '0'), q: BigInt(s?.q ?? '0'), pc: s?.pc ?? 0 }));
+        pools.set(asset, (p = { f: s?.f ?? 0, ts2: BigInt(s?.ts2 ?? '0'), q: BigInt(s?.q ?? '0'), pc: s?.pc ?? 0, mx: BigInt(s?.mx ?? '0') }));
       }
       return p;
     };
@@ -239,13 +257,15 @@ export class FillLedger {
       p.f += 1;
       p.ts2 += f.ts;
       p.q += f.qty;
-      if (p.f >= this.releaseFills) {
+      if (f.ts > p.mx) p.mx = f.ts;
+      if (this.releasable(p)) {
         addTo(bySlot, slot, f.asset, p.ts2);
         addTo(byDay, day, f.asset, p.ts2);
         releasedPx.set(f.asset, p.q > 0n ? p.ts2 / p.q : f.priceTicks);
         p.f = 0;
         p.ts2 = 0n;
         p.q = 0n;
+        p.mx = 0n;
       }
       flush.users.add(f.userId);
       flush.minSlot = Math.min(flush.minSlot, slot);
@@ -276,7 +296,9 @@ export class FillLedger {
     for (const asset of changed) {
       if (this.publishOi(asset, slot, long[asset] ?? '0', pool(asset), releasedPx.get(asset))) flush.minSlot = Math.min(flush.minSlot, slot);
     }
-    for (const [asset, p] of pools) this.store.put(pendingKey(asset), { f: p.f, ts2: p.ts2.toString(), q: p.q.toString(), pc: p.pc } satisfies Pending);
+    for (const [asset, p] of pools) {
+      this.store.put(pendingKey(asset), { f: p.f, ts2: p.ts2.toString(), q: p.q.toString(), pc: p.pc, ...(p.mx > 0n ? { mx: p.mx.toString() } : {}) } satisfies Pending);
+    }
     return { flush, newFirst, sizes };
   }
 

@@ -44,6 +44,8 @@ export interface Pending {
   q: string;
   /** position events that moved the asset's long open interest (a long opened, grown, cut or closed) */
   pc: number;
+  /** the largest single fill's qty × price in the pool (ticks × steps; the dominance rule); absent = 0 */
+  mx?: string;
 }
 
 export interface UserRec {
