@@ -459,6 +459,7 @@ describe('bankruptcy: auto-deleveraging, insurance fund, socialized loss, halt',
     // the first deficit left the market below the 200 USDC threshold, the second took it past
     expect(logged('market halted pending manual intervention').filter((l) => l.includes(APT)).length).toBe(1);
     expect(await statusOf(APT)).toBe('halted');
+    expect(gwDb().meta.get(`risk:socialized:${APT}`)).toBe('0'); // the count starts again for after the resume
     const refused = await post(rig, d, limit(APT, 'sell', '1', '120'));
     expect([refused.status, refused.body.code]).toEqual([400, 1407]);
     const admin = { [ADMIN_SECRET_HEADER]: rig.env.adminSecret };

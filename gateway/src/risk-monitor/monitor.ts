@@ -82,7 +82,7 @@ export interface RiskMonitorDeps {
 }
 
 const FUNDING_AT = (symbol: string): string => `risk:funding_at:${symbol}`;
-/** micro-USDC socialized in a market so far (backstop tier 2; its total decides tier 3) */
+/** micro-USDC socialized in a market since its last halt (backstop tier 2; the total decides tier 3) */
 const SOCIALIZED = (symbol: string): string => `risk:socialized:${symbol}`;
 const LOCKOUT_PREFIX = 'risk:lockout:';
 
@@ -92,8 +92,10 @@ interface Cover {
   absorbed: bigint;
   shares: SocializedShare[];
   uncovered: bigint;
-  /** the market's socialized total after this one */
+  /** the market's socialized total after this one (since its last halt) */
   socializedTotal: bigint;
+  /** backstop tier 3: something stayed uncovered, or the total passed the threshold */
+  halt: boolean;
 }
 
 export class RiskMonitor {
@@ -358,23 +360,7 @@ export class RiskMonitor {
       const absSize = size * side;
       const ladder: LadderState = p.liquidation ?? { original_steps: str(absSize), side: side > 0n ? 'long' : 'short', done: 0, transferred_steps: '0', resume_at_ms: 0 };
       const bankruptcy = bankruptcyPriceTicks(p, inst);
-      const market = [...this.db.positions.getRange()].filter((e) => e.value.symbol === p.symbol);
-      const taken: { position: PositionRec; steps: bigint; pnl: bigint }[] = [];
-      let remaining = absSize;
-      for (const c of adlCandidates(market, side, inst, mark, bankruptcy, new Set([p.user_id, LIQUIDATION_VAULT_ID]))) {
-        if (remaining === 0n) break;
-        const held = big(c.position.size_steps);
-        const q = remaining < (held < 0n ? -held : held) ? remaining : held < 0n ? -held : held;
-        const cp = { ...c.position };
-        const ca = this.db.accounts.get(cp.user_id);
-        if (!ca) throw new Error(`internal: position owner ${cp.user_id} has no account`);
-        const a = { ...ca };
-        const pnl = reducePosition(inst, a, cp, q, bankruptcy, nowNs);
-        this.db.positions.putSync(c.key, cp);
-        this.db.accounts.putSync(a.user_id, a);
-        taken.push({ position: cp, steps: q, pnl });
-        remaining -= q;
-      }
+      const { taken, remaining } = this.closeAgainstRanked(p, side, absSize, inst, mark, bankruptcy, nowNs);
       let deficit = 0n;
       const placed = absSize - remaining;
       if (placed > 0n) {
@@ -425,12 +411,40 @@ export class RiskMonitor {
   }
 
   /**
+   * ADL's counterparties, inside deleverage's transaction: up to `steps` of the opposite side, best
+   * ranked first, each closed at the bankruptcy price (written). Returns them and what none took.
+   */
+  private closeAgainstRanked(
+    bankrupt: PositionRec, side: 1n | -1n, steps: bigint, inst: InstrumentSpec, mark: bigint, bankruptcy: bigint, nowNs: bigint,
+  ): { taken: { position: PositionRec; steps: bigint; pnl: bigint }[]; remaining: bigint } {
+    const market = [...this.db.positions.getRange()].filter((e) => e.value.symbol === bankrupt.symbol);
+    const taken: { position: PositionRec; steps: bigint; pnl: bigint }[] = [];
+    let remaining = steps;
+    for (const c of adlCandidates(market, side, inst, mark, bankruptcy, new Set([bankrupt.user_id, LIQUIDATION_VAULT_ID]))) {
+      if (remaining === 0n) break;
+      const held = big(c.position.size_steps);
+      const absHeld = held < 0n ? -held : held;
+      const q = remaining < absHeld ? remaining : absHeld;
+      const position = { ...c.position };
+      const stored = this.db.accounts.get(position.user_id);
+      if (!stored) throw new Error(`internal: position owner ${position.user_id} has no account`);
+      const account = { ...stored };
+      const pnl = reducePosition(inst, account, position, q, bankruptcy, nowNs);
+      this.db.positions.putSync(c.key, position);
+      this.db.accounts.putSync(account.user_id, account);
+      taken.push({ position, steps: q, pnl });
+      remaining -= q;
+    }
+    return { taken, remaining };
+  }
+
+  /**
    * Backstop tiers 1 and 2 for a deficit in `symbol`, inside the caller's transaction: the insurance
    * fund absorbs what it can, the market's profitable positions bear the rest (deleveraging.ts), and
    * what nobody could bear is recorded as uncovered.
    */
   private coverDeficit(symbol: string, inst: InstrumentSpec, mark: bigint, deficit: bigint, nowNs: bigint): Cover {
-    if (deficit <= 0n) return { deficit: 0n, absorbed: 0n, shares: [], uncovered: 0n, socializedTotal: 0n };
+    if (deficit <= 0n) return { deficit: 0n, absorbed: 0n, shares: [], uncovered: 0n, socializedTotal: 0n, halt: false };
     const rest = this.fund.absorb(deficit);
     const market = [...this.db.positions.getRange()].filter((e) => e.value.symbol === symbol);
     const { shares, uncovered } = socializeLoss(market, inst, mark, rest, new Set([LIQUIDATION_VAULT_ID]));
@@ -442,8 +456,10 @@ export class RiskMonitor {
     this.fund.recordUncovered(uncovered);
     const socialized = rest - uncovered;
     const socializedTotal = big((this.db.meta.get(SOCIALIZED(symbol)) as string | undefined) ?? '0') + socialized;
-    if (socialized > 0n) this.db.meta.putSync(SOCIALIZED(symbol), str(socializedTotal));
-    return { deficit, absorbed: deficit - rest, shares: bearing, uncovered, socializedTotal };
+    const halt = uncovered > 0n || (socialized > 0n && socializedTotal > this.options.socializedLossHaltMicro);
+    // a halt starts the count again: after an operator resumes the market, the threshold applies anew
+    if (socialized > 0n || halt) this.db.meta.putSync(SOCIALIZED(symbol), halt ? '0' : str(socializedTotal));
+    return { deficit, absorbed: deficit - rest, shares: bearing, uncovered, socializedTotal, halt };
   }
 
   /** Logs and announces what coverDeficit did, and halts the market when tier 3 is reached (after its transaction). */
@@ -455,8 +471,7 @@ export class RiskMonitor {
         'liquidation deficit beyond the insurance fund socialized over the profitable positions of the market');
       for (const s of c.shares) this.emitPosition('liquidation', s.position);
     }
-    const over = c.socializedTotal > this.options.socializedLossHaltMicro;
-    if (c.uncovered === 0n && !over) return;
+    if (!c.halt) return;
     if (c.uncovered > 0n) this.log.error({ ...fields, uncovered: c.uncovered.toString() }, 'liquidation deficit NOT covered: the insurance fund and the profitable positions could not bear it');
     if (this.deps.registry.get(symbol)?.status === 'halted') return;
     this.deps.registry.setStatus(symbol, 'halted', new Date(this.deps.clock.nowMs()).toISOString());
