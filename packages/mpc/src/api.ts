@@ -40,8 +40,9 @@ export interface JobContext {
   mul(a: Sec, b: Sec): Promise<Sec>;
   /**
    * [a < b] in {0,1}; a and b are signed integers with |a|,|b| < 2^bits (default L). A wider bound
-   * (e.g. for a sum of many values) costs 4 random bits more per 4 bits of width and no more rounds
-   * up to 63; it must fit the field for (n, t) (assertComparisonFits), else a RangeError.
+   * (e.g. for a sum of many values) costs 4 random bits more per 4 bits of width, and no more rounds
+   * up to 63 bits (one more from 64); it must fit the field for (n, t) (assertComparisonFits), else
+   * a RangeError.
    */
   lt(a: Sec, b: Sec, bits?: number): Promise<Sec>;
   /** [a <= b], with lt's bound. */

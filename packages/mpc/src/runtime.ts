@@ -269,8 +269,6 @@ function samplePositions(m: number, k: number): number[] {
 
 const MAX_LATE_CHECKS = 32;
 const MAX_NAME = 256;
-/** Widest comparison bound a job may ask for (a tree of at most 16 blocks: no extra round). */
-const MAX_COMPARISON_BITS = 63;
 
 /** Creates a party (not started). */
 export function createParty(opts: PartyOptions): Party {
@@ -1323,7 +1321,7 @@ class Ctx implements JobContext, proto.RoundEngine {
   /** A comparison's bound: L unless the caller names another, checked to fit the field (once per width). */
   private boundOf(bits: number | undefined, op: string): number {
     if (bits === undefined || bits === this.L) return this.L;
-    if (!Number.isInteger(bits) || bits < 1 || bits > MAX_COMPARISON_BITS) throw new RangeError(`${op}: bound of ${bits} bits is not an integer in 1..${MAX_COMPARISON_BITS}`);
+    if (!Number.isInteger(bits) || bits < 1) throw new RangeError(`${op}: bound of ${bits} bits is not a positive integer`);
     if (!this.p.fittingBounds.has(bits)) {
       try {
         assertComparisonFits(bits, this.kappa, this.n, this.t);

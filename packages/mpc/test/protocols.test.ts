@@ -118,8 +118,22 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
     expect(ends.map((e) => e.rounds)).toEqual(Array(5).fill(costOf('lt', 48).rounds + 1));
     expect(costOf('lt', W).rounds).toBe(costOf('lt', 48).rounds);
     expect(costOf('lt', W).bits).toBeGreaterThan(costOf('lt', 48).bits);
-    // K + kappa + nu + 1 > 126 at L = 80 (n = 5, t = 2); 64 is past the widest tree without an extra round
-    for (const bad of [80, 64, 0, 2.5]) {
+    // 64 bits: 17 blocks, a tree of three levels (one round more), still exact at the edges
+    const M64 = (1n << 63n) - 1n;
+    const xs64 = [M64, -M64, 1n << 62n, -5n];
+    const ys64 = [M64 - 1n, M64, 1n << 62n, 5n];
+    const in64 = deal(5, 2, xs64, ys64);
+    const id64 = `prop-${jobNo}`;
+    const outs64 = await run(async (ctx, pid) => {
+      const [xsh, ysh] = in64[pid - 1]!;
+      return ctx.open(await ctx.le(ctx.fromShares(xsh!), ctx.fromShares(ysh!), 64));
+    });
+    for (const o of outs64) expect(o).toEqual(xs64.map((x, i) => b(x <= ys64[i]!)));
+    const ends64 = c.logs.filter((l) => (l as { ev?: string; job?: string }).ev === 'job-end' && (l as { job?: string }).job === id64) as { rounds: number }[];
+    expect(ends64.map((e) => e.rounds)).toEqual(Array(5).fill(costOf('lt', 64).rounds + 1));
+    expect(costOf('lt', 64).rounds).toBe(costOf('lt', 48).rounds + 1);
+    // K + kappa + nu + 1 > 126 at L = 80 (n = 5, t = 2)
+    for (const bad of [80, 0, 2.5]) {
       const fails = await run(async (ctx, pid) => {
         const [xsh, ysh] = inputs[pid - 1]!;
         try {
