@@ -19,7 +19,7 @@ describe.each(sizes)('a committee of n=%i, t=%i', (n, t, seed) => {
     tc = undefined;
   });
 
-  it(`trades, survives ${t} nodes killed mid-flow, and the killed nodes rejoin`, async () => {
+  it(`trades, survives ${t} ${t === 1 ? 'node' : 'nodes'} killed mid-flow, and the killed nodes rejoin`, async () => {
     const started = await startFlowCluster(Number(process.env.CHAOS_SEED ?? seed), 3, { n, t });
     tc = started.tc;
     const { orders } = started;
