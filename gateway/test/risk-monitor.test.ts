@@ -37,7 +37,8 @@ const AAVE = 'AAVE-USDC-PERP';
 const XRP = 'XRP-USDC-PERP';
 const APT = 'APT-USDC-PERP';
 const DOT = 'DOT-USDC-PERP';
-const TICK: Record<string, string> = { [AAVE]: '0.01', [SOL]: '0.01', [ETH]: '0.01', [BNB]: '0.01', [BTC]: '0.1', [AVAX]: '0.001', [LINK]: '0.001', [XRP]: '0.0001', [APT]: '0.001', [DOT]: '0.001' };
+const NEAR = 'NEAR-USDC-PERP';
+const TICK: Record<string, string> = { [AAVE]: '0.01', [SOL]: '0.01', [ETH]: '0.01', [BNB]: '0.01', [BTC]: '0.1', [AVAX]: '0.001', [LINK]: '0.001', [XRP]: '0.0001', [APT]: '0.001', [DOT]: '0.001', [NEAR]: '0.001' };
 
 beforeAll(async () => {
   // funding only on BTC (its own scenario), every minute, 100 pips (0.01%) per interval
@@ -412,6 +413,20 @@ describe('bankruptcy: auto-deleveraging, insurance fund, socialized loss, halt',
     expect(reasonsOf(long.user_id, SOL).slice(-2)).toEqual(['liquidation', 'closed']);
     expect(reasonsOf(short.user_id, SOL).slice(shortEvents)).toContain('liquidation'); // (its mark_price may follow in the same evaluation)
     expect(await statusOf(SOL)).toBe('trading');
+  });
+
+  it('a position that turns bankrupt during a ladder pause is deleveraged at once, not at the end of the pause', async () => {
+    const { long, short } = await openPair(NEAR, '10', '150'); // 8x (NEAR's maximum): margin 187.5
+    setMark(NEAR, '138.5'); // 104.7%: T1, 1 NEAR to the vault, margin 176; then a 2 s pause
+    await tick();
+    expect(readPosition(long.user_id, NEAR)!.liquidation?.done).toBe(1);
+    setMark(NEAR, '120'); // equity 176 − 9 × 30 < 0
+    advance(100); // well inside the pause
+    await tick();
+    expect(readPosition(long.user_id, NEAR)!.size_steps).toBe('0');
+    expect(readPosition(short.user_id, NEAR)!.size_steps).toBe('-10'); // 9 of its 10 NEAR taken
+    // (1350 − 176) / 9 = 130.4444, rounded up to the tick
+    expect(logged('auto-deleveraged').some((l) => l.includes(NEAR) && l.includes('"bankruptcy_ticks":"130445"'))).toBe(true);
   });
 
   it('counterparties are taken by profit and leverage: the 10x short before the 2x one with the same profit', async () => {

@@ -243,12 +243,14 @@ export class RiskMonitor {
       this.log.info({ user_id: p.user_id, symbol: p.symbol, margin_ratio: marginRatioText(m) }, 'position recovered above 130%: liquidation ended');
     }
     let tier = tierOf(m.equityMicro, m.maintenanceMicro);
-    const due = dueTranche(ladder, tier, now);
+    // Bankrupt (equity < 0 at the mark): a tranche keeps the equity, so none can restore solvency;
+    // escalate at once, pause or not (every tick lost widens what the counterparties give up).
+    const bankrupt = size !== 0n && m.equityMicro < 0n;
+    const due = bankrupt ? (ladder?.done ?? 0) : dueTranche(ladder, tier, now);
     let changed = false;
     if (due !== null) {
       if (due === 0) await this.lock(p.user_id); // before the tranche: nothing new may be placed meanwhile
-      // bankrupt (equity < 0 at the mark): a tranche keeps the equity, so it cannot restore solvency
-      const after = m.equityMicro < 0n ? await this.deleverage(key, inst, mark, now) : await this.runTranche(key, inst, due, mark, now);
+      const after = bankrupt ? await this.deleverage(key, inst, mark, now) : await this.runTranche(key, inst, due, mark, now);
       if (after) {
         p = after;
         ladder = p.liquidation ?? null;
