@@ -4,7 +4,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { COMPARISON_BITS, crash, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
-import { assertComparisonFits, createParty, DEFAULT_KAPPA, PreprocessingExhaustedError, type Party, type SplitState } from '@tenebra/mpc';
+import { assertComparisonFits, createParty, DEFAULT_KAPPA, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 import { readKeyFile, fromHex } from '@tenebra/seal';
@@ -66,7 +66,7 @@ function readLinkKey(cfg: NodeConfig): Uint8Array {
  * preprocessing and share recovery (rare, and what explains a dropped batch or a stale node).
  */
 const INFO_EVENTS = new Set([
-  'prep-veto', 'prep-ballot', 'prep-propose', 'prep-decided', 'prep-drop', 'prep-stale', 'prep-abstain', 'prep-rounds-gone',
+  'prep-veto', 'prep-ballot', 'prep-propose', 'prep-decided', 'prep-drop', 'prep-stale', 'prep-abstain', 'prep-no-abstain', 'prep-votes-kept', 'prep-rounds-gone',
   'prep-silent', 'prep-blocked', 'prep-error', 'recovery-busy', 'recovery-answer', 'recovery-combined', 'recovered',
 ]);
 
@@ -168,7 +168,7 @@ export class CommitteeNode {
     return out;
   }
 
-  private async startParty(from: { state?: Uint8Array; keys?: Uint8Array }): Promise<void> {
+  private async startParty(from: { state?: Uint8Array; keys?: Uint8Array; priorVotes?: PrepLog }): Promise<void> {
     const cfg = this.cfg;
     const privateKey = fromHex(readFileSync(cfg.libp2pKeyFile, 'utf8').trim());
     this.transport = await createLibp2pTransport({
@@ -222,7 +222,10 @@ export class CommitteeNode {
   private async recoverOrResume(keys: Uint8Array | undefined, persisted: Uint8Array | undefined): Promise<bigint> {
     if (keys) {
       this.persistedSeq = persisted ? this.store!.lastSeq() : null;
-      await this.startParty({ keys });
+      // our shares may be stale, but our own votes on preprocessing batches are what we sent: with
+      // them we need not abstain on the helpers' batch in flight (decision 0009)
+      const priorVotes = persisted ? prepLogOf(persisted) : undefined;
+      await this.startParty({ keys, ...(priorVotes ? { priorVotes } : {}) });
       const recovering = this.party!.recover().then(() => true);
       const recovered = await Promise.race([recovering, this.fallbackWhen(NO_HELPERS_FALLBACK_MS)]);
       if (recovered) {

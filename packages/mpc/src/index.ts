@@ -30,4 +30,5 @@ export { costOf, geometry, PREPROCESSING_TABLE, type OpCost } from './protocols'
 export { LEX4, PROD4, FAN_IN, type ClosureShape } from './closure';
 export { createParty, type Party, type PartyOptions, type PartyStatus, type JobProgress, type PartyEvent } from './runtime';
 export { RECOVERY_PART_ELEMENTS } from './recovery';
-export type { SplitState, ChunkRef } from './state';
+export type { SplitState, ChunkRef, PrepLog } from './state';
+export { prepLogOf } from './state';

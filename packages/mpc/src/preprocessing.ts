@@ -77,6 +77,7 @@ import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroC
 import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
 import { lagrange, type FieldRng } from './shamir';
 import type { Prss } from './prss';
+import type { PrepLog } from './state';
 import { createCipheriv, createHash } from 'node:crypto';
 
 const EMPTY = new Uint8Array(0);
@@ -1494,14 +1495,7 @@ export class Preprocessor {
     this.abstainId = s.abstain ?? -1;
     const apply = (b: Batch): void => {
       b.restored = true;
-      if (s.vote?.vote0) b.vote0 = s.vote.vote0;
-      b.promised = s.vote?.promised ?? 0;
-      b.maxBallot = b.promised;
-      if (s.vote?.accepted) b.accepted = { ...s.vote.accepted };
-      if (b.vote0 === 'drop') {
-        b.noFast.add(this.host.self);
-        b.vetoes.add(this.host.self);
-      }
+      this.applyVotes(b, s.vote);
       this.restoredVotes = true;
     };
     if (s.staged) {
@@ -1514,6 +1508,18 @@ export class Preprocessor {
     } else if (s.running !== undefined) {
       this.resolved = Math.max(this.resolved, s.running);
       apply(this.inertBatch(s.running));
+    }
+  }
+
+  /** Our votes on b as a durable state recorded them (an acceptor's memory). */
+  private applyVotes(b: Batch, vote: BatchVote | undefined): void {
+    if (vote?.vote0) b.vote0 = vote.vote0;
+    b.promised = vote?.promised ?? 0;
+    b.maxBallot = b.promised;
+    if (vote?.accepted) b.accepted = { ...vote.accepted };
+    if (b.vote0 === 'drop') {
+      b.noFast.add(this.host.self);
+      b.vetoes.add(this.host.self);
     }
   }
 
@@ -1534,19 +1540,52 @@ export class Preprocessor {
 
   /**
    * After recovery: adopt the helpers' log. The batch they have in flight is one we may have voted on
-   * before our memory went: we abstain on it (compute it if we can, never vote, learn the outcome).
+   * before our memory went. Our own last durable log (`prior`, if the host has one) says what we sent
+   * on it (priorVotesOn): nothing, and we are a plain acceptor of it; some votes, and we keep them, on
+   * an inert batch (we cannot stage it: its items, if we had them, went with our state). Otherwise we
+   * abstain on it (compute it if we can, never vote, learn the outcome).
    */
-  adopt(resolved: number, committed: number, helpersInFlight: number | undefined): void {
+  adopt(resolved: number, committed: number, helpersInFlight: number | undefined, prior?: PrepLog): void {
     this.resolved = resolved;
     this.committed = committed;
     this.current = undefined;
     this.stale = false;
-    if (helpersInFlight !== undefined && helpersInFlight >= resolved) {
-      this.abstainId = helpersInFlight;
-      this.host.log({ ev: 'prep-abstain', batch: helpersInFlight });
-      this.broadcast(Msg.PrepAbstain, helpersInFlight);
+    if (helpersInFlight === undefined || helpersInFlight < resolved) return;
+    const known = prior ? priorVotesOn(prior, helpersInFlight) : 'unknown';
+    if (known === 'none') {
+      // an acceptor of it like any other (with two parties dead, an abstainer would leave two)
+      this.host.log({ ev: 'prep-no-abstain', batch: helpersInFlight, priorResolved: prior!.resolved, why: 'our last durable log shows no vote on it' });
+      return;
     }
+    if (known !== 'unknown') {
+      this.applyVotes(this.inertBatch(helpersInFlight), known);
+      this.host.log({ ev: 'prep-votes-kept', batch: helpersInFlight, vote: known });
+      return;
+    }
+    this.abstainId = helpersInFlight;
+    this.host.log({ ev: 'prep-abstain', batch: helpersInFlight });
+    this.broadcast(Msg.PrepAbstain, helpersInFlight);
   }
+}
+
+/**
+ * What a party whose last durable preprocessing log is `prior` sent on batch b. Every vote is durable
+ * before it goes out (PrepHost.persistVote), so that log holds all its votes on its batch in flight,
+ * and it never voted on a batch it had not reached: 'none', or the votes. A staged batch without a
+ * recorded vote counts as a commit vote (ready follows staging and may have gone out). 'unknown' when the log is past b (the
+ * vote went with the resolved batch) or abstains on b (an earlier incarnation may have voted).
+ */
+function priorVotesOn(prior: PrepLog, b: number): BatchVote | 'none' | 'unknown' {
+  if (prior.resolved > b || prior.abstain === b) return 'unknown';
+  if (prior.staged?.id === b) {
+    // ready goes out after the staged state is durable and is recorded by the next write; none
+    // follows a promise, so a promise recorded without it means ready was never sent
+    const promised = prior.vote?.promised ?? 0;
+    const vote0 = prior.vote?.vote0 ?? (promised > 0 ? undefined : 'commit');
+    return { ...(vote0 ? { vote0 } : {}), promised, ...(prior.vote?.accepted ? { accepted: prior.vote.accepted } : {}) };
+  }
+  if (prior.running === b && prior.vote) return { ...prior.vote };
+  return 'none';
 }
 
 /** A promiser's report: its ballot-0 vote, its last accepted value, the vetoes it knows of. */

@@ -23,7 +23,7 @@ import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './pr
 import { KINDS, WIDTH, zeroCounts, type Counts, type Kind, type Reserve } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
 import { assertParams, interpolateEncoded, interpolateToBytes, lagrange, nameBadParty, reconstructChecked } from './shamir';
-import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type SplitState } from './state';
+import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type PrepLog, type SplitState } from './state';
 
 /** Options of createParty. */
 export interface PartyOptions {
@@ -41,6 +41,13 @@ export interface PartyOptions {
   stateChunks?: (key: string) => Uint8Array | undefined;
   /** From exportKeys(): identity and PRSS keys only (memory gone); call recover() after start(). */
   keys?: Uint8Array;
+  /**
+   * With `keys`: the preprocessing log of this party's own last durable state (prepLogOf), if it has
+   * one. Its shares may be stale, but its votes are exactly what it sent (every vote is durable
+   * before it goes out), so recover() need not abstain on the helpers' batch in flight when this log
+   * shows the party never voted on it (decision 0009).
+   */
+  priorVotes?: PrepLog;
   /** Wait for every live party's share and check consistency (names a bad share). Default false. */
   checkOpenings?: boolean;
   /**
@@ -328,6 +335,7 @@ class PartyImpl implements Party {
   private setupDone: (() => void) | undefined;
   private recovery: Recovery | undefined;
   private readonly busyNote: (() => string) | undefined;
+  private readonly priorVotes: PrepLog | undefined;
   private readonly jobPrecedes: ((a: string, b: string) => boolean) | undefined;
   private answered = new Set<string>();
   private pendingState: PartySnapshot | undefined;
@@ -357,6 +365,7 @@ class PartyImpl implements Party {
       finishedJobs: opts.limits?.finishedJobs ?? 4096,
     };
     this.busyNote = opts.busyNote;
+    this.priorVotes = opts.priorVotes;
     this.jobPrecedes = opts.jobPrecedes;
     const userLog = opts.log ?? (() => {});
     const dealer = opts.preprocessing?.mode === 'dealer';
@@ -619,7 +628,7 @@ class PartyImpl implements Party {
     this.recovery = undefined;
     if (this.phase !== 'recovering') throw new Error(`party ${this.id}: stopped during recovery`);
     this.installSnapshot({ ...got.snapshot, keys: [], mode: this.prep.mode, L: this.L, kappa: this.kappa }, false);
-    this.prep.adopt(got.snapshot.prep.resolved, got.snapshot.prep.committed, got.helpersInFlight);
+    this.prep.adopt(got.snapshot.prep.resolved, got.snapshot.prep.committed, got.helpersInFlight, this.priorVotes);
     this.phase = 'ready';
     this.emit('recovered', { lastFinishedJob: this.lastFinishedJob(), values: got.snapshot.store.length, reserve: this.status().reserve, helpers: got.helpers });
     this.prep.enable();

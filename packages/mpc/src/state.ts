@@ -125,6 +125,29 @@ function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined): Uint8Array {
   return out;
 }
 
+/** The preprocessing part of a state's header (PrepSnapshot without the staged batch's items). */
+export type PrepLog = Meta['prep'];
+
+/**
+ * The preprocessing log (resolved and committed counts, the batch in flight and this party's votes
+ * on it) of exportState() / exportStateParts().core output, read from its header alone: what a party
+ * restarted with its keys only may still trust of its own last durable state (PartyOptions.priorVotes).
+ * Undefined if the bytes are not a readable state.
+ */
+export function prepLogOf(bytes: Uint8Array): PrepLog | undefined {
+  if (bytes.length < 4) return undefined;
+  const metaLen = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0);
+  if (4 + metaLen > bytes.length) return undefined;
+  try {
+    const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + metaLen))) as Partial<Meta>;
+    const prep = meta.prep;
+    if ((meta.v !== 4 && meta.v !== 5) || !prep || !Number.isSafeInteger(prep.resolved) || !Number.isSafeInteger(prep.committed)) return undefined;
+    return prep;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Parses exportState() output, or exportStateParts()'s core with `chunk` giving each listed chunk's
  * bytes; throws on anything malformed or missing.
