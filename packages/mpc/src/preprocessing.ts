@@ -1572,8 +1572,9 @@ export class Preprocessor {
  * What a party whose last durable preprocessing log is `prior` sent on batch b. Every vote is durable
  * before it goes out (PrepHost.persistVote), so that log holds all its votes on its batch in flight,
  * and it never voted on a batch it had not reached: 'none', or the votes. A staged batch without a
- * recorded vote counts as a commit vote (ready follows staging and may have gone out). 'unknown' when the log is past b (the
- * vote went with the resolved batch) or abstains on b (an earlier incarnation may have voted).
+ * recorded vote counts as a commit vote (ready follows staging and may have gone out). 'unknown'
+ * when the log is past b (the vote went with the resolved batch) or abstains on b (an earlier
+ * incarnation may have voted).
  */
 function priorVotesOn(prior: PrepLog, b: number): BatchVote | 'none' | 'unknown' {
   if (prior.resolved > b || prior.abstain === b) return 'unknown';
