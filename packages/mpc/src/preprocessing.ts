@@ -1576,7 +1576,7 @@ export class Preprocessor {
  * when the log is past b (the vote went with the resolved batch) or abstains on b (an earlier
  * incarnation may have voted).
  */
-function priorVotesOn(prior: PrepLog, b: number): BatchVote | 'none' | 'unknown' {
+export function priorVotesOn(prior: PrepLog, b: number): BatchVote | 'none' | 'unknown' {
   if (prior.resolved > b || prior.abstain === b) return 'unknown';
   if (prior.staged?.id === b) {
     // ready goes out after the staged state is durable and is recorded by the next write; none

@@ -8,6 +8,7 @@ import { SimNetwork } from '@tenebra/transport';
 import { createParty, type Party } from '../src/runtime';
 import { prepLogOf } from '../src/state';
 import { PreprocessingExhaustedError } from '../src/api';
+import { priorVotesOn } from '../src/preprocessing';
 import { deal } from './helpers';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
@@ -75,4 +76,24 @@ describe('a party recovered from a memory loss, then two others die', () => {
     await net.run({ maxTimeMs: 20_000 });
     for (const p of three) expect(p.status().preprocessing.resolvedBatches).toBe(1);
   }, 120_000);
+});
+
+describe('what a durable log says about a later batch (priorVotesOn)', () => {
+  it('never reached: none; in flight: its votes (staged means ready may have gone out, unless it promised first); past it or abstaining: unknown', () => {
+    expect(priorVotesOn({ resolved: 3, committed: 2 }, 3)).toBe('none');
+    expect(priorVotesOn({ resolved: 3, committed: 2 }, 5)).toBe('none');
+    expect(priorVotesOn({ resolved: 3, committed: 2, running: 3 }, 3)).toBe('none'); // phase A only, no vote
+    expect(priorVotesOn({ resolved: 3, committed: 2, running: 3, vote: { vote0: 'drop', promised: 0 } }, 3)).toEqual({ vote0: 'drop', promised: 0 });
+    expect(priorVotesOn({ resolved: 3, committed: 2, staged: { id: 3, items: { triples: 1, lex4: 0, prod4: 0, nibbles: 0 } } }, 3)).toEqual({ vote0: 'commit', promised: 0 });
+    expect(priorVotesOn({ resolved: 3, committed: 2, staged: { id: 3, items: { triples: 1, lex4: 0, prod4: 0, nibbles: 0 } }, vote: { promised: 8 } }, 3)).toEqual({ promised: 8 });
+    expect(priorVotesOn({ resolved: 3, committed: 2, staged: { id: 3, items: { triples: 1, lex4: 0, prod4: 0, nibbles: 0 } } }, 4)).toBe('none');
+    expect(priorVotesOn({ resolved: 4, committed: 3 }, 3)).toBe('unknown');
+    expect(priorVotesOn({ resolved: 3, committed: 2, abstain: 3 }, 3)).toBe('unknown');
+  });
+
+  it('prepLogOf reads only a state header, and nothing from bytes that are not one', () => {
+    expect(prepLogOf(new Uint8Array([0, 0, 0, 2, 123, 125]))).toBeUndefined(); // "{}": no version
+    expect(prepLogOf(new Uint8Array([0, 0, 1, 0, 1]))).toBeUndefined(); // header longer than the bytes
+    expect(prepLogOf(new TextEncoder().encode('garbage'))).toBeUndefined();
+  });
 });
