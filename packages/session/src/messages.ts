@@ -115,12 +115,32 @@ export interface PositionUpdate {
   updated_at: string;
 }
 
-/** Tenebra's system_health payload (the spec leaves it open). */
+/** Overall venue health as the gateway sees it (docs/websocket.md, "system_health"). */
+export type HealthStatus = 'ok' | 'degraded' | 'down';
+export const HEALTH_STATUSES: readonly HealthStatus[] = ['ok', 'degraded', 'down'];
+/**
+ * Causes a system_health message names today. `sequencer_down` and `quorum_lost` make the status
+ * `down`, the others `degraded`. A client should show an unknown cause as it is (the list may grow).
+ */
+export type HealthReason = 'sequencer_down' | 'quorum_lost' | 'nodes_missing' | 'results_stalled' | 'journal_slow';
+
+/** Tenebra's system_health payload (the spec leaves it open; proto/session.proto SystemHealth). */
 export interface SystemHealth {
-  status: string;
+  status: HealthStatus;
+  /** why, for people; '' when ok */
   message: string;
   time_ns: U64String;
+  /** committee nodes with an authenticated results link to the gateway */
   live_nodes: number;
+  /** n */
+  nodes_total: number;
+  /** t + 1 */
+  nodes_needed: number;
+  sequencer_link: boolean;
+  /** sequenced ops without an applied outcome, floored to a multiple of 10 (0: fewer than 10) */
+  results_backlog: U64String;
+  /** HealthReason values; [] when ok */
+  reasons: string[];
 }
 
 export type SequencerToEdgeMessage =
@@ -198,6 +218,12 @@ export function decodeSequencerToEdgeMessage(bytes: Uint8Array): SequencerToEdge
   const kind = exactlyOne(m, ['order_update', 'position_update', 'system_health'], 'SequencerToEdgeMessage');
   if (kind === 'order_update') {
     requireKeys(m[kind] as Record<string, unknown>, ['message_type', 'order_id', 'side', 'type', 'time_in_force', 'status'], 'order_update');
+  }
+  if (kind === 'system_health') {
+    const status = (m[kind] as Record<string, unknown>)['status'];
+    if (!(HEALTH_STATUSES as readonly unknown[]).includes(status)) {
+      throw new SessionError('invalid_frame', `system_health.status must be one of ${HEALTH_STATUSES.join(', ')}`);
+    }
   }
   return m as unknown as SequencerToEdgeMessage;
 }

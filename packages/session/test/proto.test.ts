@@ -70,6 +70,9 @@ describe('session.proto follows the spec and the numbering rules', () => {
       'symbol', 'side', 'type', 'quantity', 'price', 'time_in_force', 'expiry_time', 'aon', 'min_fill_size', 'client_order_id', 'peg_reference',
     ]);
     expect(fields('Ack').map((f) => f[0])).toEqual(['code', 'message', 'order_id', 'client_order_id', 'status', 'reject_reason']);
+    expect(fields('SystemHealth').map((f) => f[0])).toEqual([
+      'status', 'message', 'time_ns', 'live_nodes', 'nodes_total', 'nodes_needed', 'sequencer_link', 'results_backlog', 'reasons',
+    ]);
   });
 });
 
@@ -107,7 +110,19 @@ describe('message codecs', () => {
     const pushes: SequencerToEdgeMessage[] = [
       { order_update: fullOrder },
       { position_update: fullPosition },
-      { system_health: { status: 'degraded', message: 'node 3 down', time_ns: '1736899200000000000', live_nodes: 4 } },
+      {
+        system_health: {
+          status: 'degraded', message: 'node 3 down', time_ns: '1736899200000000000', live_nodes: 4, nodes_total: 5, nodes_needed: 3,
+          sequencer_link: true, results_backlog: '18446744073709551610', reasons: ['nodes_missing', 'results_stalled'],
+        },
+      },
+      // Defaults (false, 0, empty list) are absent on the wire and come back as defaults.
+      {
+        system_health: {
+          status: 'down', message: 'no sequencer', time_ns: '1', live_nodes: 0, nodes_total: 5, nodes_needed: 3,
+          sequencer_link: false, results_backlog: '0', reasons: ['sequencer_down'],
+        },
+      },
     ];
     for (const m of pushes) expect(decodeSequencerToEdgeMessage(encodeSequencerToEdgeMessage(m))).toEqual(m);
     for (const t of ENUM_SPEC_VALUES.OrderEventType) {
@@ -139,5 +154,8 @@ describe('message codecs', () => {
     // A decoded place without its required fields is refused.
     expect(() => decodeEdgeSequencerRequest(new Uint8Array([0x0a, 0x03, 0x0a, 0x01, 0x41]))).toThrow(/required/);
     expect(() => decodeSequencerToEdgeMessage(new Uint8Array([0xff, 0xff]))).toThrow(SessionError);
+    // A system_health whose status is not ok / degraded / down is refused on decoding.
+    const odd = encodeSequencerToEdgeMessage({ system_health: { status: 'halted' as 'down', message: '', time_ns: '1', live_nodes: 0, nodes_total: 5, nodes_needed: 3, sequencer_link: false, results_backlog: '0', reasons: [] } });
+    expect(() => decodeSequencerToEdgeMessage(odd)).toThrow(/system_health.status must be one of ok, degraded, down/);
   });
 });
