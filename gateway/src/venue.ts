@@ -18,11 +18,13 @@ import { StatsService } from './stats/service';
 import { VipService } from './vip/service';
 import { SimulatedChain } from './settlement/chain';
 import { SettlementService } from './settlement/service';
+import { WithdrawalService } from './settlement/withdrawals';
 import { registerAccountRoutes } from './http/routes-account';
 import { registerPositionRoutes } from './http/routes-positions';
 import { registerStatsRoutes } from './http/routes-stats';
 import { registerVipRoutes } from './http/routes-vip';
 import { registerSettlementRoutes } from './http/routes-settlement';
+import { registerWithdrawalRoutes } from './http/routes-withdrawals';
 import { registerTradingLimits } from './http/trading-limits';
 import { registerDocsRoutes } from './http/openapi';
 import type { MarkSource } from './risk-monitor/mark-book';
@@ -61,6 +63,7 @@ export interface Venue {
   readonly stats: StatsService;
   readonly vip: VipService;
   readonly settlement: SettlementService;
+  readonly withdrawals: WithdrawalService;
   readonly guard: TradingGuard;
   /** Starts the timers (settlement batches, rate-limit persistence, daily tier sweep). */
   start(): void;
@@ -86,6 +89,7 @@ export function createVenue(d: VenueDeps, opts: VenueOptions = {}): Venue {
     ...(opts.settlementMaxAccounts !== undefined ? { maxAccounts: opts.settlementMaxAccounts } : {}),
   });
   settlement.attach(d.events);
+  const withdrawals = new WithdrawalService(d.db, chain, d.clock, log.child({ part: 'withdrawals' }));
   const persistence = new RateLimitPersistence(d.db, d.limiter);
   const restored = persistence.load();
   if (restored > 0) log.info({ keys: restored }, 'rate-limit windows restored');
@@ -97,16 +101,18 @@ export function createVenue(d: VenueDeps, opts: VenueOptions = {}): Venue {
   registerVipRoutes(d.app, { vip, clock: d.clock, adminSecret: d.adminSecret });
   registerStatsRoutes(d.app, stats);
   registerSettlementRoutes(d.app, { settlement, registry: d.registry, network: `tenebra-sim-${d.env}` });
+  registerWithdrawalRoutes(d.app, { withdrawals, db: d.db });
   registerDocsRoutes(d.app);
 
   const timers: NodeJS.Timeout[] = [];
   let started = false;
   return {
-    ledger, stats, vip, settlement, guard,
+    ledger, stats, vip, settlement, withdrawals, guard,
     start() {
       if (started) return;
       started = true;
-      settlement.start();
+      settlement.start(); // opens the chain
+      withdrawals.start();
       void vip.sweep().catch((e: unknown) => log.error({ err: String(e) }, 'tier sweep failed'));
       const every = (ms: number, fn: () => Promise<unknown>, what: string) => {
         const t = setInterval(() => void fn().catch((e: unknown) => log.error({ err: String(e) }, `${what} failed`)), ms);
@@ -120,6 +126,7 @@ export function createVenue(d: VenueDeps, opts: VenueOptions = {}): Venue {
       for (const t of timers) clearInterval(t);
       await ledger.stop();
       await persistence.flush();
+      await withdrawals.stop();
       if (started) settlement.stop();
     },
   };

@@ -112,6 +112,7 @@ export function accountView(i: AccountViewInput): Record<string, unknown> {
     unrealized_pnl: usdc(i.unrealizedPnl ?? 0n),
     equity: usdc(balance + positionMargin + (i.unrealizedPnl ?? 0n)),
     total_deposited: usdc(big(acct.deposited)),
+    total_withdrawn: usdc(big(acct.withdrawn ?? '0')),
     open_orders: acct.open_orders,
     open_positions: open,
     vip_tier: acct.tier,

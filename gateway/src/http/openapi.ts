@@ -53,7 +53,7 @@ export const OPENAPI = {
       }),
       Account: obj({
         user_id: str, environment: { enum: ['production', 'test'] }, currency: { const: 'USDC' }, balance: num, reserved_margin: num,
-        free_collateral: num, position_margin: num, unrealized_pnl: num, equity: num, total_deposited: num, open_orders: int,
+        free_collateral: num, position_margin: num, unrealized_pnl: num, equity: num, total_deposited: num, total_withdrawn: num, open_orders: int,
         open_positions: int, vip_tier: ref('TierName'), maker_fee_bps: num, taker_fee_bps: num, volume_30d: num,
         config: obj({ leverage: int, margin_mode: { const: 'isolated' }, api_key: str, api_key_scopes: { type: 'array', items: str }, token_scopes: { type: 'array', items: str }, max_open_orders: int, max_open_orders_per_symbol: int, min_order_notional: num }),
         created_at: str,
@@ -78,6 +78,11 @@ export const OPENAPI = {
         points: { type: 'array', items: obj({ t: str, total: dec, by_asset: { type: 'object', additionalProperties: dec } }, ['t', 'total']) },
         cumulative: { type: 'array', items: obj({ t: str, total: dec }) },
       }, ['as_of', 'metric', 'granularity', 'points']),
+      Withdrawal: obj({
+        withdrawal_id: str, client_withdrawal_id: { type: ['string', 'null'] }, amount: num, recipient: str, status: { enum: ['pending', 'released'] },
+        created_at: str, released_at: { type: ['string', 'null'] }, shielded_pool_total: num,
+        block: { oneOf: [{ type: 'null' }, obj({ height: int, hash: str, tx_hash: str, time: str })] },
+      }),
       SettlementStatus: obj({
         batch_id: str, status: { enum: ['pending', 'committed'] }, created_at: str, committed_at: { type: ['string', 'null'] }, accounts: int,
         commitments_root: str, shielded_pool_total: num,
@@ -86,8 +91,8 @@ export const OPENAPI = {
       }),
     },
     responses: Object.fromEntries([
-      [400, 'invalid_request, unsupported_grant_type, invalid_scope or a trade code'], [401, 'invalid_client, invalid_token, token_expired, token_revoked'],
-      [403, 'insufficient_scope, tier_not_eligible'], [404, 'not_found'], [429, 'rate_limited (Retry-After set)'], [503, 'VENUE_AT_CAPACITY or SEQUENCER_UNAVAILABLE'],
+      [400, 'invalid_request, unsupported_grant_type, invalid_scope, insufficient_collateral or a trade code'], [401, 'invalid_client, invalid_token, token_expired, token_revoked'],
+      [403, 'insufficient_scope, tier_not_eligible'], [404, 'not_found'], [409, 'conflict (a reused client_withdrawal_id) or an order conflict (1414, 1421-1423)'], [429, 'rate_limited (Retry-After set)'], [503, 'VENUE_AT_CAPACITY or SEQUENCER_UNAVAILABLE'],
     ].map(([c, d]) => [`E${c}`, { description: d, content: { 'application/json': { schema: ref('Error') } } }])),
   },
   paths: {
@@ -124,6 +129,16 @@ export const OPENAPI = {
       get: op('taker bonuses received as a maker: totals, unpaid hourly windows, hourly payouts newest first (extension)', 'read', envelope(obj({
         instant_total: num, hourly_total: num, accruing: { type: 'array' }, payouts: { type: 'array' },
       })), { parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 24 } }] }, [400]),
+    },
+    '/account/withdrawals': {
+      post: {
+        ...op('release free collateral to a fresh address on the public chain (extension: the spec leaves the API open)', 'trade', envelope({ allOf: [ref('Withdrawal'), obj({ free_collateral: num })] }), {}, [400, 404, 409]),
+        requestBody: { content: { 'application/json': { schema: obj({ amount: num, recipient: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' }, client_withdrawal_id: str }, ['amount', 'recipient']) } } },
+      },
+      get: op('the caller\'s withdrawals, newest first', 'read', envelope(obj({ withdrawals: { type: 'array', items: ref('Withdrawal') } })), { parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } }] }, [400]),
+    },
+    '/account/withdrawals/{withdrawalId}': {
+      get: op('one withdrawal of the caller', 'read', envelope(ref('Withdrawal')), { parameters: [{ name: 'withdrawalId', in: 'path', required: true, schema: str }] }, [404]),
     },
     '/vip/tiers': { get: op('fee schedule of all tiers', null, envelope(ref('VipTiers'))) },
     '/stats/platform/overview': {

@@ -1,7 +1,7 @@
 // Operator routes for the accounts CLI: accepted only from loopback with the admin secret header.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { INSTRUMENT_STATUSES, microToUsdc, usdcToMicro, type InstrumentStatus } from '@tenebra/config';
+import { INSTRUMENT_STATUSES, microToUsdc, type InstrumentStatus } from '@tenebra/config';
 import { ApiError } from '../errors';
 import type { AccountService } from '../accounts';
 import { MAX_LEVERAGE, MIN_LEVERAGE } from '../accounts';
@@ -10,8 +10,7 @@ import type { GatewayDb } from '../store/db';
 import { big, SCOPES, type AccountRec, type Scope } from '../store/records';
 import { isTier, TIERS } from '../tiers';
 import type { GatewayClock } from '../clock';
-import { decimalField } from '../orders/validate';
-import { formatDecimal } from '@tenebra/config';
+import { usdcField } from './usdc-field';
 import { ADMIN_PREFIX } from './app';
 import { sendData } from './reply';
 import { bodyObject } from './routes-public';
@@ -41,7 +40,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     guard(req);
     const b = bodyObject(req.body, 'tier, deposit and optionally leverage, scopes, passphrase');
     if (!isTier(b.tier)) throw new ApiError('invalid_request', `tier must be one of ${TIERS.join(', ')}`);
-    const deposit = usdc(b.deposit ?? '0', 'deposit', true);
+    const deposit = usdcField(b.deposit ?? '0', 'deposit', true);
     let leverage = DEFAULT_LEVERAGE;
     if (b.leverage !== undefined) {
       if (typeof b.leverage !== 'number' || !Number.isInteger(b.leverage) || b.leverage < MIN_LEVERAGE || b.leverage > MAX_LEVERAGE) {
@@ -73,7 +72,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     guard(req);
     mustAccount(deps, req.params.userId);
     const b = bodyObject(req.body, 'amount and optionally deposit_id');
-    const amount = usdc(b.amount, 'amount', false);
+    const amount = usdcField(b.amount, 'amount', false);
     if (b.deposit_id !== undefined && (typeof b.deposit_id !== 'string' || b.deposit_id.length === 0 || b.deposit_id.length > 128)) {
       throw new ApiError('invalid_request', 'deposit_id must be a string of 1 to 128 characters');
     }
@@ -110,15 +109,6 @@ function mustAccount(deps: AdminDeps, userId: string): AccountRec {
   return acct;
 }
 
-function usdc(v: unknown, field: string, allowZero: boolean): bigint {
-  const d = decimalField(v, field, 'invalid_request');
-  const micro = usdcToMicro(formatDecimal(d));
-  if (micro === null) throw new ApiError('invalid_request', `${field} must have at most 6 decimal places (micro-USDC)`);
-  if (!allowZero && micro === 0n) throw new ApiError('invalid_request', `${field} must be greater than 0`);
-  if (micro > 10n ** 18n) throw new ApiError('invalid_request', `${field} is too large`);
-  return micro;
-}
-
 function optionalPassphrase(v: unknown): string | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || v.length < 8 || v.length > 128) throw new ApiError('invalid_request', 'passphrase must be a string of 8 to 128 characters');
@@ -133,6 +123,7 @@ export function accountSummary(db: GatewayDb, acct: AccountRec): Record<string, 
     user_id: acct.user_id, user_uuid: acct.user_uuid, tier: acct.tier, leverage: acct.leverage, scopes: acct.scopes,
     balance: microToUsdc(big(acct.balance)), reserved: microToUsdc(big(acct.reserved)),
     free_collateral: microToUsdc(big(acct.balance) - big(acct.reserved)), deposited: microToUsdc(big(acct.deposited)),
+    withdrawn: microToUsdc(big(acct.withdrawn ?? '0')),
     open_orders: acct.open_orders, positions,
   };
 }

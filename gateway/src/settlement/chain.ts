@@ -1,7 +1,9 @@
 // A simulated public chain: an append-only, hash-linked log of blocks in one JSON-lines file, each
-// block carrying one settlement transaction (commitments, their Merkle root and the shielded pool's
-// total: the only public aggregate). Appends are fsynced before they count. On open the whole log is
-// verified (every hash and link); a torn last line from a crash is cut off.
+// block carrying one transaction: a settlement batch (commitments, their Merkle root and the
+// shielded pool's total: the only public aggregate) or a withdrawal (an amount released from the
+// shielded pool to a fresh recipient address). Appends are fsynced before they count, one at a time
+// whoever asks. On open the whole log is verified (every hash and link); a torn last line from a
+// crash is cut off.
 import { closeSync, existsSync, fsync, fsyncSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
 import { sha256Hex } from './commitment';
 
@@ -14,12 +16,31 @@ export interface SettlementTx {
   shielded_pool_total: string;
 }
 
+/** Collateral leaving the shielded pool for a fresh address; nothing on chain names the account. */
+export interface WithdrawalTx {
+  type: 'withdrawal';
+  withdrawal_id: string;
+  /** 0x + 40 hex, never used before on this chain */
+  recipient: string;
+  /** micro-USDC decimal string */
+  amount: string;
+  /** the pool's total after the release, micro-USDC decimal string */
+  shielded_pool_total: string;
+}
+
+export type ChainTx = SettlementTx | WithdrawalTx;
+
+/** The key a transaction is found by: a batch id or a withdrawal id, in separate name spaces. */
+export function txKey(tx: ChainTx): string {
+  return tx.type === 'settlement_batch' ? `batch:${tx.batch_id}` : `withdrawal:${tx.withdrawal_id}`;
+}
+
 export interface Block {
   height: number;
   time: string;
   prev_hash: string;
   tx_hash: string;
-  tx: SettlementTx;
+  tx: ChainTx;
   hash: string;
 }
 
@@ -46,15 +67,19 @@ export function blockHash(b: Omit<Block, 'hash'>): string {
   return sha256Hex(JSON.stringify({ height: b.height, time: b.time, prev_hash: b.prev_hash, tx_hash: b.tx_hash }));
 }
 
-export function txHash(tx: SettlementTx): string {
+export function txHash(tx: ChainTx): string {
   return sha256Hex(JSON.stringify(tx));
 }
 
 export class SimulatedChain {
   private tipHash = GENESIS;
   private tipHeight = 0;
-  /** batch id -> where it landed, for the most recent MAX_REMEMBERED blocks (recovery needs only the last few) */
-  private readonly batches = new Map<string, BlockRef>();
+  /** txKey -> where it landed, for the most recent MAX_REMEMBERED blocks (recovery needs only the last few) */
+  private readonly landed = new Map<string, BlockRef>();
+  /** every recipient address a withdrawal has paid (the chain's own check that each is fresh) */
+  private readonly recipients = new Set<string>();
+  /** the last durable append in flight: the next one waits for it (one fsync'd write at a time) */
+  private tail: Promise<unknown> = Promise.resolve();
   private fd: number | null = null;
 
   constructor(readonly file: string) {}
@@ -84,8 +109,8 @@ export class SimulatedChain {
     this.fd = openSync(this.file, 'a');
   }
 
-  /** Appends a block holding tx and syncs it to disk (blocks the thread for the fsync). */
-  append(tx: SettlementTx, timeMs: number): Block {
+  /** Appends a block holding tx and syncs it to disk (blocks the thread for the fsync). Only while no durable append is in flight (start-up). */
+  append(tx: ChainTx, timeMs: number): Block {
     const { fd, block } = this.write(tx, timeMs);
     fsyncSync(fd);
     return this.advance(block);
@@ -93,17 +118,23 @@ export class SimulatedChain {
 
   /**
    * As append, but the fsync runs on the thread pool, so the event loop goes on meanwhile; resolves
-   * once the block is on disk. The caller must not append again before it settles.
+   * once the block is on disk. Appends from several callers (settlement batches, withdrawals) are
+   * queued: each block links to the one before it, so a write waits for the previous fsync.
    */
-  async appendDurable(tx: SettlementTx, timeMs: number): Promise<Block> {
-    const { fd, block } = this.write(tx, timeMs);
-    await new Promise<void>((res, rej) => fsync(fd, (e) => (e ? rej(e) : res())));
-    return this.advance(block);
+  appendDurable(tx: ChainTx, timeMs: number): Promise<Block> {
+    const run = this.tail.then(async () => {
+      const { fd, block } = this.write(tx, timeMs);
+      await new Promise<void>((res, rej) => fsync(fd, (e) => (e ? rej(e) : res())));
+      return this.advance(block);
+    });
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 
-  private write(tx: SettlementTx, timeMs: number): { fd: number; block: Block } {
+  private write(tx: ChainTx, timeMs: number): { fd: number; block: Block } {
     if (this.fd === null) throw new Error('public chain: not open');
-    if (this.batches.has(tx.batch_id)) throw new Error(`public chain: batch ${tx.batch_id} is already on chain`);
+    if (this.landed.has(txKey(tx))) throw new Error(`public chain: ${txKey(tx)} is already on chain`);
+    if (tx.type === 'withdrawal' && this.recipients.has(tx.recipient)) throw new Error(`public chain: recipient ${tx.recipient} was paid before`);
     const partial = { height: this.tipHeight + 1, time: new Date(timeMs).toISOString(), prev_hash: this.tipHash, tx_hash: txHash(tx), tx };
     const block: Block = { ...partial, hash: blockHash(partial) };
     const line = `${JSON.stringify(block)}\n`;
@@ -120,8 +151,9 @@ export class SimulatedChain {
   }
 
   private remember(b: Block): void {
-    this.batches.set(b.tx.batch_id, ref(b));
-    if (this.batches.size > MAX_REMEMBERED) this.batches.delete(this.batches.keys().next().value!);
+    this.landed.set(txKey(b.tx), ref(b));
+    if (this.landed.size > MAX_REMEMBERED) this.landed.delete(this.landed.keys().next().value!);
+    if (b.tx.type === 'withdrawal') this.recipients.add(b.tx.recipient);
   }
 
   /** Height of the latest block (0: empty chain). */
@@ -131,7 +163,17 @@ export class SimulatedChain {
 
   /** Where a batch landed, if it is on chain among the last MAX_REMEMBERED blocks. */
   find(batchId: string): BlockRef | undefined {
-    return this.batches.get(batchId);
+    return this.landed.get(`batch:${batchId}`);
+  }
+
+  /** Where a withdrawal landed, if it is on chain among the last MAX_REMEMBERED blocks. */
+  findWithdrawal(withdrawalId: string): BlockRef | undefined {
+    return this.landed.get(`withdrawal:${withdrawalId}`);
+  }
+
+  /** True iff a withdrawal on this chain has paid the address. */
+  hasPaid(recipient: string): boolean {
+    return this.recipients.has(recipient);
   }
 
   /** Every block, read back from the file (tests, audits). */

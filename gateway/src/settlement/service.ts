@@ -17,6 +17,7 @@ import { fromUnits, microToUsdc } from '@tenebra/config';
 import { big, type PositionRec } from '../store/records';
 import { commit, deltaJson, merkleProof, merkleRoot, newSalt, type AccountDelta, type PositionDelta, type ProofStep } from './commitment';
 import type { BlockRef, SettlementTx, SimulatedChain } from './chain';
+import { shieldedPoolTotal } from './pool';
 
 export type BatchStatus = 'pending' | 'committed';
 
@@ -222,8 +223,7 @@ export class SettlementService {
       return { batch_id: id, user_id: e.user, leaf, commitment: commit(id, e.user, delta_json, salt), salt, delta_json, delta: e.delta } satisfies EntryRec;
     });
     const commitments = sealed.map((e) => e.commitment);
-    let pool = 0n;
-    for (const { value } of this.db.accounts.getRange()) pool += big(value.deposited);
+    const pool = shieldedPoolTotal(this.db);
     const batch: BatchRec = {
       batch_id: id, status: 'pending', created_at: new Date(nowMs).toISOString(), committed_at: null, commitments,
       commitments_root: merkleRoot(commitments), shielded_pool_total: pool.toString(), positions, block: null,

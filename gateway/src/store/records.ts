@@ -31,6 +31,8 @@ export interface AccountRec {
   open_orders: number;
   open_by_symbol: Record<string, number>;
   deposited: string;
+  /** collateral released by withdrawals so far, micro-USDC (absent: none) */
+  withdrawn?: string;
   created_at: string;
   /** small integer owner id, the secret the committee compares for self-trade prevention (set on the first order) */
   owner_id?: number;

@@ -26,5 +26,6 @@ export {
   type SocketState,
   type TokenSource,
 } from './socket';
+export { newWithdrawalAddress } from './wallet';
 export { ChannelTracker, type ChannelAction, type ChannelPhase, type PushMeta } from './channel';
 export type { Ack, SystemHealth } from '@tenebra/session';

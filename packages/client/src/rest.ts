@@ -7,7 +7,7 @@
 // and a repeat with the same id returns the original order instead of placing a second one. A 202 /
 // code 1502 (queued) is never resubmitted: it is an ApiError with `queued` true.
 import { randomUUID } from 'node:crypto';
-import { decimalLiteral } from './decimal';
+import { decimalLiteral, type DecimalInput } from './decimal';
 import { ApiError, NetworkError } from './errors';
 import { parseJson, stringifyJson } from './json';
 import { toInstrument, toInstrumentList, toOrder, toOrderLike, toPositions, toServerTime } from './normalize';
@@ -367,6 +367,28 @@ export class TenebraRestClient {
   /** GET /settlement/status/{batchId}. */
   async settlementStatus(batchId: string): Promise<JsonObject> {
     return (await this.#call({ method: 'GET', path: `/settlement/status/${encodeURIComponent(batchId)}`, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+  }
+
+  /**
+   * POST /account/withdrawals: releases `amount` USDC of free collateral to `recipient`, which must be
+   * an address no withdrawal has paid (make one with newWithdrawalAddress()). A client_withdrawal_id is
+   * generated when absent and re-sent unchanged on every retry, so the withdrawal happens at most once.
+   */
+  async withdraw(req: { amount: DecimalInput; recipient: string; client_withdrawal_id?: string }): Promise<JsonObject> {
+    const body = { amount: decimalLiteral(req.amount, 'amount'), recipient: req.recipient, client_withdrawal_id: req.client_withdrawal_id ?? newClientOrderId() };
+    return (await this.#call({ method: 'POST', path: '/account/withdrawals', body, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+  }
+
+  /** GET /account/withdrawals: the caller's withdrawals, newest first (at most `limit`, 1..100). */
+  async withdrawals(limit?: number): Promise<JsonObject[]> {
+    const query = { limit: limit === undefined ? undefined : String(limit) };
+    const d = (await this.#call({ method: 'GET', path: '/account/withdrawals', query, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+    return d['withdrawals'] as JsonObject[];
+  }
+
+  /** GET /account/withdrawals/{withdrawalId}. */
+  async getWithdrawal(withdrawalId: string): Promise<JsonObject> {
+    return (await this.#call({ method: 'GET', path: `/account/withdrawals/${encodeURIComponent(withdrawalId)}`, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
   }
 
   /** GET /time. */

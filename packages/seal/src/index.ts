@@ -11,3 +11,5 @@ export { makeQuote, verifyQuote, quoteMessage, newChallenge, proveEnclaveKey, ch
 export { measureFiles, canonicalJson } from './measure';
 export type { KeyPair, KeyType } from './keyfile';
 export { writeKeyFile, readKeyFile, writePublicKeyFile, readPublicKeyFile } from './keyfile';
+export type { Wallet } from './wallet';
+export { newWallet, walletAddress, isWalletAddress } from './wallet';
