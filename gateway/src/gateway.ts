@@ -18,6 +18,7 @@ import { Clearing } from './results/clearing';
 import { ResultCollector } from './results/collector';
 import { OutcomeWaiters, ResultPipeline } from './results/pipeline';
 import { nodeLinkKeys, ResultServer } from './results/server';
+import { SubmissionTracker } from './results/submissions';
 import { OrderService, type SequencerPort } from './orders/service';
 import { createSimulatedOracle, type PriceOracle } from './orders/oracle';
 import { buildApp } from './http/app';
@@ -142,7 +143,17 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   // The gateway's link key proves it to the sequencer and to each node on the results link.
   const linkKey = readKeyFile(config.linkKeyFile, 'ed25519').privateKey;
   const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }), nodeLinkKeys(config.nodes), linkKey);
-  const sequencer = opts.sequencer ?? attestedSequencer(config, log, linkKey, opts.sequencerConnectTimeoutMs);
+  const link = opts.sequencer ?? attestedSequencer(config, log, linkKey, opts.sequencerConnectTimeoutMs);
+  // Every submit's ack is watched for system_health (the results backlog, slow journal acks).
+  const submissions = new SubmissionTracker(() => clock.nowMs());
+  const sequencer: SequencerLink = {
+    get connected() {
+      return link.connected;
+    },
+    submit: (op, o) => submissions.track(link.submit(op, o)),
+    connect: () => link.connect(),
+    close: () => link.close(),
+  };
   const oracle = opts.oracle ?? createSimulatedOracle(clock).oracle;
   const marks = new MarkBook(oracle);
   const orders = new OrderService({ db, registry, sealer, sequencer, waiters, events, clock, log: log.child({ component: 'orders' }), oracle }, {
@@ -173,6 +184,17 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     },
     cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId, 'CANCEL_ON_DISCONNECT'),
     marks,
+    health: {
+      n: config.n, t: config.t,
+      liveNodes: () => pipeline.nodes.size,
+      sequencerUp: () => sequencer.connected,
+      cursor: () => pipeline.cursor,
+      backlog: (cursor) => submissions.backlog(cursor),
+      oldestJournalWaitMs: (now) => submissions.oldestWaitMs(now),
+      onNodesChanged: (fn) => pipeline.onNodesChanged(fn),
+    },
+    // The transparency channel serves exactly GET /stats/platform/overview (default range).
+    transparency: { overview: () => venue.stats.overview({}), onLedgerFlush: (fn) => venue.ledger.onFlush(fn) },
   }, opts.ws);
   const risk = new RiskMonitor({
     db, registry, events, clock, log: log.child({ component: 'risk' }), marks, orders,

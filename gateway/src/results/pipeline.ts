@@ -41,6 +41,7 @@ export class OutcomeWaiters {
 
 export class ResultPipeline {
   private readonly connected = new Set<number>();
+  private readonly nodeListeners = new Set<() => void>();
   private scheduled = false;
   /** a batch is being committed */
   private committing = false;
@@ -68,11 +69,29 @@ export class ResultPipeline {
 
   nodeUp(node: number): void {
     this.connected.add(node);
+    this.nodesChanged();
   }
 
   nodeDown(node: number): void {
     this.connected.delete(node);
     this.schedule(); // a seq may have been waiting only for this node
+    this.nodesChanged();
+  }
+
+  /** Calls fn after a committee node's results link comes up or goes down (system_health); returns the unsubscribe. */
+  onNodesChanged(fn: () => void): () => void {
+    this.nodeListeners.add(fn);
+    return () => this.nodeListeners.delete(fn);
+  }
+
+  private nodesChanged(): void {
+    for (const fn of this.nodeListeners) {
+      try {
+        fn();
+      } catch (e) {
+        this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'node change listener failed');
+      }
+    }
   }
 
   /** Connected node indices. */

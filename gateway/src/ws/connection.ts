@@ -1,6 +1,7 @@
 // One client socket: parses and rate-limits frames, runs login / logout / session.setup / subscribe /
 // unsubscribe / account.info / ping, decrypts trading ops in arrival order, and sends channel pushes
-// (encrypted on orders and positions) with a seq that rises by exactly 1 per subscription.
+// (encrypted on orders and positions) with a seq that rises by exactly 1 per subscription, and the
+// system_health pushes of its encrypted session.
 //
 // Ordering: frames are handled one after another (a login's token check is awaited before the next
 // frame is looked at); a trading op is decrypted in its turn and then executes in the background, so
@@ -24,7 +25,7 @@ import type { TokenClaims } from '../auth/tokens';
 import type { Push, Subscriber } from './hub';
 import {
   ANONYMOUS_LIMITS, CHANNELS, CLOSE, ENCRYPTED_CHANNELS, MIN_COUNTER_HEADROOM, OPS, PUBLIC_CHANNELS, REKEY_COUNTER_HEADROOM,
-  wsTierLimits, WsError, errorFrame, eventFrame, responseFrame, type Channel, type Op,
+  SYSTEM_HEALTH_CHANNEL, wsTierLimits, WsError, errorFrame, eventFrame, responseFrame, type Channel, type Op,
 } from './protocol';
 import type { WsContext } from './server';
 
@@ -45,6 +46,11 @@ interface Session {
   startedMs: number;
   /** when rekey_required was sent, or null */
   rekeyAskedMs: number | null;
+  /** seq of the next system_health push (a series per session, starting with a snapshot at 1) */
+  healthSeq: number;
+  /** HealthMonitor version last pushed, and when (Date.now(): the rate limit is about real time) */
+  healthVersion: number;
+  healthSentAt: number;
 }
 
 interface Frame {
@@ -292,9 +298,11 @@ export class WsConnection implements Subscriber {
     this.setups++;
     // The answer is plain JSON; every frame after it uses the new key (the client switches on it).
     this.send(responseFrame(f.id, f.op, accepted.data));
-    this.session = { cipher: accepted.cipher, startedMs: this.ctx.clock.nowMs(), rekeyAskedMs: null };
+    this.session = { cipher: accepted.cipher, startedMs: this.ctx.clock.nowMs(), rekeyAskedMs: null, healthSeq: 1, healthVersion: 0, healthSentAt: 0 };
     this.retired = false;
     this.retiredCipher = null;
+    // The venue's state at once, so the client never has to guess it (docs/websocket.md, system_health).
+    this.pushHealth(this.session, 'snapshot');
   }
 
   /** The live session, or the spec's error for its absence. */
@@ -309,6 +317,9 @@ export class WsConnection implements Subscriber {
 
   private subscribe(f: Frame): void {
     const channel = this.channelArg(f);
+    for (const k of Object.keys(f.args)) {
+      if (k !== 'channel') throw new WsError('invalid_request', `unknown subscribe argument '${k.slice(0, 40)}'; subscribe takes {channel} only`);
+    }
     if (!PUBLIC_CHANNELS.has(channel)) {
       this.requireLogin('read');
       if (ENCRYPTED_CHANNELS.has(channel)) this.liveSession();
@@ -317,6 +328,9 @@ export class WsConnection implements Subscriber {
     const max = this.limits.subscriptions;
     const used = this.acct ? this.ctx.server.subscriptionCount(this.acct.user_id) : this.subs.size;
     if (used >= max) throw new WsError('limit_exceeded', `${this.acct ? `the ${this.acct.tier} tier allows` : 'a socket that has not logged in may hold'} ${max} subscriptions`);
+    // A statistics change not announced yet goes to the current subscribers first, so this snapshot
+    // is not followed by an update holding the same overview.
+    if (channel === 'transparency') this.ctx.hub.announceTransparency();
     const sub: Subscription = { seq: 1, drop: 0 };
     this.subs.set(channel, sub);
     this.send(responseFrame(f.id, f.op, { channel, seq_start: 1 }));
@@ -331,6 +345,9 @@ export class WsConnection implements Subscriber {
 
   private channelArg(f: Frame): Channel {
     const ch = f.args.channel;
+    if (ch === SYSTEM_HEALTH_CHANNEL) {
+      throw new WsError('invalid_request', `'${SYSTEM_HEALTH_CHANNEL}' is not subscribed: every encrypted session gets it after session.setup`);
+    }
     if (typeof ch !== 'string' || !(CHANNELS as readonly string[]).includes(ch)) {
       throw new WsError('invalid_request', `args.channel must be one of ${CHANNELS.join(', ')}`);
     }
@@ -354,6 +371,9 @@ export class WsConnection implements Subscriber {
         break;
       case 'instruments':
         items = hub.instrumentSnapshot().map((data) => ({ kind: 'plain', data }));
+        break;
+      case 'transparency':
+        items = [{ kind: 'plain', data: hub.transparencySnapshot() }];
         break;
     }
     if (items.length === 0) return this.push(channel, sub, 'snapshot', true, null);
@@ -395,6 +415,31 @@ export class WsConnection implements Subscriber {
     }
     const msg = p.kind === 'order' ? { order_update: p.update } : { position_update: p.update };
     this.send(encryptPush(s.cipher, channel, type, seq, complete, msg));
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // system_health
+
+  /**
+   * Pushes the venue's health if it changed since this session's last push and that push is at least
+   * healthMinIntervalMs old; otherwise a later offer (the sweep) sends the state current then, so a
+   * flapping link costs a session at most one push per interval and the last state always arrives.
+   */
+  offerHealth(): void {
+    const s = this.session;
+    if (!s || this.closed || s.healthVersion === this.ctx.health.version) return;
+    if (Date.now() - s.healthSentAt < this.ctx.options.healthMinIntervalMs) return;
+    this.pushHealth(s, 'update');
+  }
+
+  /** Seals the current health into a system_health push; not sent (and offered again later) on a slow socket. */
+  private pushHealth(s: Session, type: 'snapshot' | 'update'): void {
+    if (s.cipher.sendCounter > MAX_COUNTER - MIN_COUNTER_HEADROOM) return this.askRekey(s, 'send counter exhausted');
+    if (type === 'update' && this.ws.bufferedAmount > this.ctx.options.softBufferBytes) return;
+    const health = this.ctx.health;
+    s.healthVersion = health.version;
+    s.healthSentAt = Date.now();
+    this.send(encryptPush(s.cipher, SYSTEM_HEALTH_CHANNEL, type, s.healthSeq++, type === 'snapshot', { system_health: health.current }));
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -475,6 +520,7 @@ export class WsConnection implements Subscriber {
         this.retire('not set up again after rekey_required');
       }
     }
+    this.offerHealth();
   }
 
   private askRekey(s: Session, reason: string): void {

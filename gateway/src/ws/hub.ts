@@ -1,6 +1,6 @@
 // Fan-out of committed gateway events to the sockets that subscribed: orders and positions per account
-// (encrypted per socket by the connection), margin alerts per account, instrument status changes to
-// everyone. Also holds what snapshots need beyond the store: live orders, current margin alerts, and
+// (encrypted per socket by the connection), margin alerts per account, instrument status changes and
+// new public statistics (transparency) to everyone. Also holds what snapshots need beyond the store: live orders, current margin alerts, and
 // the throttle of mark_price position updates (at most one per position per second, others at once).
 import type { InstrumentSpec } from '@tenebra/config';
 import type { OrderUpdate, PositionUpdate } from '@tenebra/session';
@@ -15,6 +15,7 @@ import type { Channel } from './protocol';
 import { positionId } from '../positions/view';
 import { instrumentData, orderUpdate, positionUpdate } from './views';
 import type { MarkSource } from '../risk-monitor/mark-book';
+import type { TransparencyFeed } from './transparency';
 
 /** One push for a channel: an encrypted plaintext (orders/positions) or plain JSON data. */
 export type Push =
@@ -61,6 +62,8 @@ export class ChannelHub {
     private readonly clock: GatewayClock,
     private readonly log: Logger,
     private readonly markThrottleMs: number,
+    /** the public overview of the statistics and when it changes (transparency channel) */
+    private readonly transparency: TransparencyFeed,
     /** current marks of the risk monitor (positions are shown at them) */
     private readonly marks: MarkSource | null = null,
   ) {
@@ -138,6 +141,15 @@ export class ChannelHub {
 
   alertSnapshot(userId: string): Record<string, unknown>[] {
     return [...(this.alerts.get(userId)?.values() ?? [])].map(marginAlertData);
+  }
+
+  /**
+   * The transparency snapshot: the overview last published. Call announceTransparency() first, so
+   * a change not yet announced reaches the existing subscribers as an update before a new
+   * subscriber's snapshot already holds it.
+   */
+  transparencySnapshot(): Record<string, unknown> {
+    return this.transparency.current;
   }
 
   instrumentSnapshot(): Record<string, unknown>[] {
@@ -219,6 +231,14 @@ export class ChannelHub {
     }
     for (const [key, at] of this.lastMark) if (now - at >= this.markThrottleMs && !this.heldMark.has(key)) this.lastMark.delete(key);
     if (this.registry.listVersion !== this.instrumentVersion) this.announceInstruments();
+    this.announceTransparency();
+  }
+
+  /** Pushes the overview to every transparency subscriber if REST would now serve a different one. */
+  announceTransparency(): void {
+    const data = this.transparency.poll();
+    if (data === null) return;
+    for (const s of this.everyone) s.deliver('transparency', { kind: 'plain', data });
   }
 
   private announceInstruments(): void {

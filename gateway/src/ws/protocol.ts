@@ -11,11 +11,20 @@ export const OPS = [
 ] as const;
 export type Op = (typeof OPS)[number];
 
-/** Channels: orders and positions are encrypted per account, margin_alerts plain per account, instruments public. */
-export const CHANNELS = ['orders', 'positions', 'margin_alerts', 'instruments'] as const;
+/**
+ * Channels: orders and positions are encrypted per account, margin_alerts plain per account,
+ * instruments and transparency public (no login).
+ */
+export const CHANNELS = ['orders', 'positions', 'margin_alerts', 'instruments', 'transparency'] as const;
 export type Channel = (typeof CHANNELS)[number];
 export const ENCRYPTED_CHANNELS: ReadonlySet<Channel> = new Set(['orders', 'positions']);
-export const PUBLIC_CHANNELS: ReadonlySet<Channel> = new Set(['instruments']);
+export const PUBLIC_CHANNELS: ReadonlySet<Channel> = new Set(['instruments', 'transparency']);
+
+/**
+ * The `channel` of system_health pushes. Not a channel one subscribes to: every encrypted session
+ * gets them (once after each session.setup, then on every change of the venue's health).
+ */
+export const SYSTEM_HEALTH_CHANNEL = 'system_health';
 
 /**
  * Error names a response frame can carry, with their numeric `code`. REST names keep their REST
@@ -86,7 +95,7 @@ export interface WsOptions {
   maxSocketsPerIp: number;
   /** a socket that has not logged in after this long is closed (4401) */
   loginTimeoutMs: number;
-  /** how often timers are checked: auth expiry, rekey schedule, throttled pushes, instrument changes */
+  /** how often timers are checked: auth expiry, rekey schedule, throttled pushes, instrument changes, health, statistics */
   sweepMs: number;
   /** auth_expired is sent this long before the token's expiry */
   authWarningMs: number;
@@ -104,6 +113,12 @@ export interface WsOptions {
   heartbeatMs: number;
   /** client frames beyond this multiple of the tier's msg/sec within one second close the socket (1008) */
   floodFactor: number;
+  /** system_health: at most one push per session per this many ms (a flapping link is coalesced) */
+  healthMinIntervalMs: number;
+  /** system_health: results_stalled once sequenced ops have had no outcome for this long */
+  healthStallMs: number;
+  /** system_health: journal_slow once an op has waited this long for the sequencer's journal ack */
+  healthJournalSlowMs: number;
   /** test only: the first session of each socket starts its send counter here (to provoke nonce_overflow) */
   firstSessionSendCounter?: number;
 }
@@ -122,6 +137,9 @@ export const DEFAULT_WS_OPTIONS: WsOptions = {
   hardBufferBytes: 8 << 20,
   heartbeatMs: 30_000,
   floodFactor: 10,
+  healthMinIntervalMs: 250,
+  healthStallMs: 2_000,
+  healthJournalSlowMs: 1_000,
 };
 
 /** Send counter values left below which the server asks for a rekey (rekey_required) ... */

@@ -1,7 +1,8 @@
 // The WebSocket server at /ws/v1 on the gateway's HTTP port (fastify's node server, 'upgrade' event):
 // per-IP socket cap, per-account connection and subscription caps, the timers (auth_expired, rekey,
-// throttled pushes, instrument changes, heartbeats), the gateway's fencing epoch, and
-// cancel-on-disconnect. Frame handling lives in connection.ts, fan-out in hub.ts.
+// throttled pushes, instrument changes, statistics, health, heartbeats), the gateway's fencing epoch,
+// and cancel-on-disconnect. Frame handling lives in connection.ts, fan-out in hub.ts, the venue's
+// health in health.ts, the public statistics feed in transparency.ts.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -20,6 +21,8 @@ import type { MarkSource } from '../risk-monitor/mark-book';
 import { WsConnection } from './connection';
 import { SocketTrading, type Admit, type OrderPort } from './trading';
 import { CLOSE, DEFAULT_WS_OPTIONS, WS_PATH, type Channel, type WsOptions } from './protocol';
+import { HealthMonitor, type HealthSource } from './health';
+import { TransparencyFeed, type TransparencySource } from './transparency';
 
 const EPOCH_KEY = 'ws_fencing_epoch';
 
@@ -41,6 +44,10 @@ export interface WsDeps {
   cancelOnDisconnect: (acct: AccountRec, orderId: string) => Promise<unknown>;
   /** current marks (risk-monitor/mark-book.ts) the positions channel shows */
   marks?: MarkSource;
+  /** what the system_health pushes are derived from (results links, sequencer link, cursor, submits) */
+  health: HealthSource;
+  /** the public statistics the transparency channel serves (GET /stats/platform/overview) */
+  transparency: TransparencySource;
 }
 
 /** What a connection needs from the server. */
@@ -54,11 +61,14 @@ export interface WsContext {
   trading: SocketTrading;
   accountInfo: WsDeps['accountInfo'];
   server: WsServer;
+  health: HealthMonitor;
 }
 
 export class WsServer {
   readonly options: WsOptions;
   readonly hub: ChannelHub;
+  /** the venue's health as pushed to every encrypted session (system_health) */
+  readonly health: HealthMonitor;
   private readonly wss: WebSocketServer;
   private readonly conns = new Set<WsConnection>();
   private readonly perIp = new Map<string, number>();
@@ -70,6 +80,7 @@ export class WsServer {
   private stopping = false;
   /** cancel-on-disconnect runs in flight (awaited by stop so the store is not closed under them) */
   private readonly codRuns = new Set<Promise<void>>();
+  private readonly offNodes: () => void;
 
   constructor(
     private readonly app: FastifyInstance,
@@ -83,14 +94,22 @@ export class WsServer {
       return next;
     });
     const log = deps.log.child({ component: 'ws' });
-    this.hub = new ChannelHub(deps.db, deps.registry, deps.events, deps.clock, log, this.options.markPriceThrottleMs, deps.marks ?? null);
+    const transparency = new TransparencyFeed(deps.transparency, deps.clock);
+    this.hub = new ChannelHub(deps.db, deps.registry, deps.events, deps.clock, log, this.options.markPriceThrottleMs, transparency, deps.marks ?? null);
+    this.health = new HealthMonitor(deps.health, deps.clock, { stallMs: this.options.healthStallMs, journalSlowMs: this.options.healthJournalSlowMs });
+    // A node's link coming or going is announced at once (within each session's rate limit); the
+    // sweep catches the rest: the sequencer link, stalls and slow journal acks.
+    this.offNodes = deps.health.onNodesChanged(() => {
+      if (this.health.refresh()) this.logHealth();
+      for (const c of this.conns) c.offerHealth();
+    });
     const trading = new SocketTrading({
       orders: deps.orders, registry: deps.registry, limiter: deps.limiter, db: deps.db, hub: this.hub, clock: deps.clock, log,
       ...(deps.admit ? { admit: deps.admit } : {}),
     });
     this.ctx = {
       options: this.options, clock: deps.clock, db: deps.db, tokens: deps.tokens, accounts: deps.accounts, hub: this.hub, trading,
-      accountInfo: deps.accountInfo, server: this,
+      accountInfo: deps.accountInfo, server: this, health: this.health,
     };
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.options.hardMaxFrameBytes, perMessageDeflate: false });
     app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
@@ -188,6 +207,7 @@ export class WsServer {
     if (this.sweepTimer) return;
     this.sweepTimer = setInterval(() => {
       try {
+        if (this.health.refresh()) this.logHealth();
         this.hub.sweep();
         const now = this.deps.clock.nowMs();
         for (const c of this.conns) c.sweep(now);
@@ -209,12 +229,21 @@ export class WsServer {
     this.heartbeatTimer.unref();
   }
 
+  private logHealth(): void {
+    const h = this.health.current;
+    const log = this.deps.log.child({ component: 'ws' });
+    const o = { status: h.status, reasons: h.reasons, live_nodes: h.live_nodes, sequencer_link: h.sequencer_link };
+    if (h.status === 'ok') log.info(o, 'venue health: ok');
+    else log.warn(o, `venue health: ${h.status}: ${h.message}`);
+  }
+
   /** Closes every socket (1001, no cancel-on-disconnect: the gateway is going away, not the client). */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.offNodes();
     for (const c of this.conns) {
       c.close(CLOSE.goingAway, 'gateway shutting down');
       c.ws.terminate();
