@@ -67,6 +67,11 @@ export interface SocketOptions {
    * `close()` logs out first, so a deliberate close keeps the orders.
    */
   cancelOnDisconnect?: boolean;
+  /**
+   * Open the socket without a login: only the public channels (`instruments`, `transparency`) can be
+   * subscribed; trading, account.info and system_health need a login and refuse. Default false.
+   */
+  anonymous?: boolean;
 }
 
 /** order.place input; decimals as strings, numbers or bigints; client_order_id generated when absent. */
@@ -102,7 +107,7 @@ export interface SocketModifyOrder extends SocketCancelOrder {
 export type SocketState = 'idle' | 'connecting' | 'ready' | 'reconnecting' | 'closed';
 
 export interface SocketEvents {
-  /** Logged in with an encrypted session; after connect() and after every reconnect. */
+  /** Logged in with an encrypted session (or, `anonymous`, just open); after connect() and after every reconnect. */
   ready: [{ userUuid: string; sessionId: string; reconnect: boolean }];
   /** An orders-channel update (every message_type), after its snapshot. */
   order: [OrderEvent, PushMeta];
@@ -114,7 +119,13 @@ export interface SocketEvents {
   positionsSnapshot: [Position[]];
   /** Every update of every channel, public ones included. */
   update: [{ channel: string; seq: number; data: unknown }];
+  /**
+   * The venue's health (docs/websocket.md, system_health): once after every session.setup (connect,
+   * rekey, reconnect), then on every change. Each message is the whole state; `health` keeps the last.
+   */
   systemHealth: [SystemHealth];
+  /** The public platform overview (GET /stats/platform/overview): the snapshot, then each update. */
+  transparency: [JsonObject];
   gap: [{ channel: string; expected: number; received: number }];
   resubscribed: [{ channel: string; reason: string }];
   authExpired: [unknown];
@@ -166,6 +177,7 @@ export class TenebraSocket extends EventEmitter {
   #wanted = new Set<string>();
   #channels = new Map<string, ChannelTracker<unknown>>();
   #heartbeat: NodeJS.Timeout | undefined;
+  #health: SystemHealth | undefined;
 
   constructor(options: SocketOptions = {}) {
     super();
@@ -198,6 +210,10 @@ export class TenebraSocket extends EventEmitter {
   get sessionId(): string | undefined {
     return this.#cipher?.sessionId.toString();
   }
+  /** The venue's health as last pushed on this client's session (undefined before the first push). */
+  get health(): SystemHealth | undefined {
+    return this.#health;
+  }
   /** Channels this client keeps subscribed (across reconnects). */
   get subscriptions(): string[] {
     return [...this.#wanted];
@@ -225,7 +241,7 @@ export class TenebraSocket extends EventEmitter {
     this.#closing = true;
     this.#stopHeartbeat();
     const ws = this.#ws;
-    if (ws && ws.readyState === WebSocket.OPEN && this.#state === 'ready') {
+    if (ws && ws.readyState === WebSocket.OPEN && this.#state === 'ready' && !this.#o.anonymous) {
       await this.#request('logout', {}, 1000).catch(() => undefined);
     }
     if (ws && ws.readyState !== WebSocket.CLOSED) {
@@ -249,11 +265,13 @@ export class TenebraSocket extends EventEmitter {
     this.#state = 'connecting';
     this.#cipher = undefined;
     await this.#open();
-    await this.#login();
-    await this.#setupSession();
+    if (!this.#o.anonymous) {
+      await this.#login();
+      await this.#setupSession();
+    }
     this.#state = 'ready';
     this.#startHeartbeat();
-    this.emit('ready', { userUuid: this.#userUuid as string, sessionId: this.sessionId as string, reconnect });
+    this.emit('ready', { userUuid: this.#userUuid ?? '', sessionId: this.sessionId ?? '', reconnect });
     // A refused subscription is reported, not fatal: the session itself is up.
     await Promise.all(
       [...this.#wanted].map((ch) =>
@@ -388,7 +406,7 @@ export class TenebraSocket extends EventEmitter {
    * meanwhile. Login and subscriptions stay. Concurrent calls share one rekey.
    */
   rekey(reason = 'client'): Promise<void> {
-    if (this.#state !== 'ready') return Promise.resolve();
+    if (this.#state !== 'ready' || this.#o.anonymous) return Promise.resolve();
     this.#rekeying ??= (async () => {
       await this.#setupSession();
       this.emit('rekeyed', { sessionId: this.sessionId as string, reason });
@@ -449,6 +467,7 @@ export class TenebraSocket extends EventEmitter {
   }
 
   async #trade(request: EdgeSequencerRequest, symbol: string | undefined, resent = false, throttled = 0): Promise<Ack> {
+    this.#requireLogin('trading');
     const symbolId = symbol === undefined ? 0 : await this.#symbolId(symbol);
     for (;;) {
       await this.#whenReady();
@@ -480,6 +499,10 @@ export class TenebraSocket extends EventEmitter {
     }
   }
 
+  #requireLogin(what: string): void {
+    if (this.#o.anonymous) throw new Error(`${what} needs a login; this socket was opened with {anonymous: true} (public channels only)`);
+  }
+
   async #symbolId(symbol: string): Promise<number> {
     if (this.#o.resolveSymbolId) return this.#o.resolveSymbolId(symbol);
     if (this.#o.rest) return this.#o.rest.symbolId(symbol);
@@ -491,6 +514,7 @@ export class TenebraSocket extends EventEmitter {
 
   /** account.info: the same content as GET /account. */
   async accountInfo(): Promise<JsonObject> {
+    this.#requireLogin('account.info');
     await this.#whenReady();
     return (await this.#request('account.info', {})) as JsonObject;
   }
@@ -656,7 +680,12 @@ export class TenebraSocket extends EventEmitter {
       }
       if ('order_update' in msg) item = orderEventFromUpdate(msg.order_update);
       else if ('position_update' in msg) item = toPosition(msg.position_update);
-      else this.emit('systemHealth', msg.system_health);
+      else {
+        // Not a subscription: every frame is the whole state, so there is nothing to buffer or resync.
+        this.#health = msg.system_health;
+        this.emit('systemHealth', msg.system_health);
+        return;
+      }
     } else if (data !== null && data !== undefined && !(typeof data === 'object' && Object.keys(data).length === 0)) {
       if (channel === 'orders') item = { message_type: (data as JsonObject)['message_type'], ...toOrder(data) };
       else if (channel === 'positions') item = toPosition(data);
@@ -670,11 +699,13 @@ export class TenebraSocket extends EventEmitter {
           this.emit('snapshot', { channel, items: a.items });
           if (channel === 'orders') this.emit('ordersSnapshot', a.items as OrderEvent[]);
           if (channel === 'positions') this.emit('positionsSnapshot', a.items as Position[]);
+          if (channel === 'transparency') for (const o of a.items) this.emit('transparency', o as JsonObject);
           break;
         case 'update':
           this.emit('update', { channel, seq: a.meta.seq, data: a.item });
           if (channel === 'orders') this.emit('order', a.item as OrderEvent, a.meta);
           if (channel === 'positions') this.emit('position', a.item as Position, a.meta);
+          if (channel === 'transparency') this.emit('transparency', a.item as JsonObject);
           break;
         case 'gap':
           this.emit('gap', { channel, expected: a.expected, received: a.received });
