@@ -3,7 +3,7 @@
 // cancel-on-disconnect, and, on a manual clock, re-login on auth_expired and rekey on rekey_required.
 import net from 'node:net';
 import { describe, it, expect, beforeAll, afterAll, vi } from 'vitest';
-import { TenebraRestClient, TenebraSocket, type OrderEvent, type Position, type SocketOptions } from '@tenebra/client';
+import { TenebraRestClient, TenebraSocket, type OrderEvent, type Position, type SocketOptions, type SystemHealth } from '@tenebra/client';
 import { main as quickstart } from '../../packages/client/examples/quickstart';
 import { ManualClock } from '../src/clock';
 import { createSimulatedOracle } from '../src/orders/oracle';
@@ -54,6 +54,26 @@ describe('on a gateway with the system clock', () => {
     const ws = await call(rig.gw, 'GET', `/api/v1/orders/${out.wsOrder}`, undefined, bearer(q));
     expect(ws.body.data).toMatchObject({ side: 'sell', price: 3100.5, quantity: 0.25, status: 'NEW' });
     expect(out.events.find((e) => e.order_id === out.wsOrder)).toMatchObject({ message_type: 'open', status: 'NEW', price: '3100.5' });
+  });
+
+  it("system_health: the state right after connect, then every change, as 'systemHealth' events; socket.health keeps the last", async () => {
+    const { socket, errors } = clients(rig, a);
+    const seen: SystemHealth[] = [];
+    socket.on('systemHealth', (h) => seen.push(h));
+    await socket.connect();
+    await until(() => seen.length >= 1, 5_000, 'first system_health');
+    expect(seen[0]).toMatchObject({ status: 'ok', live_nodes: 5, nodes_total: 5, nodes_needed: 3, sequencer_link: true, reasons: [] });
+    expect(socket.health).toEqual(seen[0]);
+    rig.committee.node(2).close();
+    await until(() => socket.health?.status === 'degraded', 5_000, 'degraded');
+    expect(socket.health).toMatchObject({ live_nodes: 4, reasons: ['nodes_missing'] });
+    await rig.committee.connect(rig.gw.urls.internalUrl, [2]);
+    await until(() => socket.health?.status === 'ok', 5_000, 'ok again');
+    // a rekey is a new session: the state again at once
+    const before = seen.length;
+    await socket.rekey('test');
+    await until(() => seen.length > before, 5_000, 'system_health after the rekey');
+    expect(errors).toEqual([]);
   });
 
   it('trades over the encrypted socket and follows orders and positions', async () => {
