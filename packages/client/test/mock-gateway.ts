@@ -16,6 +16,7 @@ import {
   type PositionUpdate,
   type SequencerToEdgeMessage,
   type ServerSessionCipher,
+  type SystemHealth,
 } from '@tenebra/session';
 
 export const API_KEY = { apiKey: 'key-1', apiSecret: 'secret-1', passphrase: 'pass-1' };
@@ -340,6 +341,12 @@ export class MockGateway {
     if (!msg) return this.#send(c, { channel, type, seq, snapshot_complete: complete, data: null });
     if (!c.cipher) throw new Error('mock: encrypted push without a session');
     this.#send(c, encryptPush(c.cipher, channel, type, seq, complete, msg));
+  }
+
+  /** Pushes a system_health message on the connection's session (not a subscription: its own seq series). */
+  pushHealth(c: MockConn, health: SystemHealth, seq: number): void {
+    if (!c.cipher) throw new Error('mock: system_health without a session');
+    this.#send(c, encryptPush(c.cipher, 'system_health', seq === 1 ? 'snapshot' : 'update', seq, seq === 1, { system_health: health }));
   }
 
   /** Pushes an order event to a connection subscribed to 'orders'. */

@@ -73,6 +73,26 @@ describe('login and session.setup', () => {
   });
 });
 
+describe('system_health', () => {
+  it("decodes each push into a 'systemHealth' event and keeps the last in socket.health; subscriptions untouched", async () => {
+    const { socket, errors } = await connect();
+    const seen: unknown[] = [];
+    socket.on('systemHealth', (h) => seen.push(h));
+    expect(socket.health).toBeUndefined();
+    const ok = { status: 'ok' as const, message: '', time_ns: '1', live_nodes: 5, nodes_total: 5, nodes_needed: 3, sequencer_link: true, results_backlog: '0', reasons: [] };
+    const down = { ...ok, status: 'down' as const, message: 'sequencer link down', time_ns: '2', sequencer_link: false, results_backlog: '20', reasons: ['sequencer_down'] };
+    gw.pushHealth(gw.last, ok, 1);
+    gw.pushHealth(gw.last, down, 2);
+    await until(() => seen.length === 2);
+    expect(seen).toEqual([ok, down]);
+    expect(socket.health).toEqual(down);
+    expect(socket.subscriptions).toEqual([]);
+    // the session's receive counter stayed in step: encrypted acks still open
+    expect((await socket.placeOrder(limit('14'))).code).toBe(0);
+    expect(errors).toEqual([]);
+  });
+});
+
 describe('encrypted trading', () => {
   it('order.place → encrypted ack; the gateway decrypts exact decimals', async () => {
     const { socket } = await connect();
