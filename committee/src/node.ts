@@ -171,9 +171,11 @@ export class CommitteeNode {
   private async startParty(from: { state?: Uint8Array; keys?: Uint8Array; priorVotes?: PrepLog }): Promise<void> {
     const cfg = this.cfg;
     const privateKey = fromHex(readFileSync(cfg.libp2pKeyFile, 'utf8').trim());
+    if (cfg.linkEmulation) this.log.info({ link_emulation: cfg.linkEmulation }, 'committee links emulated: every message from another node is held back (latency, jitter, bandwidth)');
     this.transport = await createLibp2pTransport({
       self: cfg.index, n: cfg.n, privateKey, listen: cfg.listen, peers: cfg.peers,
       ...(cfg.writeStallMs === undefined ? {} : { writeStallMs: cfg.writeStallMs }),
+      ...(cfg.linkEmulation === undefined ? {} : { linkEmulation: cfg.linkEmulation }),
       // one JSON line per event, like the rest of the node's log
       log: (msg: string, err?: unknown) => this.log.warn(err === undefined ? {} : { err: err instanceof Error ? err.message : String(err) }, `transport: ${msg}`),
     });

@@ -1,10 +1,10 @@
 // One party of the libp2p benchmark in its own process: config over IPC, runs the plan, reports.
 import '@tenebra/transport/src/polyfill';
-import { FRAME_HEADER_BYTES, createLibp2pTransport, type PeerEntry } from '@tenebra/transport';
+import { FRAME_HEADER_BYTES, createLibp2pTransport, type LinkEmulation, type PeerEntry } from '@tenebra/transport';
 import { createParty, type PreprocessingOptions } from '@tenebra/mpc';
 import { runStep, stepName, type Step } from './mpc-plan';
 
-interface Config { self: number; n: number; t: number; privateKeyHex: string; peers: PeerEntry[]; prep: PreprocessingOptions; plan: Step[] }
+interface Config { self: number; n: number; t: number; privateKeyHex: string; peers: PeerEntry[]; prep: PreprocessingOptions; plan: Step[]; links?: LinkEmulation }
 
 process.on('message', (m: { type: 'config'; config: Config } | { type: 'exit' }) => {
   if (m.type === 'config') run(m.config).catch((e: unknown) => { process.send?.({ type: 'error', error: String(e instanceof Error ? e.stack : e) }); process.exit(1); });
@@ -13,7 +13,7 @@ process.on('message', (m: { type: 'config'; config: Config } | { type: 'exit' })
 
 async function run(cfg: Config): Promise<void> {
   const me = cfg.peers.find((p) => p.index === cfg.self)!;
-  const transport = await createLibp2pTransport({ self: cfg.self, n: cfg.n, privateKey: Buffer.from(cfg.privateKeyHex, 'hex'), listen: me.addr, peers: cfg.peers, log: (m) => { if (m.startsWith('lean noise')) console.error(m); }, lazyWindowUpdates: !process.env.MPC_EAGER_WINDOW, leanNoise: !process.env.MPC_PLAIN_NOISE });
+  const transport = await createLibp2pTransport({ self: cfg.self, n: cfg.n, privateKey: Buffer.from(cfg.privateKeyHex, 'hex'), listen: me.addr, peers: cfg.peers, log: (m) => { if (m.startsWith('lean noise')) console.error(m); }, lazyWindowUpdates: !process.env.MPC_EAGER_WINDOW, leanNoise: !process.env.MPC_PLAIN_NOISE, ...(cfg.links ? { linkEmulation: cfg.links } : {}) });
   // MPC_TRACE=<party>[,<party>...] or 'all': log rounds; times are wall-clock ms (timeOrigin + now), comparable across processes.
   const traced = (process.env.MPC_TRACE ?? '').split(',');
   const trace = traced.includes('all') || traced.includes(String(cfg.self));

@@ -1,5 +1,6 @@
 // MPC engine benchmark: prints figures, asserts nothing.
 //   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only] [--latency-only] [--nodes 5 --threshold 2]
+//     [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS]   (emulated WAN links between the libp2p processes)
 // (MPC_TRACE=<party> logs that party's rounds; MPC_ELD=1 prints event-loop delay per party.)
 // (MPC_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles each party process: they exit normally at the end.)
 // For n parties with Shamir degree t (default 5 and 2): on the simulated network (all parties in this
@@ -10,7 +11,7 @@ import '@tenebra/transport/src/polyfill';
 import { fork, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { SimNetwork, generateIdentity, type PeerEntry } from '@tenebra/transport';
+import { SimNetwork, checkLinkEmulation, generateIdentity, type LinkEmulation, type PeerEntry } from '@tenebra/transport';
 import { LEX4, costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
 import { checkCommitteeSize } from '@tenebra/config';
 import { runStep, type Step, type StepResult } from './mpc-plan';
@@ -24,6 +25,14 @@ const valueOf = (name: string, dflt: number): number => {
 const n = valueOf('nodes', 5);
 const t = valueOf('threshold', 2);
 checkCommitteeSize(n, t);
+/** emulated WAN links for the libp2p processes (as `npm start -- --link-latency-ms ...`) */
+const LINKS = ((): LinkEmulation | undefined => {
+  const has = (k: string): boolean => process.argv.includes(`--${k}`);
+  if (!has('link-latency-ms') && !has('link-jitter-ms') && !has('link-bandwidth-mbps')) return undefined;
+  const e: LinkEmulation = { latencyMs: valueOf('link-latency-ms', 0), jitterMs: valueOf('link-jitter-ms', 0), ...(has('link-bandwidth-mbps') ? { bandwidthMbps: valueOf('link-bandwidth-mbps', 0) } : {}) };
+  checkLinkEmulation(e);
+  return e;
+})();
 const BIG = quick ? 2000 : 10000;
 const LAT = Number(process.env.MPC_LAT ?? (quick ? 50 : 300));
 /**
@@ -153,7 +162,7 @@ async function libp2p(prep: PreprocessingOptions, plan: Step[]): Promise<StepRes
           if (m.type === 'step') out[k]!.push(m.result!);
           if (m.type === 'done' && ++done === n) resolve();
         });
-        child.send({ type: 'config', config: { self: k + 1, n, t, privateKeyHex: Buffer.from(id.privateKey).toString('hex'), peers, prep, plan } });
+        child.send({ type: 'config', config: { self: k + 1, n, t, privateKeyHex: Buffer.from(id.privateKey).toString('hex'), peers, prep, plan, ...(LINKS ? { links: LINKS } : {}) } });
       });
     });
   } finally {
@@ -188,7 +197,7 @@ if (args.has('--background')) {
   console.log(`\n== libp2p, ${n} processes, committee preprocessing in the background (batch ${batch}) ==`);
   console.log(`single lt latency (${s.length} jobs after ${LAT_WARMUP} warm-up jobs): p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms, max ${Math.max(...s).toFixed(1)} ms; meanwhile made ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${res[0]![0]!.ms.toFixed(0)} ms`);
 } else if (!args.has('--sim-only')) {
-  if (!args.has('--production-only')) print(`libp2p, ${n} processes on 127.0.0.1 (online, dealer-made reserve)`, await libp2p(dealerPrep, online));
+  if (!args.has('--production-only')) print(`libp2p, ${n} processes on 127.0.0.1${LINKS ? ` (links: ${LINKS.latencyMs} ± ${LINKS.jitterMs} ms${LINKS.bandwidthMbps ? `, ${LINKS.bandwidthMbps} Mbit/s` : ''})` : ''} (online, dealer-made reserve)`, await libp2p(dealerPrep, online));
   if (!latOnly && !args.has('--batched-only')) print(`libp2p, ${n} processes (committee preprocessing)`, await libp2p(committeePrep, production));
 }
 console.log(`\nload average at end ${load()} (other work on the machine slows every figure above)`);

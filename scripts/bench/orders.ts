@@ -4,7 +4,7 @@
 // takers sending limits, IOCs, markets, FOKs, cancels and modifies) with throughput and latency per
 // kind, the plaintext reference rate on the same stream, the stall after killing t nodes (two by
 // default), and the order-to-fill with t nodes down.
-//   npm run bench:orders -- [--nodes 5 --threshold 2] [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--keep]
+//   npm run bench:orders -- [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--keep]
 import '@tenebra/transport/src/polyfill';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import { COMPARISON_BITS, INSTRUMENTS, checkCommitteeSize, fromUnits, layout, to
 import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { Cluster } from '../src/cluster';
 import { run as accounts } from '../src/accounts';
-import { parseFlags } from '../src/flags';
+import { describeLinks, LINK_FLAGS, linkEmulationOf, parseFlags } from '../src/flags';
 import { nodeStatus, testPorts, Trader, type Credentials } from '../test/harness';
 import { closeHttpClient } from '../src/http-client';
 import { FillWatch } from './fill-watch';
@@ -22,7 +22,9 @@ import { FillWatch } from './fill-watch';
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
 
-const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols', 'nodes', 'threshold'], ['keep']);
+const flags = parseFlags(process.argv.slice(2), ['seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols', 'nodes', 'threshold', ...LINK_FLAGS], ['keep']);
+/** emulated WAN links between the nodes (as `npm start -- --link-latency-ms ...`; default none) */
+const LINKS = linkEmulationOf(flags);
 /** --only sustained,mix,fill,plaintext,stall,degraded: run just these sections (default: all) */
 const SECTIONS = ['sustained', 'mix', 'fill', 'plaintext', 'stall', 'degraded'];
 const ONLY = new Set((flags.str.get('only') ?? SECTIONS.join(',')).split(',').filter(Boolean));
@@ -294,8 +296,8 @@ async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, ra
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tenebra-bench-'));
   const ports = await testPorts(N);
-  console.log(`starting a ${N}-node cluster (t=${T}) in ${dataDir} ...`);
-  const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE });
+  console.log(`starting a ${N}-node cluster (t=${T}) in ${dataDir} ...; ${describeLinks(LINKS)}`);
+  const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE, ...(LINKS ? { linkEmulation: LINKS } : {}) });
   let watches: FillWatch[] = [];
   try {
     await cluster.waitReady(120_000);

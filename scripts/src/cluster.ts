@@ -8,10 +8,10 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_PORTS, COMPARISON_BITS, layout, readJson, writeJson, checkCommitteeSize,
-  type Env, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry,
+  type Env, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
 } from '@tenebra/config';
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
-import { generateIdentity } from '@tenebra/transport';
+import { checkLinkEmulation, generateIdentity } from '@tenebra/transport';
 import { assertComparisonFits, DEFAULT_KAPPA } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
@@ -43,6 +43,11 @@ export interface ClusterOptions {
   nodeNice?: number;
   /** the nodes' libp2p write-stall limit (NodeConfig.writeStallMs; default: the transport's) */
   writeStallMs?: number;
+  /**
+   * Emulated WAN links between the nodes for this run (NodeConfig.linkEmulation): written into every
+   * node's config at each start, new folder or resumed; absent removes any a previous run set.
+   */
+  linkEmulation?: LinkEmulationConfig;
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -50,6 +55,7 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 /** Generates keys and configs into dataDir unless they exist; returns the resolved configs. */
 export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: NodeConfig[]; sequencer: SequencerConfig; gateway: GatewayConfig }> {
   const L = layout(opts.dataDir);
+  checkLinkEmulation(opts.linkEmulation); // a bad setting is refused before anything is written
   if (existsSync(L.gatewayConfig) && existsSync(L.sequencerConfig)) {
     const sequencer = readJson<SequencerConfig>(L.sequencerConfig);
     const gateway = readJson<GatewayConfig>(L.gatewayConfig);
@@ -58,6 +64,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     if ((opts.n !== undefined && opts.n !== gateway.n) || (opts.t !== undefined && opts.t !== gateway.t)) {
       throw new Error(`${L.root} holds a committee of n=${gateway.n}, t=${gateway.t}, not n=${opts.n ?? gateway.n}, t=${opts.t ?? gateway.t}: its shares cannot be re-dealt; use a new data folder for another size`);
     }
+    for (const nd of nodes) if (applyLinkEmulation(nd, opts.linkEmulation)) writeJson(L.nodeConfig(nd.index), nd);
     // Folders made before link keys existed get them now (before the measurement: it covers them).
     const upgraded = upgradeLinkKeys(L, nodes, sequencer, gateway);
     for (const nd of upgraded.nodes) writeJson(L.nodeConfig(nd.index), nd);
@@ -138,6 +145,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 2_000, targetLex4: 3_400, targetProd4: 1_000, targetBits: 40_000, batch: 512 },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
     ...(opts.writeStallMs === undefined ? {} : { writeStallMs: opts.writeStallMs }),
+    ...(opts.linkEmulation === undefined ? {} : { linkEmulation: opts.linkEmulation }),
   }));
   const gateway: GatewayConfig = {
     role: 'gateway', env: opts.env, dataDir: L.gatewayDir, host, port: ports.gateway, internalPort: ports.gatewayInternal,
@@ -150,6 +158,14 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
   writeJson(L.gatewayConfig, gateway);
   for (const nd of nodes) writeJson(L.nodeConfig(nd.index), nd);
   return { nodes, sequencer, gateway };
+}
+
+/** Sets (or removes) a node's link emulation to what this run asks; true iff the config changed. */
+function applyLinkEmulation(nd: NodeConfig, want: LinkEmulationConfig | undefined): boolean {
+  if (JSON.stringify(nd.linkEmulation) === JSON.stringify(want)) return false;
+  if (want === undefined) delete nd.linkEmulation;
+  else nd.linkEmulation = want;
+  return true;
 }
 
 export type Role = ProcessEntry['role'];

@@ -29,3 +29,41 @@ export function parseFlags(argv: string[], valueFlags: string[], boolFlags: stri
   }
   return out;
 }
+
+/** The value flags that set emulated WAN links between the committee nodes (linkEmulationOf). */
+export const LINK_FLAGS = ['link-latency-ms', 'link-jitter-ms', 'link-bandwidth-mbps'];
+
+/** Usage lines for LINK_FLAGS. */
+export const LINK_USAGE = `  --link-latency-ms MS --link-jitter-ms MS --link-bandwidth-mbps MBPS
+               emulate WAN links between the committee nodes for this run: every message a node
+               reads from another is held back by the one-way latency (± uniform jitter, at most the
+               latency) and its transmission time at the bandwidth; off when absent`;
+
+/** Reads LINK_FLAGS into a link emulation (undefined when none is given); throws on a bad number. */
+export function linkEmulationOf(flags: Flags): { latencyMs?: number; jitterMs?: number; bandwidthMbps?: number } | undefined {
+  const num = (name: string): number | undefined => {
+    const text = flags.str.get(name);
+    if (text === undefined) return undefined;
+    const v = Number(text);
+    if (text.trim() === '' || !Number.isFinite(v) || v < 0) throw new Error(`--${name} must be a non-negative number, got '${text}'`);
+    return v;
+  };
+  const latencyMs = num('link-latency-ms');
+  const jitterMs = num('link-jitter-ms');
+  const bandwidthMbps = num('link-bandwidth-mbps');
+  if (latencyMs === undefined && jitterMs === undefined && bandwidthMbps === undefined) return undefined;
+  if (jitterMs !== undefined && latencyMs === undefined) throw new Error('--link-jitter-ms needs --link-latency-ms (jitter varies the latency)');
+  return {
+    ...(latencyMs === undefined ? {} : { latencyMs }), ...(jitterMs === undefined ? {} : { jitterMs }),
+    ...(bandwidthMbps === undefined ? {} : { bandwidthMbps }),
+  };
+}
+
+/** One line describing a link emulation, for what a launcher prints. */
+export function describeLinks(e: { latencyMs?: number; jitterMs?: number; bandwidthMbps?: number } | undefined): string {
+  if (!e) return 'committee links: loopback (no emulation)';
+  const parts = [`${e.latencyMs ?? 0} ms one way`];
+  if (e.jitterMs) parts.push(`± ${e.jitterMs} ms jitter`);
+  parts.push(e.bandwidthMbps === undefined ? 'unlimited bandwidth' : `${e.bandwidthMbps} Mbit/s`);
+  return `committee links emulated: ${parts.join(', ')}`;
+}

@@ -2,9 +2,10 @@
 import { resolve } from 'node:path';
 import { ENVS, type Env } from '@tenebra/config';
 import { Cluster } from './cluster';
-import { parseFlags } from './flags';
+import { describeLinks, LINK_FLAGS, LINK_USAGE, linkEmulationOf, parseFlags } from './flags';
 
 const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug]
+                    [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS]
   --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
   --nodes N --threshold T
                committee size n and Shamir degree t of a new data folder (default 5 and 2; need
@@ -13,7 +14,8 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
   --env        production (ports 8080, 7100, 7001-7005, 7200) or test (9080, 9100, 9001-9005, 9200)
   --dealer     preprocessing by a trusted dealer: INSECURE, for experiments only (new data folders only)
   --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
-               preprocessing would otherwise starve the sequencer and gateway's acknowledgements`;
+               preprocessing would otherwise starve the sequencer and gateway's acknowledgements
+${LINK_USAGE}`;
 
 function integerFlag(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -29,7 +31,7 @@ function niceness(text: string): number {
 }
 
 async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold'], ['dealer', 'help']);
+  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', ...LINK_FLAGS], ['dealer', 'help']);
   if (flags.bool.has('help')) {
     console.log(USAGE);
     return;
@@ -40,7 +42,9 @@ async function main(): Promise<void> {
   const n = integerFlag('nodes', flags.str.get('nodes'));
   const t = integerFlag('threshold', flags.str.get('threshold'));
   if ((n === undefined) !== (t === undefined)) throw new Error('--nodes and --threshold go together (e.g. --nodes 7 --threshold 3)');
+  const links = linkEmulationOf(flags);
   const cluster = await Cluster.start({
+    ...(links ? { linkEmulation: links } : {}),
     dataDir, env, ...(n !== undefined && t !== undefined ? { n, t } : {}), preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee', supervise: true,
     logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '19'),
   });
@@ -61,6 +65,7 @@ async function main(): Promise<void> {
   for (const p of cluster.processes()) {
     console.log(`  ${p.role.padEnd(9)} ${String(p.index || '').padEnd(2)} pid ${p.pid}  ports ${JSON.stringify(p.ports)}${p.peerId ? `  peer ${p.peerId}` : ''}`);
   }
+  console.log(`  ${describeLinks(links)}`);
   if (cluster.configs.nodes[0]?.preprocessing.mode === 'dealer') {
     console.log('  WARNING: preprocessing mode is dealer (INSECURE, experiments only)');
   }

@@ -5,6 +5,8 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCluster } from '../src/cluster';
+import { describeLinks, linkEmulationOf, parseFlags, LINK_FLAGS } from '../src/flags';
+import { layout, readJson, type NodeConfig } from '@tenebra/config';
 
 const folder = (): string => mkdtempSync(join(tmpdir(), 'tenebra-config-'));
 const ports = { gateway: 31080, gatewayInternal: 31200, sequencer: 31100, nodeBase: 31001 };
@@ -39,5 +41,37 @@ describe('ensureCluster with a committee size', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('emulated WAN links between the nodes (npm start -- --link-latency-ms ...)', () => {
+  it('are written into every node config for this run, changed or removed by the next start of the folder', async () => {
+    const dir = folder();
+    try {
+      const links = { latencyMs: 20, jitterMs: 5, bandwidthMbps: 100 };
+      const c = await ensureCluster({ dataDir: dir, env: 'test', ports, linkEmulation: links });
+      const onDisk = (): (NodeConfig['linkEmulation'])[] => c.nodes.map((nd) => readJson<NodeConfig>(layout(dir).nodeConfig(nd.index)).linkEmulation);
+      expect(onDisk()).toEqual(Array(5).fill(links));
+      await ensureCluster({ dataDir: dir, env: 'test', linkEmulation: { latencyMs: 50 } });
+      expect(onDisk()).toEqual(Array(5).fill({ latencyMs: 50 }));
+      const plain = await ensureCluster({ dataDir: dir, env: 'test' });
+      expect(plain.nodes.every((nd) => nd.linkEmulation === undefined)).toBe(true);
+      expect(onDisk()).toEqual(Array(5).fill(undefined));
+      await expect(ensureCluster({ dataDir: join(dir, 'x'), env: 'test', ports, linkEmulation: { latencyMs: 5, jitterMs: 9 } })).rejects.toThrow(/may not exceed latencyMs/);
+      expect(existsSync(join(dir, 'x'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('are read from the launcher flags, with clear errors', () => {
+    const of = (...argv: string[]) => linkEmulationOf(parseFlags(argv, LINK_FLAGS));
+    expect(of()).toBeUndefined();
+    expect(of('--link-latency-ms', '30', '--link-jitter-ms', '2.5')).toEqual({ latencyMs: 30, jitterMs: 2.5 });
+    expect(of('--link-bandwidth-mbps', '50')).toEqual({ bandwidthMbps: 50 });
+    expect(() => of('--link-latency-ms', 'fast')).toThrow(/--link-latency-ms must be a non-negative number, got 'fast'/);
+    expect(() => of('--link-jitter-ms', '3')).toThrow(/--link-jitter-ms needs --link-latency-ms/);
+    expect(describeLinks(of('--link-latency-ms', '30', '--link-jitter-ms', '2'))).toBe('committee links emulated: 30 ms one way, ± 2 ms jitter, unlimited bandwidth');
+    expect(describeLinks(undefined)).toBe('committee links: loopback (no emulation)');
   });
 });

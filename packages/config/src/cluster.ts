@@ -47,6 +47,16 @@ export interface PreprocessingConfig {
   batch?: number;
 }
 
+/** Emulated wide-area links between committee nodes (@tenebra/transport link-emulation.ts). */
+export interface LinkEmulationConfig {
+  /** one-way latency added to every message between nodes, ms */
+  latencyMs?: number;
+  /** ± this much uniform jitter around the latency, ms (at most latencyMs) */
+  jitterMs?: number;
+  /** each link's bandwidth, Mbit/s; absent: unlimited */
+  bandwidthMbps?: number;
+}
+
 export interface NodeConfig {
   role: 'committee';
   env: Env;
@@ -76,6 +86,8 @@ export interface NodeConfig {
   logLevel: string;
   /** reset a libp2p stream towards a peer after this long without write progress (default 30,000 ms; see @tenebra/transport) */
   writeStallMs?: number;
+  /** emulated WAN links to the other nodes (absent: loopback as it is); `npm start -- --link-latency-ms` sets it per run */
+  linkEmulation?: LinkEmulationConfig;
 }
 
 export interface SequencerConfig {

@@ -15,6 +15,7 @@ import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
 import { FrameDecoder, FrameKind, FRAME_HEADER_BYTES, frameHeader } from './framing';
 import type { Cancel, Clock, Transport } from './types';
+import { checkLinkEmulation, LinkEmulator, type LinkEmulation } from './link-emulation';
 
 /** The one libp2p protocol committee parties speak. */
 export const TENEBRA_PROTOCOL = '/tenebra/mpc/1.0.0';
@@ -69,6 +70,11 @@ export interface Libp2pTransportOptions {
    * lean-noise.ts); false keeps the library as it is (for comparison benchmarks). Same bytes on the wire.
    */
   leanNoise?: boolean;
+  /**
+   * Emulated wide-area links: every message read from a peer is held back by this latency, jitter
+   * and bandwidth before the handlers see it (link-emulation.ts). Default: none.
+   */
+  linkEmulation?: LinkEmulation;
   /** Receives non-fatal errors (handler exceptions, bad frames). Default: console.error. */
   log?: (msg: string, err?: unknown) => void;
 }
@@ -228,6 +234,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
   private readonly writeStallMs: number;
   private writerCheck: ReturnType<typeof setInterval> | undefined;
   private readonly log: (msg: string, err?: unknown) => void;
+  /** holds inbound messages for their emulated arrival; null when no emulation is set */
+  private readonly emulator: LinkEmulator | null;
 
   constructor(private readonly opts: Libp2pTransportOptions, peerId: string) {
     const { self, n, peers } = opts;
@@ -247,6 +255,11 @@ class Libp2pTransportImpl implements Libp2pTransport {
     this.writeStallMs = opts.writeStallMs ?? 30_000;
     if (!(this.writeStallMs >= 0)) throw new RangeError(`libp2p transport: bad writeStallMs ${opts.writeStallMs}`);
     this.log = opts.log ?? ((msg, err) => console.error(`[transport ${self}] ${msg}`, err ?? ''));
+    this.emulator = checkLinkEmulation(opts.linkEmulation)
+      ? new LinkEmulator(opts.linkEmulation!, (from, data) => {
+        if (this.state === 'running') this.dispatch(from, data);
+      })
+      : null;
     for (const p of peers) {
       if (!Number.isInteger(p.index) || p.index < 1 || p.index > n) throw new RangeError(`libp2p transport: peer index ${p.index} out of range 1..${n}`);
       if (this.indexByPeerId.has(p.peerId)) throw new Error(`libp2p transport: peer id ${p.peerId} listed twice`);
@@ -370,6 +383,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
     if (this.state === 'stopped') return;
     this.state = 'stopped';
     if (this.writerCheck) clearInterval(this.writerCheck);
+    this.emulator?.stop();
     this.stopController.abort(new Error('transport stopped'));
     for (const link of this.links.values()) {
       link.wake?.();
@@ -435,7 +449,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
         if (f.kind !== FrameKind.DATA || this.state !== 'running') continue;
         link.receivedMessages++;
         link.receivedBytes += f.payload.byteLength;
-        this.dispatch(from, f.payload);
+        if (this.emulator) this.emulator.push(from, f.payload);
+        else this.dispatch(from, f.payload);
       }
     });
   }
