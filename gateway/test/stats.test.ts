@@ -125,13 +125,19 @@ describe('statistics from real fills', () => {
 /** Committed order and position events as clearing emits them, at chosen times (no matching). */
 function syntheticEvents(rig: () => Rig): {
   fill(buyer: string, seller: string, symbol: string, qtySteps: bigint, priceTicks: bigint, at: string): void;
+  oneSide(user: string, side: 'buy' | 'sell', symbol: string, qtySteps: bigint, priceTicks: bigint, at: string): void;
   position(user: string, symbol: string, sizeSteps: bigint): void;
 } {
   let n = 0;
-  return {
+  const events = {
     /** Both sides of one fill of qtySteps at priceTicks on symbol, filled at `at`. */
-    fill(buyer, seller, symbol, qtySteps, priceTicks, at) {
-      for (const [user, side] of [[buyer, 'buy'], [seller, 'sell']] as const) {
+    fill(buyer: string, seller: string, symbol: string, qtySteps: bigint, priceTicks: bigint, at: string) {
+      events.oneSide(buyer, 'buy', symbol, qtySteps, priceTicks, at);
+      events.oneSide(seller, 'sell', symbol, qtySteps, priceTicks, at);
+    },
+    /** One order's fill (a taker sweeping several makers fills once against their several fills). */
+    oneSide(user: string, side: 'buy' | 'sell', symbol: string, qtySteps: bigint, priceTicks: bigint, at: string) {
+      {
         const order = {
           order_id: `synthetic-${++n}`, user_id: user, client_order_id: null, symbol, side, type: 'limit', time_in_force: 'GTC',
           price_ticks: priceTicks.toString(), qty_steps: qtySteps.toString(), filled_steps: qtySteps.toString(), notional_ts: (qtySteps * priceTicks).toString(),
@@ -142,11 +148,12 @@ function syntheticEvents(rig: () => Rig): {
         rig().gw.events.emit('order', { message_type: 'filled', order });
       }
     },
-    position(user, symbol, sizeSteps) {
+    position(user: string, symbol: string, sizeSteps: bigint) {
       const p: PositionRec = { user_id: user, symbol, size_steps: sizeSteps.toString(), basis_ts: '0', margin: '0', realized_pnl: '0', fees_paid: '0', leverage: 5, updated_ns: '0' };
       rig().gw.events.emit('position', { update_reason: 'fill', position: p });
     },
   };
+  return events;
 }
 
 describe('statistics windows and parameters', () => {
@@ -396,5 +403,30 @@ describe('the dominance rule: a released pool is never mostly one trade (default
     expect(rig.gw.venue.ledger.store.pending('ETH')).toEqual({ f: 1, ts2: (5_000n * 200_000n).toString(), q: '5000', pc: 0, mx: (5_000n * 200_000n).toString() });
     clock.advance(T('2026-03-01T01:00:00Z') - clock.nowMs());
     expect(await volume()).toBe('43000'); // (28,000 + 10,000) both sides + 10,000 one side, halved
+  });
+});
+
+describe('the dominance rule set to 100% is off, also at a pool boundary', () => {
+  let rig: Rig;
+  let clock: ManualClock;
+  const { fill, oneSide } = syntheticEvents(() => rig);
+
+  beforeAll(async () => {
+    clock = new ManualClock(T('2026-04-01T00:00:00Z'));
+    rig = await startRig({ clock, ...LIMITS, venue: { statsDominancePercent: 100 } });
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('releases a pool cut between a taker fill and its second maker, where the taker fill is most of it', async () => {
+    const when = '2026-04-01T00:05:00Z';
+    clock.advance(T(when) - clock.nowMs());
+    for (let i = 0; i < 4; i++) fill(`0xb${i}`, `0xs${i}`, 'ETH-USDC-PERP', 1n, 200_000n, when); // 8 fills of 2 USDC
+    oneSide('0xtaker', 'buy', 'ETH-USDC-PERP', 2_000n, 200_000n, when); // fill 9: 4,000 USDC against two makers
+    oneSide('0xm1', 'sell', 'ETH-USDC-PERP', 1_000n, 200_000n, when); // fill 10 cuts the pool; the other maker is in the next
+    await rig.gw.venue.ledger.idle();
+    // ts2 = 16 + 4,000 + 2,000 = 6,016 USDC, traded notional 3,008: the taker fill is 133% of it
+    expect(rig.gw.venue.ledger.store.pending('ETH')).toMatchObject({ f: 0 });
   });
 });

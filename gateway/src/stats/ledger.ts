@@ -99,10 +99,14 @@ export class FillLedger {
   /**
    * Whether a pool may be released: enough fills, and no fill dominating it. The pool counts both
    * sides of each trade, so its traded notional is ts2 / 2 and the test is mx <= pct% of ts2 / 2.
+   * Conservative at pool boundaries: a pool is cut at its 10th fill, so a taker's fill can land in
+   * it without all its makers' fills and weigh more than half of ts2 / 2 there. 100 turns the rule
+   * off outright (that boundary case would otherwise still hold a pool at 100%).
    */
   private releasable(p: { f: number; ts2: bigint; mx: bigint }): boolean {
     if (p.f < this.releaseFills) return false;
-    return this.releaseFills === 1 || 200n * p.mx <= BigInt(this.dominancePercent) * p.ts2;
+    if (this.releaseFills === 1 || this.dominancePercent === 100) return true;
+    return 200n * p.mx <= BigInt(this.dominancePercent) * p.ts2;
   }
 
   /** Subscribes to committed order and position events. */
