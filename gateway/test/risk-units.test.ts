@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { instrumentBySymbol } from '@tenebra/config';
 import { tierOf, recovered } from '../src/risk-monitor/health-tiers';
-import { dueTranche, trancheSteps, applyTranche, emptyVaultPosition } from '../src/risk-monitor/liquidation-ladder';
+import { dueTranche, trancheSteps, applyTranche, emptyVaultPosition, tradeAt } from '../src/risk-monitor/liquidation-ladder';
 import { fundingPaymentMicro, settleFunding } from '../src/risk-monitor/funding';
 import { markPosition, marginRatioText } from '../src/risk-monitor/position-marks';
 import { adlCandidates, bankruptcyPriceTicks, bearLoss, socializeLoss } from '../src/risk-monitor/deleveraging';
@@ -52,6 +52,19 @@ describe('ladder', () => {
     expect(ok.vault).toMatchObject({ size_steps: '600', basis_ts: String(600n * 292_000n) });
     const bad = applyTranche(pos, emptyVaultPosition(ETH.symbol, 0n), acct, ETH, 2, 280_000n, 0, 1n); // −120 on 50 of margin
     expect([bad.deficitMicro, bad.account.balance, bad.position.realized_pnl]).toEqual([70_000_000n, '1000000', '-50000000']);
+  });
+
+  it('the vault closes by the common rule (proportional basis, PnL floored) and keeps the proceeds in its margin; a flip opens the rest', () => {
+    const vault = { ...emptyVaultPosition(ETH.symbol, 0n), size_steps: '-7', basis_ts: String(7n * 100_003n), margin: '-5', realized_pnl: '-5' };
+    // buys 3 of its short 7 at 1000.00: basis out floor(700021 × 3 / 7) = 300009, PnL 9 tick-steps = 90 micro-USDC
+    expect(tradeAt(vault, ETH, 3n, 100_000n, 2n)).toMatchObject({ size_steps: '-4', basis_ts: '400012', margin: '85', realized_pnl: '85', updated_ns: '2' });
+    // buys 10: closes the 7 (PnL 21 tick-steps) and opens 3 long at 1000.00
+    expect(tradeAt(vault, ETH, 10n, 100_000n, 2n)).toMatchObject({ size_steps: '3', basis_ts: '300000', margin: '205', realized_pnl: '205' });
+    expect(tradeAt(vault, ETH, -2n, 100_000n, 2n)).toMatchObject({ size_steps: '-9', basis_ts: String(700_021n + 200_000n), margin: '-5' });
+    // a tranche of 0 steps (ceil(2 × 40%) = 1 already moved by T1) moves nothing
+    const two = { ...emptyVaultPosition(ETH.symbol, 0n), user_id: 'u', size_steps: '1', basis_ts: '100000', margin: '7', liquidation: { original_steps: '2', side: 'long' as const, done: 1, transferred_steps: '1', resume_at_ms: 0 } };
+    const t = applyTranche(two, vault, { user_id: 'u', balance: '0' } as AccountRec, ETH, 1, 90_000n, 0, 3n);
+    expect([t.steps, t.position.size_steps, t.position.margin, t.vault.size_steps, t.vault.margin]).toEqual([0n, '1', '7', '-7', '-5']);
   });
 });
 

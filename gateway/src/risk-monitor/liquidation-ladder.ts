@@ -11,7 +11,8 @@
 // A margin that would turn negative is a deficit: the position keeps 0 and the deficit goes to the
 // insurance fund (insurance-fund.ts). The vault takes the size at the mark on the same side, so the
 // market's open interest is unchanged and the vault starts at zero PnL.
-import { notionalMicro, type InstrumentSpec } from '@tenebra/config';
+import type { InstrumentSpec } from '@tenebra/config';
+import { closePart } from '../positions/reduce';
 import { big, str, type AccountRec, type LadderState, type PositionRec } from '../store/records';
 import { severity, type HealthTier } from './health-tiers';
 
@@ -80,27 +81,22 @@ export function applyTranche(
     original_steps: str(absSize), side: dir > 0n ? 'long' : 'short', done: 0, transferred_steps: '0', resume_at_ms: 0,
   };
   const steps = trancheSteps(ladder, i, absSize);
-  const basis = big(p.basis_ts);
-  const basisOut = steps === absSize ? basis : (basis * steps) / absSize;
-  const pnl = notionalMicro(inst, dir * (steps * markTicks - basisOut), 'floor');
-  let margin = big(p.margin) + pnl;
-  let realized = pnl;
+  // Closed by the rule every close follows (positions/reduce.ts), but the proceeds (the margin's
+  // share and the PnL) stay in the position's margin as collateral instead of going to the balance.
+  const { pnl, marginOut } = steps > 0n ? closePart(inst, p, steps, markTicks, nowNs) : { pnl: 0n, marginOut: 0n };
+  let margin = big(p.margin) + marginOut + pnl;
   let deficit = 0n;
   if (margin < 0n) {
     // the loss beyond the collateral is not the user's (isolated margin): it is the deficit
     deficit = -margin;
-    realized += deficit;
+    p.realized_pnl = str(big(p.realized_pnl) + deficit);
     margin = 0n;
   }
-  const left = absSize - steps;
-  if (left === 0n) {
+  if (absSize - steps === 0n) {
     a.balance = str(big(a.balance) + margin); // what is left of the collateral goes home, as on a close
     margin = 0n;
   }
-  p.size_steps = str(dir * left);
-  p.basis_ts = str(basis - basisOut);
   p.margin = str(margin);
-  p.realized_pnl = str(big(p.realized_pnl) + realized);
   p.updated_ns = str(nowNs);
   p.liquidation = {
     ...ladder, done: i + 1, transferred_steps: str(big(ladder.transferred_steps) + steps), resume_at_ms: nowMs + TRANCHES[i]!.pauseMs,
@@ -114,25 +110,19 @@ export function applyTranche(
  */
 export function tradeAt(pos: PositionRec, inst: InstrumentSpec, signedSteps: bigint, priceTicks: bigint, nowNs: bigint): PositionRec {
   const p = { ...pos };
-  let size = big(p.size_steps);
-  let basis = big(p.basis_ts);
   let open = signedSteps < 0n ? -signedSteps : signedSteps;
   const dir = signedSteps < 0n ? -1n : 1n;
-  if (size !== 0n && (size < 0n ? -1n : 1n) !== dir) {
-    const absSize = size < 0n ? -size : size;
-    const close = open < absSize ? open : absSize;
-    const basisOut = close === absSize ? basis : (basis * close) / absSize;
-    const pnl = notionalMicro(inst, (size > 0n ? 1n : -1n) * (close * priceTicks - basisOut), 'floor');
-    size += dir * close;
-    basis -= basisOut;
-    p.margin = str(big(p.margin) + pnl);
-    p.realized_pnl = str(big(p.realized_pnl) + pnl);
+  const held = big(p.size_steps);
+  if (open > 0n && held !== 0n && (held < 0n ? -1n : 1n) !== dir) {
+    const absHeld = held < 0n ? -held : held;
+    const close = open < absHeld ? open : absHeld;
+    // the common close (positions/reduce.ts); the proceeds stay in the vault's margin, its cash result
+    const { pnl, marginOut } = closePart(inst, p, close, priceTicks, nowNs);
+    p.margin = str(big(p.margin) + marginOut + pnl);
     open -= close;
   }
-  size += dir * open;
-  basis += open * priceTicks;
-  p.size_steps = str(size);
-  p.basis_ts = str(basis);
+  p.size_steps = str(big(p.size_steps) + dir * open);
+  p.basis_ts = str(big(p.basis_ts) + open * priceTicks);
   p.updated_ns = str(nowNs);
   return p;
 }
