@@ -389,7 +389,7 @@ async function statusOf(symbol: string): Promise<string> {
 const logged = (text: string): string[] => rig.logs.filter((l) => l.includes(text));
 
 describe('bankruptcy: auto-deleveraging, insurance fund, socialized loss, halt', () => {
-  it('a bankrupt position is closed at its bankruptcy price against the profitable opposite position: no deficit', async () => {
+  it('a bankrupt position is closed at its bankruptcy price against the profitable opposite position: it gets nothing back, the tick rounding is the only deficit', async () => {
     const { long, short } = await openPair(SOL, '10', '150');
     setMark(SOL, '142.6'); // T1: 1 SOL to the vault; the margin keeps its loss: 150 − 7.4 = 142.6
     await tick();
@@ -399,17 +399,28 @@ describe('bankruptcy: auto-deleveraging, insurance fund, socialized loss, halt',
     const fund = rig.gw.risk.fund.state();
     const shortBefore = readPosition(short.user_id, SOL)!;
     const shortEvents = reasonsOf(short.user_id, SOL).length;
+    const balanceBefore = gwDb().accounts.get(long.user_id)!.balance;
+    const logsBefore = rig.logs.length;
     await tick();
+    const lines = rig.logs.slice(logsBefore).map((l) => JSON.parse(l) as Record<string, any>);
     const p = readPosition(long.user_id, SOL)!;
     expect(p.size_steps).toBe('0');
     expect(p.margin).toBe('0');
-    // bankruptcy price (1350 − 142.6) / 9 = 134.1556, rounded up to the tick: the long loses 142.56 of its 142.6
-    expect(logged('auto-deleveraged').some((l) => l.includes('"bankruptcy_ticks":"13416"') && l.includes('"to_vault":"0"'))).toBe(true);
+    expect(gwDb().accounts.get(long.user_id)!.balance).toBe(balanceBefore); // nothing of the margin comes back
+    // bankruptcy price (1350 − 142.6) / 9 = 134.1556, rounded DOWN to the tick (against the long):
+    // a short (both SOL pairs are bankrupt here, so either) closes 9 at 134.15 and gains 142.65,
+    // 0.05 beyond the long's 142.6: the only deficit
+    const adl = lines.find((l) => l.user_id === long.user_id && l.msg.includes('auto-deleveraged'))!;
+    expect(adl).toMatchObject({ bankruptcy_ticks: '13415', to_vault: '0', deficit: '50000', counterparties: [{ steps: '900', pnl: '142650000' }] });
     const s = readPosition(short.user_id, SOL)!;
     expect(s.size_steps).toBe('-100'); // 9 of its 10 SOL closed
-    expect(big(s.realized_pnl) - big(shortBefore.realized_pnl)).toBe(usdc('142.56')); // 9 × (150 − 134.16): less than at the mark (270)
-    const after = rig.gw.risk.fund.state();
-    expect([after.absorbed, after.uncovered]).toEqual([fund.absorbed, fund.uncovered]);
+    // the deficits of this evaluation go to the fund first, then to the profitable positions (the
+    // short's last SOL among them); none is left uncovered
+    expect(rig.gw.risk.fund.state().uncovered).toBe(fund.uncovered);
+    const shortShare = lines.filter((l) => l.symbol === SOL && l.socialized)
+      .flatMap((l) => l.socialized as { user_id: string; micro: string }[]).filter((x) => x.user_id === short.user_id)
+      .reduce((t, x) => t + BigInt(x.micro), 0n);
+    expect(big(s.realized_pnl) - big(shortBefore.realized_pnl)).toBe(usdc('142.65') - shortShare); // 9 × (150 − 134.15): less than at the mark (270)
     expect(reasonsOf(long.user_id, SOL).slice(-2)).toEqual(['liquidation', 'closed']);
     expect(reasonsOf(short.user_id, SOL).slice(shortEvents)).toContain('liquidation'); // (its mark_price may follow in the same evaluation)
     expect(await statusOf(SOL)).toBe('trading');
@@ -425,8 +436,8 @@ describe('bankruptcy: auto-deleveraging, insurance fund, socialized loss, halt',
     await tick();
     expect(readPosition(long.user_id, NEAR)!.size_steps).toBe('0');
     expect(readPosition(short.user_id, NEAR)!.size_steps).toBe('-10'); // 9 of its 10 NEAR taken
-    // (1350 − 176) / 9 = 130.4444, rounded up to the tick
-    expect(logged('auto-deleveraged').some((l) => l.includes(NEAR) && l.includes('"bankruptcy_ticks":"130445"'))).toBe(true);
+    // (1350 − 176) / 9 = 130.4444, rounded down to the tick (against the long)
+    expect(logged('auto-deleveraged').some((l) => l.includes(NEAR) && l.includes('"bankruptcy_ticks":"130444"'))).toBe(true);
   });
 
   it('counterparties are taken by profit and leverage: the 10x short before the 2x one with the same profit', async () => {

@@ -7,7 +7,8 @@ import { dueTranche, trancheSteps, applyTranche, emptyVaultPosition, tradeAt } f
 import { fundingPaymentMicro, settleFunding } from '../src/risk-monitor/funding';
 import { markPosition, marginRatioText } from '../src/risk-monitor/position-marks';
 import { adlCandidates, bankruptcyPriceTicks, bearLoss, socializeLoss } from '../src/risk-monitor/deleveraging';
-import type { AccountRec, PositionRec } from '../src/store/records';
+import { big, type AccountRec, type PositionRec } from '../src/store/records';
+import { reducePosition } from '../src/positions/reduce';
 
 const ETH = instrumentBySymbol('ETH-USDC-PERP')!;
 
@@ -94,14 +95,24 @@ describe('bankruptcy backstop (deleveraging.ts)', () => {
     value: { user_id: user, symbol: 'ETH-USDC-PERP', size_steps: String(size), basis_ts: String(basisTs), margin: String(margin), realized_pnl: '0', fees_paid: '0', leverage: 10, updated_ns: '0', ...extra },
   });
 
-  it('bankruptcy price: where closing loses the whole margin, rounded to the position\'s side, never below one tick', () => {
+  it('bankruptcy price: where closing loses the whole margin, rounded against the position, never below one tick', () => {
     // long 1 ETH (1000 steps) from 2000.00 (200000 ticks), margin 200 USDC: (200000 × 1000 × 10 − 200e6) / (1000 × 10) = 180000
     expect(bankruptcyPriceTicks(pos('a', 1000n, 200_000_000n, 200_000_000n).value, ETH)).toBe(180_000n);
-    // one micro-USDC less margin: the exact price is a hair above 180000, rounded up (loss at most the margin)
-    expect(bankruptcyPriceTicks(pos('a', 1000n, 200_000_000n, 199_999_999n).value, ETH)).toBe(180_001n);
-    // short: the highest price with the loss at most the margin, rounded down
+    // one micro-USDC less margin: the exact price is a hair above 180000, rounded down (loss at least the margin)
+    expect(bankruptcyPriceTicks(pos('a', 1000n, 200_000_000n, 199_999_999n).value, ETH)).toBe(180_000n);
+    // short: the lowest price with the loss at least the margin, rounded up
     expect(bankruptcyPriceTicks(pos('a', -1000n, 200_000_000n, 200_000_000n).value, ETH)).toBe(220_000n);
-    expect(bankruptcyPriceTicks(pos('a', -1000n, 200_000_000n, 200_000_001n).value, ETH)).toBe(220_000n);
+    expect(bankruptcyPriceTicks(pos('a', -1000n, 200_000_000n, 200_000_001n).value, ETH)).toBe(220_001n);
+    // closing there never leaves the bankrupt anything, and takes under one tick × size beyond its margin
+    for (const [size, margin] of [[1000n, 199_999_999n], [1000n, 150_000_005n], [-1000n, 200_000_001n], [-700n, 33_333_333n], [3n, 55n]] as const) {
+      const basis = (size < 0n ? -size : size) * 200_000n;
+      const p = pos('a', size, basis, margin).value;
+      const acct = { user_id: 'a', balance: '0' } as AccountRec;
+      reducePosition(ETH, acct, { ...p }, size < 0n ? -size : size, bankruptcyPriceTicks(p, ETH), 1n);
+      const beyond = -big(acct.balance); // margin + PnL came back: ≤ 0, and above −(tick × size)
+      expect(beyond).toBeGreaterThanOrEqual(0n);
+      expect(beyond).toBeLessThan((size < 0n ? -size : size) * 10n);
+    }
     // a long whose margin covers more than its notional cannot go bankrupt above zero
     expect(bankruptcyPriceTicks(pos('a', 1000n, 200_000_000n, 3_000_000_000n).value, ETH)).toBe(1n);
   });

@@ -5,7 +5,8 @@
 // - A position whose equity at the mark is negative is bankrupt: a tranche at the mark cannot
 //   restore it (it keeps the equity), so the ladder escalates to auto-deleveraging (ADL): what is
 //   left is closed against opposite positions of other accounts at the BANKRUPTCY PRICE (where its
-//   loss equals its margin), so it leaves no deficit. Counterparties are ranked by profit and
+//   loss equals its margin; rounded to the tick against it, so the rounding is a small deficit, never
+//   a refund to the bankrupt). Counterparties are ranked by profit and
 //   leverage at the mark; only those that still gain at the bankruptcy price are taken (ADL never
 //   turns a counterparty's gain into a loss), each closed like a fill at that price, without fees.
 // - Whatever ADL cannot place goes to the liquidation vault at the mark (the last tranche); its
@@ -19,9 +20,11 @@ import { unrealizedPnlMicro } from './position-marks';
 const abs = (x: bigint): bigint => (x < 0n ? -x : x);
 
 /**
- * The price (ticks, >= 1) at which closing the whole position loses exactly its margin, rounded in
- * the position's favour (its loss there is at most its margin): a long's is the lowest such price,
- * a short's the highest.
+ * The price (ticks, >= 1) at which closing the whole position loses exactly its margin, rounded to
+ * the tick AGAINST the position (its loss there is at least its margin): a long's is the highest
+ * such price, a short's the lowest. Rounding the other way would have the ADL counterparties pay
+ * the bankrupt up to a tick × size back; this way the bankrupt gets nothing back and the rounding
+ * (under one tick × size, micro-USDC flooring included) is a deficit for the backstop.
  */
 export function bankruptcyPriceTicks(p: Pick<PositionRec, 'size_steps' | 'basis_ts' | 'margin'>, inst: InstrumentSpec): bigint {
   const size = big(p.size_steps);
@@ -29,10 +32,10 @@ export function bankruptcyPriceTicks(p: Pick<PositionRec, 'size_steps' | 'basis_
   const { num, den } = microPerTickStep(inst);
   const basis = big(p.basis_ts);
   const margin = big(p.margin);
-  // long: (size × P − basis) × num / den >= −margin; short: (basis − |size| × P) × num / den >= −margin
+  // long: (size × P − basis) × num / den <= −margin; short: (basis − |size| × P) × num / den <= −margin
   const price = size > 0n
-    ? divRound(basis * num - margin * den, size * num, 'ceil')
-    : divRound(basis * num + margin * den, -size * num, 'floor');
+    ? divRound(basis * num - margin * den, size * num, 'floor')
+    : divRound(basis * num + margin * den, -size * num, 'ceil');
   return price < 1n ? 1n : price;
 }
 

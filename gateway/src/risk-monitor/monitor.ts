@@ -368,11 +368,15 @@ export class RiskMonitor {
       if (placed > 0n) {
         const before = big(acct.balance);
         reducePosition(inst, acct, p, placed, bankruptcy, nowNs);
-        const short = before - big(acct.balance); // rounding of the parts: a few micro-USDC at most
-        if (short > 0n) {
-          deficit += short;
+        // The bankrupt loses exactly the margin of what was placed: the price is rounded against it
+        // (under a tick × size beyond its margin: a deficit), and the flooring of the parts can leave
+        // a few micro-USDC either way; nothing goes back to its balance (a surplus is the fund's).
+        const short = before - big(acct.balance);
+        if (short !== 0n) {
           acct.balance = str(before);
           p.realized_pnl = str(big(p.realized_pnl) + short);
+          if (short > 0n) deficit += short;
+          else this.fund.credit(-short);
         }
       }
       let out = p;
