@@ -15,11 +15,15 @@ interface Overrides {
 
 const META_KEY = 'instruments';
 
+/** Called inside a status change's write transaction. */
+export type StatusListener = (symbol: string, status: InstrumentStatus, previous: InstrumentStatus) => void;
+
 export class InstrumentRegistry {
   private current: InstrumentSpec[] = [];
   private bySymbol = new Map<string, InstrumentSpec>();
   private version = INSTRUMENTS_VERSION;
   private updatedAt = INSTRUMENTS_UPDATED_AT;
+  private readonly listeners: StatusListener[] = [];
 
   constructor(private readonly db: GatewayDb) {
     for (const i of INSTRUMENTS) checkInstrument(i);
@@ -49,15 +53,42 @@ export class InstrumentRegistry {
 
   /** Changes an instrument's status (admin); raises the version when anything changed. */
   setStatus(symbol: string, status: InstrumentStatus, nowIso: string): number {
-    if (!this.bySymbol.has(symbol)) throw new Error(`unknown symbol ${symbol}`);
-    if (!INSTRUMENT_STATUSES.includes(status)) throw new Error(`unknown status ${status}`);
-    if (this.bySymbol.get(symbol)!.status === status) return this.version;
-    this.db.tx(() => {
-      const o = (this.db.meta.get(META_KEY) as Overrides | undefined) ?? { version: INSTRUMENTS_VERSION, updated_at: INSTRUMENTS_UPDATED_AT, status: {} };
-      this.db.meta.putSync(META_KEY, { version: o.version + 1, updated_at: nowIso, status: { ...o.status, [symbol]: status } });
-    });
+    this.db.tx(() => this.writeStatus(symbol, status, nowIso));
     this.load();
     return this.version;
+  }
+
+  /**
+   * Writes a status change inside the CALLER's write transaction (putSync), so that it commits
+   * with whatever caused it or not at all (the risk monitor's halt commits with the deficit that
+   * caused it: a crash cannot keep one and lose the other). The live list changes only at reload(),
+   * which the caller runs after the commit. Compares with the persisted status, not the live one
+   * (which lags a committed change until reload). Returns whether anything changed.
+   */
+  writeStatus(symbol: string, status: InstrumentStatus, nowIso: string): boolean {
+    const listed = INSTRUMENTS.find((i) => i.symbol === symbol);
+    if (!listed) throw new Error(`unknown symbol ${symbol}`);
+    if (!INSTRUMENT_STATUSES.includes(status)) throw new Error(`unknown status ${status}`);
+    const o = (this.db.meta.get(META_KEY) as Overrides | undefined) ?? { version: INSTRUMENTS_VERSION, updated_at: INSTRUMENTS_UPDATED_AT, status: {} };
+    const previous = o.status[symbol] ?? listed.status;
+    if (previous === status) return false;
+    this.db.meta.putSync(META_KEY, { version: o.version + 1, updated_at: nowIso, status: { ...o.status, [symbol]: status } });
+    for (const fn of this.listeners) fn(symbol, status, previous);
+    return true;
+  }
+
+  /** Re-reads the persisted list (after a transaction that ran writeStatus has committed). */
+  reload(): void {
+    this.load();
+  }
+
+  /**
+   * Runs fn inside the transaction of every status change, with the change (e.g. the risk monitor
+   * starts a market's socialized-loss count again when it goes back to trading). fn may write with
+   * putSync; a throw aborts the change.
+   */
+  onStatusChange(fn: StatusListener): void {
+    this.listeners.push(fn);
   }
 }
 

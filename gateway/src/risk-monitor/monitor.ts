@@ -10,8 +10,12 @@
 //      lockout is set (orders refused with 1411 ACCOUNT_IN_LIQUIDATION) and all its resting orders
 //      are cancelled with cancel_reason LIQUIDATION; the lockout lifts when no position of the
 //      account is being liquidated any more (recovered above 130%, or closed and the pause over).
+//   5. escalates a bankrupt position (equity < 0) to auto-deleveraging and the backstop: insurance
+//      fund, socialized loss, market halt (deleveraging.ts, coverDeficit).
 // Persistent: positions (with their ladder progress and funding), the vault's positions, the
-// insurance fund, the last funding time per symbol and the lockouts this monitor set. In memory
+// insurance fund, each market's socialized count, the last funding time per symbol and the
+// lockouts this monitor set; a halt is the instrument's persisted status, written in the same
+// transaction as the deficit that caused it. In memory
 // (recomputed after a restart): the tier last reported and the mark last announced per position.
 import { fromUnits, type InstrumentSpec } from '@tenebra/config';
 import type { Logger } from 'pino';
@@ -44,9 +48,9 @@ export interface RiskMonitorOptions {
   /** distinct payers a published funding amount sums at least (funding-ledger.ts); 1 = every accrual */
   fundingReleasePayers: number;
   /**
-   * Backstop tier 3: a market whose socialized losses (all time) exceed this many micro-USDC is
-   * halted until an operator sets it trading again (default 10,000 USDC). A deficit nothing could
-   * cover halts it at once.
+   * Backstop tier 3: a market whose losses socialized since it last went (back) to trading exceed
+   * this many micro-USDC is halted until an operator sets it trading again, which starts the count
+   * at 0 (default 10,000 USDC). A deficit nothing could cover halts it at once.
    */
   socializedLossHaltMicro: bigint;
 }
@@ -82,7 +86,11 @@ export interface RiskMonitorDeps {
 }
 
 const FUNDING_AT = (symbol: string): string => `risk:funding_at:${symbol}`;
-/** micro-USDC socialized in a market since its last halt (backstop tier 2; the total decides tier 3) */
+/**
+ * micro-USDC socialized in a market since it last went to trading (backstop tier 2; the total
+ * decides tier 3). Losses socialized while it is halted add to it; the status change back to
+ * trading removes it, in that change's transaction (InstrumentRegistry.onStatusChange).
+ */
 const SOCIALIZED = (symbol: string): string => `risk:socialized:${symbol}`;
 const LOCKOUT_PREFIX = 'risk:lockout:';
 
@@ -92,11 +100,15 @@ interface Cover {
   absorbed: bigint;
   shares: SocializedShare[];
   uncovered: bigint;
-  /** the market's socialized total after this one (since its last halt) */
+  /** the market's socialized total after this one (since it last went to trading) */
   socializedTotal: bigint;
   /** backstop tier 3: something stayed uncovered, or the total passed the threshold */
   halt: boolean;
+  /** this cover halted the market (written in its transaction); false when it was halted already */
+  haltedNow: boolean;
 }
+
+const NO_COVER: Cover = { deficit: 0n, absorbed: 0n, shares: [], uncovered: 0n, socializedTotal: 0n, halt: false, haltedNow: false };
 
 export class RiskMonitor {
   readonly options: RiskMonitorOptions;
@@ -123,6 +135,15 @@ export class RiskMonitor {
     this.db = deps.db;
     this.log = deps.log;
     this.fund = new InsuranceFund(deps.db, deps.venueFees, this.options.insuranceFeeShareBps);
+    // The threshold applies anew once a market trades again (an operator's resume): the count
+    // restarts in the status change's own transaction, whoever makes it (admin route or other).
+    deps.registry.onStatusChange((symbol, status, previous) => {
+      if (status !== 'trading') return;
+      const total = this.db.meta.get(SOCIALIZED(symbol)) as string | undefined;
+      if (total === undefined) return;
+      this.db.meta.removeSync(SOCIALIZED(symbol));
+      this.log.info({ symbol, previous, socialized_total: total }, 'market trading again: its socialized-loss count starts at 0');
+    });
   }
 
   start(): void {
@@ -186,8 +207,12 @@ export class RiskMonitor {
         continue;
       }
       this.noteFresh(symbol, now);
+      // the market's positions, by key: the backstop re-reads them inside its transactions rather
+      // than scanning the whole table for each bankrupt position (one opened by a fill since this
+      // scan is left out of that evaluation's ADL and socialization; it is new at this mark anyway)
+      const market = list.map((p) => positionKey(p.user_id, symbol));
       await this.fundIfDue(symbol, inst, r.ticks, now);
-      for (const p of watched) if (await this.evaluate(positionKey(p.user_id, symbol), inst, r.ticks, now)) liquidating.add(p.user_id);
+      for (const p of watched) if (await this.evaluate(positionKey(p.user_id, symbol), inst, r.ticks, now, market)) liquidating.add(p.user_id);
     }
     await this.syncLockouts(liquidating);
   }
@@ -215,7 +240,7 @@ export class RiskMonitor {
   // One position
 
   /** Marks, liquidates and reports one position; true while its ladder is active. */
-  private async evaluate(key: string, inst: InstrumentSpec, mark: bigint, now: number): Promise<boolean> {
+  private async evaluate(key: string, inst: InstrumentSpec, mark: bigint, now: number, market: readonly string[]): Promise<boolean> {
     let p = this.db.positions.get(key);
     if (!p) return false;
     let size = big(p.size_steps);
@@ -250,7 +275,7 @@ export class RiskMonitor {
     let changed = false;
     if (due !== null) {
       if (due === 0) await this.lock(p.user_id); // before the tranche: nothing new may be placed meanwhile
-      const after = bankrupt ? await this.deleverage(key, inst, mark, now) : await this.runTranche(key, inst, due, mark, now);
+      const after = bankrupt ? await this.deleverage(key, inst, mark, now, market) : await this.runTranche(key, inst, due, mark, now, market);
       if (after) {
         p = after;
         ladder = p.liquidation ?? null;
@@ -310,7 +335,7 @@ export class RiskMonitor {
   }
 
   /** Tranche i of the position at the mark, with the vault and the insurance fund, in one transaction. */
-  private async runTranche(key: string, inst: InstrumentSpec, i: number, mark: bigint, now: number): Promise<PositionRec | null> {
+  private async runTranche(key: string, inst: InstrumentSpec, i: number, mark: bigint, now: number, market: readonly string[]): Promise<PositionRec | null> {
     const nowNs = this.deps.clock.nowNs();
     const r = await this.db.txAsync(() => {
       const p = this.db.positions.get(key);
@@ -324,7 +349,7 @@ export class RiskMonitor {
       this.db.positions.putSync(key, t.position);
       this.db.positions.putSync(vkey, t.vault);
       this.db.accounts.putSync(acct.user_id, t.account);
-      return { ...t, cover: this.coverDeficit(p.symbol, inst, mark, t.deficitMicro, nowNs) };
+      return { ...t, cover: this.coverDeficit(p.symbol, inst, mark, t.deficitMicro, nowNs, market) };
     });
     if (!r) return null;
     const pos = r.position;
@@ -346,7 +371,7 @@ export class RiskMonitor {
    * what they cannot take goes to the vault at the mark as the last tranche, its deficit to the
    * backstop. One transaction.
    */
-  private async deleverage(key: string, inst: InstrumentSpec, mark: bigint, now: number): Promise<PositionRec | null> {
+  private async deleverage(key: string, inst: InstrumentSpec, mark: bigint, now: number, market: readonly string[]): Promise<PositionRec | null> {
     const nowNs = this.deps.clock.nowNs();
     const last = TRANCHES.length - 1;
     const r = await this.db.txAsync(() => {
@@ -362,7 +387,7 @@ export class RiskMonitor {
       const absSize = size * side;
       const ladder: LadderState = p.liquidation ?? { original_steps: str(absSize), side: side > 0n ? 'long' : 'short', done: 0, transferred_steps: '0', resume_at_ms: 0 };
       const bankruptcy = bankruptcyPriceTicks(p, inst);
-      const { taken, remaining } = this.closeAgainstRanked(p, side, absSize, inst, mark, bankruptcy, nowNs);
+      const { taken, remaining } = this.closeAgainstRanked(p, side, absSize, inst, mark, bankruptcy, nowNs, market);
       let deficit = 0n;
       const placed = absSize - remaining;
       if (placed > 0n) {
@@ -395,7 +420,7 @@ export class RiskMonitor {
       }
       this.db.positions.putSync(key, out);
       this.db.accounts.putSync(account.user_id, account);
-      return { position: out, vault, taken, bankruptcy, placed, remaining, deficit, cover: this.coverDeficit(p.symbol, inst, mark, deficit, nowNs) };
+      return { position: out, vault, taken, bankruptcy, placed, remaining, deficit, cover: this.coverDeficit(p.symbol, inst, mark, deficit, nowNs, market) };
     });
     if (!r) return null;
     const pos = r.position;
@@ -417,16 +442,16 @@ export class RiskMonitor {
   }
 
   /**
-   * ADL's counterparties, inside deleverage's transaction: up to `steps` of the opposite side, best
-   * ranked first, each closed at the bankruptcy price (written). Returns them and what none took.
+   * ADL's counterparties, inside deleverage's transaction: up to `steps` of the opposite side among
+   * the market's positions (`market`: keys), best ranked first, each closed at the bankruptcy price
+   * (written). Returns them and what none took.
    */
   private closeAgainstRanked(
-    bankrupt: PositionRec, side: 1n | -1n, steps: bigint, inst: InstrumentSpec, mark: bigint, bankruptcy: bigint, nowNs: bigint,
+    bankrupt: PositionRec, side: 1n | -1n, steps: bigint, inst: InstrumentSpec, mark: bigint, bankruptcy: bigint, nowNs: bigint, market: readonly string[],
   ): { taken: { position: PositionRec; steps: bigint; pnl: bigint }[]; remaining: bigint } {
-    const market = [...this.db.positions.getRange()].filter((e) => e.value.symbol === bankrupt.symbol);
     const taken: { position: PositionRec; steps: bigint; pnl: bigint }[] = [];
     let remaining = steps;
-    for (const c of adlCandidates(market, side, inst, mark, bankruptcy, new Set([bankrupt.user_id, LIQUIDATION_VAULT_ID]))) {
+    for (const c of adlCandidates(this.readMarket(market), side, inst, mark, bankruptcy, new Set([bankrupt.user_id, LIQUIDATION_VAULT_ID]))) {
       if (remaining === 0n) break;
       const held = big(c.position.size_steps);
       const absHeld = held < 0n ? -held : held;
@@ -444,16 +469,27 @@ export class RiskMonitor {
     return { taken, remaining };
   }
 
+  /** The market's positions as stored now (inside a transaction: with its writes so far), by key. */
+  private readMarket(keys: readonly string[]): { key: string; value: PositionRec }[] {
+    const out: { key: string; value: PositionRec }[] = [];
+    for (const key of keys) {
+      const value = this.db.positions.get(key);
+      if (value) out.push({ key, value });
+    }
+    return out;
+  }
+
   /**
-   * Backstop tiers 1 and 2 for a deficit in `symbol`, inside the caller's transaction: the insurance
-   * fund absorbs what it can, the market's profitable positions bear the rest (deleveraging.ts), and
-   * what nobody could bear is recorded as uncovered.
+   * The backstop for a deficit in `symbol`, inside the caller's transaction: the insurance fund
+   * absorbs what it can (tier 1), the market's profitable positions (`market`: keys) bear the rest
+   * (tier 2, deleveraging.ts), what nobody could bear is recorded as uncovered, and tier 3 halts the
+   * market in this same transaction, so the halt and its cause commit together (a crash between
+   * them would otherwise lose the halt for good).
    */
-  private coverDeficit(symbol: string, inst: InstrumentSpec, mark: bigint, deficit: bigint, nowNs: bigint): Cover {
-    if (deficit <= 0n) return { deficit: 0n, absorbed: 0n, shares: [], uncovered: 0n, socializedTotal: 0n, halt: false };
+  private coverDeficit(symbol: string, inst: InstrumentSpec, mark: bigint, deficit: bigint, nowNs: bigint, market: readonly string[]): Cover {
+    if (deficit <= 0n) return NO_COVER;
     const rest = this.fund.absorb(deficit);
-    const market = [...this.db.positions.getRange()].filter((e) => e.value.symbol === symbol);
-    const { shares, uncovered } = socializeLoss(market, inst, mark, rest, new Set([LIQUIDATION_VAULT_ID]));
+    const { shares, uncovered } = socializeLoss(this.readMarket(market), inst, mark, rest, new Set([LIQUIDATION_VAULT_ID]));
     const bearing = shares.map((sh) => {
       const next = bearLoss(sh.position, sh.micro, nowNs);
       this.db.positions.putSync(sh.key, next);
@@ -461,14 +497,15 @@ export class RiskMonitor {
     });
     this.fund.recordUncovered(uncovered);
     const socialized = rest - uncovered;
+    // The count runs until the market trades again (the status listener removes it then), halt or not.
     const socializedTotal = big((this.db.meta.get(SOCIALIZED(symbol)) as string | undefined) ?? '0') + socialized;
+    if (socialized > 0n) this.db.meta.putSync(SOCIALIZED(symbol), str(socializedTotal));
     const halt = uncovered > 0n || (socialized > 0n && socializedTotal > this.options.socializedLossHaltMicro);
-    // a halt starts the count again: after an operator resumes the market, the threshold applies anew
-    if (socialized > 0n || halt) this.db.meta.putSync(SOCIALIZED(symbol), halt ? '0' : str(socializedTotal));
-    return { deficit, absorbed: deficit - rest, shares: bearing, uncovered, socializedTotal, halt };
+    const haltedNow = halt && this.deps.registry.writeStatus(symbol, 'halted', new Date(this.deps.clock.nowMs()).toISOString());
+    return { deficit, absorbed: deficit - rest, shares: bearing, uncovered, socializedTotal, halt, haltedNow };
   }
 
-  /** Logs and announces what coverDeficit did, and halts the market when tier 3 is reached (after its transaction). */
+  /** After coverDeficit's transaction committed: logs and announces what it did, and shows a halt it wrote. */
   private afterCover(symbol: string, c: Cover, fields: Record<string, string>): void {
     if (c.deficit === 0n) return;
     if (c.absorbed > 0n) this.log.warn({ ...fields, absorbed: c.absorbed.toString() }, 'liquidation deficit absorbed by the insurance fund');
@@ -479,10 +516,14 @@ export class RiskMonitor {
     }
     if (!c.halt) return;
     if (c.uncovered > 0n) this.log.error({ ...fields, uncovered: c.uncovered.toString() }, 'liquidation deficit NOT covered: the insurance fund and the profitable positions could not bear it');
-    if (this.deps.registry.get(symbol)?.status === 'halted') return;
-    this.deps.registry.setStatus(symbol, 'halted', new Date(this.deps.clock.nowMs()).toISOString());
-    this.log.error({ symbol, socialized_total: c.socializedTotal.toString(), threshold: this.options.socializedLossHaltMicro.toString(), uncovered: c.uncovered.toString() },
-      'market halted pending manual intervention (backstop tier 3): an operator sets it trading again');
+    const detail = { symbol, socialized_total: c.socializedTotal.toString(), threshold: this.options.socializedLossHaltMicro.toString(), uncovered: c.uncovered.toString() };
+    if (c.haltedNow) {
+      this.deps.registry.reload(); // the live list (orders, GET /instruments, the instruments channel) shows the committed halt
+      this.log.error(detail, 'market halted pending manual intervention (backstop tier 3): an operator sets it trading again');
+    } else {
+      // tier 3 reached again while the market is halted (or not trading): nothing more to do, but say so
+      this.log.error({ ...detail, status: this.deps.registry.get(symbol)?.status }, 'market already halted: backstop tier 3 reached again (losses keep being socialized while it is halted)');
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
