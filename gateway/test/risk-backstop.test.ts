@@ -1,22 +1,25 @@
 // The risk monitor's backstop (docs/risk.md, "Bankruptcy"): what the halt and the socialized count
-// do across a crash and an operator's resume. Same rig as risk-monitor.test.ts (real gateway,
-// matching committee stand-in, manual clock, oracle that moves only when set, monitor timer off:
-// every evaluation is an explicit tick()).
+// do across a crash and an operator's resume, and funding payments a margin cannot cover. Same rig
+// as risk-monitor.test.ts (real gateway, matching committee stand-in, manual clock, oracle that moves
+// only when set, monitor timer off: every evaluation is an explicit tick()). Each describe has its
+// own gateway, so the money-conservation check sees only its own scenario.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import pino from 'pino';
-import { toUnits } from '@tenebra/config';
+import { instrumentBySymbol, toUnits } from '@tenebra/config';
 import { ManualClock } from '../src/clock';
 import { createGateway } from '../src/gateway';
 import type { RiskMonitorOptions } from '../src/risk-monitor/monitor';
 import { positionKey, type GatewayDb } from '../src/store/db';
 import { big } from '../src/store/records';
+import { unrealizedPnlMicro } from '../src/risk-monitor/position-marks';
 import { ADMIN_SECRET_HEADER } from '../src/http/routes-admin';
 import { call, type Account } from './harness';
 import { startOrderRig, account, post as postNow, settled, type OrderRig } from './order-rig';
 
 const LINK = 'LINK-USDC-PERP';
 const UNI = 'UNI-USDC-PERP';
-const TICK: Record<string, string> = { [LINK]: '0.001', [UNI]: '0.001' };
+const SUI = 'SUI-USDC-PERP';
+const TICK: Record<string, string> = { [LINK]: '0.001', [UNI]: '0.001', [SUI]: '0.0001' };
 const usdc = (text: string): bigint => toUnits(text, '0.000001')!;
 
 /** One gateway with its manual clock, and the helpers every scenario uses on it. */
@@ -204,5 +207,61 @@ describe('the halt and the socialized count', () => {
     expect(v.socialized(UNI)).toBe(usdc('40').toString());
     expect(await v.statusOf(UNI)).toBe('trading');
     expect(v.logged('market halted pending manual intervention').filter((l) => l.includes(UNI)).length).toBe(1);
+  });
+});
+
+describe('funding beyond the margin', () => {
+  // SUI pays 15% of notional per minute: more than an 8x long's margin (12.5%)
+  const v = venue({ intervalMs: 0, fundingIntervalMs: 60_000, defaultFundingRatePips: 0n, fundingRatePips: { [SUI]: 150_000n }, fundingReleasePayers: 1, socializedLossHaltMicro: 100_000_000n });
+  beforeAll(() => v.start());
+  afterAll(() => v.close());
+
+  /**
+   * Σ balances + Σ position margins and unrealized PnL at the mark (the vault's too; unrealized PnL
+   * sums to 0 over a market only before anything is realised) + the fund + the venue's fees net of
+   * the fund's share of them. Exact here: a SUI tick × step is 10 micro-USDC.
+   */
+  function money(markText: string): { held: bigint; deposits: bigint } {
+    const db = v.db();
+    const mark = toUnits(markText, TICK[SUI]!)!;
+    let held = 0n;
+    for (const { value } of db.accounts.getRange()) held += big(value.balance);
+    expect([...db.deposits.getRange()]).toEqual([]);
+    for (const { value } of db.positions.getRange()) held += big(value.margin) + unrealizedPnlMicro(value, instrumentBySymbol(value.symbol)!, mark);
+    const fund = v.rig.gw.risk.fund.state();
+    const fees = (v.rig.gw.risk as unknown as { deps: { venueFees: () => bigint } }).deps.venueFees();
+    held += fund.balance + fees - fund.fromFees;
+    // every account of this gateway was opened with 100,000 USDC and nothing else was deposited
+    return { held, deposits: BigInt(db.accounts.getCount()) * usdc('100000') };
+  }
+
+  it('the part a margin cannot pay goes to the insurance fund, then to the profitable positions: no micro-USDC is created', async () => {
+    v.setMark(SUI, '2');
+    const [l, l2, s] = await v.accounts([8, 2, 2]);
+    expect((await v.post(s, limit(SUI, 'sell', '200', '2'))).status).toBe(200);
+    for (const u of [l, l2]) expect((await v.post(u, limit(SUI, 'buy', '100', '2', 'IOC'))).status).toBe(200);
+    await settled(v.rig);
+    expect(v.position(l.user_id, SUI)!.margin).toBe(usdc('25').toString());
+    v.setMark(SUI, '2.1'); // both longs 10 in profit
+    await v.tick(); // first sight of the interval: nothing charged
+    const start = money('2.1');
+    expect(start.held).toBe(start.deposits);
+    const fund = v.rig.gw.risk.fund.state();
+    const l2Before = big(v.position(l2.user_id, SUI)!.margin);
+    v.advance(60_000 - (v.clock.nowMs() % 60_000));
+    await v.tick(); // 15% of 210: l owes 31.5 on 25 of margin; l2 pays 31.5; s receives 63
+    expect(v.position(s.user_id, SUI)!.funding_accrued).toBe(usdc('63').toString());
+    expect(v.position(l.user_id, SUI)!.funding_accrued).toBe((-usdc('25')).toString());
+    const end = money('2.1');
+    expect(end.held).toBe(end.deposits);
+    const after = v.rig.gw.risk.fund.state();
+    const absorbed = after.absorbed - fund.absorbed;
+    expect(absorbed).toBe(fund.balance); // the fund first, all it had
+    // the rest of the 6.5 is borne by l2 (profit 10 at 2.1), over its own 31.5
+    expect(l2Before - big(v.position(l2.user_id, SUI)!.margin)).toBe(usdc('31.5') + usdc('6.5') - absorbed);
+    expect(after.uncovered).toBe(fund.uncovered);
+    expect(after.credited).toBeGreaterThanOrEqual(0n);
+    expect(v.logged('funding payments exceeded the margin left').some((l) => l.includes(SUI))).toBe(true);
+    expect(await v.statusOf(SUI)).toBe('trading');
   });
 });

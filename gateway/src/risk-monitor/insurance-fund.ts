@@ -1,7 +1,8 @@
 // The insurance fund (spec: "Backstop tier 1"): absorbs a liquidation deficit up to its balance.
 // Funded by a share of the venue's net fee income (default 10%: clearing's fee total, read, never
 // written, so the fee logic needs no hook), plus the rounding residual of funding (payers round up,
-// receivers down). Persisted in the meta table; every change runs inside the caller's transaction.
+// receivers down) and of auto-deleveraging. It takes on liquidation deficits and funding payments a
+// margin could not cover alike (absorb). Persisted in the meta table; every change runs inside the caller's transaction.
 //
 // What it cannot absorb is socialized (tier 2, deleveraging.ts); what that cannot cover either is
 // recorded here as `uncovered`, and the market is halted (tier 3, monitor.ts).
@@ -49,8 +50,13 @@ export class InsuranceFund {
     return { balance: balance > 0n ? balance : 0n, fromFees, credited: big(r.credited), absorbed: big(r.absorbed), uncovered: big(r.uncovered) };
   }
 
-  /** Adds to the fund (inside a transaction); a negative amount takes from it. */
+  /**
+   * Adds to the fund (inside a transaction). Never negative: taking from it is absorb(), which stops
+   * at the balance and hands the rest to the backstop; a negative credit would drive the balance
+   * below 0, where state() shows 0, i.e. money paid out that nobody recorded.
+   */
   credit(micro: bigint): void {
+    if (micro < 0n) throw new RangeError(`internal: negative insurance fund credit ${micro}`);
     if (micro === 0n) return;
     const r = this.rec();
     this.db.meta.putSync(KEY, { ...r, credited: str(big(r.credited) + micro) });

@@ -11,7 +11,8 @@
 //      are cancelled with cancel_reason LIQUIDATION; the lockout lifts when no position of the
 //      account is being liquidated any more (recovered above 130%, or closed and the pause over).
 //   5. escalates a bankrupt position (equity < 0) to auto-deleveraging and the backstop: insurance
-//      fund, socialized loss, market halt (deleveraging.ts, coverDeficit).
+//      fund, socialized loss, market halt (deleveraging.ts, coverDeficit); a funding payment beyond a
+//      margin takes the same backstop path.
 // Persistent: positions (with their ladder progress and funding), the vault's positions, the
 // insurance fund, each market's socialized count, the last funding time per symbol and the
 // lockouts this monitor set; a halt is the instrument's persisted status, written in the same
@@ -606,12 +607,15 @@ export class RiskMonitor {
     const r = await this.db.txAsync(() => {
       if (((this.db.meta.get(FUNDING_AT(symbol)) as number | undefined) ?? 0) >= boundary) return null;
       const changed: PositionRec[] = [];
+      const market: string[] = [];
       let net = 0n;
       let paid = 0n;
       let deficit = 0n;
       const payers: string[] = [];
       for (const { key, value: p } of this.db.positions.getRange()) {
-        if (p.symbol !== symbol || p.size_steps === '0') continue;
+        if (p.symbol !== symbol) continue;
+        market.push(key);
+        if (p.size_steps === '0') continue;
         const amount = fundingPaymentMicro(big(p.size_steps), mark, rate, inst);
         if (amount === 0n) continue;
         const f = settleFunding(p, amount, nowNs, p.user_id === LIQUIDATION_VAULT_ID);
@@ -625,14 +629,20 @@ export class RiskMonitor {
         deficit += f.deficitMicro;
       }
       recordFundingPaid(this.db, now, inst.base_asset, paid, payers, this.options.fundingReleasePayers);
-      // payers rounded up, receivers down: the residual (and any unpaid part) is the fund's
-      this.fund.credit(-net);
+      // Receivers got all theirs; payers paid all but `deficit`. Payers rounded up and receivers down,
+      // so the residual (what full payments would leave over) is >= 0 while longs and shorts balance:
+      // it is the fund's. The unpaid part is a deficit like a liquidation's: fund, socialized loss,
+      // halt (one path, so it is never money created and recorded nowhere).
+      const residual = deficit - net;
+      if (residual > 0n) this.fund.credit(residual);
+      const cover = this.coverDeficit(symbol, inst, mark, residual < 0n ? deficit - residual : deficit, nowNs, market);
       this.db.meta.putSync(FUNDING_AT(symbol), boundary);
-      return { changed, net, deficit };
+      return { changed, residual, deficit, cover };
     });
     if (!r) return;
-    this.log.info({ symbol, rate_pips: rate.toString(), mark_ticks: mark.toString(), positions: r.changed.length, residual: (-r.net).toString() }, 'funding settled');
-    if (r.deficit > 0n) this.log.error({ symbol, deficit: r.deficit.toString() }, 'funding payments exceeded the margin left: the insurance fund paid the difference');
+    this.log.info({ symbol, rate_pips: rate.toString(), mark_ticks: mark.toString(), positions: r.changed.length, residual: r.residual.toString() }, 'funding settled');
+    if (r.deficit > 0n) this.log.error({ symbol, deficit: r.deficit.toString() }, 'funding payments exceeded the margin left: the deficit goes to the backstop (insurance fund, socialized loss, halt)');
     for (const p of r.changed) this.emitPosition('funding', p);
+    this.afterCover(symbol, r.cover, { symbol, cause: 'funding', deficit: r.cover.deficit.toString() });
   }
 }
