@@ -195,7 +195,7 @@ describe('the halt and the socialized count', () => {
     // C. the operator resumes the market: the count starts again
     await v.setStatus(UNI, 'trading');
     expect(v.socialized(UNI) ?? '0').toBe('0');
-    const placed = await v.post(d, limit(UNI, 'sell', '1', '200'));
+    const placed = await v.post(d, limit(UNI, 'sell', '1', '150'));
     expect(placed.status, JSON.stringify(placed.body)).toBe(200);
 
     // D. 95: h's deficit of 40 (9 × 55 of loss on 455) is socialized; 40 alone is below the threshold
