@@ -271,6 +271,11 @@ describe('statistics windows and parameters', () => {
     expect(await span('&range=y')).toEqual(['day', 365]);
     // from given: range ignored; to beyond as_of: clamped
     expect(await span('&range=1y&from=2026-01-23T00:00:00Z&to=2030-01-01T00:00:00Z')).toEqual(['hour', 24]);
+    // spec: "when given, range is ignored": neither an unknown nor a repeated range is looked at then
+    expect(await span('&range=2w&from=2026-01-23T00:00:00Z')).toEqual(['hour', 24]);
+    expect(await span('&range=&from=2026-01-23T00:00:00Z')).toEqual(['hour', 24]);
+    expect(await span('&range=1d&range=1y&from=2026-01-17T00:00:00Z')).toEqual(['day', 7]);
+    expect(stats(await overview(rig, '?range=bogus&from=2026-01-23T00:00:00Z')).as_of).toBe('2026-01-24T00:00:00.000Z');
   });
 
   it('answers every bad parameter with the error envelope and a message naming it', async () => {

@@ -118,17 +118,11 @@ export function rejectUnknownParams(q: Record<string, unknown>, allowed: readonl
 /**
  * The statistics window of a query (range, from, to) at asOfMs. Rules (spec: GET /stats/platform/*):
  * range is 1d, 7d, 1m (30 days), 3m (90 days) or 1y (365 days), aliases d, w, m, y, default 1m, and
- * is ignored (but still checked) when from is given; to defaults to as_of and is clamped to it; from
- * defaults to to minus the range; from must be before to; the span may not exceed two calendar years.
+ * is ignored when from is given (not even checked: the spec says so, so a client may leave a stale
+ * range in its query); to defaults to as_of and is clamped to it; from defaults to to minus the range;
+ * from must be before to; the span may not exceed two calendar years.
  */
 export function parseWindow(q: Record<string, unknown>, asOfMs: number): StatsWindow {
-  const rangeText = singleParam(q, 'range');
-  let range = DEFAULT_RANGE;
-  if (rangeText !== undefined) {
-    const r = RANGE_ALIASES[rangeText];
-    if (!r) throw new ApiError('invalid_request', `range '${rangeText.slice(0, 16)}' is not one of 1d, 7d, 1m, 3m, 1y (aliases d, w, m, y)`);
-    range = r;
-  }
   const toText = singleParam(q, 'to');
   const fromText = singleParam(q, 'from');
   let toMs = asOfMs;
@@ -137,11 +131,13 @@ export function parseWindow(q: Record<string, unknown>, asOfMs: number): StatsWi
     if (t === null) throw new ApiError('invalid_request', `to '${toText.slice(0, 40)}' is not an RFC 3339 date-time such as 2026-01-05T12:00:00Z`);
     toMs = Math.min(t, asOfMs);
   }
-  let fromMs = toMs - RANGE_MS[range];
+  let fromMs: number;
   if (fromText !== undefined) {
     const f = parseRfc3339(fromText);
     if (f === null) throw new ApiError('invalid_request', `from '${fromText.slice(0, 40)}' is not an RFC 3339 date-time such as 2026-01-05T12:00:00Z`);
     fromMs = f;
+  } else {
+    fromMs = toMs - RANGE_MS[parseRange(q)];
   }
   if (fromMs >= toMs) {
     const clamped = toText === undefined || parseRfc3339(toText)! > asOfMs ? ` (to is clamped to as_of ${rfc3339(asOfMs)})` : '';
@@ -154,6 +150,15 @@ export function parseWindow(q: Record<string, unknown>, asOfMs: number): StatsWi
     toSlotExcl: Math.ceil(toMs / SLOT_MS),
     granularity: toMs - fromMs <= HOURLY_MAX_MS ? 'hour' : 'day',
   };
+}
+
+/** The range parameter (default 1m); invalid_request when repeated or not one of the names and aliases. */
+function parseRange(q: Record<string, unknown>): RangeName {
+  const rangeText = singleParam(q, 'range');
+  if (rangeText === undefined) return DEFAULT_RANGE;
+  const r = RANGE_ALIASES[rangeText];
+  if (!r) throw new ApiError('invalid_request', `range '${rangeText.slice(0, 16)}' is not one of 1d, 7d, 1m, 3m, 1y (aliases d, w, m, y)`);
+  return r;
 }
 
 /** The window's buckets in time order: hours or UTC days, the first and last possibly partial. */
