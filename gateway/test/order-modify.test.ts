@@ -195,6 +195,13 @@ describe('mass quote', () => {
     expect(rig.seq.journal.slice(n).map((j) => j.op.kind)).toEqual(['place']);
   });
 
+  it('a place leg without client_order_id answers none (the spec types it as a string, not null)', async () => {
+    const r = await mq(mm, { legs: [{ place: SUI('buy', 100, 2.8) }] });
+    expect(r.status, r.raw).toBe(200);
+    expect(r.body.data.legs).toEqual([{ place: { code: 0, order_id: expect.any(String), status: 'NEW' } }]);
+    await settled(rig);
+  });
+
   it('refuses malformed batches whole, and tiers below Prime', async () => {
     const leg = { place: SUI('buy', 100, 2.9) };
     const cases: [unknown, number, number, RegExp][] = [

@@ -212,11 +212,11 @@ export class OrderService {
     const outcome = await withTimeout(submitted, this.ackTimeoutMs);
     if (outcome === 'timeout') {
       return {
-        http: 202, code: 1502, data: { order_id: c.orderId, client_order_id: c.intent.clientOrderId },
+        http: 202, code: 1502, data: { order_id: c.orderId, ...clientIdField(c.intent.clientOrderId) },
         message: 'QUEUED: the order is persisted and submitted but the sequencer has not acknowledged it yet; do not resubmit, track it with GET /orders/{orderId}',
       };
     }
-    if (outcome.ok) return { http: 200, data: { order_id: c.orderId, client_order_id: c.intent.clientOrderId, status: 'NEW' } };
+    if (outcome.ok) return { http: 200, data: { order_id: c.orderId, ...clientIdField(c.intent.clientOrderId), status: 'NEW' } };
     throw outcome.error;
   }
 
@@ -689,8 +689,8 @@ export class OrderService {
       const r = await withTimeout(p, this.ackTimeoutMs);
       if (s.kind === 'place') {
         const c = candidates[s.leg]!;
-        if (r === 'timeout') placeResults[s.leg] = { code: 1502, error: 'QUEUED', order_id: c.orderId, client_order_id: c.intent.clientOrderId, message: 'QUEUED: persisted and submitted, not acknowledged yet; do not resubmit' };
-        else if (r.ok) placeResults[s.leg] = { code: 0, order_id: c.orderId, client_order_id: c.intent.clientOrderId, status: 'NEW' };
+        if (r === 'timeout') placeResults[s.leg] = { code: 1502, error: 'QUEUED', order_id: c.orderId, ...clientIdField(c.intent.clientOrderId), message: 'QUEUED: persisted and submitted, not acknowledged yet; do not resubmit' };
+        else if (r.ok) placeResults[s.leg] = { code: 0, order_id: c.orderId, ...clientIdField(c.intent.clientOrderId), status: 'NEW' };
         else placeResults[s.leg] = legError(r.error);
         return;
       }
@@ -948,6 +948,14 @@ function legError(e: ApiError): Record<string, unknown> {
 
 function placeRid(orderId: string): string {
   return `p-${orderId}`;
+}
+
+/**
+ * client_order_id of a placement answer: the spec types it as a string there (the order object's is
+ * "string or null"), so a placement sent without one answers without the field rather than with null.
+ */
+function clientIdField(id: string | null): { client_order_id?: string } {
+  return id === null ? {} : { client_order_id: id };
 }
 
 /** p's value, or 'timeout' after ms (p keeps running; its own handlers finish the bookkeeping). */
