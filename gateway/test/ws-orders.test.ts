@@ -5,7 +5,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startOrderRig, account, settled, getOrder, spaced, type OrderRig } from './order-rig';
 import type { Account } from './harness';
 import { until } from './fakes';
-import { RawWs, orderPushes } from './ws-helpers';
+import { RawWs, orderPushes, ETH } from './ws-helpers';
 
 const SOL = 16;
 let rig: OrderRig;
@@ -82,6 +82,50 @@ describe('orders channel with real matching', () => {
     }
     await until(() => eventsOf(cb, gtt.order_id).some((u) => u.message_type === 'cancelled'), 10_000, 'GTT expiry');
     expect(eventsOf(cb, gtt.order_id).at(-1)).toMatchObject({ cancel_reason: 'GTT_EXPIRED', status: 'CANCELLED' });
+  });
+
+  it('last_fill_qty / last_fill_price are the fill of the event: set on fill events only, never repeated by modified, cancelled or snapshot frames', async () => {
+    const eth = (over: Record<string, unknown>) => ({
+      place: { symbol: 'ETH-USDC-PERP', side: 'sell', type: 'limit', quantity: '2', price: '3010', time_in_force: 'GTC', ...over } as any,
+    });
+    const m = await trade(ca, eth({ client_order_id: 'lf-maker' }), ETH);
+    expect(m.code, m.message).toBe(0);
+    await settled(rig);
+    const t = await trade(cb, eth({ side: 'buy', quantity: '0.5', time_in_force: 'IOC' }), ETH);
+    expect(t.code, t.message).toBe(0);
+    await settled(rig);
+    await until(() => eventsOf(ca, m.order_id).some((u) => u.message_type === 'partial_fill'), 5_000, 'partial fill');
+    expect((await trade(ca, { modify: { order_id: m.order_id, quantity: '1.5' } }, ETH)).code).toBe(0);
+    await settled(rig);
+    await until(() => eventsOf(ca, m.order_id).some((u) => u.message_type === 'modified'), 5_000, 'modified');
+
+    // a fresh subscription's snapshot holds the partially filled order, but reports no fill
+    const fresh = await ready(a);
+    try {
+      await fresh.waitFor((r) => r.f.channel === 'orders' && r.f.snapshot_complete === true, 'snapshot');
+      const snap = orderPushes(fresh).find((p) => p.type === 'snapshot' && p.u?.order_id === m.order_id)!.u;
+      expect(snap).toMatchObject({ message_type: 'partial_fill', status: 'PARTIALLY_FILLED', filled_quantity: '0.5', quantity: '1.5' });
+      expect(snap.last_fill_qty).toBeUndefined();
+      expect(snap.last_fill_price).toBeUndefined();
+    } finally {
+      await fresh.close();
+    }
+
+    expect((await trade(ca, { cancel: { order_id: m.order_id } }, ETH)).code).toBe(0);
+    await settled(rig);
+    await until(() => eventsOf(ca, m.order_id).some((u) => u.message_type === 'cancelled'), 5_000, 'cancelled');
+    const events = eventsOf(ca, m.order_id);
+    expect(events.map((u) => u.message_type)).toEqual(['open', 'partial_fill', 'modified', 'cancelled']);
+    expect(events[1]).toMatchObject({ last_fill_qty: '0.5', last_fill_price: '3010' });
+    for (const u of [events[0], events[2], events[3]]) {
+      expect(u.last_fill_qty, u.message_type).toBeUndefined(); // protobuf: absent = the spec's null
+      expect(u.last_fill_price, u.message_type).toBeUndefined();
+    }
+    // summing the events' fills gives the filled quantity: no fill is counted twice
+    const summed = events.reduce((s, u) => s + Number(u.last_fill_qty ?? 0), 0);
+    expect(summed).toBe(Number(events.at(-1).filled_quantity));
+    // REST answers no event: GET keeps the order's most recent fill (docs/orders.md)
+    expect(await getOrder(rig, a, m.order_id)).toMatchObject({ status: 'CANCELLED', last_fill_qty: 0.5, last_fill_price: 3010 });
   });
 
   it('self-trade prevention is reported as a cancellation with SELF_TRADE_PREVENTION', async () => {

@@ -269,6 +269,13 @@ describe('channels', () => {
     const can = orderPushes(ca).find((p) => p.u?.message_type === 'cancelled')!.u;
     expect(can).toMatchObject({ cancel_reason: 'USER_REQUESTED', filled_quantity: '0.25' });
     expect(orderPushes(ca).find((p) => p.u?.message_type === 'cancel_rejected')!.u).toMatchObject({ order_id: maker.order_id, reject_reason: 'ORDER_NOT_LIVE' });
+    // spec: last_fill_qty / last_fill_price are the fill "in this event": only fill events carry one
+    const makerEvents = orderPushes(ca).filter((p) => p.u?.order_id === maker.order_id).map((p) => p.u);
+    expect(makerEvents.map((u) => u.message_type)).toEqual(['open', 'partial_fill', 'cancelled', 'cancel_rejected', 'modify_rejected']);
+    expect(makerEvents[1]).toMatchObject({ last_fill_qty: '0.25', last_fill_price: '610' });
+    for (const u of makerEvents.filter((e) => e.message_type !== 'partial_fill')) {
+      expect([u.last_fill_qty, u.last_fill_price], u.message_type).toEqual([undefined, undefined]);
+    }
   });
 
   it('positions: snapshot of open positions, updates on fills, closed at zero', async () => {

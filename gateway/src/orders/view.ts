@@ -6,7 +6,12 @@ import { big, type OrderRec } from '../store/records';
 /** Extra fractional digits of average_fill_price beyond the tick's own (it is a volume-weighted mean). */
 export const AVERAGE_EXTRA_DIGITS = 4;
 
-/** The spec's Order object for a stored order. */
+/**
+ * The spec's Order object for a stored order, as REST answers it (GET /orders/{orderId}, the DELETE
+ * and PATCH answers). REST answers no event, so last_fill_qty / last_fill_price are the order's most
+ * recent fill (null before the first), kept after later transitions; the orders channel reports them
+ * per event instead (orderEventView).
+ */
 export function orderView(o: OrderRec, inst: InstrumentSpec): Record<string, unknown> {
   const filled = big(o.filled_steps);
   const qty = big(o.qty_steps);
@@ -30,6 +35,27 @@ export function orderView(o: OrderRec, inst: InstrumentSpec): Record<string, unk
     cancel_reason: o.cancel_reason,
     reject_reason: o.reject_reason,
   };
+}
+
+/** Order events that report a fill: the only ones that carry last_fill_qty / last_fill_price. */
+export function isFillEvent(messageType: string): boolean {
+  return messageType === 'partial_fill' || messageType === 'filled';
+}
+
+/**
+ * The Order object as one frame of the orders channel reports it. The spec defines last_fill_qty /
+ * last_fill_price as the fill "in this event", so only fill events carry them; every other event
+ * (cancelled, modified, rejections) and every snapshot frame (`messageType` null: the state, not a
+ * fill) has null, so a client summing last_fill_qty over frames counts each fill exactly once.
+ * The stored record keeps the last fill (REST shows it), hence the override here.
+ */
+export function orderEventView(o: OrderRec, inst: InstrumentSpec, messageType: string | null): Record<string, unknown> {
+  const v = orderView(o, inst);
+  if (messageType === null || !isFillEvent(messageType)) {
+    v.last_fill_qty = null;
+    v.last_fill_price = null;
+  }
+  return v;
 }
 
 /** Volume-weighted average price: Σ(qty×price) / Σqty in ticks, as a decimal rounded half up. */

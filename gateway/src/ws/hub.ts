@@ -125,7 +125,7 @@ export class ChannelHub {
     const out: OrderUpdate[] = [];
     for (const o of this.live.liveOrders(userId)) {
       const inst = this.registry.get(o.symbol);
-      if (inst) out.push(orderUpdate(o, inst, o.filled_steps === '0' ? 'open' : 'partial_fill'));
+      if (inst) out.push(orderUpdate(o, inst, o.filled_steps === '0' ? 'open' : 'partial_fill', undefined, 'snapshot'));
     }
     return out;
   }

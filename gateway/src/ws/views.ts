@@ -1,10 +1,11 @@
 // Stored records -> channel payloads. Orders and positions reuse the REST objects (orders/view.ts,
-// positions/view.ts) so REST and the channels can never disagree; their exact numbers become the
-// decimal strings of the protobuf OrderUpdate / PositionUpdate.
+// positions/view.ts) so REST and the channels can never disagree (except last_fill_qty / price, which
+// a frame carries only when it reports a fill); their exact numbers become the decimal strings of the
+// protobuf OrderUpdate / PositionUpdate.
 import type { InstrumentSpec } from '@tenebra/config';
 import type { OrderUpdate, PositionUpdate, OrderEventType, PositionUpdateReason } from '@tenebra/session';
 import { RawNumber } from '../json';
-import { orderView } from '../orders/view';
+import { orderEventView } from '../orders/view';
 import { positionView } from '../positions/view';
 import type { OrderRec, PositionRec } from '../store/records';
 import { instrumentView } from '../instruments';
@@ -15,9 +16,12 @@ function text(v: unknown): string | undefined {
   return String(v);
 }
 
-/** The orders channel's OrderUpdate plaintext for a stored order and an event type. */
-export function orderUpdate(o: OrderRec, inst: InstrumentSpec, messageType: OrderEventType, rejectReason?: string): OrderUpdate {
-  const v = orderView(o, inst);
+/**
+ * The orders channel's OrderUpdate plaintext for a stored order and an event type. `frame`
+ * 'snapshot': a snapshot item (the order's state), which reports no fill (orders/view.ts orderEventView).
+ */
+export function orderUpdate(o: OrderRec, inst: InstrumentSpec, messageType: OrderEventType, rejectReason?: string, frame: 'update' | 'snapshot' = 'update'): OrderUpdate {
+  const v = orderEventView(o, inst, frame === 'snapshot' ? null : messageType);
   const u: OrderUpdate = {
     message_type: messageType,
     order_id: o.order_id,

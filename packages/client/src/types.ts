@@ -104,6 +104,11 @@ export interface Order {
   filled_quantity: Decimal;
   remaining_quantity: Decimal;
   average_fill_price: Decimal | null;
+  /**
+   * The fill an orders-channel event reports (`partial_fill` / `filled` only; null in every other
+   * event and in snapshots, so summing over events counts each fill once). Over REST: the order's
+   * most recent fill.
+   */
   last_fill_qty: Decimal | null;
   last_fill_price: Decimal | null;
   status: OrderStatus;
