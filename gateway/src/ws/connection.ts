@@ -376,7 +376,10 @@ export class WsConnection implements Subscriber {
         items = [{ kind: 'plain', data: hub.transparencySnapshot() }];
         break;
     }
-    if (items.length === 0) return this.push(channel, sub, 'snapshot', true, null);
+    // Nothing to show is still one frame, and its data still an object (spec: push data is an
+    // object): {} in plain JSON on every channel. It says only what the lone frame already says, so
+    // the encrypted channels lose nothing by it, and a client needs no special case for null.
+    if (items.length === 0) items = [{ kind: 'plain', data: {} }];
     items.forEach((p, i) => this.push(channel, sub, 'snapshot', i === items.length - 1, p));
   }
 
@@ -392,7 +395,7 @@ export class WsConnection implements Subscriber {
     if (sub) sub.drop += n;
   }
 
-  private push(channel: Channel, sub: Subscription, type: 'snapshot' | 'update', complete: boolean, p: Push | null): void {
+  private push(channel: Channel, sub: Subscription, type: 'snapshot' | 'update', complete: boolean, p: Push): void {
     const seq = sub.seq++;
     if (sub.drop > 0) {
       sub.drop--;
@@ -403,8 +406,8 @@ export class WsConnection implements Subscriber {
       this.log.warn({ conn: this.id, channel, seq, buffered: this.ws.bufferedAmount }, 'slow socket: update dropped');
       return;
     }
-    if (p === null || p.kind === 'plain') {
-      this.send({ channel, type, seq, snapshot_complete: complete, data: p === null ? null : p.data });
+    if (p.kind === 'plain') {
+      this.send({ channel, type, seq, snapshot_complete: complete, data: p.data });
       return;
     }
     const s = this.session;

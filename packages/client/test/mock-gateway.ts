@@ -70,6 +70,8 @@ export class MockGateway {
   instrumentsVersion = 3;
   /** When set, the snapshot of 'orders' is interleaved with this many update frames. */
   interleaveUpdates = 0;
+  /** data of an empty snapshot's one frame: {} as the gateway sends it (spec: data is an object); null as older gateways did. */
+  emptySnapshotData: Record<string, never> | null = {};
   /** When set, the next trading op is refused with this error name (after decrypting it). */
   rejectNextTradeWith: string | undefined;
   /** When false, pings go unanswered (a silent server). */
@@ -333,12 +335,12 @@ export class MockGateway {
     this.#frame(c, channel, 'snapshot', true, undefined);
   }
 
-  /** Sends one push (encrypted on orders/positions); `undefined` message = empty data. */
+  /** Sends one push (encrypted on orders/positions); `undefined` message = an empty snapshot's data. */
   #frame(c: MockConn, channel: string, type: 'snapshot' | 'update', complete: boolean, msg: SequencerToEdgeMessage | undefined): void {
     const seq = c.seq.get(channel);
     if (seq === undefined) return;
     c.seq.set(channel, seq + 1);
-    if (!msg) return this.#send(c, { channel, type, seq, snapshot_complete: complete, data: null });
+    if (!msg) return this.#send(c, { channel, type, seq, snapshot_complete: complete, data: this.emptySnapshotData });
     if (!c.cipher) throw new Error('mock: encrypted push without a session');
     this.#send(c, encryptPush(c.cipher, channel, type, seq, complete, msg));
   }

@@ -128,6 +128,20 @@ describe('encrypted trading', () => {
 });
 
 describe('channels', () => {
+  it('an empty snapshot (one frame, data {} or an older gateway\'s null) is a snapshot of no items', async () => {
+    const { socket, errors } = await connect();
+    for (const data of [{}, null]) {
+      gw.orders.clear();
+      gw.emptySnapshotData = data;
+      const snap = next(socket, 'ordersSnapshot');
+      await socket.subscribe('orders');
+      expect((await snap)[0]).toEqual([]);
+      await socket.unsubscribe('orders');
+    }
+    gw.emptySnapshotData = {};
+    expect(errors).toEqual([]);
+  });
+
   it('buffers updates that race the snapshot and applies them after snapshot_complete', async () => {
     const { socket } = await connect();
     await socket.placeOrder(limit('1'));
