@@ -8,7 +8,7 @@ import { RawNumber } from '../json';
 import type { GatewayDb } from '../store/db';
 import type { HourlyBonus } from '../bonus/hourly';
 import { HOUR_MS } from '../bonus/arithmetic';
-import { rejectUnknownParams, singleParam } from '../stats/window';
+import { rejectUnknownParams, limitParam } from '../stats/window';
 import { API_PREFIX, requireAuth } from './app';
 import { sendData } from './reply';
 
@@ -20,12 +20,7 @@ export function registerBonusRoutes(app: FastifyInstance, deps: { db: GatewayDb;
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/account/bonuses`, async (req, reply) => {
     const token = requireAuth(req, 'read');
     rejectUnknownParams(req.query, ['limit']);
-    const text = singleParam(req.query, 'limit');
-    let limit = 24;
-    if (text !== undefined) {
-      if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > MAX_LIST) throw new ApiError('invalid_request', `limit must be an integer from 1 to ${MAX_LIST}`);
-      limit = Number(text);
-    }
+    const limit = limitParam(req.query, 24, MAX_LIST);
     const acct = deps.db.accounts.get(token.user_id) ?? token;
     return sendData(req, reply, {
       instant_total: usdc(BigInt(acct.bonus_instant ?? '0')),

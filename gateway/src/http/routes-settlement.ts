@@ -5,7 +5,7 @@ import { ApiError } from '../errors';
 import type { InstrumentRegistry } from '../instruments';
 import type { SettlementService, BatchRec } from '../settlement/service';
 import { RawNumber } from '../json';
-import { rejectUnknownParams, singleParam } from '../stats/window';
+import { rejectUnknownParams, limitParam } from '../stats/window';
 import { API_PREFIX, requireAuth } from './app';
 import { sendData } from './reply';
 
@@ -25,12 +25,7 @@ export function registerSettlementRoutes(app: FastifyInstance, deps: { settlemen
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/settlement/batches`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
     rejectUnknownParams(req.query, ['limit']);
-    const text = singleParam(req.query, 'limit');
-    let limit = 20;
-    if (text !== undefined) {
-      if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > MAX_LIST) throw new ApiError('invalid_request', `limit must be an integer from 1 to ${MAX_LIST}`);
-      limit = Number(text);
-    }
+    const limit = limitParam(req.query, 20, MAX_LIST);
     const batches = deps.settlement.batchesOf(acct.user_id, limit).map((id) => {
       const b = deps.settlement.batch(id)!;
       return { batch_id: b.batch_id, status: b.status, created_at: b.created_at, committed_at: b.committed_at };

@@ -7,7 +7,7 @@ import { RawNumber } from '../json';
 import { big } from '../store/records';
 import type { GatewayDb } from '../store/db';
 import type { WithdrawalRec, WithdrawalService } from '../settlement/withdrawals';
-import { rejectUnknownParams, singleParam } from '../stats/window';
+import { rejectUnknownParams, limitParam } from '../stats/window';
 import { API_PREFIX, requireAuth } from './app';
 import { sendData } from './reply';
 import { bodyObject } from './routes-public';
@@ -40,12 +40,7 @@ export function registerWithdrawalRoutes(app: FastifyInstance, deps: { withdrawa
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/account/withdrawals`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
     rejectUnknownParams(req.query, ['limit']);
-    const text = singleParam(req.query, 'limit');
-    let limit = 20;
-    if (text !== undefined) {
-      if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > MAX_LIST) throw new ApiError('invalid_request', `limit must be an integer from 1 to ${MAX_LIST}`);
-      limit = Number(text);
-    }
+    const limit = limitParam(req.query, 20, MAX_LIST);
     return sendData(req, reply, { withdrawals: deps.withdrawals.list(acct.user_id, limit).map(withdrawalView) });
   });
 

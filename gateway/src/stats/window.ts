@@ -105,6 +105,14 @@ export function singleParam(q: Record<string, unknown>, name: string): string | 
   return v;
 }
 
+/** The `limit` query parameter of a list endpoint: an integer from 1 to max, dflt when absent. */
+export function limitParam(q: Record<string, unknown>, dflt: number, max: number): number {
+  const text = singleParam(q, 'limit');
+  if (text === undefined) return dflt;
+  if (!/^\d{1,6}$/.test(text) || Number(text) < 1 || Number(text) > max) throw new ApiError('invalid_request', `limit must be an integer from 1 to ${max}`);
+  return Number(text);
+}
+
 /** invalid_request naming the first query parameter not in allowed. */
 export function rejectUnknownParams(q: Record<string, unknown>, allowed: readonly string[]): void {
   for (const k of Object.keys(q)) {
