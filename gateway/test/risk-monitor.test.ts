@@ -151,7 +151,7 @@ describe('mark-to-market', () => {
     advance(1_000); // past the per-position throttle window
     setMark(BNB, '612.5');
     await tick();
-    const u = await c.waitFor((r) => (r.plain as any)?.position_update?.update_reason === 'mark_price' && (r.plain as any).position_update.symbol === BNB, 'mark_price update');
+    const u = await c.waitFor((r) => r.f.type === 'update' && (r.plain as any)?.position_update?.update_reason === 'mark_price' && (r.plain as any).position_update.symbol === BNB, 'mark_price update');
     expect((u.plain as any).position_update).toMatchObject({ mark_price: '612.5', unrealized_pnl: '12.5', entry_price: '600' });
   });
 

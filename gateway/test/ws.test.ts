@@ -5,6 +5,8 @@ import { startRig, call, newAccount, bearer, summary, type Rig, type Account } f
 import { until } from './fakes';
 import { ADMIN_SECRET_HEADER } from '../src/http/routes-admin';
 import { RawWs, orderPushes, ethLimit, bnbLimit, ETH, BTC, BNB } from './ws-helpers';
+import { LiveState } from '../src/ws/live-orders';
+import type { GatewayDb } from '../src/store/db';
 
 let rig: Rig;
 let a: Account;
@@ -241,6 +243,20 @@ describe('encrypted channel errors', () => {
   });
 });
 
+describe('channel snapshots after a restart', () => {
+  it('positions loaded from the store carry update_reason fill (every open position was opened by one)', () => {
+    const rec = { user_id: '0xabc', symbol: 'ETH-USDC-PERP', size_steps: '1000', basis_ts: '300000000', margin: '300000000', realized_pnl: '0', fees_paid: '0', leverage: 10, updated_ns: '1' };
+    const db = { orders: { getRange: () => [] }, positions: { getRange: () => [{ key: 'k', value: rec }] } } as unknown as GatewayDb;
+    const live = new LiveState(db);
+    expect(live.load()).toEqual({ orders: 0, positions: 1 });
+    expect(live.lastReason('0xabc', 'ETH-USDC-PERP')).toBe('fill');
+    live.trackPosition({ ...rec, size_steps: '500' }, 'liquidation');
+    expect(live.lastReason('0xabc', 'ETH-USDC-PERP')).toBe('liquidation');
+    live.trackPosition({ ...rec, size_steps: '0' }, 'closed');
+    expect(live.openPositions('0xabc')).toEqual([]);
+  });
+});
+
 describe('channels', () => {
   it('every order message_type reaches the orders channel', async () => {
     const ca = await ready(a);
@@ -287,7 +303,18 @@ describe('channels', () => {
     const snap = ca.pushes('positions').map((r) => (r.plain as any)?.position_update).filter(Boolean);
     const eth = snap.find((p: any) => p.symbol === 'ETH-USDC-PERP');
     expect(eth).toMatchObject({ side: 'short', status: 'OPEN' });
-    expect(eth.update_reason).toBeUndefined();
+    // spec: the channel's data is the position object including update_reason, snapshot frames too:
+    // the reason of the last change the channel saw (fills opened this one)
+    expect(eth.update_reason).toBe('fill');
+    const rec = rig.gw.ws.hub.live.openPositions(a.user_id).find((p) => p.symbol === 'ETH-USDC-PERP')!;
+    rig.gw.events.emit('position', { update_reason: 'funding', position: { ...rec } });
+    await ca.waitFor((r) => (r.plain as any)?.position_update?.update_reason === 'funding', 'funding update');
+    const again = await ready(a);
+    await again.request('subscribe', { channel: 'positions' });
+    await again.waitFor((r) => r.f.channel === 'positions' && r.f.snapshot_complete === true);
+    const snap2 = again.pushes('positions').map((r) => (r.plain as any)?.position_update).filter(Boolean);
+    expect(snap2.find((p: any) => p.symbol === 'ETH-USDC-PERP')).toMatchObject({ update_reason: 'funding', position_id: eth.position_id });
+    expect(snap2.every((p: any) => typeof p.update_reason === 'string')).toBe(true);
     const before = ca.pushes('positions').length;
     const cb = await ready(b);
     await ca.trade(ethLimit({ side: 'buy', quantity: eth.size, price: '2900' }), ETH);

@@ -134,7 +134,8 @@ export class ChannelHub {
     const out: PositionUpdate[] = [];
     for (const p of this.live.openPositions(userId)) {
       const inst = this.registry.get(p.symbol);
-      if (inst) out.push(positionUpdate(p, inst, undefined, this.marks?.markTicks(p.symbol) ?? null));
+      // The spec's position push always has update_reason; a snapshot frame gives the last change's.
+      if (inst) out.push(positionUpdate(p, inst, this.live.lastReason(userId, p.symbol), this.marks?.markTicks(p.symbol) ?? null));
     }
     return out;
   }
@@ -180,7 +181,7 @@ export class ChannelHub {
   }
 
   private onPosition(e: PositionEvent): void {
-    this.live.trackPosition(e.position);
+    this.live.trackPosition(e.position, e.update_reason);
     const key = positionKey(e.position.user_id, e.position.symbol);
     if (e.update_reason === 'mark_price') {
       const last = this.lastMark.get(key);

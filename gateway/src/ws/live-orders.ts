@@ -5,11 +5,20 @@
 // see a committed batch whose events are not emitted yet, and those would then look older than the
 // snapshot). A REST placement whose committee outcome is still pending appears with its first event.
 import type { GatewayDb } from '../store/db';
+import type { PositionUpdateReason } from '../events';
 import { isLive, type OrderRec, type PositionRec } from '../store/records';
+
+/**
+ * update_reason of a position loaded from the store at start: the store keeps no reason, and every
+ * open position was opened by a fill (the spec's reasons have no "snapshot" value).
+ */
+export const LOADED_POSITION_REASON: PositionUpdateReason = 'fill';
 
 export class LiveState {
   private readonly orders = new Map<string, Map<string, OrderRec>>();
   private readonly positions = new Map<string, Map<string, PositionRec>>();
+  /** update_reason of the last event per open position (snapshot frames carry it: the spec's position push has one) */
+  private readonly reasons = new Map<string, Map<string, PositionUpdateReason>>();
 
   constructor(private readonly db: GatewayDb) {}
 
@@ -44,10 +53,20 @@ export class LiveState {
     if (!m.has(o.order_id) && isLive(o.status)) m.set(o.order_id, o);
   }
 
-  /** Folds in a position's state (a flat position leaves). */
-  trackPosition(p: PositionRec): void {
-    if (p.size_steps !== '0') inner(this.positions, p.user_id).set(p.symbol, p);
-    else drop(this.positions, p.user_id, p.symbol);
+  /** Folds in a position's state and the reason of the event that carried it (a flat position leaves). */
+  trackPosition(p: PositionRec, reason: PositionUpdateReason = LOADED_POSITION_REASON): void {
+    if (p.size_steps !== '0') {
+      inner(this.positions, p.user_id).set(p.symbol, p);
+      inner(this.reasons, p.user_id).set(p.symbol, reason);
+    } else {
+      drop(this.positions, p.user_id, p.symbol);
+      drop(this.reasons, p.user_id, p.symbol);
+    }
+  }
+
+  /** update_reason of the last change of an open position (LOADED_POSITION_REASON when none was seen this run). */
+  lastReason(userId: string, symbol: string): PositionUpdateReason {
+    return this.reasons.get(userId)?.get(symbol) ?? LOADED_POSITION_REASON;
   }
 
   /** The account's live orders, oldest first. */

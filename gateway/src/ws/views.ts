@@ -45,12 +45,12 @@ export function orderUpdate(o: OrderRec, inst: InstrumentSpec, messageType: Orde
   return u;
 }
 
-/** The positions channel's PositionUpdate: GET /positions' object (positions/view.ts) as decimal strings. */
-export function positionUpdate(p: PositionRec, inst: InstrumentSpec, reason?: PositionUpdateReason, markTicks: bigint | null = null): PositionUpdate {
+/** The positions channel's PositionUpdate: GET /positions' object (positions/view.ts) as decimal strings, plus update_reason (every frame, snapshots too: the spec's push has it). */
+export function positionUpdate(p: PositionRec, inst: InstrumentSpec, reason: PositionUpdateReason, markTicks: bigint | null = null): PositionUpdate {
   const v = positionView(p, inst, markTicks);
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) out[k] = text(val)!;
-  return { ...(reason ? { update_reason: reason } : {}), ...(out as unknown as PositionUpdate) };
+  return { update_reason: reason, ...(out as unknown as PositionUpdate) };
 }
 
 /** The instruments channel payload: the instrument object (as GET /instruments/{symbol}) plus the list version. */
