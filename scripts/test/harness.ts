@@ -48,11 +48,25 @@ export interface TestCluster {
 /** Data folders of the test clusters running in this file (failure-logs.ts reads their logs). */
 export const liveDataDirs = new Set<string>();
 
+/**
+ * TENEBRA_TEST_LINK_LATENCY_MS (and _JITTER_MS) run every test cluster's nodes over emulated WAN
+ * links (docs/decisions/0011-link-emulation.md): the chaos and restart tests then probe the
+ * protocols' timeouts at a real network's pace. Unset: loopback, as CI runs them.
+ */
+function linksFromEnv(): ClusterOptions['linkEmulation'] {
+  const lat = process.env.TENEBRA_TEST_LINK_LATENCY_MS;
+  if (lat === undefined || lat === '') return undefined;
+  return { latencyMs: Number(lat), jitterMs: Number(process.env.TENEBRA_TEST_LINK_JITTER_MS ?? 0) };
+}
+
 /** Starts a fresh cluster in a temp folder; cleanup() stops it and removes the folder. */
 export async function startTestCluster(opts: Partial<ClusterOptions> = {}): Promise<TestCluster> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'tenebra-test-'));
   const ports = opts.ports ?? (await testPorts(opts.n));
-  const cluster = await Cluster.start({ env: 'test', ...opts, dataDir, ports, logLevel: opts.logLevel ?? process.env.TENEBRA_TEST_LOG_LEVEL ?? 'info' });
+  const links = opts.linkEmulation ?? linksFromEnv();
+  const cluster = await Cluster.start({
+    env: 'test', ...opts, dataDir, ports, logLevel: opts.logLevel ?? process.env.TENEBRA_TEST_LOG_LEVEL ?? 'info', ...(links ? { linkEmulation: links } : {}),
+  });
   liveDataDirs.add(dataDir);
   try {
     await cluster.waitReady(90_000);
