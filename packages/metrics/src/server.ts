@@ -1,0 +1,45 @@
+// The `GET /metrics` endpoint: a bare node:http server on its own port, so a process's metrics
+// never share a listener (or its rate limits and hooks) with the traffic they measure.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface MetricsServer {
+  /** the bound port (useful with port 0) */
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Serves `registry` at http://host:port/metrics in the text exposition format; anything else is 404. */
+export async function serveMetrics(registry: Registry, host: string, port: number): Promise<MetricsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics here\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (e: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`collecting metrics failed: ${String(e)}\n`),
+    );
+  });
+  // a scraper's idle keep-alive connection must not hold the process's stop
+  server.keepAliveTimeout = 1_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    port: bound,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/metrics`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
