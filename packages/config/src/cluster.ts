@@ -13,12 +13,51 @@ export interface PortPlan {
   sequencer: number;
   /** node i listens on nodeBase + i - 1 */
   nodeBase: number;
+  /**
+   * Prometheus `GET /metrics` ports (docs/decisions/0012-metrics.md): the gateway on metricsBase, the
+   * sequencer on metricsBase + 1, node i on metricsBase + 1 + i. Absent: no metrics servers.
+   */
+  metricsBase?: number;
 }
 
 export const DEFAULT_PORTS: Record<Env, PortPlan> = {
-  production: { gateway: 8080, gatewayInternal: 7200, sequencer: 7100, nodeBase: 7001 },
-  test: { gateway: 9080, gatewayInternal: 9200, sequencer: 9100, nodeBase: 9001 },
+  production: { gateway: 8080, gatewayInternal: 7200, sequencer: 7100, nodeBase: 7001, metricsBase: 7300 },
+  test: { gateway: 9080, gatewayInternal: 9200, sequencer: 9100, nodeBase: 9001, metricsBase: 9300 },
 };
+
+/** The metrics ports of a plan (undefined: the plan has none). */
+export function metricsPorts(plan: PortPlan): { gateway: number; sequencer: number; node: (i: number) => number } | undefined {
+  const base = plan.metricsBase;
+  if (base === undefined) return undefined;
+  return { gateway: base, sequencer: base + 1, node: (i: number) => base + 1 + i };
+}
+
+/**
+ * Every port a plan gives a committee of n, named (gateway, internal, sequencer, node-i, and the
+ * metrics ports), for the launcher's clash check.
+ */
+export function plannedPorts(plan: PortPlan, n: number): { name: string; port: number }[] {
+  const out = [
+    { name: 'gateway', port: plan.gateway }, { name: 'gateway internal', port: plan.gatewayInternal }, { name: 'sequencer', port: plan.sequencer },
+  ];
+  for (let i = 1; i <= n; i++) out.push({ name: `node ${i}`, port: plan.nodeBase + i - 1 });
+  const m = metricsPorts(plan);
+  if (m) {
+    out.push({ name: 'gateway metrics', port: m.gateway }, { name: 'sequencer metrics', port: m.sequencer });
+    for (let i = 1; i <= n; i++) out.push({ name: `node ${i} metrics`, port: m.node(i) });
+  }
+  return out;
+}
+
+/** Throws naming the first two entries that share a port. */
+export function checkPortClash(ports: readonly { name: string; port: number }[]): void {
+  const seen = new Map<number, string>();
+  for (const { name, port } of ports) {
+    const other = seen.get(port);
+    if (other !== undefined) throw new Error(`port ${port} is planned twice: for the ${other} and for the ${name}`);
+    seen.set(port, name);
+  }
+}
 
 export interface PeerEntry {
   index: number;
@@ -88,6 +127,8 @@ export interface NodeConfig {
   writeStallMs?: number;
   /** emulated WAN links to the other nodes (absent: loopback as it is); `npm start -- --link-latency-ms` sets it per run */
   linkEmulation?: LinkEmulationConfig;
+  /** Prometheus `GET /metrics` on host:metricsPort (absent: no metrics server) */
+  metricsPort?: number;
 }
 
 export interface SequencerConfig {
@@ -100,6 +141,8 @@ export interface SequencerConfig {
   /** who may submit (the gateway) and subscribe (the nodes); measured, so the quote covers it */
   clientLinkKeys: ClientLinkKeys;
   logLevel?: string;
+  /** Prometheus `GET /metrics` on host:metricsPort (absent: no metrics server); not measured */
+  metricsPort?: number;
 }
 
 export interface GatewayConfig {
@@ -122,6 +165,8 @@ export interface GatewayConfig {
   jwtSecretFile: string;
   adminSecretFile: string;
   logLevel?: string;
+  /** Prometheus `GET /metrics` on host:metricsPort (absent: no metrics server) */
+  metricsPort?: number;
 }
 
 export type ProcessConfig = NodeConfig | SequencerConfig | GatewayConfig;
