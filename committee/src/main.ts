@@ -2,11 +2,14 @@
 import '@tenebra/transport/src/polyfill';
 import { pino } from 'pino';
 import { crash, loadProcessConfig, type NodeConfig } from '@tenebra/config';
+import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metrics';
 import { CommitteeNode } from './node';
 
 const cfg = loadProcessConfig<NodeConfig>(process.argv, 'committee');
 const log = pino({ level: cfg.logLevel ?? 'info', base: { role: 'committee', node: cfg.index, pid: process.pid } });
-const node = new CommitteeNode(cfg, log);
+const registry = processRegistry('committee', cfg.index);
+const node = new CommitteeNode(cfg, log, registry);
+let metrics: MetricsServer | null = null;
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -14,6 +17,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   log.info({ signal }, 'stopping');
   try {
+    await metrics?.close();
     await node.stop();
     log.info('stopped');
     process.exit(0);
@@ -25,5 +29,13 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
+async function start(): Promise<void> {
+  // metrics first: a node waiting for its peers (PRSS setup, share recovery) is worth watching too
+  if (cfg.metricsPort !== undefined) {
+    metrics = await serveMetrics(registry, cfg.host, cfg.metricsPort);
+    log.info({ url: metrics.url }, 'metrics listening');
+  }
+  await node.start();
+}
 // start may have queued store writes: no exit() (crash.ts in @tenebra/config)
-node.start().catch((e: unknown) => crash(log, 'node failed to start', e));
+start().catch((e: unknown) => crash(log, 'node failed to start', e));

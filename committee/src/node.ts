@@ -8,9 +8,11 @@ import { assertComparisonFits, createParty, DEFAULT_KAPPA, prepLogOf, Preprocess
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 import { readKeyFile, fromHex } from '@tenebra/seal';
+import { Registry } from 'prom-client';
 import { NodeStore } from './node-store';
 import { ResultsLink } from './results-link';
 import { BatchApplier, type IncomingOp } from './apply';
+import { NodeMetrics, PARTY_EVENTS } from './metrics';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
 const MAX_PENDING_OPS = 20_000;
@@ -93,8 +95,20 @@ export class CommitteeNode {
   /** while recovering after a crash: the seq of our own persisted state, told to recovering peers */
   private persistedSeq: bigint | null = null;
   private loopDone: Promise<void> = Promise.resolve();
+  /** Prometheus series (served by main.ts when the config has a metricsPort) */
+  readonly metrics: NodeMetrics;
 
-  constructor(private readonly cfg: NodeConfig, private readonly log: Logger) {}
+  /** registry: where the node's series go (main.ts passes the process's; default a private one) */
+  constructor(private readonly cfg: NodeConfig, private readonly log: Logger, registry: Registry = new Registry()) {
+    this.metrics = new NodeMetrics(registry, {
+      index: cfg.index, n: cfg.n,
+      status: () => this.party?.status(),
+      peerStats: (j) => this.transport?.peerStats(j),
+      reveals: () => this.applier?.reveals.counts ?? [],
+      appliedSeq: () => this.appliedSeq,
+      pendingOps: () => this.pending.length,
+    });
+  }
 
   async start(): Promise<void> {
     const cfg = this.cfg;
@@ -212,6 +226,7 @@ export class CommitteeNode {
     // so the supervisor restarts us; a restart after an unclean exit runs share recovery.
     party.on('stale', (ev) => this.fatal('this node is stale (behind the others for good): restarting to recover shares', new Error(JSON.stringify(ev))));
     party.on('recovery-waiting', (ev) => this.log.warn({ ev }, 'share recovery waiting for helpers'));
+    for (const ev of PARTY_EVENTS) party.on(ev, () => this.metrics.partyEvent(ev));
     this.party = party;
     await party.start();
   }
@@ -348,6 +363,7 @@ export class CommitteeNode {
     const last = batch[batch.length - 1]!.seq;
     const t0 = performance.now();
     let jobMs = 0;
+    let rounds = 0;
     for (let attempt = 0; ; attempt++) {
       // Job ids are identical at every node: the batch's seq range plus the attempt number (every node
       // fails an attempt identically, e.g. on an exhausted reserve, and retries it under a new id).
@@ -355,7 +371,12 @@ export class CommitteeNode {
       let results: ResultFrame[];
       const tj = performance.now();
       try {
-        results = await party.runJob(jobId, (ctx) => this.applier!.apply(ctx, batch, last));
+        results = await party.runJob(jobId, async (ctx) => {
+          const out = await this.applier!.apply(ctx, batch, last);
+          // the engine counts a job's rounds only while it runs: read them as its last one completed
+          rounds += party.status().jobProgress?.rounds ?? 0;
+          return out;
+        });
       } catch (e) {
         this.applier!.invalidate();
         if (!(e instanceof PreprocessingExhaustedError)) throw e;
@@ -364,6 +385,7 @@ export class CommitteeNode {
         continue;
       }
       jobMs += performance.now() - tj;
+      this.metrics.jobDone(batch.length, jobMs / 1000, rounds);
       // The write overlaps the next job's rounds: one write in flight at most (the previous one, a
       // boundary or a staged preprocessing batch, must be done before this one is queued), results
       // released only once theirs is on disk.
