@@ -2,12 +2,14 @@
 import { pino } from 'pino';
 import { crash, loadProcessConfig, type SequencerConfig } from '@tenebra/config';
 import { readKeyFile } from '@tenebra/seal';
+import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metrics';
 import { startSequencer, type RunningSequencer } from './server';
 
 const cfg = loadProcessConfig<SequencerConfig>(process.argv, 'sequencer');
 const log = pino({ level: cfg.logLevel ?? 'info', base: { role: 'sequencer', pid: process.pid } });
 
 let running: RunningSequencer | null = null;
+let metrics: MetricsServer | null = null;
 let stopping = false;
 
 async function shutdown(signal: string): Promise<void> {
@@ -15,6 +17,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   log.info({ signal }, 'stopping');
   try {
+    await metrics?.close();
     await running?.close();
     process.exit(0);
   } catch (e) {
@@ -28,7 +31,12 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 try {
   // The platform key models the TEE vendor's attestation key: it only signs this start's quote.
   const platform = readKeyFile(cfg.platformKeyFile);
-  running = await startSequencer(cfg, platform.privateKey, log);
+  const registry = processRegistry('sequencer', 0);
+  running = await startSequencer(cfg, platform.privateKey, log, registry);
+  if (cfg.metricsPort !== undefined) {
+    metrics = await serveMetrics(registry, cfg.host, cfg.metricsPort);
+    log.info({ url: metrics.url }, 'metrics listening');
+  }
   // A journal failure means nothing more can be acknowledged: end so a supervisor restarts us, like
   // kill -9 (closing a failed lmdb journal may never return; the journal is crash-safe).
   const watchdog = setInterval(() => {

@@ -15,9 +15,9 @@ export function enclaveSourceFiles(): string[] {
     .map((f) => join(dir, f));
 }
 
-/** The config fields that are measured: all but where data and keys live and how much is logged. */
+/** The config fields that are measured: all but where data and keys live, how much is logged and where metrics are served. */
 export function measuredConfig(config: SequencerConfig): Record<string, unknown> {
-  const { dataDir: _d, platformKeyFile: _p, logLevel: _l, ...rest } = config;
+  const { dataDir: _d, platformKeyFile: _p, logLevel: _l, metricsPort: _m, ...rest } = config;
   return rest;
 }
 

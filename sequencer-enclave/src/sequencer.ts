@@ -8,6 +8,7 @@ import type { AckFrame, NackFrame, SealedOp } from '@tenebra/wire';
 import { NsClock } from './clock';
 import { DedupeWindow, type PendingEntry } from './dedupe';
 import { KNOWN_KINDS, LIMITS, NACK } from './limits';
+import type { GroupCommitObserver } from './metrics';
 import { decodeRecord, decodeRecordUnchecked, encodeRecord, opDigest, type OpRecord } from './record';
 
 /** Outcome of a submit, ready to send. */
@@ -36,10 +37,11 @@ export class Sequencer {
     private readonly clock: NsClock,
     private readonly dedupe: DedupeWindow,
     private readonly log: Logger,
+    private readonly observer: GroupCommitObserver | undefined,
   ) {}
 
-  /** Opens the journal in dir and rebuilds the clock and the dedupe window from its tail. */
-  static open(dir: string, n: number, log: Logger): Sequencer {
+  /** Opens the journal in dir and rebuilds the clock and the dedupe window from its tail; observer hears of every group commit. */
+  static open(dir: string, n: number, log: Logger, observer?: GroupCommitObserver): Sequencer {
     const journal = openJournal(dir);
     const dedupe = new DedupeWindow(LIMITS.dedupeWindow);
     const last = journal.lastSeq;
@@ -63,7 +65,7 @@ export class Sequencer {
       { lastSeq: last.toString(), dedupeRebuilt: count, ms: Math.round(performance.now() - t0) },
       'journal opened; dedupe window and clock rebuilt',
     );
-    return new Sequencer(journal, n, new NsClock(lastTs), dedupe, log);
+    return new Sequencer(journal, n, new NsClock(lastTs), dedupe, log, observer);
   }
 
   /** Highest durable seq. */
@@ -158,6 +160,8 @@ export class Sequencer {
     this.flushScheduled = null;
     if (this.failed) return;
     const group = this.intake.splice(0, LIMITS.maxGroup);
+    const t0 = performance.now();
+    let left = group.length;
     group.forEach((item, i) => {
       const seq = this.journal.nextSeq;
       const rec: OpRecord = {
@@ -168,6 +172,7 @@ export class Sequencer {
         (got) => {
           if (got !== seq) throw new Error(`journal gave seq ${got}, expected ${seq}`);
           this.onDurableRecord(rec, item.entry);
+          if (--left === 0) this.observer?.groupCommitted(group.length, (performance.now() - t0) / 1000);
         },
       ).catch((e: unknown) => this.onJournalFailure(e, item));
     });

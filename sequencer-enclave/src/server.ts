@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
+import { Registry } from 'prom-client';
 import { generateEd25519, makeQuote, proveEnclaveKey, type Quote } from '@tenebra/seal';
 import { MAX_COMMITTEE, type SequencerConfig } from '@tenebra/config';
 import {
@@ -18,6 +19,7 @@ import { FeedSubscriber } from './feed';
 import { LIMITS, NACK } from './limits';
 import { expectedMeasurement } from './measurement';
 import { Sequencer } from './sequencer';
+import { SequencerMetrics } from './metrics';
 
 /** A running sequencer enclave. */
 export interface RunningSequencer {
@@ -32,11 +34,12 @@ export interface RunningSequencer {
   close(): Promise<void>;
 }
 
-/** Starts the enclave: opens the journal, makes a fresh enclave key and quote, listens. */
+/** Starts the enclave: opens the journal, makes a fresh enclave key and quote, listens. Its series go to `registry` (main.ts passes the process's). */
 export async function startSequencer(
   config: SequencerConfig,
   platformPrivateKey: Uint8Array,
   log: Logger,
+  registry: Registry = new Registry(),
 ): Promise<RunningSequencer> {
   if (!Number.isInteger(config.n) || config.n < 1 || config.n > MAX_COMMITTEE) throw new Error(`config.n must be an integer in 1..${MAX_COMMITTEE}, got ${config.n}`);
   const measurement = expectedMeasurement(config);
@@ -47,7 +50,14 @@ export async function startSequencer(
   const clientKeys = clientKeyDirectory(config);
   const serverName = sequencerServerName(quote.enclave_pubkey);
   const nodeSessions = new NodeSessions();
-  const sequencer = Sequencer.open(config.dataDir, config.n, log);
+  const feeds = new Set<FeedSubscriber>();
+  /** authenticated connections of the gateway (the only submitter) */
+  const submitters = new Set<WebSocket>();
+  let sequencer: Sequencer | null = null;
+  const metrics = new SequencerMetrics(registry, {
+    lastSeq: () => sequencer?.journal.lastSeq ?? 0n, subscribers: () => feeds.size, submitters: () => submitters.size,
+  });
+  sequencer = Sequencer.open(config.dataDir, config.n, log, metrics);
 
   const wss = new WebSocketServer({
     host: config.host,
@@ -63,7 +73,6 @@ export async function startSequencer(
   const port = (wss.address() as AddressInfo).port;
 
   let connSeq = 0;
-  const feeds = new Set<FeedSubscriber>();
   wss.on('connection', (ws, req) => {
     const conn = ++connSeq;
     if (wss.clients.size > LIMITS.maxConnections) {
@@ -132,6 +141,7 @@ export async function startSequencer(
           if (client.role === 'node' && nodeSessions.claim(client.id, ws)) {
             clog.warn({ client: claimed }, 'node opened a newer authenticated session; its older one is closed');
           }
+          if (client.role === 'gateway') submitters.add(ws);
           clog.info({ client: claimed }, 'client authenticated');
           ws.send(encodeFrame({ t: 'auth_ok', role: client.role, id: client.id } satisfies AuthOkFrame));
           return;
@@ -177,6 +187,7 @@ export async function startSequencer(
     ws.on('error', (e) => clog.warn({ err: e.message }, 'connection error'));
     ws.on('close', () => {
       clearTimeout(authTimer);
+      submitters.delete(ws);
       if (client?.role === 'node') nodeSessions.release(client.id, ws);
       if (feed) {
         feed.stop();
