@@ -5,6 +5,7 @@ import { checkCommitteeSize, type GatewayConfig } from '@tenebra/config';
 import { fromHex, readKeyFile } from '@tenebra/seal';
 import { SequencerClient } from '@tenebra/wire';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { createLogger } from './log';
 import { systemClock, type GatewayClock } from './clock';
 import { GatewayDb } from './store/db';
@@ -39,6 +40,7 @@ import { registerBonusRoutes } from './http/routes-bonus';
 import { MarkBook } from './risk-monitor/mark-book';
 import { RiskMonitor, type RiskMonitorOptions } from './risk-monitor/monitor';
 import { accountUnrealizedMicro } from './risk-monitor/account-marks';
+import { GatewayMetrics } from './metrics';
 
 /** A sequencer link the gateway owns: SequencerClient of @tenebra/wire, or a stand-in in tests. */
 export interface SequencerLink extends SequencerPort {
@@ -76,6 +78,8 @@ export interface GatewayOptions {
   risk?: Partial<RiskMonitorOptions>;
   /** peg re-pricing: enabled, poll, per-order throttle (orders/repeg.ts) */
   repeg?: RepegOptions;
+  /** where the gateway's Prometheus series go (main.ts passes the process's registry; default a private one) */
+  metrics?: Registry;
 }
 
 export interface GatewayUrls {
@@ -114,6 +118,8 @@ export interface Gateway {
   readonly risk: RiskMonitor;
   /** Moves resting peg orders with their reference (orders/repeg.ts). */
   readonly repegger: Repegger;
+  /** The registry holding the gateway's Prometheus series (metrics.ts). */
+  readonly metrics: Registry;
 }
 
 /** Builds a gateway from its config file contents; nothing listens until start(). */
@@ -205,6 +211,13 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   registerBonusRoutes(app, { db, hourly: bonus });
   const sse = new SseServer({ log, clock, db, events, registry, stats: venue.stats, epoch: ws.fencingEpoch }, opts.sse);
   sse.register(app);
+  const metricsRegistry = opts.metrics ?? new Registry();
+  const metrics = new GatewayMetrics(metricsRegistry, {
+    resultsCursor: () => pipeline.cursor, wsSessions: () => ws.size, health: () => ws.health.current.status,
+    liveNodes: () => pipeline.nodes.size, sequencerUp: () => sequencer.connected,
+  });
+  metrics.watchPlacements(app);
+  metrics.watchFills(events);
 
   let httpPort = config.port;
   let internalPort = config.internalPort;
@@ -231,7 +244,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   };
 
   return {
-    app, events, log, ws, oracle, orders, sse, venue, bonus, risk, repegger,
+    app, events, log, ws, oracle, orders, sse, venue, bonus, risk, repegger, metrics: metricsRegistry,
     get resultsCursor() {
       return pipeline.cursor;
     },

@@ -1,5 +1,6 @@
 // Gateway process: node --import tsx gateway/src/main.ts --config <gateway.json>
 import { crash, crashOnUncaught, loadProcessConfig, type GatewayConfig } from '@tenebra/config';
+import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metrics';
 import { createGateway } from './gateway';
 import { createLogger } from './log';
 
@@ -14,9 +15,14 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel ?? 'info', config.env);
   crashOnUncaught(log);
   let gw;
+  let metrics: MetricsServer | null = null;
   try {
-    gw = createGateway(config, { log });
+    gw = createGateway(config, { log, metrics: processRegistry('gateway', 0) });
     await gw.start();
+    if (config.metricsPort !== undefined) {
+      metrics = await serveMetrics(gw.metrics, config.host, config.metricsPort);
+      log.info({ url: metrics.url }, 'metrics listening');
+    }
   } catch (e) {
     crash(log, 'gateway failed to start', e); // start may have queued store writes: no exit() (crash.ts in @tenebra/config)
   }
@@ -25,7 +31,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'stopping');
-    gw.stop().then(
+    // the metrics server first: a scrape during the stop would read closed stores
+    (metrics?.close() ?? Promise.resolve()).then(() => gw.stop()).then(
       () => process.exit(0),
       (e: unknown) => {
         log.error({ err: String(e) }, 'error while stopping');

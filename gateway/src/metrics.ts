@@ -1,0 +1,81 @@
+// The gateway's Prometheus series (docs/decisions/0012-metrics.md): REST placements by answer
+// (acknowledged, queued, refused by code) with the acknowledgement latency, fills and results
+// applied, and, read at scrape time, live WebSocket sessions and the system_health status.
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { counterOf, gaugeOf, one } from '@tenebra/metrics';
+import { HEALTH_STATUSES, type HealthStatus } from '@tenebra/session';
+import type { GatewayEvents } from './events';
+import { API_PREFIX } from './http/app';
+
+/** What the scrape-time series read (gateway.ts). */
+export interface GatewayMetricsSource {
+  /** next seq whose outcome will be applied */
+  resultsCursor(): bigint;
+  /** open WebSocket sockets */
+  wsSessions(): number;
+  /** the system_health status pushed to every encrypted session (ws/health.ts HealthMonitor) */
+  health(): HealthStatus;
+  /** committee nodes with an authenticated results link */
+  liveNodes(): number;
+  sequencerUp(): boolean;
+}
+
+/** The envelope's code at the start of an error body (`{"code":1402,...`, http/reply.ts). */
+const ERROR_CODE = /^\{"code":(\d+)/;
+
+export class GatewayMetrics {
+  private readonly acked: Counter;
+  private readonly queued: Counter;
+  private readonly refused: Counter<'code'>;
+  private readonly ackSeconds: Histogram;
+  private readonly fills: Counter;
+
+  constructor(registry: Registry, src: GatewayMetricsSource) {
+    this.acked = new Counter({ name: 'tenebra_gateway_orders_acknowledged_total', help: 'REST placements answered 200 (journaled by the sequencer: status NEW)', registers: [registry] });
+    this.queued = new Counter({ name: 'tenebra_gateway_orders_queued_total', help: 'REST placements answered 202 / 1502 QUEUED (journal ack late)', registers: [registry] });
+    this.refused = new Counter({ name: 'tenebra_gateway_orders_refused_total', help: 'REST placements refused, by the error body\'s code (e.g. 1402 INVALID_PRICE, 42900 rate_limited)', labelNames: ['code'], registers: [registry] });
+    this.ackSeconds = new Histogram({
+      name: 'tenebra_gateway_order_ack_seconds', help: 'REST placement from request received to its 200 (NEW) sent', registers: [registry],
+      buckets: [0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
+    });
+    this.fills = new Counter({ name: 'tenebra_gateway_fills_total', help: 'fills applied to orders, per order side (a maker-taker match counts twice)', registers: [registry] });
+    const startCursor = src.resultsCursor();
+    counterOf(registry, 'tenebra_gateway_results_applied_total', 'sequenced ops whose committee outcome was applied since start', [], () => one(Number(src.resultsCursor() - startCursor)));
+    gaugeOf(registry, 'tenebra_gateway_results_cursor', 'next sequence number whose outcome will be applied', [], () => one(Number(src.resultsCursor())));
+    gaugeOf(registry, 'tenebra_gateway_ws_sessions', 'open WebSocket sockets', [], () => one(src.wsSessions()));
+    gaugeOf(registry, 'tenebra_gateway_system_health', 'system_health status: 1 for the current one (ok, degraded, down), 0 for the others', ['status'], () => {
+      const now = src.health();
+      return HEALTH_STATUSES.map((status) => [{ status }, status === now ? 1 : 0]);
+    });
+    gaugeOf(registry, 'tenebra_gateway_live_nodes', 'committee nodes with an authenticated results link', [], () => one(src.liveNodes()));
+    gaugeOf(registry, 'tenebra_gateway_sequencer_up', 'attested sequencer link up (1) or down (0)', [], () => one(src.sequencerUp() ? 1 : 0));
+  }
+
+  /** Counts every answer to POST /orders (idempotent replays included) as it is sent. */
+  watchPlacements(app: FastifyInstance): void {
+    app.addHook('onSend', async (req, reply, payload) => {
+      if (req.method !== 'POST' || req.routeOptions.url !== `${API_PREFIX}/orders`) return payload;
+      this.placementAnswered(reply.statusCode, typeof payload === 'string' ? payload : '', reply.elapsedTime / 1000);
+      return payload;
+    });
+  }
+
+  placementAnswered(status: number, body: string, seconds: number): void {
+    if (status === 200) {
+      this.acked.inc();
+      this.ackSeconds.observe(seconds);
+    } else if (status === 202) {
+      this.queued.inc();
+    } else if (status >= 400) {
+      this.refused.inc({ code: ERROR_CODE.exec(body)?.[1] ?? `http_${status}` });
+    }
+  }
+
+  /** Counts fills from the committed order events. */
+  watchFills(events: GatewayEvents): void {
+    events.on('order', (e) => {
+      if (e.message_type === 'partial_fill' || e.message_type === 'filled') this.fills.inc();
+    });
+  }
+}
