@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  DEFAULT_PORTS, COMPARISON_BITS, layout, readJson, writeJson, checkCommitteeSize,
+  DEFAULT_PORTS, COMPARISON_BITS, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, metricsPorts, plannedPorts,
   type Env, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
 } from '@tenebra/config';
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
@@ -16,6 +16,7 @@ import { assertComparisonFits, DEFAULT_KAPPA } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
 import { clientLinkKeys, ensureLinkKeyFile, upgradeLinkKeys } from './link-keys';
+import { upgradeMetricsPorts } from './metrics-ports';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ENTRY = {
@@ -70,6 +71,11 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     for (const nd of upgraded.nodes) writeJson(L.nodeConfig(nd.index), nd);
     if (upgraded.sequencer) writeJson(L.sequencerConfig, sequencer);
     if (upgraded.gateway) writeJson(L.gatewayConfig, gateway);
+    // Folders made before metrics existed get the plan's metrics ports (not measured: no effect on the quote).
+    const withMetrics = upgradeMetricsPorts(opts.ports ?? DEFAULT_PORTS[opts.env], nodes, sequencer, gateway);
+    for (const nd of withMetrics.nodes) writeJson(L.nodeConfig(nd.index), nd);
+    if (withMetrics.sequencer) writeJson(L.sequencerConfig, sequencer);
+    if (withMetrics.gateway) writeJson(L.gatewayConfig, gateway);
     // The enclave's measurement covers its code: recompute it so a resumed folder trusts the
     // sequencer this checkout runs (a real deployment would pin it instead).
     const measurement = expectedMeasurement(sequencer);
@@ -94,6 +100,8 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
   const others = [ports.gateway, ports.gatewayInternal, ports.sequencer];
   const clash = others.find((p) => p >= ports.nodeBase && p < ports.nodeBase + n);
   if (clash !== undefined) throw new Error(`the ${n} committee nodes' ports ${ports.nodeBase}-${ports.nodeBase + n - 1} include port ${clash} of the sequencer or the gateway`);
+  checkPortClash(plannedPorts(ports, n)); // every port, the metrics ones too
+  const metrics = metricsPorts(ports);
   for (const d of [L.root, L.configDir, L.keysDir, L.logsDir]) mkdirSync(d, { recursive: true });
 
   const platform = generateEd25519();
@@ -109,6 +117,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
   const sequencer: SequencerConfig = {
     role: 'sequencer', dataDir: L.sequencerDir, host, port: ports.sequencer, n,
     platformKeyFile: L.platformKey, clientLinkKeys: clientLinkKeys(gatewayLinkKey, nodeLinkKeys), logLevel: opts.logLevel ?? 'info',
+    ...(metrics ? { metricsPort: metrics.sequencer } : {}),
   };
   const measurement = expectedMeasurement(sequencer);
   const sequencerUrl = `ws://${host}:${ports.sequencer}`;
@@ -146,6 +155,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
     ...(opts.writeStallMs === undefined ? {} : { writeStallMs: opts.writeStallMs }),
     ...(opts.linkEmulation === undefined ? {} : { linkEmulation: opts.linkEmulation }),
+    ...(metrics ? { metricsPort: metrics.node(p.index) } : {}),
   }));
   const gateway: GatewayConfig = {
     role: 'gateway', env: opts.env, dataDir: L.gatewayDir, host, port: ports.gateway, internalPort: ports.gatewayInternal,
@@ -153,6 +163,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     nodes: nodes.map((nd, k) => ({ index: nd.index, x25519PublicKey: hex(sealKeys[k]!.publicKey), linkPublicKey: nodeLinkKeys.get(nd.index)! })),
     gatewayKeyFile: L.gatewayKey, linkKeyFile: L.gatewayLinkKey, jwtSecretFile: L.jwtSecret, adminSecretFile: L.adminSecret,
     logLevel: opts.logLevel ?? 'info',
+    ...(metrics ? { metricsPort: metrics.gateway } : {}),
   };
   writeJson(L.sequencerConfig, sequencer);
   writeJson(L.gatewayConfig, gateway);
@@ -240,10 +251,13 @@ export class Cluster {
     }
     const exited = new Promise<number | null>((res) => child.once('exit', (code, sig) => res(code ?? (sig ? -1 : null))));
     void exited.then((code) => this.onExit(role, index, code));
-    const ports: Record<string, number> =
-      role === 'committee' ? { libp2p: this.configs.nodes[index - 1]!.port }
-      : role === 'sequencer' ? { ws: this.configs.sequencer.port }
-      : { http: this.configs.gateway.port, internal: this.configs.gateway.internalPort };
+    const cfg = role === 'committee' ? this.configs.nodes[index - 1]! : role === 'sequencer' ? this.configs.sequencer : this.configs.gateway;
+    const ports: Record<string, number> = {
+      ...(role === 'committee' ? { libp2p: cfg.port }
+        : role === 'sequencer' ? { ws: cfg.port }
+        : { http: cfg.port, internal: this.configs.gateway.internalPort }),
+      ...(cfg.metricsPort === undefined ? {} : { metrics: cfg.metricsPort }),
+    };
     const peerId = role === 'committee' ? this.configs.nodes[index - 1]!.peers[index - 1]!.peerId : null;
     this.procs.set(this.key(role, index), {
       entry: { role, index, pid: child.pid ?? null, ports, peerId, configFile, logFile }, logStart, killed: false, child, exited,
@@ -287,6 +301,17 @@ export class Cluster {
 
   processes(): ProcessEntry[] {
     return [...this.procs.values()].map((p) => p.entry);
+  }
+
+  /** Each process's `GET /metrics` URL (processes whose config has a metricsPort). */
+  metricsUrls(): { role: Role; index: number; url: string }[] {
+    const url = (host: string, port: number | undefined) => (port === undefined ? [] : [`http://${host}:${port}/metrics`]);
+    const { sequencer, gateway, nodes } = this.configs;
+    return [
+      ...url(gateway.host, gateway.metricsPort).map((u) => ({ role: 'gateway' as const, index: 0, url: u })),
+      ...url(sequencer.host, sequencer.metricsPort).map((u) => ({ role: 'sequencer' as const, index: 0, url: u })),
+      ...nodes.flatMap((nd) => url(nd.host, nd.metricsPort).map((u) => ({ role: 'committee' as const, index: nd.index, url: u }))),
+    ];
   }
 
   isRunning(role: Role, index: number): boolean {

@@ -11,7 +11,7 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
                committee size n and Shamir degree t of a new data folder (default 5 and 2; need
                t < n/2: privacy against any t nodes, trading with any n - t alive; e.g. 3 1 or 7 3).
                A resumed folder keeps its own size; naming another one is an error
-  --env        production (ports 8080, 7100, 7001-7005, 7200) or test (9080, 9100, 9001-9005, 9200)
+  --env        production (ports 8080, 7100, 7001-7005, 7200; metrics 7300-7306) or test (9080, 9100, 9001-9005, 9200; metrics 9300-9306)
   --dealer     preprocessing by a trusted dealer: INSECURE, for experiments only (new data folders only)
   --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements
@@ -70,6 +70,11 @@ async function main(): Promise<void> {
     console.log('  WARNING: preprocessing mode is dealer (INSECURE, experiments only)');
   }
   console.log(`\nbase_url ${cluster.baseUrl}\nws_url   ${cluster.wsUrl}`);
+  const metrics = cluster.metricsUrls();
+  if (metrics.length > 0) {
+    console.log('metrics (Prometheus, GET):');
+    for (const m of metrics) console.log(`  ${`${m.role} ${m.index || ''}`.trim().padEnd(12)} ${m.url}`);
+  }
   console.log(`cluster file ${dataDir}/cluster.json, logs in ${dataDir}/logs/`);
   console.log(`create an account: npm run accounts -- --data ${dataDir} create --tier Core --deposit 10000`);
   console.log('Ctrl-C stops every process.');

@@ -32,10 +32,10 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** Port plan on a free block: gateway, internal, sequencer, then n node ports. */
+/** Port plan on a free block: gateway, internal, sequencer, n node ports, then n + 2 metrics ports (gateway, sequencer, nodes). */
 export async function testPorts(n = 5): Promise<PortPlan> {
-  const base = await freePortBlock(3 + n);
-  return { gateway: base, gatewayInternal: base + 1, sequencer: base + 2, nodeBase: base + 3 };
+  const base = await freePortBlock(3 + n + 2 + n);
+  return { gateway: base, gatewayInternal: base + 1, sequencer: base + 2, nodeBase: base + 3, metricsBase: base + 3 + n };
 }
 
 export interface TestCluster {
