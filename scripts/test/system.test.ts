@@ -2,6 +2,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scrape, sumOf, type Sample } from '@tenebra/metrics';
 import { startTestCluster, createAccount, Trader, waitFor, type TestCluster } from './harness';
 
 describe('local cluster of real processes', () => {
@@ -57,6 +58,40 @@ describe('local cluster of real processes', () => {
       return o.status === 'CANCELLED' ? o : null;
     }, 30_000, 'the cancel');
     expect(cancelled.cancel_reason).toBe('USER_REQUESTED');
+  });
+
+  it('serves Prometheus metrics from every process that moved with the trading', async () => {
+    const file = JSON.parse(readFileSync(join(tc.dataDir, 'cluster.json'), 'utf8')) as { processes: { role: string; index: number; ports: Record<string, number> }[] };
+    const urlOf = (p: { ports: Record<string, number> }) => `http://127.0.0.1:${p.ports.metrics}/metrics`;
+    const labelled = (m: Sample[], p: { role: string; index: number }) => m.every((x) => x.labels.role === p.role && x.labels.index === String(p.index));
+    const gw = file.processes.find((p) => p.role === 'gateway')!;
+    const gwm = await scrape(urlOf(gw));
+    expect(labelled(gwm, gw)).toBe(true);
+    const acks = sumOf(gwm, 'tenebra_gateway_orders_acknowledged_total');
+    expect(acks).toBeGreaterThanOrEqual(2);
+    expect(sumOf(gwm, 'tenebra_gateway_order_ack_seconds_count')).toBe(acks);
+    expect(sumOf(gwm, 'tenebra_gateway_fills_total')).toBeGreaterThanOrEqual(2);
+    expect(sumOf(gwm, 'tenebra_gateway_system_health', { status: 'ok' })).toBe(1);
+    expect(sumOf(gwm, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    const seq = file.processes.find((p) => p.role === 'sequencer')!;
+    const sm = await scrape(urlOf(seq));
+    expect(labelled(sm, seq)).toBe(true);
+    expect(sumOf(sm, 'tenebra_sequencer_ops_journaled_total')).toBeGreaterThanOrEqual(acks + 1); // the cancel too
+    expect(sumOf(sm, 'tenebra_sequencer_subscribers')).toBe(5);
+    expect(sumOf(sm, 'tenebra_sequencer_submitters')).toBe(1);
+    for (const nd of file.processes.filter((p) => p.role === 'committee')) {
+      // every node runs every job; one may finish its part of the last a moment after the others
+      const nm = await waitFor(async () => {
+        const m = await scrape(urlOf(nd));
+        return sumOf(m, 'tenebra_node_ops_applied_total') >= acks + 1 ? m : null;
+      }, 15_000, `node ${nd.index} to apply the trading's ops`);
+      expect(labelled(nm, nd)).toBe(true);
+      expect(sumOf(nm, 'tenebra_node_jobs_total')).toBeGreaterThan(0);
+      expect(sumOf(nm, 'tenebra_node_rounds_total')).toBeGreaterThan(0);
+      expect(sumOf(nm, 'tenebra_node_peer_sent_bytes_total')).toBeGreaterThan(0);
+      expect(sumOf(nm, 'tenebra_node_quorum')).toBe(1);
+      expect(sumOf(nm, 'tenebra_node_peers_up')).toBe(4);
+    }
   });
 
   let resting = '';
