@@ -189,6 +189,8 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
       return r.ok ? null : new ApiError(r.error, r.detail);
     },
     cancelOnDisconnect: (a, orderId) => orders.cancel(a, orderId, 'CANCEL_ON_DISCONNECT'),
+    // metrics is made below; a placement can only arrive once the gateway has started
+    onPlacement: (http, code, seconds) => metrics.placement('ws', http, code, seconds),
     marks,
     health: {
       n: config.n, t: config.t,

@@ -1,5 +1,5 @@
-// The gateway's Prometheus series (docs/decisions/0012-metrics.md): REST placements by answer
-// (acknowledged, queued, refused by code) with the acknowledgement latency, fills and results
+// The gateway's Prometheus series (docs/decisions/0012-metrics.md): placements by answer
+// (acknowledged, queued, refused by code) and by way in (`via`: rest, ws) with the acknowledgement latency, fills and results
 // applied, and, read at scrape time, live WebSocket sessions and the system_health status.
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -25,18 +25,18 @@ export interface GatewayMetricsSource {
 const ERROR_CODE = /^\{"code":(\d+)/;
 
 export class GatewayMetrics {
-  private readonly acked: Counter;
-  private readonly queued: Counter;
-  private readonly refused: Counter<'code'>;
-  private readonly ackSeconds: Histogram;
+  private readonly acked: Counter<'via'>;
+  private readonly queued: Counter<'via'>;
+  private readonly refused: Counter<'code' | 'via'>;
+  private readonly ackSeconds: Histogram<'via'>;
   private readonly fills: Counter;
 
   constructor(registry: Registry, src: GatewayMetricsSource) {
-    this.acked = new Counter({ name: 'tenebra_gateway_orders_acknowledged_total', help: 'REST placements answered 200 (journaled by the sequencer: status NEW)', registers: [registry] });
-    this.queued = new Counter({ name: 'tenebra_gateway_orders_queued_total', help: 'REST placements answered 202 / 1502 QUEUED (journal ack late)', registers: [registry] });
-    this.refused = new Counter({ name: 'tenebra_gateway_orders_refused_total', help: 'REST placements refused, by the error body\'s code (e.g. 1402 INVALID_PRICE, 42900 rate_limited)', labelNames: ['code'], registers: [registry] });
+    this.acked = new Counter({ name: 'tenebra_gateway_orders_acknowledged_total', help: 'placements acknowledged (journaled by the sequencer: status NEW), by way in (rest: 200, ws: order.place ack code 0)', labelNames: ['via'], registers: [registry] });
+    this.queued = new Counter({ name: 'tenebra_gateway_orders_queued_total', help: 'placements answered 202 / 1502 QUEUED (journal ack late), by way in', labelNames: ['via'], registers: [registry] });
+    this.refused = new Counter({ name: 'tenebra_gateway_orders_refused_total', help: 'placements refused, by code (e.g. 1402 INVALID_PRICE, 42900 rate_limited) and way in', labelNames: ['code', 'via'], registers: [registry] });
     this.ackSeconds = new Histogram({
-      name: 'tenebra_gateway_order_ack_seconds', help: 'REST placement from request received to its 200 (NEW) sent', registers: [registry],
+      name: 'tenebra_gateway_order_ack_seconds', help: 'placement from request received to its acknowledgement (NEW): REST 200 sent, or order.place answered', labelNames: ['via'], registers: [registry],
       buckets: [0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
     });
     this.fills = new Counter({ name: 'tenebra_gateway_fills_total', help: 'fills applied to orders, per order side (a maker-taker match counts twice)', registers: [registry] });
@@ -61,14 +61,20 @@ export class GatewayMetrics {
     });
   }
 
+  /** A REST placement's answer: its status and the envelope's code read from the body. */
   placementAnswered(status: number, body: string, seconds: number): void {
+    this.placement('rest', status, status >= 400 ? Number(ERROR_CODE.exec(body)?.[1] ?? NaN) : undefined, seconds);
+  }
+
+  /** One placement's answer, by way in: 200 acknowledged, 202 queued, otherwise refused with its code. */
+  placement(via: 'rest' | 'ws', status: number, code: number | undefined, seconds: number): void {
     if (status === 200) {
-      this.acked.inc();
-      this.ackSeconds.observe(seconds);
+      this.acked.inc({ via });
+      this.ackSeconds.observe({ via }, seconds);
     } else if (status === 202) {
-      this.queued.inc();
+      this.queued.inc({ via });
     } else if (status >= 400) {
-      this.refused.inc({ code: ERROR_CODE.exec(body)?.[1] ?? `http_${status}` });
+      this.refused.inc({ via, code: code !== undefined && Number.isFinite(code) ? String(code) : `http_${status}` });
     }
   }
 

@@ -4,6 +4,7 @@ import { parseExposition, sumOf, type Sample } from '@tenebra/metrics';
 import { Registry } from 'prom-client';
 import { startRig, call, newAccount, bearer, type Rig, type Account } from './harness';
 import { until } from './fakes';
+import { TenebraRestClient, TenebraSocket } from '@tenebra/client';
 
 const O = (over: Record<string, unknown> = {}) => ({ symbol: 'ETH-USDC-PERP', side: 'buy', type: 'limit', quantity: 0.5, price: 3000, time_in_force: 'GTC', ...over });
 
@@ -47,6 +48,28 @@ describe('gateway metrics', () => {
     expect(sumOf(m, 'tenebra_gateway_fills_total')).toBe(2); // one match: the maker's side and the taker's
     expect(sumOf(m, 'tenebra_gateway_results_applied_total')).toBe(2);
     expect(sumOf(m, 'tenebra_gateway_results_cursor')).toBe(3);
+  });
+
+  it('count encrypted WebSocket placements apart from REST ones (via="ws")', async () => {
+    const rest = new TenebraRestClient({ baseUrl: rig.gw.urls.baseUrl, credentials: { apiKey: b.api_key, apiSecret: b.api_secret, passphrase: b.passphrase } });
+    const socket = new TenebraSocket({ url: rig.gw.urls.wsUrl, rest, heartbeat: false, requestTimeoutMs: 8_000 });
+    try {
+      await socket.connect();
+      const before = await scrape();
+      const ok = await socket.placeOrder({ symbol: 'ETH-USDC-PERP', side: 'buy', type: 'limit', quantity: 0.5, price: 2990, time_in_force: 'GTC' });
+      expect(ok.code).toBe(0);
+      const bad = await socket.placeOrder({ symbol: 'ETH-USDC-PERP', side: 'buy', type: 'limit', quantity: 0.5, price: 2990.005, time_in_force: 'GTC' });
+      expect(bad.code).toBe(1402);
+      const m = await scrape();
+      const d = (name: string, match: Record<string, string>) => sumOf(m, name, match) - sumOf(before, name, match);
+      expect(d('tenebra_gateway_orders_acknowledged_total', { via: 'ws' })).toBe(1);
+      expect(d('tenebra_gateway_orders_acknowledged_total', { via: 'rest' })).toBe(0);
+      expect(d('tenebra_gateway_order_ack_seconds_count', { via: 'ws' })).toBe(1);
+      expect(d('tenebra_gateway_orders_refused_total', { via: 'ws', code: '1402' })).toBe(1);
+      expect(sumOf(m, 'tenebra_gateway_orders_acknowledged_total', { via: 'rest' })).toBe(2);
+    } finally {
+      await socket.close();
+    }
   });
 
   it('show the live nodes, the sequencer link, WebSocket sessions and the system_health status', async () => {

@@ -48,6 +48,8 @@ export interface WsDeps {
   health: HealthSource;
   /** the public statistics the transparency channel serves (GET /stats/platform/overview) */
   transparency: TransparencySource;
+  /** told of every order.place answer (metrics: GatewayMetrics.placement) */
+  onPlacement?: (http: number, code: number | undefined, seconds: number) => void;
 }
 
 /** What a connection needs from the server. */
@@ -106,6 +108,7 @@ export class WsServer {
     const trading = new SocketTrading({
       orders: deps.orders, registry: deps.registry, limiter: deps.limiter, db: deps.db, hub: this.hub, clock: deps.clock, log,
       ...(deps.admit ? { admit: deps.admit } : {}),
+      ...(deps.onPlacement ? { onPlacement: deps.onPlacement } : {}),
     });
     this.ctx = {
       options: this.options, clock: deps.clock, db: deps.db, tokens: deps.tokens, accounts: deps.accounts, hub: this.hub, trading,

@@ -48,6 +48,8 @@ export interface TradingDeps {
   hub: ChannelHub;
   clock: GatewayClock;
   log: Logger;
+  /** told of every placement's answer (http 200/202 or the refusal's status and code) and how long it took (s): metrics */
+  onPlacement?: (http: number, code: number | undefined, seconds: number) => void;
 }
 
 /** What the op needs from the header: the symbol_id it was sealed with. */
@@ -89,11 +91,14 @@ export class SocketTrading {
       ...(p.peg_reference !== undefined ? { peg_reference: p.peg_reference } : {}),
     };
     let answer: Answer;
+    const t0 = performance.now();
     try {
       this.charge(ctx.acct, 'place', inst ? inst.symbol : null);
       answer = await this.d.orders.place(ctx.acct, body);
+      this.d.onPlacement?.(answer.http, answer.code, (performance.now() - t0) / 1000);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
+      this.d.onPlacement?.(e.kind.http, e.kind.code, (performance.now() - t0) / 1000);
       // Refused before entering the book: announce it as a rejected order under a fresh id.
       const orderId = freshOrderId();
       const reason = specRejectReason(e.kind.error);
