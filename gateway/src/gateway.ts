@@ -66,6 +66,8 @@ export interface GatewayOptions {
   oracle?: PriceOracle;
   /** per-symbol book depth cap (default 100,000) */
   maxBookDepth?: number;
+  /** limit prices must lie within the mark ± this many basis points (default 0 = no check; gateway/src/main.ts, the process, uses ± 50%) */
+  priceBandBps?: number;
   /** WebSocket server tunables (timers, limits; see ws/protocol.ts) */
   ws?: Partial<WsOptions>;
   /** server-sent events tunables (heartbeat, polling, stream caps; see sse/routes.ts) */
@@ -166,6 +168,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     ...(opts.ackTimeoutMs !== undefined ? { ackTimeoutMs: opts.ackTimeoutMs } : {}),
     ...(opts.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: opts.cancelTimeoutMs } : {}),
     ...(opts.maxBookDepth !== undefined ? { maxBookDepth: opts.maxBookDepth } : {}),
+    ...(opts.priceBandBps !== undefined ? { priceBandBps: opts.priceBandBps } : {}),
   });
 
   const repegger = new Repegger(db, oracle, orders, clock, events, log.child({ component: 'repeg' }), opts.repeg);

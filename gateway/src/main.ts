@@ -2,6 +2,7 @@
 import { crash, crashOnUncaught, loadProcessConfig, type GatewayConfig } from '@tenebra/config';
 import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metrics';
 import { createGateway } from './gateway';
+import { DEFAULT_PRICE_BAND_BPS } from './orders/risk';
 import { createLogger } from './log';
 
 async function main(): Promise<void> {
@@ -17,7 +18,9 @@ async function main(): Promise<void> {
   let gw;
   let metrics: MetricsServer | null = null;
   try {
-    gw = createGateway(config, { log, metrics: processRegistry('gateway', 0) });
+    // The process checks limit prices against the mark (± 50% unless the config says otherwise);
+    // createGateway as a library does not, so in-process test rigs can price freely.
+    gw = createGateway(config, { log, metrics: processRegistry('gateway', 0), priceBandBps: config.priceBandBps ?? DEFAULT_PRICE_BAND_BPS });
     await gw.start();
     if (config.metricsPort !== undefined) {
       metrics = await serveMetrics(gw.metrics, config.host, config.metricsPort);

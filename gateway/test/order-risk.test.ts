@@ -3,11 +3,44 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { call, bearer, summary, type Account, type Rig } from './harness';
 import { ManualClock } from '../src/clock';
+import { DEFAULT_PRICE_BAND_BPS } from '../src/orders/risk';
 import { ADMIN_SECRET_HEADER } from '../src/http/routes-admin';
 import { startOrderRig, account, post, getOrder, settled, relogin, spaced, type OrderRig } from './order-rig';
 
 const order = (symbol: string, side: string, quantity: number, price: number, over: Record<string, unknown> = {}) =>
   ({ symbol, side, type: 'limit', quantity, price, time_in_force: 'GTC', ...over });
+
+describe('the limit price band of the gateway process (priceBandBps, default ± 50% of the mark)', () => {
+  let rig: OrderRig;
+  let a: Account;
+  beforeAll(async () => {
+    rig = await startOrderRig({ priceBandBps: DEFAULT_PRICE_BAND_BPS });
+    a = await account(rig);
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('INVALID_PRICE (1402) for a limit price outside the mark ± 50%, placed or modified; market caps are not limited', async () => {
+    rig.sim.market.set('NEAR-USDC-PERP', 5_000n); // mark 5.000: limit prices 2.5 to 7.5
+    rig.sim.primary.publish();
+    const n = rig.seq.journal.length;
+    for (const [side, price] of [['buy', 7.501], ['sell', 2.499], ['buy', 100]] as const) {
+      const r = await post(rig, a, order('NEAR-USDC-PERP', side, 50, price));
+      expect([r.status, r.body.code, r.body.error], JSON.stringify(r.body)).toEqual([400, 1402, 'INVALID_PRICE']);
+      expect(r.body.message).toMatch(/outside the acceptable range 2\.5 to 7\.5 \(the mark 5 ± 50%\)/);
+    }
+    expect(rig.seq.journal.length).toBe(n); // nothing refused reached the sequencer
+    for (const price of [2.5, 7.5]) expect((await post(rig, a, order('NEAR-USDC-PERP', 'sell', 50, price))).status).toBe(200);
+    const live = await post(rig, a, order('NEAR-USDC-PERP', 'buy', 50, 4.9));
+    await spaced();
+    const mod = await call(rig.gw, 'PATCH', `/api/v1/orders/${live.body.data.order_id}`, { price: 2.4 }, bearer(a));
+    expect([mod.status, mod.body.code, mod.body.error]).toEqual([400, 1402, 'INVALID_PRICE']);
+    // a market order's cap protects its sender: any cap is accepted
+    const capped = await post(rig, a, { symbol: 'NEAR-USDC-PERP', side: 'sell', type: 'market', quantity: 60, price: 2, time_in_force: 'IOC' }); // cap 2 < 2.5
+    expect(capped.status, JSON.stringify(capped.body)).toBe(200);
+  });
+});
 
 describe('pre-trade checks', () => {
   let rig: OrderRig;

@@ -15,6 +15,28 @@ import { initialMargin } from './margin';
 
 /** An uncapped market order reserves margin as if it filled this far (bps) beyond the mark. */
 export const MARKET_RISK_BAND_BPS = 1_000n;
+/**
+ * Default band around the mark a limit price must lie in (basis points): the spec's INVALID_PRICE,
+ * "price outside the acceptable range". Fat-finger protection: a buy far above the mark would sweep
+ * the book at any price up to it (the trader cannot see the book to know), and an order far from
+ * the market on either side only lengthens the committee's rank searches. Market caps and pegs are
+ * not limited (a cap only protects its sender; a peg is the reference). The gateway process uses it
+ * (main.ts; `priceBandBps` in its config, 0 turns the check off); createGateway as a library checks
+ * nothing unless given priceBandBps, so in-process rigs price freely.
+ */
+export const DEFAULT_PRICE_BAND_BPS = 5_000;
+
+/** Fails with INVALID_PRICE when a limit price lies outside the mark ± bandBps (bandBps 0: never). */
+export function checkPriceBand(inst: InstrumentSpec, priceTicks: bigint, markTicks: bigint, bandBps: number): void {
+  if (bandBps <= 0) return;
+  const band = BigInt(bandBps);
+  const lo = divRound(markTicks * (10_000n - (band > 10_000n ? 10_000n : band)), 10_000n, 'ceil');
+  const hi = divRound(markTicks * (10_000n + band), 10_000n, 'floor');
+  if (priceTicks < lo || priceTicks > hi) {
+    const px = (t: bigint): string => fromUnits(t, inst.tick_size);
+    fail('INVALID_PRICE', `price ${px(priceTicks)} is outside the acceptable range ${px(lo)} to ${px(hi)} (the mark ${px(markTicks)} ± ${bandBps / 100}%)`);
+  }
+}
 /** Position limit per instrument: this many times max_qty (the spec leaves numeric limits open). */
 export const POSITION_LIMIT_FACTOR = 10n;
 /**
@@ -35,11 +57,11 @@ export interface Priced {
 
 /**
  * Prices an order against a fresh reference, failing closed (MARK_PRICE_UNAVAILABLE) when the mark
- * is stale or missing. A peg takes its reference's price as is (the reference bid and ask are
+ * is stale or missing, and a limit price outside the mark ± bandBps (INVALID_PRICE). A peg takes its reference's price as is (the reference bid and ask are
  * already on the tick grid, a bid rounded down and an ask up); an uncapped market order is risked
  * at the mark plus MARKET_RISK_BAND_BPS.
  */
-export function priceOrder(intent: Pick<OrderIntent, 'inst' | 'type' | 'priceTicks' | 'pegReference'>, oracle: PriceOracle): Priced {
+export function priceOrder(intent: Pick<OrderIntent, 'inst' | 'type' | 'priceTicks' | 'pegReference'>, oracle: PriceOracle, bandBps = 0): Priced {
   const ref = oracle.reference(intent.inst.symbol);
   if (!ref.ok) fail('MARK_PRICE_UNAVAILABLE', `${ref.detail}; orders are refused until the mark price is fresh`);
   const markTicks = ref.quote.mid;
@@ -53,6 +75,7 @@ export function priceOrder(intent: Pick<OrderIntent, 'inst' | 'type' | 'priceTic
     if (risk > MAX_BOOK_UNITS) risk = MAX_BOOK_UNITS;
     return { priceTicks: null, riskTicks: risk, markTicks };
   }
+  if (intent.type === 'limit') checkPriceBand(intent.inst, intent.priceTicks, markTicks, bandBps);
   return { priceTicks: intent.priceTicks, riskTicks: intent.priceTicks, markTicks };
 }
 

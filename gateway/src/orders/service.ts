@@ -28,7 +28,7 @@ import {
   MAX_CLIENT_ORDER_ID, type OrderIntent,
 } from './validate';
 import { effectiveLeverage, reservation } from './margin';
-import { priceOrder, checkPositionLimit, checkLeverage, openQtyKey, type Priced } from './risk';
+import { priceOrder, checkPositionLimit, checkLeverage, checkPriceBand, openQtyKey, type Priced } from './risk';
 import { depthKey, riskTicksOf, type RequestedCancelReason } from './fields';
 import type { PriceOracle } from './oracle';
 import { GttScheduler } from './expiry';
@@ -58,6 +58,8 @@ export interface OrderServiceOptions {
   cancelTimeoutMs?: number;
   /** per-symbol cap of live GTC/GTT orders (default 100,000) */
   maxBookDepth?: number;
+  /** a limit price must lie within the mark ± this many basis points (default 0: no check; the gateway process passes DEFAULT_PRICE_BAND_BPS) */
+  priceBandBps?: number;
 }
 
 export interface OrderServiceDeps {
@@ -111,6 +113,7 @@ export class OrderService {
   private readonly ackTimeoutMs: number;
   private readonly cancelTimeoutMs: number;
   private readonly maxBookDepth: number;
+  private readonly priceBandBps: number;
   private readonly db: GatewayDb;
   private readonly registry: InstrumentRegistry;
   private readonly sealer: OpSealer;
@@ -129,6 +132,8 @@ export class OrderService {
     this.ackTimeoutMs = opts.ackTimeoutMs ?? 5_000;
     this.cancelTimeoutMs = opts.cancelTimeoutMs ?? 10_000;
     this.maxBookDepth = opts.maxBookDepth ?? DEFAULT_MAX_BOOK_DEPTH;
+    this.priceBandBps = opts.priceBandBps ?? 0;
+    if (!Number.isInteger(this.priceBandBps) || this.priceBandBps < 0) throw new RangeError(`priceBandBps must be a non-negative integer, got ${opts.priceBandBps}`);
     this.expiry = new GttScheduler(this.db, this.clock, (symbol) => this.submitExpire(symbol), this.log);
   }
 
@@ -227,7 +232,7 @@ export class OrderService {
     const intent = validateOrder(b, this.registry, tier.minNotionalMicro, nowNs);
     this.checkLockout(acct.user_id);
     if (!this.sequencer.connected) fail('SEQUENCER_UNAVAILABLE', 'the sequencer is not reachable; nothing was submitted, retry later');
-    const priced = priceOrder(intent, this.oracle);
+    const priced = priceOrder(intent, this.oracle, this.priceBandBps);
     if (intent.priceTicks === null) checkMinNotional(intent.inst, intent.qtySteps, priced.priceTicks ?? priced.markTicks, tier.minNotionalMicro);
     return { orderId: this.newOrderId(), intent, priced, op: null as unknown as SealedOp, nowNs };
   }
@@ -489,6 +494,7 @@ export class OrderService {
     if (!this.sequencer.connected) fail('SEQUENCER_UNAVAILABLE', 'the sequencer is not reachable; nothing was submitted, retry later');
     const ref = this.oracle.reference(inst.symbol);
     if (!ref.ok) fail('MARK_PRICE_UNAVAILABLE', `${ref.detail}; modifies are refused until the mark price is fresh`);
+    if (priceChange && o.type === 'limit') checkPriceBand(inst, newPrice, ref.quote.mid, this.priceBandBps);
 
     const mode = priceChange || newQty > oldQty ? 'replace' : 'reduce';
     const delta = newQty - oldQty;
@@ -633,7 +639,7 @@ export class OrderService {
         continue;
       }
       try {
-        const priced = priceOrder(leg.intent, this.oracle);
+        const priced = priceOrder(leg.intent, this.oracle, this.priceBandBps);
         if (leg.intent.priceTicks === null) checkMinNotional(leg.intent.inst, leg.intent.qtySteps, priced.priceTicks ?? priced.markTicks, tier.minNotionalMicro);
         const c: Candidate = { orderId: this.newOrderId(), intent: leg.intent, priced, nowNs, op: null as unknown as SealedOp };
         c.op = this.sealer.place(c.orderId, sym, {

@@ -167,6 +167,8 @@ export interface GatewayConfig {
   logLevel?: string;
   /** Prometheus `GET /metrics` on host:metricsPort (absent: no metrics server) */
   metricsPort?: number;
+  /** a limit price must lie within the mark ± this many basis points (absent: the process default, ± 50%; 0 = no check) */
+  priceBandBps?: number;
 }
 
 export type ProcessConfig = NodeConfig | SequencerConfig | GatewayConfig;
