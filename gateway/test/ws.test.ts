@@ -110,6 +110,27 @@ describe('ops', () => {
   });
 });
 
+describe('socket paths', () => {
+  it('the spec\'s separate paths /ws/orders, /ws/trading, /ws/user, /ws/gomarket speak the /ws/v1 protocol; any other path is 404', async () => {
+    const root = rig.gw.urls.wsUrl.replace(/\/ws\/v1$/, '');
+    for (const path of ['/ws/orders', '/ws/trading', '/ws/user', '/ws/gomarket']) {
+      const c = await RawWs.open(`${root}${path}`);
+      try {
+        const l = await c.login(a.token);
+        expect(l.f.code, `${path}: ${l.raw}`).toBe(0);
+        const sub = await c.request('subscribe', { channel: 'instruments' });
+        expect(sub.f.code, `${path}: ${sub.raw}`).toBe(0);
+        await c.waitFor((r) => r.f.channel === 'instruments' && r.f.type === 'snapshot', `${path} instruments snapshot`);
+      } finally {
+        await c.close(); // the account's socket budget is shared with the tests below
+      }
+    }
+    for (const path of ['/ws/v2', '/ws', '/ws/orders/x']) {
+      await expect(RawWs.open(`${root}${path}`), path).rejects.toThrow(/404/);
+    }
+  });
+});
+
 describe('bad input', () => {
   it('malformed JSON, non-objects, unknown ops, bad ids and args: invalid_request, the socket stays usable', async () => {
     const c = await open();

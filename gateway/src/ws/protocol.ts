@@ -3,6 +3,13 @@
 import { TIER_INFO, type Tier } from '../tiers';
 
 export const WS_PATH = '/ws/v1';
+/**
+ * The spec also names separate socket paths (/ws/orders, /ws/trading, /ws/user, /ws/gomarket) and
+ * leaves their shapes "not shown". Each answers exactly the protocol of WS_PATH (one socket carries
+ * every channel and the trading ops), so a client written against any of them connects and works;
+ * docs/websocket.md, "Where".
+ */
+export const WS_ALIAS_PATHS: readonly string[] = ['/ws/orders', '/ws/trading', '/ws/user', '/ws/gomarket'];
 
 /** Ops a client may send. */
 export const OPS = [

@@ -20,7 +20,7 @@ import { ChannelHub } from './hub';
 import type { MarkSource } from '../risk-monitor/mark-book';
 import { WsConnection } from './connection';
 import { SocketTrading, type Admit, type OrderPort } from './trading';
-import { CLOSE, DEFAULT_WS_OPTIONS, WS_PATH, type Channel, type WsOptions } from './protocol';
+import { CLOSE, DEFAULT_WS_OPTIONS, WS_ALIAS_PATHS, WS_PATH, type Channel, type WsOptions } from './protocol';
 import { HealthMonitor, type HealthSource } from './health';
 import { TransparencyFeed, type TransparencySource } from './transparency';
 
@@ -167,7 +167,7 @@ export class WsServer {
     const refuse = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
-    if (path !== WS_PATH) return refuse(404, 'Not Found');
+    if (path !== WS_PATH && !WS_ALIAS_PATHS.includes(path ?? '')) return refuse(404, 'Not Found');
     if (this.stopping) return refuse(503, 'Service Unavailable');
     const ip = req.socket.remoteAddress ?? 'unknown';
     if ((this.perIp.get(ip) ?? 0) >= this.options.maxSocketsPerIp) return refuse(429, 'Too Many Requests');
