@@ -24,6 +24,7 @@ import { OrderService, type SequencerPort } from './orders/service';
 import { createSimulatedOracle, type PriceOracle } from './orders/oracle';
 import { buildApp } from './http/app';
 import { registerPublicRoutes } from './http/routes-public';
+import { registerMarketDataRoutes } from './http/routes-market-data';
 import { registerOrderRoutes } from './http/routes-orders';
 import { registerAdminRoutes } from './http/routes-admin';
 import { accountView } from './account/view';
@@ -175,6 +176,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
 
   const app = buildApp({ log, tokens, accounts, limiter, ...(opts.publicLimits ? { publicLimits: opts.publicLimits } : {}) });
   registerPublicRoutes(app, { tokens, accounts, registry, clock });
+  registerMarketDataRoutes(app, { registry, oracle });
   registerOrderRoutes(app, orders, limiter);
   registerAdminRoutes(app, { adminSecret, accounts, registry, db, clock });
   const venue = createVenue({ app, db, registry, events, limiter, clock, log, env: config.env, dataDir: config.dataDir, adminSecret, marks }, opts.venue);

@@ -78,6 +78,10 @@ export const OPENAPI = {
         points: { type: 'array', items: obj({ t: str, total: dec, by_asset: { type: 'object', additionalProperties: dec } }, ['t', 'total']) },
         cumulative: { type: 'array', items: obj({ t: str, total: dec }) },
       }, ['as_of', 'metric', 'granularity', 'points']),
+      Reference: obj({
+        symbol: str, status: { enum: ['fresh', 'stale', 'missing'] }, detail: str, mid: { type: ['number', 'null'] }, bid: { type: ['number', 'null'] },
+        ask: { type: ['number', 'null'] }, source: { type: ['string', 'null'] }, as_of: { type: ['string', 'null'] },
+      }, ['symbol', 'status', 'mid', 'bid', 'ask', 'source', 'as_of']),
       Withdrawal: obj({
         withdrawal_id: str, client_withdrawal_id: { type: ['string', 'null'] }, amount: num, recipient: str, status: { enum: ['pending', 'released'] },
         created_at: str, released_at: { type: ['string', 'null'] }, shielded_pool_total: num,
@@ -139,6 +143,12 @@ export const OPENAPI = {
     },
     '/account/withdrawals/{withdrawalId}': {
       get: op('one withdrawal of the caller', 'read', envelope(ref('Withdrawal')), { parameters: [{ name: 'withdrawalId', in: 'path', required: true, schema: str }] }, [404]),
+    },
+    '/market-data/reference': {
+      get: op('the oracle reference of every instrument (the venue\'s market data: a dark pool shows no book)', null, envelope(obj({ references: { type: 'array', items: ref('Reference') } }))),
+    },
+    '/market-data/reference/{symbol}': {
+      get: op('the oracle reference of one instrument', null, envelope(ref('Reference')), { parameters: [{ name: 'symbol', in: 'path', required: true, schema: str }] }, [404]),
     },
     '/vip/tiers': { get: op('fee schedule of all tiers', null, envelope(ref('VipTiers'))) },
     '/stats/platform/overview': {
