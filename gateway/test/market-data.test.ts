@@ -4,6 +4,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { call } from './harness';
 import { startOrderRig, type OrderRig } from './order-rig';
+import { TenebraRestClient } from '@tenebra/client';
 
 describe('market data: the oracle reference', () => {
   let rig: OrderRig;
@@ -40,6 +41,14 @@ describe('market data: the oracle reference', () => {
     expect(r.body.data.detail).toMatch(/no fresh reference price for NEAR-USDC-PERP/);
     rig.sim.market.set('NEAR-USDC-PERP', 5_000n);
     rig.sim.primary.publish();
+  });
+
+  it('through the SDK, without credentials', async () => {
+    const rest = new TenebraRestClient({ baseUrl: rig.gw.urls.baseUrl });
+    const one = (await rest.marketReference('SOL-USDC-PERP')) as Record<string, unknown>;
+    expect(one).toMatchObject({ symbol: 'SOL-USDC-PERP', status: 'fresh', source: 'primary' });
+    expect(String(one['mid'])).toBe('150.12');
+    expect((await rest.marketReference()) as unknown[]).toHaveLength(20);
   });
 
   it('refuses unknown symbols and parameters', async () => {

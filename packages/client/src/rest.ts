@@ -391,6 +391,19 @@ export class TenebraRestClient {
     return (await this.#call({ method: 'GET', path: `/account/withdrawals/${encodeURIComponent(withdrawalId)}`, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
   }
 
+  /**
+   * GET /market-data/reference[/{symbol}] (no token): the oracle reference the venue prices against
+   * (mid, bid, ask, source, as_of; status stale or missing with null prices when no feed is fresh).
+   * With a symbol, that instrument's object; without, the list for every instrument.
+   */
+  async marketReference(symbol?: string): Promise<JsonObject | JsonObject[]> {
+    if (symbol !== undefined) {
+      return (await this.#call({ method: 'GET', path: `/market-data/reference/${encodeURIComponent(symbol)}`, auth: false, shape: 'envelope', repeatable: true })).data as JsonObject;
+    }
+    const d = (await this.#call({ method: 'GET', path: '/market-data/reference', auth: false, shape: 'envelope', repeatable: true })).data as JsonObject;
+    return d['references'] as JsonObject[];
+  }
+
   /** GET /time. */
   async time(): Promise<ServerTime> {
     return toServerTime((await this.#call({ method: 'GET', path: '/time', auth: true, shape: 'envelope', repeatable: true })).data);
