@@ -1,0 +1,52 @@
+// bench:orders' per-node section cost and its dedicated-hosts projection, from synthetic
+// expositions (no processes).
+import { describe, it, expect } from 'vitest';
+import { parseExposition } from '@tenebra/metrics';
+import { describeCost, project, sectionCost, type ClusterScrape } from '../bench/section-meter';
+
+const node = (ops: number, cpuS: number, rounds: number, bytes: number) => parseExposition(`
+process_cpu_seconds_total ${cpuS}
+tenebra_node_ops_applied_total ${ops}
+tenebra_node_rounds_total ${rounds}
+tenebra_node_peer_sent_bytes_total{peer="2"} ${bytes}
+tenebra_node_peer_sent_messages_total{peer="2"} ${rounds}
+`);
+const proc = (cpuS: number, acks = 0) => parseExposition(`
+process_cpu_seconds_total ${cpuS}
+tenebra_gateway_orders_acknowledged_total ${acks}
+`);
+
+describe('section meter', () => {
+  it('takes per-node deltas between two scrapes and skips a node down at either end', () => {
+    const before: ClusterScrape = new Map([['node 1', node(10, 1, 30, 1000)], ['node 2', node(10, 2, 30, 1000)], ['node 3', []], ['gateway', proc(1, 5)], ['sequencer', proc(0.5)]]);
+    const after: ClusterScrape = new Map([['node 1', node(110, 1.4, 330, 103_400)], ['node 2', node(110, 2.6, 330, 1000)], ['node 3', node(50, 9, 9, 9)], ['gateway', proc(1.2, 105)], ['sequencer', proc(0.55)]]);
+    const c = sectionCost(before, after);
+    expect(c.nodes.map((n) => n.name)).toEqual(['node 1', 'node 2']);
+    expect(c.nodes[0]).toMatchObject({ ops: 100, rounds: 300, sentBytes: 102_400 });
+    expect(c.nodes[0]!.cpuMs).toBeCloseTo(400);
+    expect(c.gatewayAcks).toBe(100);
+    expect(c.gatewayCpuMs).toBeCloseTo(200);
+    const d = describeCost(c, { rttMs: 1, books: 1 });
+    // the busiest node (6 ms/op) bounds the CPU figure; 3 rounds/op at 1 ms allow 333/s on one book
+    expect(d.cpuMsPerOp).toBeCloseTo(6);
+    expect(d.roundsPerOp).toBeCloseTo(3);
+    expect(d.projection?.boundBy).toBe('node CPU');
+    expect(d.lines.some((l) => l.startsWith('PROJECTION (not measured)'))).toBe(true);
+  });
+
+  it('projects the lower of the CPU bound and the round-trip bound, rounds spread over books', () => {
+    const one = project(0.5, 10, 1, 1); // CPU 2000/s, rounds 100/s per book
+    expect(one.cpuBound).toBeCloseTo(2000);
+    expect(one.roundBoundPerBook).toBeCloseTo(100);
+    expect(one.rate).toBeCloseTo(100);
+    expect(one.boundBy).toBe('round trips');
+    const many = project(0.5, 10, 1, 40); // 40 books: 4000/s by rounds, CPU binds
+    expect(many.rate).toBeCloseTo(2000);
+    expect(many.boundBy).toBe('node CPU');
+  });
+
+  it('gives no projection when no node applied anything', () => {
+    const s: ClusterScrape = new Map([['node 1', node(5, 1, 1, 1)]]);
+    expect(describeCost(sectionCost(s, s), { rttMs: 1, books: 1 }).projection).toBeNull();
+  });
+});
