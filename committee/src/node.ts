@@ -158,6 +158,8 @@ export class CommitteeNode {
       platformPublicKey: fromHex(cfg.platformPublicKey), expectedMeasurement: cfg.expectedMeasurement,
       onOp: (frame: SequencedFrame) => this.enqueue(frame),
       onError: (err: Error) => this.fatal('sequencer feed stopped', err),
+      // the node's logger, not the feed's stderr default: its lines carry role, node (and the dealer label)
+      log: this.log.child({ component: 'sequencer-feed' }),
     });
     this.log.info({ lastSeq: lastSeq.toString(), status: this.party!.status() }, 'node ready');
     this.statusTimer = setInterval(() => this.logStatus(), STATUS_EVERY_MS);
