@@ -1,12 +1,19 @@
 // Committee node process: `node --import tsx committee/src/main.ts --config node-<i>.json`.
 import '@tenebra/transport/src/polyfill';
-import { pino } from 'pino';
-import { crash, loadProcessConfig, type NodeConfig } from '@tenebra/config';
+import { checkPreprocessingMode, crash, loadProcessConfig, type NodeConfig } from '@tenebra/config';
 import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metrics';
 import { CommitteeNode } from './node';
+import { createNodeLogger } from './log';
 
 const cfg = loadProcessConfig<NodeConfig>(process.argv, 'committee');
-const log = pino({ level: cfg.logLevel ?? 'info', base: { role: 'committee', node: cfg.index, pid: process.pid } });
+// dealer mode (not private): every line says so, and a production node refuses it (config dealer.ts)
+const log = createNodeLogger(cfg);
+try {
+  checkPreprocessingMode(cfg.env, cfg.preprocessing.mode);
+} catch (e) {
+  log.fatal({ err: (e as Error).message }, 'refusing to start');
+  process.exit(2); // nothing opened or queued yet: an ordinary exit
+}
 const registry = processRegistry('committee', cfg.index);
 const node = new CommitteeNode(cfg, log, registry);
 let metrics: MetricsServer | null = null;

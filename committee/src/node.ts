@@ -2,9 +2,9 @@
 // batch, to the order books it holds as shares, and reports each operation's outcome to the gateway.
 import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { COMPARISON_BITS, crash, type NodeConfig } from '@tenebra/config';
+import { COMPARISON_BITS, crash, KAPPA_OF_OLDER_CONFIGS, withDealerLabel, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
-import { assertComparisonFits, createParty, DEFAULT_KAPPA, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
+import { assertComparisonFits, createParty, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 import { readKeyFile, fromHex } from '@tenebra/seal';
@@ -98,8 +98,13 @@ export class CommitteeNode {
   /** Prometheus series (served by main.ts when the config has a metricsPort) */
   readonly metrics: NodeMetrics;
 
+  /** every line of the node, the engine's and the transport's too; labelled in dealer mode */
+  private readonly log: Logger;
+
   /** registry: where the node's series go (main.ts passes the process's; default a private one) */
-  constructor(private readonly cfg: NodeConfig, private readonly log: Logger, registry: Registry = new Registry()) {
+  constructor(private readonly cfg: NodeConfig, log: Logger, registry: Registry = new Registry()) {
+    // main.ts labels its root logger already; a node made elsewhere (tests, tools) is labelled here
+    this.log = withDealerLabel(log, cfg.preprocessing.mode);
     this.metrics = new NodeMetrics(registry, {
       index: cfg.index, n: cfg.n,
       status: () => this.party?.status(),
@@ -153,6 +158,8 @@ export class CommitteeNode {
       platformPublicKey: fromHex(cfg.platformPublicKey), expectedMeasurement: cfg.expectedMeasurement,
       onOp: (frame: SequencedFrame) => this.enqueue(frame),
       onError: (err: Error) => this.fatal('sequencer feed stopped', err),
+      // the node's logger, not the feed's stderr default: its lines carry role, node (and the dealer label)
+      log: this.log.child({ component: 'sequencer-feed' }),
     });
     this.log.info({ lastSeq: lastSeq.toString(), status: this.party!.status() }, 'node ready');
     this.statusTimer = setInterval(() => this.logStatus(), STATUS_EVERY_MS);
@@ -196,9 +203,11 @@ export class CommitteeNode {
     const traceRounds = process.env.TENEBRA_TRACE_ROUNDS === '1';
     // matching compares liquidity sums wider than book values (leWide): refuse a committee size
     // whose field cannot hold them now, not in the first FOK's job
-    assertComparisonFits(COMPARISON_BITS + SUM_EXTRA_BITS, DEFAULT_KAPPA, cfg.n, cfg.t);
+    // kappa is the folder's (one per committee; older folders persisted their state at 40)
+    const kappa = cfg.kappa ?? KAPPA_OF_OLDER_CONFIGS;
+    assertComparisonFits(COMPARISON_BITS + SUM_EXTRA_BITS, kappa, cfg.n, cfg.t);
     const party = createParty({
-      n: cfg.n, t: cfg.t, transport: this.transport, ...from,
+      n: cfg.n, t: cfg.t, k: kappa, transport: this.transport, ...from,
       // the gateway keeps every book value below 2^COMPARISON_BITS (packages/config)
       L: COMPARISON_BITS,
       // a persisted state's reserve lives in the store's chunks (node-store.ts)

@@ -1,7 +1,7 @@
 // Composition of the gateway process: storage, auth, REST server, sequencer link, results listener.
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { checkCommitteeSize, type GatewayConfig } from '@tenebra/config';
+import { checkCommitteeSize, withDealerLabel, type GatewayConfig } from '@tenebra/config';
 import { fromHex, readKeyFile } from '@tenebra/seal';
 import { SequencerClient } from '@tenebra/wire';
 import type { Logger } from 'pino';
@@ -128,7 +128,8 @@ export interface Gateway {
 /** Builds a gateway from its config file contents; nothing listens until start(). */
 export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}): Gateway {
   checkConfig(config);
-  const log = opts.log ?? createLogger(config.logLevel ?? 'info', config.env);
+  // a dealer-mode committee (not private) labels every line, a logger passed in too (config dealer.ts)
+  const log = withDealerLabel(opts.log ?? createLogger(config.logLevel ?? 'info', config.env, config.committeePreprocessing), config.committeePreprocessing);
   const clock = opts.clock ?? systemClock();
   const jwtSecret = readSecret(config.jwtSecretFile, 'jwtSecretFile');
   const adminSecret = readSecret(config.adminSecretFile, 'adminSecretFile');

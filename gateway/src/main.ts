@@ -1,5 +1,5 @@
 // Gateway process: node --import tsx gateway/src/main.ts --config <gateway.json>
-import { crash, crashOnUncaught, loadProcessConfig, type GatewayConfig } from '@tenebra/config';
+import { checkPreprocessingMode, crash, crashOnUncaught, loadProcessConfig, type GatewayConfig } from '@tenebra/config';
 import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metrics';
 import { createGateway } from './gateway';
 import { DEFAULT_PRICE_BAND_BPS } from './orders/risk';
@@ -13,7 +13,13 @@ async function main(): Promise<void> {
     createLogger('info').fatal({ err: (e as Error).message }, 'cannot load the gateway config');
     process.exit(2);
   }
-  const log = createLogger(config.logLevel ?? 'info', config.env);
+  const log = createLogger(config.logLevel ?? 'info', config.env, config.committeePreprocessing);
+  try {
+    checkPreprocessingMode(config.env, config.committeePreprocessing);
+  } catch (e) {
+    log.fatal({ err: (e as Error).message }, 'refusing to start');
+    process.exit(2);
+  }
   crashOnUncaught(log);
   let gw;
   let metrics: MetricsServer | null = null;

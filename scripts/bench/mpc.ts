@@ -12,7 +12,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SimNetwork, checkLinkEmulation, generateIdentity, type LinkEmulation, type PeerEntry } from '@tenebra/transport';
-import { LEX4, costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
+import { DEFAULT_KAPPA, LEX4, costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
 import { checkCommitteeSize } from '@tenebra/config';
 import { runStep, type Step, type StepResult } from './mpc-plan';
 
@@ -179,7 +179,7 @@ async function libp2p(prep: PreprocessingOptions, plan: Step[]): Promise<StepRes
 
 const os = await import('node:os');
 const load = (): string => os.loadavg().map((x) => x.toFixed(1)).join(' ');
-console.log(`Tenebra MPC benchmark: n=${n}, t=${t}, p=2^127-1, L=48, kappa=40${quick ? ' (quick)' : ''}; machine: ${os.cpus().length} cores, node ${process.version}; load average at start ${load()}`);
+console.log(`Tenebra MPC benchmark: n=${n}, t=${t}, p=2^127-1, L=48, kappa=${DEFAULT_KAPPA}${quick ? ' (quick)' : ''}; machine: ${os.cpus().length} cores, node ${process.version}; load average at start ${load()}`);
 const c = costOf('lt', 48);
 console.log(`lt declares: ${c.rounds} rounds, ${c.triples} triples + ${c.lex4} lex4 closure items (${LEX4.width} elements, ${LEX4.subsets.length} products each), ${c.bits} random bits (${c.nibbles} nibbles), ${c.masks} PRSS mask, ${c.elementsPerPeer} field elements (16 B) per peer`);
 if (!args.has('--libp2p-only')) {

@@ -7,8 +7,8 @@ import { setPriority } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  DEFAULT_PORTS, COMPARISON_BITS, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, metricsPorts, plannedPorts,
-  type Env, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
+  DEFAULT_PORTS, COMPARISON_BITS, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
+  type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
 } from '@tenebra/config';
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
 import { checkLinkEmulation, generateIdentity } from '@tenebra/transport';
@@ -31,7 +31,8 @@ export interface ClusterOptions {
   n?: number;
   t?: number;
   ports?: PortPlan;
-  preprocessing?: 'committee' | 'dealer';
+  /** a new folder's preprocessing (default committee); 'dealer' is NOT private, refused in production, and not for a resumed committee folder */
+  preprocessing?: PreprocessingMode;
   host?: string;
   logLevel?: string;
   /** restart a process that exits by itself (not through kill()/stop()), with backoff: `npm start` does */
@@ -65,6 +66,13 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     if ((opts.n !== undefined && opts.n !== gateway.n) || (opts.t !== undefined && opts.t !== gateway.t)) {
       throw new Error(`${L.root} holds a committee of n=${gateway.n}, t=${gateway.t}, not n=${opts.n ?? gateway.n}, t=${opts.t ?? gateway.t}: its shares cannot be re-dealt; use a new data folder for another size`);
     }
+    const mode = nodes[0]?.preprocessing.mode ?? 'committee';
+    if (opts.preprocessing === 'dealer' && mode !== 'dealer') throw new Error(`${L.root} holds a committee-preprocessing cluster: --dealer applies to new data folders only`);
+    checkPreprocessingMode(gateway.env, mode);
+    // Dealer folders made before the sequencer and gateway labelled their logs get the label now
+    // (before the measurement: it covers the sequencer's config).
+    if (labelDealerConfig(sequencer, mode)) writeJson(L.sequencerConfig, sequencer);
+    if (labelDealerConfig(gateway, mode)) writeJson(L.gatewayConfig, gateway);
     for (const nd of nodes) if (applyLinkEmulation(nd, opts.linkEmulation)) writeJson(L.nodeConfig(nd.index), nd);
     // Folders made before link keys existed get them now (before the measurement: it covers them).
     const upgraded = upgradeLinkKeys(L, nodes, sequencer, gateway);
@@ -91,6 +99,8 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
   }
   const n = opts.n ?? 5;
   const t = opts.t ?? 2;
+  const mode = opts.preprocessing ?? 'committee';
+  checkPreprocessingMode(opts.env, mode);
   checkCommitteeSize(n, t);
   // the nodes would refuse to start otherwise (the PRSS masks of a comparison grow with C(n, t)):
   // book values, and liquidity sums for FOK, aon and min_fill_size (matching's leWide)
@@ -118,6 +128,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     role: 'sequencer', dataDir: L.sequencerDir, host, port: ports.sequencer, n,
     platformKeyFile: L.platformKey, clientLinkKeys: clientLinkKeys(gatewayLinkKey, nodeLinkKeys), logLevel: opts.logLevel ?? 'info',
     ...(metrics ? { metricsPort: metrics.sequencer } : {}),
+    ...(mode === 'dealer' ? { committeePreprocessing: mode } : {}),
   };
   const measurement = expectedMeasurement(sequencer);
   const sequencerUrl = `ws://${host}:${ports.sequencer}`;
@@ -151,8 +162,9 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     // 0.33 lex4 and 0.02 prod4 per nibble on bench:orders; triples only for min/select in some order kinds), with headroom
     // for an outage, when nothing can be made. A batch makes the full share of each kind below its
     // target and none of the others (preprocessing.ts, "Composition"), so nothing piles up.
-    preprocessing: { mode: opts.preprocessing ?? 'committee', targetTriples: 2_000, targetLex4: 3_400, targetProd4: 1_000, targetBits: 40_000, batch: 512 },
+    preprocessing: { mode, targetTriples: 2_000, targetLex4: 3_400, targetProd4: 1_000, targetBits: 40_000, batch: 512 },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
+    kappa: DEFAULT_KAPPA, // the comparisons' statistical security, one for the whole committee
     ...(opts.writeStallMs === undefined ? {} : { writeStallMs: opts.writeStallMs }),
     ...(opts.linkEmulation === undefined ? {} : { linkEmulation: opts.linkEmulation }),
     ...(metrics ? { metricsPort: metrics.node(p.index) } : {}),
@@ -164,11 +176,19 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     gatewayKeyFile: L.gatewayKey, linkKeyFile: L.gatewayLinkKey, jwtSecretFile: L.jwtSecret, adminSecretFile: L.adminSecret,
     logLevel: opts.logLevel ?? 'info',
     ...(metrics ? { metricsPort: metrics.gateway } : {}),
+    ...(mode === 'dealer' ? { committeePreprocessing: mode } : {}),
   };
   writeJson(L.sequencerConfig, sequencer);
   writeJson(L.gatewayConfig, gateway);
   for (const nd of nodes) writeJson(L.nodeConfig(nd.index), nd);
   return { nodes, sequencer, gateway };
+}
+
+/** Marks a sequencer or gateway config of a dealer-mode committee (its logs carry the label); true iff it changed. */
+export function labelDealerConfig(cfg: SequencerConfig | GatewayConfig, mode: PreprocessingMode): boolean {
+  if (mode !== 'dealer' || cfg.committeePreprocessing === 'dealer') return false;
+  cfg.committeePreprocessing = 'dealer';
+  return true;
 }
 
 /** Sets (or removes) a node's link emulation to what this run asks; true iff the config changed. */

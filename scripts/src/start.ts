@@ -1,8 +1,8 @@
 // `npm start [-- --data DIR] [--env production|test] [--dealer]`: runs the whole local cluster.
-import { resolve } from 'node:path';
-import { ENVS, type Env } from '@tenebra/config';
+import { DEALER_LABEL } from '@tenebra/config';
 import { Cluster } from './cluster';
-import { describeLinks, LINK_FLAGS, LINK_USAGE, linkEmulationOf, parseFlags } from './flags';
+import { describeLinks, LINK_USAGE } from './flags';
+import { startOptions } from './start-options';
 
 const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug]
                     [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS]
@@ -12,42 +12,23 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
                t < n/2: privacy against any t nodes, trading with any n - t alive; e.g. 3 1 or 7 3).
                A resumed folder keeps its own size; naming another one is an error
   --env        production (ports 8080, 7100, 7001-7005, 7200; metrics 7300-7306) or test (9080, 9100, 9001-9005, 9200; metrics 9300-9306)
-  --dealer     preprocessing by a trusted dealer: INSECURE, for experiments only (new data folders only)
+  --dealer     NOT PRIVATE, experiments only (new data folders, never with --env production): every
+               node derives all preprocessing from a fixed public seed, so any node (or anyone) can
+               unmask every opened value; every log line of every process says so
   --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements
 ${LINK_USAGE}`;
 
-function integerFlag(name: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const v = Number(text);
-  if (!Number.isInteger(v)) throw new Error(`--${name} must be an integer, got '${text}'`);
-  return v;
-}
-
-function niceness(text: string): number {
-  const v = Number(text);
-  if (!Number.isInteger(v) || v < 0 || v > 19) throw new Error(`--node-nice must be an integer in 0..19, got '${text}'`);
-  return v;
-}
-
 async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', ...LINK_FLAGS], ['dealer', 'help']);
-  if (flags.bool.has('help')) {
+  const parsed = startOptions(process.argv.slice(2));
+  if (parsed.help) {
     console.log(USAGE);
     return;
   }
-  const env = (flags.str.get('env') ?? 'production') as Env;
-  if (!ENVS.includes(env)) throw new Error(`--env must be one of ${ENVS.join(', ')}`);
-  const dataDir = resolve(flags.str.get('data') ?? (env === 'test' ? 'data-test' : 'data'));
-  const n = integerFlag('nodes', flags.str.get('nodes'));
-  const t = integerFlag('threshold', flags.str.get('threshold'));
-  if ((n === undefined) !== (t === undefined)) throw new Error('--nodes and --threshold go together (e.g. --nodes 7 --threshold 3)');
-  const links = linkEmulationOf(flags);
-  const cluster = await Cluster.start({
-    ...(links ? { linkEmulation: links } : {}),
-    dataDir, env, ...(n !== undefined && t !== undefined ? { n, t } : {}), preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee', supervise: true,
-    logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '19'),
-  });
+  const { options } = parsed;
+  const { env, dataDir } = options;
+  const links = options.linkEmulation;
+  const cluster = await Cluster.start(options);
   let stopping = false;
   const stop = async (why: string) => {
     if (stopping) return;
@@ -67,7 +48,7 @@ async function main(): Promise<void> {
   }
   console.log(`  ${describeLinks(links)}`);
   if (cluster.configs.nodes[0]?.preprocessing.mode === 'dealer') {
-    console.log('  WARNING: preprocessing mode is dealer (INSECURE, experiments only)');
+    console.log(`  WARNING: ${DEALER_LABEL}`);
   }
   console.log(`\nbase_url ${cluster.baseUrl}\nws_url   ${cluster.wsUrl}`);
   const metrics = cluster.metricsUrls();

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCluster } from '../src/cluster';
 import { describeLinks, linkEmulationOf, parseFlags, LINK_FLAGS } from '../src/flags';
-import { layout, readJson, type NodeConfig } from '@tenebra/config';
+import { layout, readJson, writeJson, type GatewayConfig, type NodeConfig, type SequencerConfig } from '@tenebra/config';
+import { DEFAULT_KAPPA } from '@tenebra/mpc';
+import { startOptions } from '../src/start-options';
 
 const folder = (): string => mkdtempSync(join(tmpdir(), 'tenebra-config-'));
 const ports = { gateway: 31080, gatewayInternal: 31200, sequencer: 31100, nodeBase: 31001 };
@@ -33,11 +35,86 @@ describe('ensureCluster with a committee size', () => {
     try {
       // C(64, 31) PRSS subsets: the comparison's mask would need 139 bits of a 127-bit field
       await expect(ensureCluster({ dataDir: join(dir, 'a'), env: 'test', n: 64, t: 31, ports })).rejects.toThrow(/comparison does not fit/);
-      // C(35, 17) fits book comparisons (32 bits) but not the 48-bit liquidity sums of FOK, aon and min_fill_size
-      await expect(ensureCluster({ dataDir: join(dir, 'd'), env: 'test', n: 35, t: 17, ports })).rejects.toThrow(/comparison does not fit.*L=48/);
+      // at kappa = 64, C(35, 17) (nu = 33) no longer fits even the 32-bit book comparisons
+      await expect(ensureCluster({ dataDir: join(dir, 'e'), env: 'test', n: 35, t: 17, ports })).rejects.toThrow(/comparison does not fit.*L=32, kappa=64/);
+      // C(11, 5) = 462 (nu = 9) fits book comparisons (32 bits) but not the 48-bit liquidity sums of FOK, aon and min_fill_size
+      await expect(ensureCluster({ dataDir: join(dir, 'd'), env: 'test', n: 11, t: 5, ports })).rejects.toThrow(/comparison does not fit: K \+ kappa \+ nu \+ 1 = 127 bits > 126 \(L=48, kappa=64, n=11, t=5\)/);
       await expect(ensureCluster({ dataDir: join(dir, 'b'), env: 'test', n: 5, t: 3, ports })).rejects.toThrow(/t < n\/2/);
       await expect(ensureCluster({ dataDir: join(dir, 'c'), env: 'test', n: 7, t: 3, ports: { ...ports, sequencer: 31005 } })).rejects.toThrow(/31001-31007 include port 31005/);
-      for (const d of ['a', 'b', 'c', 'd']) expect(existsSync(join(dir, d))).toBe(false);
+      for (const d of ['a', 'b', 'c', 'd', 'e']) expect(existsSync(join(dir, d))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the comparisons\' statistical security (kappa) of a new folder', () => {
+  it('is the engine default, 64, in every node config, and every committee size the README names fits at it', async () => {
+    const dir = folder();
+    try {
+      expect(DEFAULT_KAPPA).toBe(64);
+      for (const [n, t] of [[3, 1], [5, 2], [7, 3], [7, 2]] as const) {
+        const c = await ensureCluster({ dataDir: join(dir, `${n}-${t}`), env: 'test', n, t, ports });
+        expect(c.nodes.map((nd) => nd.kappa)).toEqual(Array(n).fill(64));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('dealer preprocessing (npm start -- --dealer): not private', () => {
+  it('is refused with --env production, by the flags and by ensureCluster, before anything is written', async () => {
+    const dir = folder();
+    try {
+      const refused = /dealer preprocessing is refused with --env production: it is not private/;
+      expect(() => startOptions(['--dealer', '--data', join(dir, 'p')])).toThrow(refused);
+      expect(() => startOptions(['--dealer', '--env', 'production', '--data', join(dir, 'p')])).toThrow(refused);
+      const ok = startOptions(['--dealer', '--env', 'test', '--data', join(dir, 't')]);
+      expect(ok.help === false && ok.options.preprocessing).toBe('dealer');
+      const plain = startOptions(['--data', join(dir, 'c')]);
+      expect(plain.help === false && plain.options.preprocessing).toBeUndefined();
+      expect(startOptions(['--dealer', '--help']).help).toBe(true);
+      await expect(ensureCluster({ dataDir: join(dir, 'p'), env: 'production', preprocessing: 'dealer', ports })).rejects.toThrow(refused);
+      expect(existsSync(join(dir, 'p'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('labels the sequencer and gateway configs of a test folder (their logs carry the label), and only those', async () => {
+    const dir = folder();
+    try {
+      const c = await ensureCluster({ dataDir: join(dir, 'd'), env: 'test', preprocessing: 'dealer', ports });
+      expect(c.nodes.every((nd) => nd.preprocessing.mode === 'dealer')).toBe(true);
+      expect([c.sequencer.committeePreprocessing, c.gateway.committeePreprocessing]).toEqual(['dealer', 'dealer']);
+      const L = layout(join(dir, 'd'));
+      // a dealer folder made before the labels gets them at its next start
+      const seq = readJson<SequencerConfig>(L.sequencerConfig);
+      delete seq.committeePreprocessing;
+      writeJson(L.sequencerConfig, seq);
+      const gw = readJson<GatewayConfig>(L.gatewayConfig);
+      delete gw.committeePreprocessing;
+      writeJson(L.gatewayConfig, gw);
+      await ensureCluster({ dataDir: join(dir, 'd'), env: 'test' });
+      expect(readJson<SequencerConfig>(L.sequencerConfig).committeePreprocessing).toBe('dealer');
+      expect(readJson<GatewayConfig>(L.gatewayConfig).committeePreprocessing).toBe('dealer');
+      const plain = await ensureCluster({ dataDir: join(dir, 'c'), env: 'test', ports });
+      expect(plain.nodes.every((nd) => nd.preprocessing.mode === 'committee')).toBe(true);
+      expect([plain.sequencer.committeePreprocessing, plain.gateway.committeePreprocessing]).toEqual([undefined, undefined]);
+      // --dealer cannot turn a committee folder into a dealer one
+      await expect(ensureCluster({ dataDir: join(dir, 'c'), env: 'test', preprocessing: 'dealer' })).rejects.toThrow(/--dealer applies to new data folders only/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a production folder whose nodes say dealer (hand-edited, or older) is refused at resume', async () => {
+    const dir = folder();
+    try {
+      const c = await ensureCluster({ dataDir: dir, env: 'production', ports });
+      for (const nd of c.nodes) writeJson(layout(dir).nodeConfig(nd.index), { ...nd, preprocessing: { ...nd.preprocessing, mode: 'dealer' } });
+      await expect(ensureCluster({ dataDir: dir, env: 'production' })).rejects.toThrow(/dealer preprocessing is refused with --env production/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

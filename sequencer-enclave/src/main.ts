@@ -1,12 +1,13 @@
 // Sequencer enclave process: `node --import tsx sequencer-enclave/src/main.ts --config sequencer.json`.
-import { pino } from 'pino';
 import { crash, loadProcessConfig, type SequencerConfig } from '@tenebra/config';
 import { readKeyFile } from '@tenebra/seal';
 import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metrics';
 import { startSequencer, type RunningSequencer } from './server';
+import { createSequencerLogger } from './log';
 
 const cfg = loadProcessConfig<SequencerConfig>(process.argv, 'sequencer');
-const log = pino({ level: cfg.logLevel ?? 'info', base: { role: 'sequencer', pid: process.pid } });
+// a dealer-mode committee (not private) labels the whole cluster's logs, this process's too (config dealer.ts)
+const log = createSequencerLogger(cfg);
 
 let running: RunningSequencer | null = null;
 let metrics: MetricsServer | null = null;

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { Registry } from 'prom-client';
 import { generateEd25519, makeQuote, proveEnclaveKey, type Quote } from '@tenebra/seal';
-import { MAX_COMMITTEE, type SequencerConfig } from '@tenebra/config';
+import { MAX_COMMITTEE, withDealerLabel, type SequencerConfig } from '@tenebra/config';
 import {
   sendCorked, claimOfAuth, ConnectionChallenge, decodeToSequencer, encodeFrame, FrameError, LinkAuthError, principalName, refuseLink,
   sequencerServerName, type AuthOkFrame, type LinkRole, type NackFrame, type QuoteFrame,
@@ -42,6 +42,8 @@ export async function startSequencer(
   registry: Registry = new Registry(),
 ): Promise<RunningSequencer> {
   if (!Number.isInteger(config.n) || config.n < 1 || config.n > MAX_COMMITTEE) throw new Error(`config.n must be an integer in 1..${MAX_COMMITTEE}, got ${config.n}`);
+  // a dealer-mode committee (not private) labels every line, a logger passed in too (config dealer.ts)
+  log = withDealerLabel(log, config.committeePreprocessing);
   const measurement = expectedMeasurement(config);
   // A fresh enclave key per start: it lives only in this process's memory, like a TEE's sealed key.
   const enclave = generateEd25519();

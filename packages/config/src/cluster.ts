@@ -2,6 +2,7 @@
 // The launcher (scripts/src/start.ts) writes these files; each process reads only its own.
 import { readFileSync, writeFileSync, mkdirSync, existsSync, renameSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
+import type { PreprocessingMode } from './dealer';
 
 export type Env = 'production' | 'test';
 export const ENVS: readonly Env[] = ['production', 'test'];
@@ -75,7 +76,8 @@ export interface ClientLinkKeys {
 }
 
 export interface PreprocessingConfig {
-  mode: 'committee' | 'dealer';
+  /** 'dealer': NOT private, never in production (dealer.ts) */
+  mode: PreprocessingMode;
   targetTriples: number;
   targetBits: number;
   /** LEX4 closure items (each less-than uses 3 with 9 nibbles at COMPARISON_BITS = 32); default that share of targetBits / 4 */
@@ -129,7 +131,16 @@ export interface NodeConfig {
   linkEmulation?: LinkEmulationConfig;
   /** Prometheus `GET /metrics` on host:metricsPort (absent: no metrics server) */
   metricsPort?: number;
+  /**
+   * Statistical security kappa of the comparisons (bits; @tenebra/mpc field.ts). Every node of a
+   * committee must use the same: the launcher writes the engine's default into a new folder. Absent:
+   * KAPPA_OF_OLDER_CONFIGS, the kappa every folder written before this field ran (and persisted) at.
+   */
+  kappa?: number;
 }
+
+/** The kappa of a node config that names none: folders made before configs carried it ran at 40. */
+export const KAPPA_OF_OLDER_CONFIGS = 40;
 
 export interface SequencerConfig {
   role: 'sequencer';
@@ -143,6 +154,8 @@ export interface SequencerConfig {
   logLevel?: string;
   /** Prometheus `GET /metrics` on host:metricsPort (absent: no metrics server); not measured */
   metricsPort?: number;
+  /** the committee's preprocessing mode; 'dealer' puts dealer.ts's label on every log line (absent: committee) */
+  committeePreprocessing?: PreprocessingMode;
 }
 
 export interface GatewayConfig {
@@ -169,6 +182,8 @@ export interface GatewayConfig {
   metricsPort?: number;
   /** a limit price must lie within the mark ± this many basis points (absent: the process default, ± 50%; 0 = no check) */
   priceBandBps?: number;
+  /** the committee's preprocessing mode; 'dealer' puts dealer.ts's label on every log line and is refused in production (absent: committee) */
+  committeePreprocessing?: PreprocessingMode;
 }
 
 export type ProcessConfig = NodeConfig | SequencerConfig | GatewayConfig;

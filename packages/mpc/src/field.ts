@@ -12,9 +12,18 @@
 //     2^K + 2^M + 2^(K+kappa+nu)  <  2^(K+kappa+nu+1),
 // and it must not wrap mod p, so we need 2^(K+kappa+nu+1) <= p. The subset that no coalition of t
 // parties touches contributes a uniform term, which hides d with statistical distance <= 2^-kappa.
-//   n=5, t=2: C(5,2) = 10, nu = 4; kappa = 40, K = 53:  K + kappa + nu + 1 = 98  <= 126   (2^127-1 ok)
-//   the same with p = 2^89 - 1:                          98 > 88                          (fails)
-//   n=7, t=3: C(7,3) = 35, nu = 6:                       100 <= 126                       (ok)
+//
+// Why kappa = 64 (DEFAULT_KAPPA). 2^-kappa bounds what one opened c tells about its d, and the
+// committee opens millions of them: the distances add up (a union bound over every comparison), so
+// 2^-40 per comparison is 2^-20 after a million. At 64 the sum stays below 2^-30 after 2^34
+// comparisons. It costs no random bits: r'' comes from PRSS (local PRF output, no communication),
+// and c is still one field element; only r'' grows (K+kappa-M = 65 bits a subset instead of 41).
+// What it costs is room: the largest L and C(n,t) that fit shrink by 24 bits.
+//   n=5, t=2: C(5,2) = 10, nu = 4; kappa = 64, L = 32 (book values, K = 37):  106 <= 126  (ok)
+//                                              L = 48 (liquidity sums, K = 53): 122 <= 126  (ok)
+//   the same with p = 2^89 - 1:                                                 106 > 88   (fails)
+//   n=3, t=1: nu = 2: 120;  n=7, t=2: C = 21, nu = 5: 123;  n=7, t=3: C = 35, nu = 6: 124  (L = 48, ok)
+//   at L = 48, C(n,t) <= 2^8 fits (n = 11, t = 5: C = 462, nu = 9: 127, refused); at n=5, t=2, L <= 55.
 // comparisonFits() checks this for any (L, kappa, n, t) at construction time.
 
 /** The field modulus p = 2^127 - 1. */
@@ -23,8 +32,8 @@ export const P = (1n << 127n) - 1n;
 export const P_BITS = 127;
 /** Default bound on compared values: |x| < 2^L. */
 export const DEFAULT_L = 48;
-/** Default statistical security parameter kappa (bits). */
-export const DEFAULT_KAPPA = 40;
+/** Default statistical security parameter kappa (bits) of every comparison's masking (see header: 64, not 40). */
+export const DEFAULT_KAPPA = 64;
 /** Bits per comparison block (preprocessed one-hot 4-bit values; see preprocessing.ts). */
 export const BLOCK_BITS = 4;
 /** Bytes per encoded field element. */

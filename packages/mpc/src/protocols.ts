@@ -18,7 +18,7 @@
 //  select  y + c (x - y); min/max from lt and select.
 
 import { groupSizes, lexProgram, prodProgram, type ClosureProgram } from './closure';
-import { ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide, words } from './field';
+import { DEFAULT_KAPPA, ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide, words } from './field';
 import { addEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded, closureEvalEncoded, closureOpeningsEncoded } from './kernel';
 import { NIBBLE_VALUE, NIBBLE_WIDTH, WIDTH, type Counts, type Kind } from './reserve';
 
@@ -429,7 +429,7 @@ function treeCost(width: number, lexicographic: boolean): { rounds: number; item
 }
 
 /** Per-element cost of each operation for bound L (the preprocessing map, as JIFF's). */
-export function costOf(op: 'mul' | 'select' | 'lt' | 'le' | 'eq' | 'min' | 'max' | 'open', L: number, kappa = 40): OpCost {
+export function costOf(op: 'mul' | 'select' | 'lt' | 'le' | 'eq' | 'min' | 'max' | 'open', L: number, kappa = DEFAULT_KAPPA): OpCost {
   const { blocks } = geometry(L, kappa);
   const c = (rounds: number, triples: number, lex4: number, prod4: number, nibbles: number, masks: number, opened: number): OpCost => ({
     rounds, triples, lex4, prod4, nibbles, bits: 4 * nibbles, masks, elementsPerPeer: opened,

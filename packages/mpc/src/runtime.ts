@@ -31,7 +31,7 @@ export interface PartyOptions {
   t: number;
   /** Bound on compared values, |x| < 2^L (default 48). */
   L?: number;
-  /** Statistical security parameter kappa (default 40). */
+  /** Statistical security parameter kappa (default DEFAULT_KAPPA = 64; every party of a committee must use the same). */
   k?: number;
   transport: Transport;
   preprocessing?: PreprocessingOptions;

@@ -146,9 +146,10 @@ describe('parameters n=3,t=1 and n=7,t=3', () => {
 });
 
 describe('a large bound', () => {
+  // L = 70 fits the field only at kappa 40 (at the default 64, L <= 55 for n = 5, t = 2: field.ts)
   it('L = 70 (18 comparison blocks) compares correctly', async () => {
     const net = new SimNetwork({ n: 5, seed: 70, link: { latencyMs: 1 } });
-    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, L: 70, transport: net.transport(i), preprocessing: { mode: 'dealer', targetTriples: 50, targetBits: 600, batch: 64 } }));
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({ n: 5, t: 2, L: 70, k: 40, transport: net.transport(i), preprocessing: { mode: 'dealer', targetTriples: 50, targetBits: 600, batch: 64 } }));
     await net.settle(Promise.all(parties.map((p) => p.start())));
     const big = (1n << 70n) - 1n;
     const xs = [big, -big, 5n, big - 1n, 0n];

@@ -45,12 +45,24 @@ describe('field', () => {
     expect(() => F.decodeFieldVector(new Uint8Array(16).fill(0xff))).toThrow(F.FieldError);
   });
   it('states the comparison bound: 2^127-1 fits, 2^89-1 would not', () => {
+    expect(F.DEFAULT_KAPPA).toBe(64);
     const bound = F.comparisonBound(F.DEFAULT_L, F.DEFAULT_KAPPA, 5, 2);
-    expect(bound).toBe(98);
+    expect(bound).toBe(122);
     expect(bound).toBeLessThanOrEqual(126);
-    expect(bound).toBeGreaterThan(88);
+    expect(F.comparisonBound(32, F.DEFAULT_KAPPA, 5, 2)).toBe(106);
+    expect(F.comparisonBound(32, F.DEFAULT_KAPPA, 5, 2)).toBeGreaterThan(88);
     expect(() => F.assertComparisonFits(48, 40, 5, 2)).not.toThrow();
-    expect(() => F.assertComparisonFits(48, 40, 7, 3)).not.toThrow();
     expect(() => F.assertComparisonFits(80, 40, 5, 2)).toThrow(/does not fit/);
+  });
+  it('kappa = 64 fits the committee sizes the README names at both widths (book values, liquidity sums), and refuses what no longer fits', () => {
+    for (const [n, t] of [[3, 1], [5, 2], [7, 3], [7, 2]]) {
+      for (const L of [32, 48]) expect(() => F.assertComparisonFits(L, 64, n!, t!)).not.toThrow();
+    }
+    // n=5, t=2: L up to 55 (was 79 at kappa 40)
+    expect(() => F.assertComparisonFits(55, 64, 5, 2)).not.toThrow();
+    expect(() => F.assertComparisonFits(56, 64, 5, 2)).toThrow(/comparison does not fit: K \+ kappa \+ nu \+ 1 = 130 bits > 126 \(L=56, kappa=64, n=5, t=2\)/);
+    // C(11, 5) = 462 PRSS subsets: fits at kappa 40, not at 64
+    expect(() => F.assertComparisonFits(48, 40, 11, 5)).not.toThrow();
+    expect(() => F.assertComparisonFits(48, 64, 11, 5)).toThrow(/127 bits > 126/);
   });
 });

@@ -2,7 +2,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import * as F from '../src/field';
-import { cluster, deal, runAll, signed, type Cluster } from './helpers';
+import { SimNetwork } from '@tenebra/transport';
+import { cluster, deal, fillReserve, runAll, signed, type Cluster } from './helpers';
+import { createParty } from '../src/runtime';
 import { shareSecret, reconstruct } from '../src/shamir';
 import { costOf, PREPROCESSING_TABLE } from '../src/protocols';
 import { LEX4, PROD4, closureItemOf } from '../src/closure';
@@ -99,10 +101,11 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
   });
 
   it('a comparison with a wider bound: correct beyond 2^L, same rounds, more random bits; a bound the field cannot hold is refused', async () => {
-    const W = 62;
+    // 55 bits: 14 blocks, the widest that fits at the default kappa = 64 (n = 5, t = 2; field.ts)
+    const W = 55;
     const WMAX = (1n << BigInt(W)) - 1n;
-    const xs = [WMAX, -WMAX, 1n << 61n, (1n << 48n) + 5n, 7n, -(1n << 55n), 0n];
-    const ys = [WMAX - 1n, WMAX, 1n << 61n, (1n << 48n) + 4n, 1n << 60n, -(1n << 55n) + 1n, -1n];
+    const xs = [WMAX, -WMAX, 1n << 54n, (1n << 48n) + 5n, 7n, -(1n << 52n), 0n];
+    const ys = [WMAX - 1n, WMAX, 1n << 54n, (1n << 48n) + 4n, 1n << 53n, -(1n << 52n) + 1n, -1n];
     const inputs = deal(5, 2, xs, ys);
     const id = `prop-${jobNo}`;
     const outs = await run(async (ctx, pid) => {
@@ -118,22 +121,8 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
     expect(ends.map((e) => e.rounds)).toEqual(Array(5).fill(costOf('lt', 48).rounds + 1));
     expect(costOf('lt', W).rounds).toBe(costOf('lt', 48).rounds);
     expect(costOf('lt', W).bits).toBeGreaterThan(costOf('lt', 48).bits);
-    // 64 bits: 17 blocks, a tree of three levels (one round more), still exact at the edges
-    const M64 = (1n << 63n) - 1n;
-    const xs64 = [M64, -M64, 1n << 62n, -5n];
-    const ys64 = [M64 - 1n, M64, 1n << 62n, 5n];
-    const in64 = deal(5, 2, xs64, ys64);
-    const id64 = `prop-${jobNo}`;
-    const outs64 = await run(async (ctx, pid) => {
-      const [xsh, ysh] = in64[pid - 1]!;
-      return ctx.open(await ctx.le(ctx.fromShares(xsh!), ctx.fromShares(ysh!), 64));
-    });
-    for (const o of outs64) expect(o).toEqual(xs64.map((x, i) => b(x <= ys64[i]!)));
-    const ends64 = c.logs.filter((l) => (l as { ev?: string; job?: string }).ev === 'job-end' && (l as { job?: string }).job === id64) as { rounds: number }[];
-    expect(ends64.map((e) => e.rounds)).toEqual(Array(5).fill(costOf('lt', 64).rounds + 1));
-    expect(costOf('lt', 64).rounds).toBe(costOf('lt', 48).rounds + 1);
-    // K + kappa + nu + 1 > 126 at L = 80 (n = 5, t = 2)
-    for (const bad of [80, 0, 2.5]) {
+    // K + kappa + nu + 1 > 126 at L = 56 (n = 5, t = 2, kappa = 64); 64 fits only at a smaller kappa (below)
+    for (const bad of [56, 64, 0, 2.5]) {
       const fails = await run(async (ctx, pid) => {
         const [xsh, ysh] = inputs[pid - 1]!;
         try {
@@ -145,6 +134,30 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
       });
       for (const f of fails) expect(f).toMatch(/^RangeError: le: /);
     }
+  });
+
+  it('64 bits at kappa = 40: 17 blocks, a tree of three levels (one round more), still exact at the edges', async () => {
+    const net = new SimNetwork({ n: 5, seed: 64, link: { latencyMs: 1 } });
+    const logs: object[] = [];
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({
+      n: 5, t: 2, k: 40, transport: net.transport(i), log: (e) => logs.push(e),
+      preprocessing: { mode: 'dealer', targetTriples: 10, targetBits: 400, batch: 64 },
+    }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    await fillReserve({ net, parties, logs }, parties, 10, 200);
+    const M64 = (1n << 63n) - 1n;
+    const xs64 = [M64, -M64, 1n << 62n, -5n];
+    const ys64 = [M64 - 1n, M64, 1n << 62n, 5n];
+    const in64 = deal(5, 2, xs64, ys64);
+    const outs64 = await net.settle(Promise.all(parties.map((p) => p.runJob('w64', async (ctx) => {
+      const [xsh, ysh] = in64[p.id - 1]!;
+      return ctx.open(await ctx.le(ctx.fromShares(xsh!), ctx.fromShares(ysh!), 64));
+    }))));
+    const b = (v: boolean): bigint => (v ? 1n : 0n);
+    for (const o of outs64) expect(o).toEqual(xs64.map((x, i) => b(x <= ys64[i]!)));
+    const ends64 = logs.filter((l) => (l as { ev?: string; job?: string }).ev === 'job-end' && (l as { job?: string }).job === 'w64') as { rounds: number }[];
+    expect(ends64.map((e) => e.rounds)).toEqual(Array(5).fill(costOf('lt', 64).rounds + 1));
+    expect(costOf('lt', 64).rounds).toBe(costOf('lt', 48).rounds + 1);
   });
 
   it('declares its preprocessing', () => {

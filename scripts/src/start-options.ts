@@ -1,0 +1,42 @@
+// `npm start` flags to cluster options, checked before anything starts or is written.
+import { resolve } from 'node:path';
+import { checkPreprocessingMode, ENVS, type Env } from '@tenebra/config';
+import type { ClusterOptions } from './cluster';
+import { LINK_FLAGS, linkEmulationOf, parseFlags } from './flags';
+
+function integerFlag(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const v = Number(text);
+  if (!Number.isInteger(v)) throw new Error(`--${name} must be an integer, got '${text}'`);
+  return v;
+}
+
+function niceness(text: string): number {
+  const v = Number(text);
+  if (!Number.isInteger(v) || v < 0 || v > 19) throw new Error(`--node-nice must be an integer in 0..19, got '${text}'`);
+  return v;
+}
+
+/** The options `npm start` runs with (help: print the usage instead); throws a clear error on a bad or refused flag. */
+export function startOptions(argv: string[]): { help: true } | { help: false; options: ClusterOptions } {
+  const flags = parseFlags(argv, ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', ...LINK_FLAGS], ['dealer', 'help']);
+  if (flags.bool.has('help')) return { help: true };
+  const env = (flags.str.get('env') ?? 'production') as Env;
+  if (!ENVS.includes(env)) throw new Error(`--env must be one of ${ENVS.join(', ')}`);
+  const dealer = flags.bool.has('dealer');
+  // --dealer is not private: refused here already, not only when ensureCluster reads the folder
+  if (dealer) checkPreprocessingMode(env, 'dealer');
+  const dataDir = resolve(flags.str.get('data') ?? (env === 'test' ? 'data-test' : 'data'));
+  const n = integerFlag('nodes', flags.str.get('nodes'));
+  const t = integerFlag('threshold', flags.str.get('threshold'));
+  if ((n === undefined) !== (t === undefined)) throw new Error('--nodes and --threshold go together (e.g. --nodes 7 --threshold 3)');
+  const links = linkEmulationOf(flags);
+  return {
+    help: false,
+    options: {
+      ...(links ? { linkEmulation: links } : {}),
+      dataDir, env, ...(n !== undefined && t !== undefined ? { n, t } : {}), ...(dealer ? { preprocessing: 'dealer' as const } : {}), supervise: true,
+      logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '19'),
+    },
+  };
+}
