@@ -1,0 +1,138 @@
+// Production with fewer than n parties up (docs/decisions/0017-production-with-parties-down.md): a
+// committee of 7 with t = 2 loses 2 parties and keeps making preprocessing with the other 5 (2t+1),
+// each batch computed and held by its participant set; the dead return with their memory gone,
+// recover the items made without them by share recovery, and the seven go on.
+// Checked on the seeded simulated network:
+// - after the kill, batches commit at the five (inline, for a job that needs more than the reserve,
+//   and in the background), and the job's products and comparisons open correctly;
+// - every item of a batch made by the five, read from the five reserves, is consistent (all five
+//   shares on one degree-t polynomial) and correct: c = a*b for triples, each nibble's 15 unary
+//   indicators and value agree with a 4-bit value; closure items (lex4) hold the products of their masks;
+// - the two come back with memory gone, recover (helpers wait until no batch made without them is in
+//   flight), every party ends with the same log and reserve, and jobs run with every share checked,
+//   the last one at the two returned parties and one other only (t+1), consuming items made while
+//   they were dead.
+import { describe, expect, it } from 'vitest';
+import { Prng, SimNetwork } from '@tenebra/transport';
+import * as F from '../src/field';
+import { createParty, type Party } from '../src/runtime';
+import { reconstructChecked } from '../src/shamir';
+import type { Preprocessor } from '../src/preprocessing';
+import { NIBBLE_WIDTH, WIDTH, type Kind } from '../src/reserve';
+import { LEX4, closureItemOf } from '../src/closure';
+import { deal } from './helpers';
+
+const N = 7;
+const T = 2;
+const prep = { targetTriples: 200, targetBits: 320, batch: 40 };
+
+function prepOf(p: Party): Preprocessor {
+  return (p as unknown as { prep: Preprocessor }).prep;
+}
+
+function log(p: Party): string {
+  const s = p.status().preprocessing;
+  return `${s.resolvedBatches}/${s.committedBatches}/${s.inFlight ?? '-'}`;
+}
+
+/** Products and comparisons of random values on `team`, every live share checked; asserts the opened values. */
+async function useReserve(net: SimNetwork, team: Party[], id: string, seed: number, count = 12): Promise<void> {
+  const r = new Prng(seed);
+  const xs = Array.from({ length: count }, () => BigInt(Math.floor(r.nextFloat() * 1e6)));
+  const ys = Array.from({ length: count }, () => BigInt(Math.floor(r.nextFloat() * 1e6)));
+  const inputs = deal(N, T, xs, ys);
+  const outs = await net.settle(Promise.all(team.map((p) => p.runJob(id, async (ctx) => {
+    const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
+    return ctx.open(ctx.concat([await ctx.mul(x!, y!), await ctx.lt(x!, y!)]));
+  }))), { maxTimeMs: 300_000 });
+  const want = [...xs.map((x, i) => x * ys[i]!), ...xs.map((x, i) => (x < ys[i]! ? 1n : 0n))];
+  for (const o of outs) expect(o).toEqual(want);
+}
+
+/** Opens items [from, from+k) of a kind from the holders' reserves, checking every share lies on one polynomial. */
+function openItems(holders: Party[], kind: Kind, from: number, k: number): bigint[][] {
+  const shares = holders.map((p) => prepOf(p).reserve.range(kind, from, k));
+  const flat = reconstructChecked(holders.map((p) => p.id), shares, T, N);
+  const w = WIDTH[kind];
+  return Array.from({ length: k }, (_, i) => flat.slice(i * w, (i + 1) * w));
+}
+
+describe('a committee of 7 with t = 2 produces with 2 parties down', () => {
+  for (const seed of [1, 2, 3]) {
+    it(`seed ${seed}: five make, commit and use batches; the two return by recovery and the seven go on`, async () => {
+      const net = new SimNetwork({ n: N, seed, link: { latencyMs: 1, jitterMs: 1 } });
+      const rng = new Prng(seed * 17 + 3);
+      const events: Record<string, unknown>[] = [];
+      const mk = (i: number, keys?: Uint8Array): Party => createParty({
+        n: N, t: T, transport: keys ? net.restart(i) : net.transport(i), preprocessing: prep, checkOpenings: true,
+        ...(keys ? { keys } : {}),
+        log: (e) => { if (events.length < 50_000) events.push(e as Record<string, unknown>); },
+      });
+      const parties = Array.from({ length: N }, (_, i) => mk(i + 1));
+      await net.settle(Promise.all(parties.map((p) => p.start())));
+      const keys = parties.map((p) => p.exportKeys());
+      await net.run({ until: () => parties.every((p) => p.status().preprocessing.inFlight === undefined && p.status().reserve.triples >= prep.targetTriples), maxTimeMs: 300_000 });
+      // every batch so far was made by all seven
+      expect(events.filter((e) => e.ev === 'prep-start' && e.members !== undefined)).toEqual([]);
+
+      // two die, at a random moment (maybe mid-batch: a batch then in flight is vetoed and dropped)
+      const dead = [1, 2, 3, 4, 5, 6, 7].sort(() => rng.nextFloat() - 0.5).slice(0, 2).sort((a, b) => a - b);
+      const live = parties.filter((p) => !dead.includes(p.id));
+      const before = prepOf(live[0]!).committed;
+      const endBefore = { ...prepOf(live[0]!).reserve.end };
+      for (const d of dead) net.crash(d);
+      // a job that needs more triples than the reserve holds: production runs inline with five
+      const need = live[0]!.status().reserve.triples + 30;
+      await useReserve(net, live, 'past-the-reserve', seed, need);
+      // and the background refills the reserve to its targets with five
+      await net.run({ until: () => live.every((p) => p.status().preprocessing.inFlight === undefined && p.status().reserve.triples >= prep.targetTriples && p.status().reserve.bits >= prep.targetBits), maxTimeMs: 300_000 });
+      const logs = live.map(log);
+      expect(logs.every((l) => l === logs[0]), `live logs ${logs.join(' ')}`).toBe(true);
+      expect(prepOf(live[0]!).committed).toBeGreaterThan(before + 1);
+      for (const p of live) expect(p.status().preprocessing.stale).toBe(false);
+      const partial = events.filter((e) => e.ev === 'prep-start' && Array.isArray(e.members));
+      expect(partial.length).toBeGreaterThan(0);
+      for (const e of partial) expect(e.members).toEqual(live.map((p) => p.id));
+
+      // the items made by the five are consistent across all five and correct
+      const res = prepOf(live[0]!).reserve;
+      const tFrom = Math.max(endBefore.triples, res.cursor.triples);
+      const tK = Math.min(100, res.end.triples - tFrom);
+      expect(tK).toBeGreaterThan(0);
+      for (const [a, b, c] of openItems(live, 'triples', tFrom, tK)) expect(c).toBe(F.mod(a! * b!));
+      const uFrom = Math.max(endBefore.nibbles, res.cursor.nibbles);
+      const uK = Math.min(100, res.end.nibbles - uFrom);
+      expect(uK).toBeGreaterThan(0);
+      const values = new Set<bigint>();
+      for (const nib of openItems(live, 'nibbles', uFrom, uK)) {
+        const v = nib[NIBBLE_WIDTH - 1]!;
+        expect(v >= 0n && v < 16n).toBe(true);
+        values.add(v);
+        for (let j = 0; j < 15; j++) expect(nib[j]).toBe(v > BigInt(j) ? 1n : 0n);
+      }
+      expect(values.size).toBeGreaterThan(8); // random 4-bit values, not a constant
+      const lFrom = Math.max(endBefore.lex4, res.cursor.lex4);
+      const lK = Math.min(50, res.end.lex4 - lFrom);
+      if (lK > 0) {
+        for (const item of openItems(live, 'lex4', lFrom, lK)) expect(item).toEqual(closureItemOf(LEX4, item.slice(0, LEX4.factors)));
+      }
+
+      // the two come back with their memory gone and recover
+      const back = dead.map((i) => mk(i, keys[i - 1]));
+      await net.settle(Promise.all(back.map((p) => p.start())));
+      await net.settle(Promise.all(back.map((p) => p.recover())), { maxTimeMs: 300_000 });
+      const all = [...live, ...back].sort((a, b) => a.id - b.id);
+      await useReserve(net, all, 'all-seven', seed + 100);
+      await net.run({ until: () => all.every((p) => p.status().preprocessing.inFlight === undefined && !p.status().preprocessing.stale), maxTimeMs: 300_000 });
+      const logs7 = all.map(log);
+      expect(logs7.every((l) => l === logs7[0]), `logs ${logs7.join(' ')}`).toBe(true);
+      const reserves = all.map((p) => JSON.stringify(p.status().reserve));
+      expect(reserves.every((r) => r === reserves[0])).toBe(true);
+      // the returned two hold correct shares of the items made without them: they and one other
+      // (t+1 = 3) run a job alone, the other four cut off
+      const trio = [...back, live[0]!];
+      net.partition([trio.map((p) => p.id), all.filter((p) => !trio.includes(p)).map((p) => p.id)]);
+      await useReserve(net, trio, 'trio', seed + 200, 4);
+    }, 300_000);
+  }
+});
