@@ -345,6 +345,11 @@ function compareProposals(x: Proposal, y: Proposal, n: number): number {
 const KIND_NAMES: Record<Kind, string> = { triples: 'triples', lex4: 'comparison closure items (lex4)', prod4: 'equality closure items (prod4)', nibbles: 'random bits' };
 
 const MAX_FUTURE_BATCH_MESSAGES = 256;
+/**
+ * The round number of a proposal notice: a PrepRound without vectors that a member of a batch's
+ * participant set sends to a party outside it (ADR 0017), which then stays out of the batch.
+ */
+const NOTICE_ROUND = 0xffff;
 /** A party's first coordination attempt waits (party - 1) times this, so party 1 usually leads alone. */
 const TERM_STAGGER_MS = 20;
 /** An undecided batch is coordinated again, with a higher ballot, after this (plus the stagger). */
@@ -1402,6 +1407,8 @@ export class Preprocessor {
           this.host.log({ ev: 'prep-bad-tag', from, batch: env.b, key: env.key });
           return;
         }
+        if (env.a === NOTICE_ROUND) return this.onNotice(from, env.b, tag);
+        if (b && env.b === b.id && !this.isMember(b, from)) this.tellProposal(b, from); // it proposes without knowing ours
         if (b && env.b === b.id) {
           if (keepsNoRounds(b)) return this.tellRoundsGone(from, env.b); // restored staged: nothing to re-send
           if (!this.adoptTag(b, tag, from)) return;
@@ -1499,6 +1506,32 @@ export class Preprocessor {
   }
 
   /**
+   * Tells a party outside b's participant set our proposal (once per peer, batch and proposal): it
+   * then stays out of b instead of waiting in a proposal of its own that no member will take up.
+   */
+  private tellProposal(b: Batch, to: number): void {
+    if (b.outsider || b.inert || !b.members || b.members.includes(to) || (b.state !== 'running' && b.state !== 'staged')) return;
+    const key = tagKey(b.per, b.members);
+    const told = `n:${b.id}:${to}:${key}`;
+    if (this.goneTold.has(told)) return;
+    if (this.goneTold.size >= 256) this.goneTold.clear();
+    this.goneTold.add(told);
+    this.host.send(to, this.host.envelope({ type: Msg.PrepRound, a: NOTICE_ROUND, b: b.id, key }));
+  }
+
+  /** A member's notice of batch id's proposal, which excludes us: we stay out of it (an outsider). */
+  private onNotice(from: number, id: number, tag: Proposal): void {
+    if (!tag.members || tag.members.includes(this.host.self) || !tag.members.includes(from)) return;
+    const b = this.current;
+    if (b && b.id === id) {
+      if (b.outsider || b.inert || b.state !== 'running' || b.round > 0 || b.vote0 !== undefined || b.promised > 0 || b.abstain) return;
+      this.goOutsider(b, tag, from);
+    } else if (!b && id === this.resolved && this.enabled && !this.stale) {
+      this.startBatch(id, tag);
+    }
+  }
+
+  /**
    * Tells a peer still in phase A of batch id that we keep no phase-A messages for it (once per peer
    * and batch), so it need not wait out two silent re-send periods to find out.
    */
@@ -1538,6 +1571,10 @@ export class Preprocessor {
     if (order < 0) return false;
     const member = !tag.members || tag.members.includes(this.host.self);
     if (b.outsider) return this.outsiderHears(b, tag, member);
+    // A larger proposal counts only when it comes from a member of ours: then once anyone has left
+    // round 0 under a proposal, no member of it is ever on another (ADR 0017; with S = all n every
+    // sender is a member, as before). A party outside ours (back from an outage) is told ours.
+    if (!this.isMember(b, from)) return false;
     if (b.state !== 'running' || b.round > 0) {
       // With S = all n impossible: leaving round 0 needs every party's round-0 message under one
       // proposal. With partial sets a party outside S (back from an outage) may propose late; its
@@ -1656,6 +1693,7 @@ export class Preprocessor {
     }
     // Re-send what the peer may have missed: our phase-A messages and votes (our log rides on each).
     if (b) this.resendTo(b, peer);
+    if (b) this.tellProposal(b, peer);
     else if (this.abstainId >= this.resolved) this.host.send(peer, this.host.envelope({ type: Msg.PrepAbstain, b: this.abstainId }));
     this.host.send(peer, this.host.envelope({ type: Msg.PrepStatus }));
     this.kick();
