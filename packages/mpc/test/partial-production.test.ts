@@ -35,17 +35,18 @@ function log(p: Party): string {
   return `${s.resolvedBatches}/${s.committedBatches}/${s.inFlight ?? '-'}`;
 }
 
-/** Products and comparisons of random values on `team`, every live share checked; asserts the opened values. */
-async function useReserve(net: SimNetwork, team: Party[], id: string, seed: number, count = 12): Promise<void> {
+/** Products of `count` and comparisons of the first `lts` pairs of random values on `team`; asserts the opened values. */
+async function useReserve(net: SimNetwork, team: Party[], id: string, seed: number, count = 12, lts = count): Promise<void> {
   const r = new Prng(seed);
   const xs = Array.from({ length: count }, () => BigInt(Math.floor(r.nextFloat() * 1e6)));
   const ys = Array.from({ length: count }, () => BigInt(Math.floor(r.nextFloat() * 1e6)));
   const inputs = deal(N, T, xs, ys);
   const outs = await net.settle(Promise.all(team.map((p) => p.runJob(id, async (ctx) => {
     const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
-    return ctx.open(ctx.concat([await ctx.mul(x!, y!), await ctx.lt(x!, y!)]));
+    const [xl, yl] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s.slice(0, lts)));
+    return ctx.open(ctx.concat([await ctx.mul(x!, y!), await ctx.lt(xl!, yl!)]));
   }))), { maxTimeMs: 300_000 });
-  const want = [...xs.map((x, i) => x * ys[i]!), ...xs.map((x, i) => (x < ys[i]! ? 1n : 0n))];
+  const want = [...xs.map((x, i) => x * ys[i]!), ...xs.slice(0, lts).map((x, i) => (x < ys[i]! ? 1n : 0n))];
   for (const o of outs) expect(o).toEqual(want);
 }
 
@@ -83,7 +84,7 @@ describe('a committee of 7 with t = 2 produces with 2 parties down', () => {
       for (const d of dead) net.crash(d);
       // a job that needs more triples than the reserve holds: production runs inline with five
       const need = live[0]!.status().reserve.triples + 30;
-      await useReserve(net, live, 'past-the-reserve', seed, need);
+      await useReserve(net, live, 'past-the-reserve', seed, need, 12);
       // and the background refills the reserve to its targets with five
       await net.run({ until: () => live.every((p) => p.status().preprocessing.inFlight === undefined && p.status().reserve.triples >= prep.targetTriples && p.status().reserve.bits >= prep.targetBits), maxTimeMs: 300_000 });
       const logs = live.map(log);
@@ -193,5 +194,50 @@ describe('a committee of 7 with t = 2 produces with 2 parties down', () => {
     const logs = six3.map(log);
     expect(logs.every((l) => l === logs[0]), `logs ${logs.join(' ')}`).toBe(true);
     expect(events.filter((x) => x.ev === 'test-error')).toEqual([]);
+  }, 300_000);
+
+  for (const seed of [1, 2, 3, 4]) it(`seed ${seed}: two die at random moments of production; the five decide every batch, refill and use the reserve; the two recover`, async () => {
+    const net = new SimNetwork({ n: N, seed: 100 + seed, link: { latencyMs: 1, jitterMs: 1 } });
+    const rng = new Prng(seed * 29 + 1);
+    const slowVotes = (i: number) => (): Promise<void> => new Promise((resolve) => net.transport(i).clock.setTimeout(resolve, rng.nextFloat() * 3));
+    let partial = 0;
+    const mk = (i: number, keys?: Uint8Array): Party => createParty({
+      n: N, t: T, transport: keys ? net.restart(i) : net.transport(i), preprocessing: prep, checkOpenings: true,
+      ...(keys ? { keys } : {}), beforePrepVote: slowVotes(i),
+      log: (e) => { if ((e as { ev?: string }).ev === 'prep-start' && Array.isArray((e as { members?: unknown }).members)) partial++; },
+    });
+    const parties = Array.from({ length: N }, (_, i) => mk(i + 1));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    const keys = parties.map((p) => p.exportKeys());
+    // background production runs from the start; two die within its first batches, seconds apart
+    const dead = [1, 2, 3, 4, 5, 6, 7].sort(() => rng.nextFloat() - 0.5).slice(0, 2);
+    const t1 = rng.nextFloat() * 40;
+    net.clock.setTimeout(() => net.crash(dead[0]!), t1);
+    net.clock.setTimeout(() => net.crash(dead[1]!), t1 + rng.nextFloat() * 1500);
+    await net.run({ maxTimeMs: 1_600 });
+    const live = parties.filter((p) => !net.isCrashed(p.id));
+    expect(live.length).toBe(5);
+    // the five refill the reserve to its targets by background production alone
+    const full = (p: Party): boolean => {
+      const st = p.status();
+      return !st.preprocessing.stale && st.preprocessing.inFlight === undefined && st.reserve.triples >= prep.targetTriples && st.reserve.bits >= prep.targetBits;
+    };
+    await net.run({ until: () => live.every(full), maxTimeMs: 300_000 });
+    expect(partial).toBeGreaterThan(0); // batches made by the five alone
+    const logs = live.map(log);
+    expect(logs.every((l) => l === logs[0]), `live logs ${logs.join(' ')}`).toBe(true);
+    const reserve = live.map((p) => JSON.stringify(p.status().reserve));
+    expect(reserve.every((r) => r === reserve[0])).toBe(true);
+    await useReserve(net, live, 'five', seed);
+    // the two come back with their memory gone and recover; the seven refill and use the reserve
+    const back = dead.map((i) => mk(i, keys[i - 1]));
+    await net.settle(Promise.all(back.map((p) => p.start())));
+    await net.settle(Promise.all(back.map((p) => p.recover())), { maxTimeMs: 300_000 });
+    const all = [...live, ...back].sort((a, b) => a.id - b.id);
+    await useReserve(net, all, 'seven', seed + 100);
+    await net.run({ until: () => all.every(full), maxTimeMs: 300_000 });
+    const logs7 = all.map(log);
+    expect(logs7.every((l) => l === logs7[0]), `logs ${logs7.join(' ')}`).toBe(true);
+    await useReserve(net, all, 'seven-again', seed + 200);
   }, 300_000);
 });
