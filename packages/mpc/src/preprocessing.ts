@@ -172,6 +172,8 @@ interface Batch {
   members?: number[];
   /** This party is not in the proposal's S: it never computes b nor votes at ballot 0 (an acceptor and learner only). */
   outsider: boolean;
+  /** Set EXCLUDED_BUSY_MS after b started: a recovery request from a party outside S is answered from then on. */
+  busyOver?: boolean;
   readies: Set<number>;
   /** Phase-A round currently computed (0: GRR for triples + squares, 1: roots, 2-3: bit products), 4 when staged. */
   round: number;
@@ -350,6 +352,8 @@ const MAX_FUTURE_BATCH_MESSAGES = 256;
  * participant set sends to a party outside it (ADR 0017), which then stays out of the batch.
  */
 const NOTICE_ROUND = 0xffff;
+/** See Preprocessor.excludes (below the committee node's 15 s wait for recovery helpers). */
+const EXCLUDED_BUSY_MS = 5_000;
 /** A party's first coordination attempt waits (party - 1) times this, so party 1 usually leads alone. */
 const TERM_STAGGER_MS = 20;
 /** An undecided batch is coordinated again, with a higher ballot, after this (plus the stagger). */
@@ -660,10 +664,16 @@ export class Preprocessor {
     return b.members ? b.members.every((j) => j === this.host.self || this.host.isUp(j)) : this.host.allUp();
   }
 
-  /** The batch in flight excludes `party` (made without it: it would not hold the items). */
+  /**
+   * The batch in flight excludes `party` (made without it: it would not hold the items), for at
+   * most EXCLUDED_BUSY_MS after the batch started: a helper answers that party's recovery request
+   * "busy" until then. Not longer: while it recovers the party is no acceptor, and if members died
+   * meanwhile the batch may need it (or its return) to be decided; answered, it is stale once the
+   * batch commits and recovers again.
+   */
   excludes(party: number): number | undefined {
     const b = this.current;
-    if (!b || b.outsider || b.state === 'committed' || b.state === 'dropped') return undefined;
+    if (!b || b.outsider || b.busyOver || b.state === 'committed' || b.state === 'dropped') return undefined;
     return this.isMember(b, party) ? undefined : b.id;
   }
 
@@ -746,6 +756,7 @@ export class Preprocessor {
       this.adoptFuture(id);
       return b;
     }
+    if (this.minMembers() < this.host.n) this.host.setTimer(() => (b.busyOver = true), EXCLUDED_BUSY_MS); // S may become partial by a switch
     this.host.log({ ev: 'prep-start', batch: id, per: b.per, joined: join !== undefined, ...(b.members ? { members: b.members } : {}) });
     this.armResend(b, 0);
     this.schedulePhaseA(b);

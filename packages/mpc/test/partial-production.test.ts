@@ -240,4 +240,41 @@ describe('a committee of 7 with t = 2 produces with 2 parties down', () => {
     expect(logs7.every((l) => l === logs7[0]), `logs ${logs7.join(' ')}`).toBe(true);
     await useReserve(net, all, 'seven-again', seed + 200);
   }, 300_000);
+
+  it('the dead recover while the five compute a batch without them: helpers answer once it is decided, so they do not end stale', async () => {
+    const net = new SimNetwork({ n: N, seed: 61, link: { latencyMs: 1, jitterMs: 1 } });
+    let partialAt: number | undefined;
+    const mk = (i: number, keys?: Uint8Array): Party => createParty({
+      n: N, t: T, transport: keys ? net.restart(i) : net.transport(i), preprocessing: prep,
+      ...(keys ? { keys } : {}),
+      log: (e) => {
+        const ev = e as Record<string, unknown>;
+        if (partialAt === undefined && ev.ev === 'prep-start' && Array.isArray(ev.members)) partialAt = ev.batch as number;
+      },
+    });
+    const parties = Array.from({ length: N }, (_, i) => mk(i + 1));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    const keys = parties.map((p) => p.exportKeys());
+    await net.run({ until: () => parties.every((p) => p.status().preprocessing.inFlight === undefined && p.status().reserve.triples >= prep.targetTriples), maxTimeMs: 300_000 });
+    net.crash(6);
+    net.crash(7);
+    const live = parties.slice(0, 5);
+    await useReserve(net, live, 'drain', 9, 150, 2);
+    // background production now runs without 6 and 7: they come back and recover while it does
+    await net.run({ until: () => partialAt !== undefined && live.some((p) => p.status().preprocessing.inFlight !== undefined), maxTimeMs: 60_000 });
+    const inFlight = live[0]!.status().preprocessing.inFlight!;
+    const back = [6, 7].map((i) => mk(i, keys[i - 1]));
+    const stale: number[] = [];
+    for (const p of back) p.on('stale', () => stale.push(p.id));
+    await net.settle(Promise.all(back.map((p) => p.start())));
+    await net.settle(Promise.all(back.map((p) => p.recover())), { maxTimeMs: 300_000 });
+    // they were answered with the batch in flight decided
+    for (const p of back) expect(p.status().preprocessing.resolvedBatches).toBeGreaterThan(inFlight);
+    const all = [...live, ...back];
+    await net.run({ until: () => all.every((p) => p.status().preprocessing.inFlight === undefined), maxTimeMs: 300_000 });
+    expect(stale).toEqual([]);
+    const logs = all.map(log);
+    expect(logs.every((l) => l === logs[0]), `logs ${logs.join(' ')}`).toBe(true);
+    await useReserve(net, all, 'seven', 10);
+  }, 300_000);
 });
