@@ -1506,8 +1506,12 @@ export class Preprocessor {
         if (b && env.b === b.id) b.maxBallot = Math.max(b.maxBallot, env.a);
         return;
       }
-      case Msg.PrepStatus:
-        return; // the piggyback carries everything
+      case Msg.PrepStatus: {
+        // the piggyback carries everything; a party outside our batch in flight learns our proposal
+        const b = this.current;
+        if (b) this.tellProposal(b, from, true);
+        return;
+      }
       case Msg.PrepRoundsGone: {
         const b = this.current;
         if (b && env.b === b.id) this.onRoundsGone(b, from);
@@ -1517,14 +1521,16 @@ export class Preprocessor {
   }
 
   /**
-   * Tells a party outside b's participant set our proposal (once per peer, batch and proposal): it
-   * then stays out of b instead of waiting in a proposal of its own that no member will take up.
+   * Tells a party outside b's participant set our proposal: it then stays out of b instead of
+   * waiting in a proposal of its own that no member will take up. Once per peer, batch and
+   * proposal in answer to its phase-A messages (which it re-sends); `always` when it comes up or
+   * asks for our status (a party that was recovering ignored the notice it got on connecting).
    */
-  private tellProposal(b: Batch, to: number): void {
+  private tellProposal(b: Batch, to: number, always = false): void {
     if (b.outsider || b.inert || !b.members || b.members.includes(to) || (b.state !== 'running' && b.state !== 'staged')) return;
     const key = tagKey(b.per, b.members);
     const told = `n:${b.id}:${to}:${key}`;
-    if (this.goneTold.has(told)) return;
+    if (!always && this.goneTold.has(told)) return;
     if (this.goneTold.size >= 256) this.goneTold.clear();
     this.goneTold.add(told);
     this.host.send(to, this.host.envelope({ type: Msg.PrepRound, a: NOTICE_ROUND, b: b.id, key }));
@@ -1704,7 +1710,7 @@ export class Preprocessor {
     }
     // Re-send what the peer may have missed: our phase-A messages and votes (our log rides on each).
     if (b) this.resendTo(b, peer);
-    if (b) this.tellProposal(b, peer);
+    if (b) this.tellProposal(b, peer, true);
     else if (this.abstainId >= this.resolved) this.host.send(peer, this.host.envelope({ type: Msg.PrepAbstain, b: this.abstainId }));
     this.host.send(peer, this.host.envelope({ type: Msg.PrepStatus }));
     this.kick();
