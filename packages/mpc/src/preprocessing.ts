@@ -1,7 +1,9 @@
 // Preprocessing: Beaver triples and random nibbles, made by the committee itself (default) or by a
 // seeded dealer (INSECURE, experiments only), kept in a Reserve (reserve.ts).
 //
-// Committee production (all n parties; degree reduction of a product needs 2t+1 of them):
+// Committee production (a batch's participant set S: all n parties, or, with n >= 2t+2, the parties
+// its proposer saw up, at least max(2t+1, majority); degree reduction of a product needs 2t+1 of
+// them; "participants" below and docs/decisions/0017-production-with-parties-down.md):
 //  - triples: a, b from PRSS (prss.ts), c = a*b by Gennaro, Rabin, Rabin (PODC 1998) resharing of
 //    the local degree-2t product: each party Shamir-shares its product share, everyone combines the
 //    received shares with the degree-2t Lagrange coefficients at 0.
@@ -24,7 +26,7 @@
 // whether b is committed or dropped is decided by Fast Paxos, one instance per batch, all n parties
 // acceptors (docs/decisions/0009-preprocessing-termination.md has the argument).
 //  - Ballot 0, the path without failures: phase A computes the items; the party stages them and
-//    sends ready(b) (a vote "commit" at ballot 0). Ready from all n decides commit at once. A party
+//    sends ready(b) (a vote "commit" at ballot 0). Ready from all n (all of S) decides commit at once. A party
 //    that has not sent ready may veto b instead (a vote "drop" at ballot 0; it then never sends
 //    ready): when a peer it lost in phase A is still down 1 s later (a reset stream or a short
 //    freeze costs nothing), or when an operation needs production and it does not see all n up. A
