@@ -55,7 +55,7 @@ describe('a committee of n=7, t=2 with 2 nodes killed', () => {
     tc = undefined;
   });
 
-  it('the five left keep making preprocessing while orders consume it', async () => {
+  it('the five left keep making preprocessing while orders consume it; the killed return, recover and carry the book', async () => {
     const started = await startSeven(Number(process.env.CHAOS_SEED ?? 722));
     tc = started.tc;
     const { orders } = started;
