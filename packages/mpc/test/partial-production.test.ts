@@ -11,10 +11,19 @@
 // - the two come back with memory gone, recover (helpers wait until no batch made without them is in
 //   flight), every party ends with the same log and reserve, and jobs run with every share checked,
 //   the last one at the two returned parties and one other only (t+1), consuming items made while
-//   they were dead.
+//   they were dead;
+// - a party back from its own state while the five compute a batch without it stays out of it (the
+//   members' notice), the batch commits, and it recovers (4 seeds);
+// - two die at random moments of background production: the five decide every batch, refill the
+//   reserve and use it with every share checked; the two recover and the seven go on (4 seeds);
+// - the dead recover while the five compute a batch without them: helpers answer once it is
+//   decided, so they do not end stale;
+// - a third party dies in the five's batch: the four drop it and, unable to produce (2t+1 = 5), fail
+//   an operation past the reserve with PreprocessingExhaustedError and complete one within it.
 import { describe, expect, it } from 'vitest';
 import { Prng, SimNetwork } from '@tenebra/transport';
 import * as F from '../src/field';
+import { PreprocessingExhaustedError } from '../src/api';
 import { createParty, type Party } from '../src/runtime';
 import { reconstructChecked } from '../src/shamir';
 import type { Preprocessor } from '../src/preprocessing';
@@ -276,5 +285,44 @@ describe('a committee of 7 with t = 2 produces with 2 parties down', () => {
     const logs = all.map(log);
     expect(logs.every((l) => l === logs[0]), `logs ${logs.join(' ')}`).toBe(true);
     await useReserve(net, all, 'seven', 10);
+  }, 300_000);
+
+  it('a third party dies while the five compute a batch: the four drop it, an operation past the reserve fails typed, one within it completes', async () => {
+    const net = new SimNetwork({ n: N, seed: 71, link: { latencyMs: 1, jitterMs: 1 } });
+    let third: number | undefined;
+    const mk = (i: number): Party => createParty({
+      n: N, t: T, transport: net.transport(i), preprocessing: prep,
+      log: (e) => {
+        const ev = e as Record<string, unknown>;
+        // the first batch of the five: one of them dies in its phase A
+        if (third === undefined && ev.ev === 'prep-start' && Array.isArray(ev.members)) {
+          third = 5;
+          net.clock.setTimeout(() => net.crash(5), 1);
+        }
+      },
+    });
+    const parties = Array.from({ length: N }, (_, i) => mk(i + 1));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    await net.run({ until: () => parties.every((p) => p.status().preprocessing.inFlight === undefined && p.status().reserve.triples >= prep.targetTriples), maxTimeMs: 300_000 });
+    net.crash(6);
+    net.crash(7);
+    const four = parties.slice(0, 4);
+    await useReserve(net, parties.slice(0, 5), 'drain', 3, 150, 2);
+    await net.run({ until: () => third !== undefined && four.every((p) => p.status().preprocessing.inFlight === undefined), maxTimeMs: 60_000 });
+    const logs = four.map(log);
+    expect(logs.every((l) => l === logs[0]), `logs ${logs.join(' ')}`).toBe(true);
+    for (const p of four) expect(p.status().preprocessing.made.dropped).toBeGreaterThan(0);
+    // four up cannot produce (2t+1 = 5): past the reserve fails at every party, within it completes
+    const have = four[0]!.status().reserve.triples;
+    const past = deal(N, T, Array.from({ length: have + 1 }, () => 2n), Array.from({ length: have + 1 }, () => 3n));
+    const outs = await net.settle(Promise.allSettled(four.map((p) => p.runJob('past', async (ctx) => {
+      const [x, y] = past[p.id - 1]!.map((v) => ctx.fromShares(v));
+      return ctx.open(await ctx.mul(x!, y!));
+    }))));
+    for (const o of outs) {
+      expect(o.status).toBe('rejected');
+      expect((o as PromiseRejectedResult).reason).toBeInstanceOf(PreprocessingExhaustedError);
+    }
+    await useReserve(net, four, 'within', 4, Math.min(12, four[0]!.status().reserve.triples), 1);
   }, 300_000);
 });
