@@ -69,7 +69,7 @@ function readLinkKey(cfg: NodeConfig): Uint8Array {
  */
 const INFO_EVENTS = new Set([
   'prep-veto', 'prep-ballot', 'prep-propose', 'prep-decided', 'prep-drop', 'prep-stale', 'prep-abstain', 'prep-no-abstain', 'prep-votes-kept', 'prep-rounds-gone',
-  'prep-silent', 'prep-blocked', 'prep-error', 'recovery-busy', 'recovery-answer', 'recovery-combined', 'recovered',
+  'prep-silent', 'prep-blocked', 'prep-error', 'prep-outsider', 'prep-member', 'recovery-busy', 'recovery-answer', 'recovery-combined', 'recovered',
 ]);
 
 export class CommitteeNode {

@@ -13,7 +13,10 @@ export const Msg = {
   SetupKey: 1,
   /** Shares for one job round (key: job id, a: round; vectors: [open-to-all, open-to-receiver]). */
   JobRound: 2,
-  /** Phase-A data of a preprocessing batch (a: round, b: batch). */
+  /**
+   * Phase-A data of a preprocessing batch (a: round, b: batch; key: its proposal). a = 65535, no
+   * vectors: a notice of the proposal to a party outside its participant set (ADR 0017).
+   */
   PrepRound: 3,
   /** ready(b): phase A done, items staged (b: batch). */
   PrepReady: 4,

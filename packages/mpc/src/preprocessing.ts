@@ -1,7 +1,9 @@
 // Preprocessing: Beaver triples and random nibbles, made by the committee itself (default) or by a
 // seeded dealer (INSECURE, experiments only), kept in a Reserve (reserve.ts).
 //
-// Committee production (all n parties; degree reduction of a product needs 2t+1 of them):
+// Committee production (a batch's participant set S: all n parties, or, with n >= 2t+2, the parties
+// its proposer saw up, at least max(2t+1, majority); degree reduction of a product needs 2t+1 of
+// them; "participants" below and docs/decisions/0017-production-with-parties-down.md):
 //  - triples: a, b from PRSS (prss.ts), c = a*b by Gennaro, Rabin, Rabin (PODC 1998) resharing of
 //    the local degree-2t product: each party Shamir-shares its product share, everyone combines the
 //    received shares with the degree-2t Lagrange coefficients at 0.
@@ -24,7 +26,7 @@
 // whether b is committed or dropped is decided by Fast Paxos, one instance per batch, all n parties
 // acceptors (docs/decisions/0009-preprocessing-termination.md has the argument).
 //  - Ballot 0, the path without failures: phase A computes the items; the party stages them and
-//    sends ready(b) (a vote "commit" at ballot 0). Ready from all n decides commit at once. A party
+//    sends ready(b) (a vote "commit" at ballot 0). Ready from all n (all of S) decides commit at once. A party
 //    that has not sent ready may veto b instead (a vote "drop" at ballot 0; it then never sends
 //    ready): when a peer it lost in phase A is still down 1 s later (a reset stream or a short
 //    freeze costs nothing), or when an operation needs production and it does not see all n up. A
@@ -154,6 +156,10 @@ export interface BatchVote {
   promised: number;
   /** Highest classic ballot accepted, with its value. */
   accepted?: { ballot: number; value: Decision };
+  /** The batch's participant set when not all n (ADR 0017): a ballot must read our commit vote against it. */
+  members?: number[];
+  /** We are outside that set: we never vote at ballot 0 on it. */
+  outsider?: boolean;
 }
 
 interface Batch {
@@ -161,6 +167,15 @@ interface Batch {
   state: BatchState;
   /** Items of each kind this batch makes: the largest proposal heard (see "Composition" in the header). */
   per: Counts;
+  /**
+   * The participant set S of the proposal (sorted party ids), undefined when it is all n parties
+   * (always so when n = 2t+1). Only S computes, votes ready and holds the items (ADR 0017).
+   */
+  members?: number[];
+  /** This party is not in the proposal's S: it never computes b nor votes at ballot 0 (an acceptor and learner only). */
+  outsider: boolean;
+  /** Set EXCLUDED_BUSY_MS after b started: a recovery request from a party outside S is answered from then on. */
+  busyOver?: boolean;
   readies: Set<number>;
   /** Phase-A round currently computed (0: GRR for triples + squares, 1: roots, 2-3: bit products), 4 when staged. */
   round: number;
@@ -278,18 +293,35 @@ const CLOSURES: readonly { kind: ClosureKind; shape: ClosureShape; plan: Closure
   { kind: 'prod4', shape: PROD4, plan: closurePlan(PROD4) },
 ];
 
-/** A batch's composition as its PrepRound messages carry it (key "triples,lex4,prod4,nibbles"). */
-function tagKey(per: Counts): string {
-  return KINDS.map((k) => per[k]).join(',');
+/**
+ * A batch's proposal as its PrepRound messages carry it: key "triples,lex4,prod4,nibbles", followed by
+ * "/i.j.k..." (the participant set) only when that is not all n parties, so the n = 2t+1 wire is
+ * unchanged.
+ */
+function tagKey(per: Counts, members?: readonly number[]): string {
+  const counts = KINDS.map((k) => per[k]).join(',');
+  return members ? `${counts}/${members.join('.')}` : counts;
 }
 
-function parseTag(key: string): Counts | undefined {
-  if (!/^\d+(,\d+)*$/.test(key)) return undefined;
-  const counts = key.split(',').map(Number);
+/** A proposal: composition and participant set (undefined: all n). */
+interface Proposal {
+  per: Counts;
+  members?: number[];
+}
+
+function parseTag(key: string, n: number, minMembers: number): Proposal | undefined {
+  const [countsText, membersText, ...rest] = key.split('/');
+  if (rest.length > 0 || !/^\d+(,\d+)*$/.test(countsText!)) return undefined;
+  const counts = countsText!.split(',').map(Number);
   if (counts.length !== KINDS.length || counts.some((c) => !Number.isSafeInteger(c) || c > 1 << 20)) return undefined;
   const per = zeroCounts();
   KINDS.forEach((k, i) => (per[k] = counts[i]!));
-  return per;
+  if (membersText === undefined) return { per };
+  if (!/^\d+(\.\d+)*$/.test(membersText)) return undefined;
+  const members = membersText.split('.').map(Number);
+  // sorted, distinct, in 1..n, a proper subset no smaller than the minimum (ADR 0017)
+  if (members.some((j, i) => j < 1 || j > n || (i > 0 && j <= members[i - 1]!)) || members.length >= n || members.length < minMembers) return undefined;
+  return { per, members };
 }
 
 /** A total order on compositions (by kind, in KINDS order): every party converges on the largest proposal. */
@@ -298,10 +330,32 @@ function compareCounts(x: Counts, y: Counts): number {
   return 0;
 }
 
+/**
+ * A total order on proposals: more participants first (fewer parties left to recover the batch
+ * later), then the composition, then the set itself. With all n always in S (n = 2t+1) it is the
+ * composition order alone, as before.
+ */
+function compareProposals(x: Proposal, y: Proposal, n: number): number {
+  const sx = x.members?.length ?? n;
+  const sy = y.members?.length ?? n;
+  if (sx !== sy) return sx - sy;
+  const c = compareCounts(x.per, y.per);
+  if (c !== 0 || !x.members || !y.members) return c;
+  for (let i = 0; i < x.members.length; i++) if (x.members[i] !== y.members[i]) return y.members[i]! - x.members[i]!;
+  return 0;
+}
+
 /** What an exhausted kind is called in PreprocessingExhaustedError. */
 const KIND_NAMES: Record<Kind, string> = { triples: 'triples', lex4: 'comparison closure items (lex4)', prod4: 'equality closure items (prod4)', nibbles: 'random bits' };
 
 const MAX_FUTURE_BATCH_MESSAGES = 256;
+/**
+ * The round number of a proposal notice: a PrepRound without vectors that a member of a batch's
+ * participant set sends to a party outside it (ADR 0017), which then stays out of the batch.
+ */
+const NOTICE_ROUND = 0xffff;
+/** See Preprocessor.excludes (below the committee node's 15 s wait for recovery helpers). */
+const EXCLUDED_BUSY_MS = 5_000;
 /** A party's first coordination attempt waits (party - 1) times this, so party 1 usually leads alone. */
 const TERM_STAGGER_MS = 20;
 /** An undecided batch is coordinated again, with a higher ballot, after this (plus the stagger). */
@@ -381,7 +435,7 @@ export class Preprocessor {
       }
       let b = this.current;
       if (!b) {
-        if (!this.host.allUp()) return;
+        if (!this.canProduce()) return;
         b = this.startBatch(this.resolved);
       }
       const done = this.waitResolved(b);
@@ -400,7 +454,7 @@ export class Preprocessor {
     this.enabled = true;
     this.actOnRestoredVotes();
     // A peer may have started the next batch while we were setting up: join it.
-    const canJoin = this.host.allUp() || this.resolved === this.abstainId;
+    const canJoin = this.canProduce() || this.resolved === this.abstainId;
     if (this.mode === 'committee' && !this.current && canJoin && this.futureMsgs.some((m) => m.env.type === Msg.PrepRound && m.env.b === this.resolved)) {
       this.startBatch(this.resolved);
     }
@@ -444,8 +498,8 @@ export class Preprocessor {
    */
   blocked(): { batch: number; state: string; missingReadies: number[]; down: number[]; ballot: number } | undefined {
     const b = this.current;
-    if (!b || b.waiters.length === 0 || this.host.allUp()) return undefined;
-    const missing = allParties(this.host.n).filter((j) => !b.readies.has(j));
+    if (!b || b.waiters.length === 0 || this.membersUp(b)) return undefined;
+    const missing = this.membersOf(b).filter((j) => !b.readies.has(j));
     const down = allParties(this.host.n).filter((j) => j !== this.host.self && !this.host.isUp(j));
     return { batch: b.id, state: b.inert ? 'inert' : b.state, missingReadies: missing, down, ballot: b.coord?.ballot ?? 0 };
   }
@@ -491,16 +545,16 @@ export class Preprocessor {
       }
       let b = this.current;
       if (!b) {
-        if (!this.host.allUp()) throw giveUp();
+        if (!this.canProduce()) throw giveUp();
         b = this.startBatch(this.resolved, undefined, need);
       }
       const done = this.waitResolved(b);
       this.resumeParked(); // a job now waits for this batch: its phase-A work runs at once
-      if (!this.host.allUp()) this.wantTermination(b);
+      if (!this.membersUp(b)) this.wantTermination(b);
       this.reportBlocked();
       await done;
-      // A batch dropped after a restart or a transient loss: produce once more if all n are up.
-      if (b.state === 'dropped' && (++drops > 1 || !this.host.allUp())) throw giveUp();
+      // A batch dropped after a restart or a transient loss: produce once more if enough are up.
+      if (b.state === 'dropped' && (++drops > 1 || !this.canProduce())) throw giveUp();
     }
   }
 
@@ -515,7 +569,7 @@ export class Preprocessor {
       while (this.low()) this.dealBatch();
       return;
     }
-    if (!this.host.idle() || !this.host.allUp()) return;
+    if (!this.host.idle() || !this.canProduce()) return;
     this.startBatch(this.resolved);
   }
 
@@ -574,11 +628,71 @@ export class Preprocessor {
     this.host.emitBatch({ batch: id, state: 'committed', ...this.per });
   }
 
+  // ---- participants (docs/decisions/0017-production-with-parties-down.md) ----
+  //
+  // A batch is computed by its participant set S, fixed in its proposal: the parties its proposer
+  // saw up. Degree reduction of a product needs 2t+1 of them; S must also meet every classic
+  // quorum (a majority), so that a ballot's promisers include a member of S whenever S's readies
+  // decided commit at ballot 0. With n = 2t+1 the minimum is n: S is always everyone, as before.
+
+  /** Smallest participant set: max(2t+1, a majority). */
+  private minMembers(): number {
+    return Math.max(2 * this.host.t + 1, this.majority());
+  }
+
+  /** Whether a batch can start now: all n up, or (n >= 2t+2) at least minMembers() up. */
+  private canProduce(): boolean {
+    const { n } = this.host;
+    return this.host.allUp() || (this.minMembers() < n && this.host.aliveCount() >= this.minMembers());
+  }
+
+  /** The participant set of a batch this party proposes now: undefined (all n) when all are up. */
+  private upMembers(): number[] | undefined {
+    if (this.host.allUp()) return undefined;
+    return allParties(this.host.n).filter((j) => j === this.host.self || this.host.isUp(j));
+  }
+
+  /** S of batch b (all n when it is unknown or everyone). */
+  private membersOf(b: Batch): readonly number[] {
+    return b.members ?? allParties(this.host.n);
+  }
+
+  private isMember(b: Batch, j: number): boolean {
+    return !b.members || b.members.includes(j);
+  }
+
+  /** Every member of b other than us is up. */
+  private membersUp(b: Batch): boolean {
+    return b.members ? b.members.every((j) => j === this.host.self || this.host.isUp(j)) : this.host.allUp();
+  }
+
+  /**
+   * The batch in flight excludes `party` (made without it: it would not hold the items), for at
+   * most EXCLUDED_BUSY_MS after the batch started: a helper answers that party's recovery request
+   * "busy" until then. Not longer: while it recovers the party is no acceptor, and if members died
+   * meanwhile the batch may need it (or its return) to be decided; answered, it is stale once the
+   * batch commits and recovers again.
+   */
+  excludes(party: number): number | undefined {
+    const b = this.current;
+    if (!b || b.outsider || b.busyOver || b.state === 'committed' || b.state === 'dropped') return undefined;
+    return this.isMember(b, party) ? undefined : b.id;
+  }
+
+  /** Becomes an outsider of b under proposal `prop` (which excludes us): no computing, no ballot-0 vote. */
+  private goOutsider(b: Batch, prop: Proposal, from: number): void {
+    this.host.log({ ev: 'prep-outsider', batch: b.id, from, per: prop.per, members: prop.members });
+    b.per = prop.per;
+    b.members = prop.members;
+    b.outsider = true;
+    this.goInert(b);
+  }
+
   // ---- committee batches ----
 
   private newBatch(id: number, per: Counts): Batch {
     return {
-      id, per, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0,
+      id, per, outsider: false, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0,
       promised: 0, noFast: new Set(), vetoes: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, silentPeriods: 0, roundsGone: new Set(), restored: false, inert: false,
       abstain: id === this.abstainId,
     };
@@ -617,23 +731,48 @@ export class Preprocessor {
     return KINDS.some((k) => per[k] > 0) ? per : { ...this.per };
   }
 
-  /** Starts batch id with our own proposal, or joining a peer's (from its first message). */
-  private startBatch(id: number, join?: Counts, need?: Needs): Batch {
+  /**
+   * Starts batch id with our own proposal, or joining a peer's (from its first message); a proposal
+   * whose participant set excludes us makes us an outsider of the batch.
+   */
+  private startBatch(id: number, join?: Proposal, need?: Needs): Batch {
     if (this.current) throw new Error('internal: batch already in flight');
-    const b = this.newBatch(id, join ?? this.compose(need));
+    const prop: Proposal = join ?? { per: this.compose(need), ...this.membersField(this.upMembers()) };
+    const b = this.newBatch(id, prop.per);
+    if (prop.members) b.members = prop.members;
     this.current = b;
     const vetoed = this.vetoedAhead.get(id);
     for (const k of [...this.vetoedAhead.keys()]) if (k <= id) this.vetoedAhead.delete(k);
+    if (!this.isMember(b, this.host.self)) this.goOutsider(b, prop, 0);
     if (vetoed) {
-      // the fast path cannot finish: vote drop and let a classic ballot decide
-      for (const j of vetoed.noFast) b.noFast.add(j);
+      // the fast path cannot finish (a member vetoed or abstains): vote drop and let a classic ballot decide
+      for (const j of vetoed.noFast) if (this.isMember(b, j)) b.noFast.add(j);
       for (const j of vetoed.vetoes) b.vetoes.add(j);
-      this.veto(id);
-      if (b.inert) return b;
+      if (b.noFast.size > 0 && !b.outsider) {
+        this.veto(id);
+        if (b.inert) return b;
+      }
     }
-    this.host.log({ ev: 'prep-start', batch: id, per: b.per, joined: join !== undefined });
+    if (b.outsider) {
+      this.armResend(b, 0);
+      this.adoptFuture(id);
+      return b;
+    }
+    if (this.minMembers() < this.host.n) this.host.setTimer(() => (b.busyOver = true), EXCLUDED_BUSY_MS); // S may become partial by a switch
+    this.host.log({ ev: 'prep-start', batch: id, per: b.per, joined: join !== undefined, ...(b.members ? { members: b.members } : {}) });
     this.armResend(b, 0);
     this.schedulePhaseA(b);
+    this.adoptFuture(id);
+    return b;
+  }
+
+  /** `{ members }` for a proposal, or nothing when S is everyone. */
+  private membersField(members: number[] | undefined): { members?: number[] } {
+    return members ? { members } : {};
+  }
+
+  /** Handles the messages of batch id that arrived before we started it. */
+  private adoptFuture(id: number): void {
     // adopt messages that arrived before we started
     const adopt: { from: number; env: Envelope }[] = [];
     const keep: { from: number; env: Envelope }[] = [];
@@ -643,7 +782,6 @@ export class Preprocessor {
     }
     this.futureMsgs.push(...keep);
     for (const m of adopt) this.onMessage(m.from, m.env);
-    return b;
   }
 
   /**
@@ -658,14 +796,14 @@ export class Preprocessor {
         // Silence counts only while we are idle or an operation waits on b: during a job the peers
         // park their phase-A steps until the job ends, and a long job is no failure.
         b.silentPeriods = this.host.idle() || b.waiters.length > 0 ? b.silentPeriods + 1 : 0;
-        if (b.inert || this.needsTermination(b)) this.wantTermination(b);
+        if ((b.inert && !b.outsider) || this.needsTermination(b)) this.wantTermination(b);
         this.host.log({ ev: 'prep-resend', batch: b.id, round: b.round, state: b.state });
         for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self) this.resendTo(b, j);
         // Still in phase A with everyone up and nothing new for SILENT_PERIODS_TO_VETO periods
         // despite our re-sends: the peers cannot send what we lack (a peer restored with b staged
         // keeps no phase-A messages, e.g. after the whole committee restarted from states of
         // different ages), so b can never be staged here. Veto it, so that a ballot drops it.
-        if (b.silentPeriods >= SILENT_PERIODS_TO_VETO && b.state === 'running' && !b.inert && this.parked !== b && this.host.allUp()) {
+        if (b.silentPeriods >= SILENT_PERIODS_TO_VETO && b.state === 'running' && !b.inert && this.parked !== b && this.membersUp(b)) {
           this.host.log({ ev: 'prep-silent', batch: b.id, round: b.round, periods: b.silentPeriods, decidedCommit: b.decidedCommit });
           // Decided commit, but what we lack will not come (peers re-send only the batch they still
           // have in flight): we can never stage it, so we are behind for good.
@@ -701,14 +839,14 @@ export class Preprocessor {
 
   private nonce(b: Batch, what: string): string {
     // the composition too: a party that switches to a larger proposal draws fresh masks
-    return `prep:${b.id}:${tagKey(b.per)}:${what}`;
+    return `prep:${b.id}:${tagKey(b.per, b.members)}:${what}`;
   }
 
   private sendRound(b: Batch, round: number, per: (j: number) => (readonly bigint[] | Uint8Array)[]): void {
     const sent = new Map<number, Uint8Array>();
-    for (let j = 1; j <= this.host.n; j++) {
+    for (const j of this.membersOf(b)) {
       if (j === this.host.self) continue;
-      const bytes = this.host.envelope({ type: Msg.PrepRound, a: round, b: b.id, key: tagKey(b.per), vectors: per(j) });
+      const bytes = this.host.envelope({ type: Msg.PrepRound, a: round, b: b.id, key: tagKey(b.per, b.members), vectors: per(j) });
       sent.set(j, bytes);
       this.host.send(j, bytes);
     }
@@ -738,15 +876,17 @@ export class Preprocessor {
   }
 
   /**
-   * Interpolates at 0 the degree-2t sharings whose shares every party sent (row party-1; the
-   * products' GRR rows, the opened squares): Lagrange over all n parties, in the field kernel.
+   * Interpolates at 0 the degree-2t sharings whose shares every member of S sent (rows in S's order;
+   * the products' GRR rows, the opened squares): Lagrange over S (all n parties unless ADR 0017's
+   * partial production), in the field kernel. |S| >= 2t+1 points determine a degree-2t polynomial.
    */
-  private fromAll(rows: Uint8Array[], what: string, b: Batch): Uint8Array {
-    const m = rows[this.host.self - 1]!.length;
-    rows.forEach((r, j) => {
-      if (r.length !== m) throw new Error(`prep batch ${b.id}: party ${j + 1} sent ${r.length / ELEMENT_BYTES} ${what}, expected ${m / ELEMENT_BYTES}`);
+  private fromMembers(rows: Uint8Array[], what: string, b: Batch): Uint8Array {
+    const members = this.membersOf(b);
+    const m = rows[members.indexOf(this.host.self)]!.length;
+    rows.forEach((r, k) => {
+      if (r.length !== m) throw new Error(`prep batch ${b.id}: party ${members[k]} sent ${r.length / ELEMENT_BYTES} ${what}, expected ${m / ELEMENT_BYTES}`);
     });
-    return lincombEncoded(rows, lagrange(allParties(this.host.n), 0));
+    return lincombEncoded(rows, lagrange([...members], 0));
   }
 
   private round0(b: Batch): void {
@@ -778,14 +918,19 @@ export class Preprocessor {
     this.tryAdvance(b);
   }
 
-  /** Round 1: each party takes the square roots of its share of the opened squares (index = self-1 mod n). */
+  /**
+   * Round 1: each member takes the square roots of its share of the opened squares (index = its
+   * position in S mod |S|; with S everyone, self-1 mod n).
+   */
   private round1(b: Batch): void {
-    const { n, self } = this.host;
+    const members = this.membersOf(b);
+    const n = members.length;
+    const pos = members.indexOf(this.host.self);
     const Y = b.Y!;
     const count = Y.length / ELEMENT_BYTES;
-    // ours: indices self-1, self-1+n, ...; y = 0 (r = 0, probability 2^-127) gets the root 1
-    const mine = new Uint8Array(Math.ceil(Math.max(0, count - (self - 1)) / n) * ELEMENT_BYTES);
-    for (let e = self - 1, k = 0; e < count; e += n, k++) {
+    // ours: indices pos, pos+n, ...; y = 0 (r = 0, probability 2^-127) gets the root 1
+    const mine = new Uint8Array(Math.ceil(Math.max(0, count - pos) / n) * ELEMENT_BYTES);
+    for (let e = pos, k = 0; e < count; e += n, k++) {
       const src = Y.subarray(e * ELEMENT_BYTES, (e + 1) * ELEMENT_BYTES);
       if (isZero(src)) mine[(k + 1) * ELEMENT_BYTES - 1] = 1;
       else mine.set(src, k * ELEMENT_BYTES);
@@ -824,27 +969,28 @@ export class Preprocessor {
   private tryAdvance(b: Batch): void {
     if (b.state !== 'running' || this.current !== b || !b.sent.has(b.round)) return;
     const got = b.incoming.get(b.round);
-    const n = this.host.n;
+    const members = this.membersOf(b);
+    const n = members.length;
     if ((got?.size ?? 0) < n - 1) return;
     const t0 = Date.now();
     const self = this.host.self;
     const enc = (i: number, k: number): Uint8Array => got!.get(i)!.vectors[k] ?? EMPTY;
     b.incoming.delete(b.round);
     if (b.round === 1) {
-      // roots from everyone, interleaved by index (party i took indices i-1, i-1+n, ...)
+      // roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
       const Y = b.Y!;
       const count = Y.length / ELEMENT_BYTES;
       const roots = new Uint8Array(Y.length);
-      for (let i = 1; i <= n; i++) {
+      members.forEach((i, pos) => {
         const r = i === self ? b.ownRoots! : enc(i, 0);
-        const want = Math.ceil(Math.max(0, count - (i - 1)) / n);
+        const want = Math.ceil(Math.max(0, count - pos) / n);
         if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} square roots, expected ${want}`);
-        for (let k = 0, e = i - 1; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
-      }
+        for (let k = 0, e = pos; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
+      });
       // bit = (r/s + 1) / 2 after checking s^2 = y; y = 0 means r = 0 (probability 2^-127), and r
       // itself is then a valid sharing of the bit 0
       const out = bitsFromRootsEncoded(b.r!, roots, Y);
-      if ('badIndex' in out) throw new Error(`prep batch ${b.id}: bad square root from party ${(out.badIndex % n) + 1}`);
+      if ('badIndex' in out) throw new Error(`prep batch ${b.id}: bad square root from party ${members[out.badIndex % n]}`);
       b.x = out.bits;
       b.r = b.Y = b.ownRoots = undefined;
       b.round = 2;
@@ -852,14 +998,12 @@ export class Preprocessor {
       this.round2(b);
       return;
     }
-    const rows: Uint8Array[] = [];
-    for (let i = 1; i <= n; i++) rows.push(i === self ? b.ownGrr![self - 1]! : enc(i, 0));
-    const prod = this.fromAll(rows, 'products', b);
+    const rows = members.map((i) => (i === self ? b.ownGrr![self - 1]! : enc(i, 0)));
+    const prod = this.fromMembers(rows, 'products', b);
     if (b.round === 0) {
-      const ys: Uint8Array[] = [];
-      for (let i = 1; i <= n; i++) ys.push(i === self ? b.y! : enc(i, 1));
-      // degree-2t opening from all n shares
-      b.Y = this.fromAll(ys, 'squares', b);
+      const ys = members.map((i) => (i === self ? b.y! : enc(i, 1)));
+      // degree-2t opening from the shares of all of S (2t+1 or more)
+      b.Y = this.fromMembers(ys, 'squares', b);
       const T = b.per.triples;
       let at = T;
       for (const c of b.closures!) {
@@ -932,7 +1076,8 @@ export class Preprocessor {
   }
 
   private tryCommit(b: Batch): void {
-    if (b.state === 'staged' && b.readies.size === this.host.n) this.commit(b);
+    // ready from every member of S (all n unless ADR 0017's partial production) decides commit at ballot 0
+    if (b.state === 'staged' && this.membersOf(b).every((j) => b.readies.has(j))) this.commit(b);
   }
 
   private commit(b: Batch): void {
@@ -977,7 +1122,7 @@ export class Preprocessor {
   /** Every party whose phase-A message of the current round we lack is up and still keeps its messages (so it will come). */
   private canStillStage(b: Batch): boolean {
     const got = b.incoming.get(b.round);
-    for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self && !got?.has(j) && (!this.host.isUp(j) || b.roundsGone.has(j))) return false;
+    for (const j of this.membersOf(b)) if (j !== this.host.self && !got?.has(j) && (!this.host.isUp(j) || b.roundsGone.has(j))) return false;
     return true;
   }
 
@@ -1024,7 +1169,7 @@ export class Preprocessor {
     b.vetoArmed = true;
     this.host.setTimer(() => {
       b.vetoArmed = false;
-      if (this.current !== b || this.stopped || this.host.allUp() || b.state !== 'running' || b.inert || b.decidedCommit) return;
+      if (this.current !== b || this.stopped || this.membersUp(b) || b.state !== 'running' || b.inert || b.decidedCommit) return;
       this.veto(b.id);
     }, PEER_DOWN_VETO_MS);
   }
@@ -1041,9 +1186,11 @@ export class Preprocessor {
    */
   private needsTermination(b: Batch): boolean {
     if (b.decidedCommit) return false; // decided: we only wait to stage it
+    // an outsider waits for S's fast path; it keeps a ballot going only once it promised one
+    if (b.outsider) return b.promised > 0;
     // promised without a commit vote: we will never send ready, so ready from all n cannot come
     const noReadyFromUs = b.promised > 0 && b.vote0 !== 'commit';
-    return b.noFast.size > 0 || b.inert || noReadyFromUs || (!this.host.allUp() && (b.waiters.length > 0 || b.state === 'staged'));
+    return b.noFast.size > 0 || b.inert || noReadyFromUs || (!this.membersUp(b) && (b.waiters.length > 0 || b.state === 'staged'));
   }
 
   /** Schedules a coordination attempt (staggered by party id, so usually one party leads). */
@@ -1069,7 +1216,7 @@ export class Preprocessor {
     b.maxBallot = ballot;
     b.promised = ballot; // our own promise: no ballot-0 vote from here on
     b.coord = { ballot, promises: new Map() };
-    const own = { ...(b.vote0 ? { vote0: b.vote0 } : {}), ...(b.accepted ? { accepted: b.accepted } : {}), vetoes: [...b.vetoes] };
+    const own: PromiseVotes = { ...(b.vote0 ? { vote0: b.vote0 } : {}), ...(b.accepted ? { accepted: b.accepted } : {}), vetoes: [...b.vetoes], ...(b.vote0 === 'commit' ? this.membersField(b.members) : {}) };
     this.host.log({ ev: 'prep-ballot', batch: b.id, ballot });
     this.afterDurable(b, () => {
       if (b.coord?.ballot !== ballot) return;
@@ -1142,18 +1289,44 @@ export class Preprocessor {
     const ps = [...promises.values()];
     let last: { ballot: number; value: Decision } | undefined;
     for (const p of ps) if (p.accepted && (!last || p.accepted.ballot > last.ballot)) last = p.accepted;
-    // Fast quorum = all n: "commit" may have been decided at ballot 0 only if every promiser voted it
-    // and no party is known to have vetoed (a veto is a final ballot-0 vote "drop"). Dropping then
-    // spares a vetoer, which cannot stage b, from ending stale (it would need recovery, and two more
-    // deaths would leave the committee without enough healthy parties).
-    const vetoed = b.vetoes.size > 0 || ps.some((p) => (p.vetoes?.length ?? 0) > 0);
     if (last) return { value: last.value, forced: true };
-    return { value: !vetoed && ps.every((p) => p.vote0 === 'commit') ? 'commit' : 'drop', forced: false };
+    // Fast quorum = the batch's participant set S (all n unless ADR 0017's partial production):
+    // "commit" may have been decided at ballot 0 only if every member of S voted it. S meets every
+    // majority, so then some promiser voted commit and reports S; every promiser in S must have voted
+    // commit, and no member of S may be known to have vetoed (a veto is a final ballot-0 vote "drop").
+    // Dropping then spares a vetoer, which cannot stage b, from ending stale (it would need recovery,
+    // and two more deaths would leave the committee without enough healthy parties). Votes of parties
+    // outside S do not count: they never vote commit, and commit was decided without them.
+    const S = this.commitSet(b, promises);
+    if (!S) return { value: 'drop', forced: false };
+    const vetoed = [...b.vetoes, ...ps.flatMap((p) => p.vetoes ?? [])].some((j) => S.includes(j));
+    const allCommit = [...promises].every(([j, p]) => !S.includes(j) || p.vote0 === 'commit');
+    return { value: !vetoed && allCommit ? 'commit' : 'drop', forced: false };
   }
 
-  /** Every party we see up has promised, other than those known to abstain on b. */
+  /**
+   * The participant set of the proposal the promisers voted commit on (at most one proposal can be
+   * staged anywhere: a party sends rounds 1-3 under one proposal only, and any two sets of >= a
+   * majority share a party), or undefined if none voted commit.
+   */
+  private commitSet(b: Batch, promises: Map<number, PromiseVotes>): readonly number[] | undefined {
+    const voters = [...promises.values()].filter((p) => p.vote0 === 'commit');
+    if (voters.length === 0) return undefined;
+    const key = (m: number[] | undefined): string => (m ?? []).join('.');
+    if (voters.some((p) => key(p.members) !== key(voters[0]!.members))) {
+      this.host.log({ ev: 'prep-error', batch: b.id, error: `commit votes under different participant sets: ${voters.map((p) => key(p.members) || 'all').join(' ')}` });
+    }
+    return voters[0]!.members ?? allParties(this.host.n);
+  }
+
+  /**
+   * Every party we see up has promised, other than those known to abstain on b and, when the
+   * promisers voted commit under a participant set, those outside it (they never hold b's items and
+   * catch up by share recovery; ADR 0017).
+   */
   private heardAllUp(b: Batch, promises: Map<number, PromiseVotes>): boolean {
-    for (let j = 1; j <= this.host.n; j++) {
+    const S = this.commitSet(b, promises) ?? allParties(this.host.n);
+    for (const j of S) {
       if (j === this.host.self || promises.has(j) || !this.host.isUp(j)) continue;
       if (b.noFast.has(j) && !b.vetoes.has(j)) continue; // an abstainer: it never promises
       return false;
@@ -1242,11 +1415,13 @@ export class Preprocessor {
     switch (env.type) {
       case Msg.PrepRound: {
         const b = this.current;
-        const tag = parseTag(env.key);
+        const tag = parseTag(env.key, this.host.n, this.minMembers());
         if (!tag) {
           this.host.log({ ev: 'prep-bad-tag', from, batch: env.b, key: env.key });
           return;
         }
+        if (env.a === NOTICE_ROUND) return this.onNotice(from, env.b, tag);
+        if (b && env.b === b.id && !this.isMember(b, from)) this.tellProposal(b, from); // it proposes without knowing ours
         if (b && env.b === b.id) {
           if (keepsNoRounds(b)) return this.tellRoundsGone(from, env.b); // restored staged: nothing to re-send
           if (!this.adoptTag(b, tag, from)) return;
@@ -1255,8 +1430,11 @@ export class Preprocessor {
         if (env.b < this.resolved || (b && env.b < b.id)) return this.tellRoundsGone(from, env.b); // decided here: nothing kept
         if (!b && env.b === this.resolved && this.enabled && !this.stale) {
           // A peer started the next batch: join if we can (with its proposal), otherwise veto it.
-          // On a batch we abstain on we compute whatever we can (we may not vote either way).
-          if (this.host.allUp() || env.b === this.abstainId) {
+          // On a batch we abstain on we compute whatever we can (we may not vote either way). A
+          // proposal without us makes us an outsider of it (ADR 0017): no veto, we only learn.
+          const member = !tag.members || tag.members.includes(this.host.self);
+          const membersUp = (tag.members ?? allParties(this.host.n)).every((j) => j === this.host.self || this.host.isUp(j));
+          if (!member || membersUp || env.b === this.abstainId) {
             this.startBatch(env.b, tag);
             if (this.current?.id === env.b && this.adoptTag(this.current, tag, from)) this.route(from, env);
           } else this.veto(env.b);
@@ -1287,11 +1465,16 @@ export class Preprocessor {
       case Msg.PrepVeto:
       case Msg.PrepAbstain: {
         const b = this.current;
-        if (b && env.b === b.id) {
+        if (b && env.b === b.id && this.isMember(b, from)) {
           b.noFast.add(from);
           if (env.type === Msg.PrepVeto) b.vetoes.add(from);
           if (env.type === Msg.PrepAbstain) this.resendTo(b, from); // it may still compute and stage b
           this.wantTermination(b);
+          return;
+        }
+        if (b && env.b === b.id) {
+          // a non-member's veto or abstention (ADR 0017): it never holds b, the fast path of S goes on
+          if (env.type === Msg.PrepVeto) b.vetoes.add(from);
         } else if (env.b >= this.resolved && (!b || env.b > b.id) && (this.vetoedAhead.has(env.b) || this.vetoedAhead.size < 64)) {
           let s = this.vetoedAhead.get(env.b);
           if (!s) this.vetoedAhead.set(env.b, (s = { noFast: new Set(), vetoes: new Set() }));
@@ -1325,13 +1508,45 @@ export class Preprocessor {
         if (b && env.b === b.id) b.maxBallot = Math.max(b.maxBallot, env.a);
         return;
       }
-      case Msg.PrepStatus:
-        return; // the piggyback carries everything
+      case Msg.PrepStatus: {
+        // the piggyback carries everything; a party outside our batch in flight learns our proposal
+        const b = this.current;
+        if (b) this.tellProposal(b, from, true);
+        return;
+      }
       case Msg.PrepRoundsGone: {
         const b = this.current;
         if (b && env.b === b.id) this.onRoundsGone(b, from);
         return;
       }
+    }
+  }
+
+  /**
+   * Tells a party outside b's participant set our proposal: it then stays out of b instead of
+   * waiting in a proposal of its own that no member will take up. Once per peer, batch and
+   * proposal in answer to its phase-A messages (which it re-sends); `always` when it comes up or
+   * asks for our status (a party that was recovering ignored the notice it got on connecting).
+   */
+  private tellProposal(b: Batch, to: number, always = false): void {
+    if (b.outsider || b.inert || !b.members || b.members.includes(to) || (b.state !== 'running' && b.state !== 'staged')) return;
+    const key = tagKey(b.per, b.members);
+    const told = `n:${b.id}:${to}:${key}`;
+    if (!always && this.goneTold.has(told)) return;
+    if (this.goneTold.size >= 256) this.goneTold.clear();
+    this.goneTold.add(told);
+    this.host.send(to, this.host.envelope({ type: Msg.PrepRound, a: NOTICE_ROUND, b: b.id, key }));
+  }
+
+  /** A member's notice of batch id's proposal, which excludes us: we stay out of it (an outsider). */
+  private onNotice(from: number, id: number, tag: Proposal): void {
+    if (!tag.members || tag.members.includes(this.host.self) || !tag.members.includes(from)) return;
+    const b = this.current;
+    if (b && b.id === id) {
+      if (b.outsider || b.inert || b.state !== 'running' || b.round > 0 || b.vote0 !== undefined || b.promised > 0 || b.abstain) return;
+      this.goOutsider(b, tag, from);
+    } else if (!b && id === this.resolved && this.enabled && !this.stale) {
+      this.startBatch(id, tag);
     }
   }
 
@@ -1369,17 +1584,30 @@ export class Preprocessor {
    * replaces ours (b restarts its first round with it); a smaller one is ignored (its proposer
    * switches to ours when it hears us). See "Composition" in the header.
    */
-  private adoptTag(b: Batch, tag: Counts, from: number): boolean {
-    const order = compareCounts(tag, b.per);
+  private adoptTag(b: Batch, tag: Proposal, from: number): boolean {
+    const order = compareProposals(tag, b, this.host.n);
     if (order === 0) return true;
     if (order < 0) return false;
+    const member = !tag.members || tag.members.includes(this.host.self);
+    if (b.outsider) return this.outsiderHears(b, tag, member);
+    // A larger proposal counts only when it comes from a member of ours: then once anyone has left
+    // round 0 under a proposal, no member of it is ever on another (ADR 0017; with S = all n every
+    // sender is a member, as before). A party outside ours (back from an outage) is told ours.
+    if (!this.isMember(b, from)) return false;
     if (b.state !== 'running' || b.round > 0) {
-      // impossible: leaving round 0 needs every party's round-0 message under one proposal
-      this.host.log({ ev: 'prep-error', batch: b.id, error: `party ${from} proposes ${tagKey(tag)} after round ${b.round} under ${tagKey(b.per)}` });
+      // With S = all n impossible: leaving round 0 needs every party's round-0 message under one
+      // proposal. With partial sets a party outside S (back from an outage) may propose late; its
+      // proposal then stalls, is vetoed and dropped (ADR 0017).
+      this.host.log({ ev: 'prep-error', batch: b.id, error: `party ${from} proposes ${tagKey(tag.per, tag.members)} after round ${b.round} under ${tagKey(b.per, b.members)}` });
       return false;
     }
-    this.host.log({ ev: 'prep-switch', batch: b.id, from: b.per, to: tag });
-    b.per = tag;
+    if (!member) {
+      this.goOutsider(b, tag, from);
+      return false;
+    }
+    this.host.log({ ev: 'prep-switch', batch: b.id, from: b.per, to: tag.per, ...(tag.members ? { members: tag.members } : {}) });
+    b.per = tag.per;
+    b.members = tag.members;
     b.incoming.clear();
     b.sent.clear();
     b.a = b.b = b.r = b.y = b.ownGrr = b.closures = undefined;
@@ -1388,9 +1616,30 @@ export class Preprocessor {
     return true;
   }
 
+  /**
+   * An outsider hears a larger proposal: still without us, it follows it; with us, and if we never
+   * voted on b, we become a member and compute it from round 0.
+   */
+  private outsiderHears(b: Batch, tag: Proposal, member: boolean): boolean {
+    if (!member || b.vote0 !== undefined || b.promised > 0 || b.abstain || b.state !== 'running') {
+      if (!member) {
+        b.per = tag.per;
+        b.members = tag.members;
+      }
+      return false;
+    }
+    this.host.log({ ev: 'prep-member', batch: b.id, per: tag.per, members: tag.members });
+    b.per = tag.per;
+    b.members = tag.members;
+    b.outsider = false;
+    b.inert = false;
+    this.schedulePhaseA(b);
+    return true;
+  }
+
   private route(from: number, env: Envelope): void {
     const b = this.current!;
-    if (b.state !== 'running' || b.inert) return;
+    if (b.state !== 'running' || b.inert || !this.isMember(b, from)) return;
     if (env.a < b.round) return;
     let m = b.incoming.get(env.a);
     if (!m) b.incoming.set(env.a, (m = new Map()));
@@ -1453,7 +1702,7 @@ export class Preprocessor {
     if (this.mode === 'dealer') return;
     const b = this.current;
     if (!up) {
-      if (b && b.state === 'running' && !b.inert && !b.decidedCommit) this.vetoUnlessBack(b);
+      if (b && b.state === 'running' && !b.inert && !b.decidedCommit && this.isMember(b, peer)) this.vetoUnlessBack(b);
       // a coordinator waiting for this peer's promise (see onPromise) need not wait any longer
       const c = b?.coord;
       if (b && c?.waitingAll && !c.proposed && this.heardAllUp(b, c.promises)) this.propose(b, c);
@@ -1463,6 +1712,7 @@ export class Preprocessor {
     }
     // Re-send what the peer may have missed: our phase-A messages and votes (our log rides on each).
     if (b) this.resendTo(b, peer);
+    if (b) this.tellProposal(b, peer, true);
     else if (this.abstainId >= this.resolved) this.host.send(peer, this.host.envelope({ type: Msg.PrepAbstain, b: this.abstainId }));
     this.host.send(peer, this.host.envelope({ type: Msg.PrepStatus }));
     this.kick();
@@ -1476,8 +1726,11 @@ export class Preprocessor {
     const snap: PrepSnapshot = { resolved: this.resolved, committed: this.committed };
     if (b && b.state === 'staged' && b.items) snap.staged = { id: b.id, items: b.items };
     if (b && b.state === 'running') snap.running = b.id;
-    if (b && (b.state === 'staged' || b.state === 'running') && (b.vote0 !== undefined || b.promised > 0)) {
-      snap.vote = { ...(b.vote0 ? { vote0: b.vote0 } : {}), promised: b.promised, ...(b.accepted ? { accepted: { ...b.accepted } } : {}) };
+    if (b && (b.state === 'staged' || b.state === 'running') && (b.vote0 !== undefined || b.promised > 0 || b.members !== undefined)) {
+      snap.vote = {
+        ...(b.vote0 ? { vote0: b.vote0 } : {}), promised: b.promised, ...(b.accepted ? { accepted: { ...b.accepted } } : {}),
+        ...this.membersField(b.members), ...(b.outsider ? { outsider: true } : {}),
+      };
     }
     if (this.abstainId >= this.resolved) snap.abstain = this.abstainId;
     return snap;
@@ -1517,6 +1770,8 @@ export class Preprocessor {
     b.promised = vote?.promised ?? 0;
     b.maxBallot = b.promised;
     if (vote?.accepted) b.accepted = { ...vote.accepted };
+    if (vote?.members) b.members = [...vote.members];
+    if (vote?.outsider) b.outsider = true;
     if (b.vote0 === 'drop') {
       b.noFast.add(this.host.self);
       b.vetoes.add(this.host.self);
@@ -1532,7 +1787,7 @@ export class Preprocessor {
     if (b.state === 'staged') {
       if (b.vote0 === undefined && b.promised === 0) this.sendReady(b);
       else if (b.vote0 === 'commit') b.readies.add(this.host.self);
-    } else if (b.vote0 === undefined && b.promised === 0) {
+    } else if (b.vote0 === undefined && b.promised === 0 && !b.outsider) {
       this.veto(b.id);
     }
     if (this.needsTermination(b) || b.promised > 0) this.wantTermination(b);
@@ -1583,9 +1838,13 @@ export function priorVotesOn(prior: PrepLog, b: number): BatchVote | 'none' | 'u
     // follows a promise, so a promise recorded without it means ready was never sent
     const promised = prior.vote?.promised ?? 0;
     const vote0 = prior.vote?.vote0 ?? (promised > 0 ? undefined : 'commit');
-    return { ...(vote0 ? { vote0 } : {}), promised, ...(prior.vote?.accepted ? { accepted: prior.vote.accepted } : {}) };
+    return {
+      ...(vote0 ? { vote0 } : {}), promised, ...(prior.vote?.accepted ? { accepted: prior.vote.accepted } : {}),
+      ...(prior.vote?.members ? { members: prior.vote.members } : {}),
+    };
   }
-  if (prior.running === b && prior.vote) return { ...prior.vote };
+  // a vote record holding only the participant set (ADR 0017) is no vote
+  if (prior.running === b && prior.vote && (prior.vote.vote0 !== undefined || prior.vote.promised > 0 || prior.vote.accepted)) return { ...prior.vote };
   return 'none';
 }
 
@@ -1594,11 +1853,17 @@ interface PromiseVotes {
   vote0?: Decision;
   accepted?: { ballot: number; value: Decision };
   vetoes?: number[];
+  /** The participant set of the proposal a commit vote was for (absent: all n). */
+  members?: number[];
 }
 
-/** A promise's report of our votes: "vote0|ballot:value|vetoers" ('-' for none; vetoers comma-separated). */
+/**
+ * A promise's report of our votes: "vote0|ballot:value|vetoers" ('-' for none; vetoers
+ * comma-separated), then "|i.j.k" with a commit vote under a participant set other than all n.
+ */
 function votesKey(b: Batch): string {
-  return `${b.vote0 ?? '-'}|${b.accepted ? `${b.accepted.ballot}:${b.accepted.value}` : '-'}|${[...b.vetoes].join(',')}`;
+  const base = `${b.vote0 ?? '-'}|${b.accepted ? `${b.accepted.ballot}:${b.accepted.value}` : '-'}|${[...b.vetoes].join(',')}`;
+  return b.vote0 === 'commit' && b.members ? `${base}|${b.members.join('.')}` : base;
 }
 
 function parseDecision(x: string | undefined): Decision | undefined {
@@ -1606,7 +1871,7 @@ function parseDecision(x: string | undefined): Decision | undefined {
 }
 
 function parseVotes(key: string): PromiseVotes {
-  const [v0, acc, vetoes] = key.split('|');
+  const [v0, acc, vetoes, members] = key.split('|');
   const out: PromiseVotes = {};
   const vote0 = parseDecision(v0);
   if (vote0) out.vote0 = vote0;
@@ -1616,6 +1881,7 @@ function parseVotes(key: string): PromiseVotes {
     if (v && Number.isSafeInteger(Number(ballot))) out.accepted = { ballot: Number(ballot), value: v };
   }
   if (vetoes) out.vetoes = vetoes.split(',').map(Number).filter((j) => Number.isSafeInteger(j) && j >= 1);
+  if (members) out.members = members.split('.').map(Number).filter((j) => Number.isSafeInteger(j) && j >= 1);
   return out;
 }
 

@@ -652,6 +652,13 @@ class PartyImpl implements Party {
       this.transport.send(from, this.envelope({ type: Msg.RecoverBusy, key: nonce, extra: new TextEncoder().encode(`phase ready; deciding preprocessing batch ${staged}, restored staged, before answering`) }));
       return;
     }
+    const without = this.prep.excludes(from);
+    if (without !== undefined) {
+      // The batch in flight is made without it (ADR 0017): answered now, it would miss that batch's
+      // items and be stale once it commits. Its next request comes after the batch is decided.
+      this.transport.send(from, this.envelope({ type: Msg.RecoverBusy, key: nonce, extra: new TextEncoder().encode(`phase ready; preprocessing batch ${without} is made without you: answering once it is decided`) }));
+      return;
+    }
     if (this.answered.has(tag)) return; // one answer per nonce: two answers with one mask would leak differences
     if (this.answered.size > 1024) this.answered.clear();
     this.answered.add(tag);
