@@ -279,6 +279,8 @@ export interface PrepSnapshot {
   abstain?: number;
   /** Our votes in an undecided void instance (see void.ts). */
   voidVote?: VoidVote;
+  /** Our last committed batch (a void instance names it; see void.ts). */
+  last?: { id: number; c: number; start: Counts; count: Counts };
 }
 
 /** An acceptor's memory of a void instance (durable before each promise or accept goes out). */
@@ -341,6 +343,8 @@ const PREP_RESEND_MS = 3_000;
 const PEER_DOWN_VETO_MS = 1_000;
 /** A batch in phase A that hears nothing new for this many re-send periods while all n are up is vetoed. */
 const SILENT_PERIODS_TO_VETO = 2;
+/** A holder locked by its "ok" promise coordinates the void instance itself if it is still undecided this much later. */
+const VOID_TAKEOVER_MS = 3_000;
 
 /** Owns the reserve, batch production and the commit protocol of one party. */
 export class Preprocessor {
@@ -1298,7 +1302,8 @@ export class Preprocessor {
       if (v.decided === undefined) this.scheduleVoid(v, TERM_STAGGER_MS * (this.host.self - 1));
       return;
     }
-    if (this.host.aliveCount() >= this.host.n) return;
+    // while t+1 other parties are up, share recovery can find its helpers (the batch's holders)
+    if (this.host.aliveCount() - 1 >= this.host.t + 1) return;
     this.voidInst = newVoid(m.c, m.start, m.id);
     this.host.log({ ev: 'prep-void-start', c: m.c, batch: m.id, start: m.start, alive: this.host.aliveCount() });
     this.scheduleVoid(this.voidInst, TERM_STAGGER_MS * (this.host.self - 1));
@@ -1392,6 +1397,8 @@ export class Preprocessor {
     v.promised = ballot;
     if (vote.ok) {
       v.locked = true;
+      // the instance must end for our held rounds to go on: if its coordinator goes quiet, take over
+      this.scheduleVoid(v, VOID_TAKEOVER_MS + TERM_STAGGER_MS * (this.host.self - 1));
       // a later batch still in phase A here cannot be staged while a party is stale: vote it down
       if (this.current && this.current.state === 'running') this.veto(this.current.id);
     }
@@ -1483,6 +1490,14 @@ export class Preprocessor {
     this.kick();
   }
 
+  /** Our last committed batch was voided without us (a peer's log says so): apply it. */
+  private learnVoid(lc: { id: number; c: number; start: Counts; count: Counts }, from: number): void {
+    let v = this.voidInst;
+    if (!v || v.c !== lc.c) this.voidInst = v = newVoid(lc.c, lc.start, lc.id);
+    this.host.log({ ev: 'prep-void-learned', c: lc.c, batch: lc.id, from });
+    this.decideVoid(v, 'void', lc.count, lc.id);
+  }
+
   /** A round of a job that took items of a batch we promised to void may not complete before the instance is decided. */
   holdsRound(): boolean {
     const v = this.voidInst;
@@ -1494,6 +1509,10 @@ export class Preprocessor {
   /** Applies the piggybacked log of any message from a peer (before the message is used). */
   onPiggyback(from: number, committed: number, resolved: number): void {
     if (this.mode === 'dealer') return;
+    // Our last committed batch, resolved at the sender without being counted: it was decided commit,
+    // so only a void removes it (we missed the decision, e.g. cut off at the time)
+    const lc = this.lastCommitted;
+    if (lc && this.committed === lc.c + 1 && committed === lc.c && resolved > lc.id) this.learnVoid(lc, from);
     const b = this.current;
     if (b && resolved > b.id) {
       // The sender resolved b. Equal committed counts: it dropped b and every batch after it. One
@@ -1774,6 +1793,9 @@ export class Preprocessor {
     }
     // Re-send what the peer may have missed: our phase-A messages and votes (our log rides on each).
     if (b) this.resendTo(b, peer);
+    // a void decided while the peer was away: tell it (a holder of the batch must drop it too)
+    const v = this.voidInst;
+    if (v?.decided !== undefined) this.sendVoid(peer, Msg.PrepVoidAccepted, v, 0, valueKey(v.decided, v.count, v.id));
     else if (this.abstainId >= this.resolved) this.host.send(peer, this.host.envelope({ type: Msg.PrepAbstain, b: this.abstainId }));
     this.host.send(peer, this.host.envelope({ type: Msg.PrepStatus }));
     this.kick();
@@ -1791,6 +1813,7 @@ export class Preprocessor {
       snap.vote = { ...(b.vote0 ? { vote0: b.vote0 } : {}), promised: b.promised, ...(b.accepted ? { accepted: { ...b.accepted } } : {}) };
     }
     if (this.abstainId >= this.resolved) snap.abstain = this.abstainId;
+    if (this.lastCommitted) snap.last = { ...this.lastCommitted, start: { ...this.lastCommitted.start }, count: { ...this.lastCommitted.count } };
     const v = this.voidInst;
     if (v && v.decided === undefined && v.promised > 0) {
       snap.voidVote = { c: v.c, start: { ...v.start }, promised: v.promised, locked: v.locked, ...(v.accepted ? { accepted: { ...v.accepted } } : {}) };
@@ -1809,6 +1832,7 @@ export class Preprocessor {
     this.current = undefined;
     this.abstainId = s.abstain ?? -1;
     this.lastCommitted = this.missing = this.voided = this.voidInst = undefined;
+    if (s.last && s.last.c + 1 === s.committed) this.lastCommitted = { ...s.last };
     if (s.voidVote) {
       // our votes in an undecided void instance (an acceptor's memory); we take part again only if
       // we can name the batch (stale for lack of it), and then with these votes

@@ -131,4 +131,22 @@ describe('a stale survivor among three: voiding the unconsumed batch it lacks', 
     for (const p of parties.slice(0, 2)) expect(p.status().preprocessing).toMatchObject({ committedBatches: 2 });
     expect(parties[0]!.status().reserve).toEqual(before);
   }, 120_000);
+  it('a holder cut off during the void learns it when it returns: its reserve drops the batch at the same position', async () => {
+    const { net, parties, logs } = await staleFifth(9);
+    net.crash(4);
+    net.partition([[3], [1, 2, 5]]); // party 3, a holder, alive but cut off: the three left decide
+    await net.run({ until: () => [1, 2, 5].every((i) => logs.some((e) => e.ev === 'prep-void-decided' && e.party === i)), maxTimeMs: 10_000 });
+    expect(parties[2]!.status().preprocessing.committedBatches).toBe(2);
+    net.heal();
+    await net.run({ until: () => parties[2]!.status().preprocessing.committedBatches === 1, maxTimeMs: 10_000 });
+    const four = [parties[0]!, parties[1]!, parties[2]!, parties[4]!];
+    const st = four.map((p) => p.status());
+    for (const x of st) expect(x.preprocessing).toMatchObject({ stale: false, committedBatches: 1, resolvedBatches: 2 });
+    for (const x of st) expect([x.reserve.cursor, x.reserve.triples]).toEqual([st[0]!.reserve.cursor, st[0]!.reserve.triples]);
+    // the ten triples before the voided batch are the same at all four (checkOpenings checks every opening)
+    const xs = range(10, (i) => BigInt(i + 9));
+    const ys = range(10, (i) => BigInt(50 - i));
+    const outs = await products(net, four, 'after', xs, ys);
+    for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: xs.map((x, i) => x * ys[i]!) });
+  }, 120_000);
 });
