@@ -49,6 +49,10 @@
 //  - A decision reaches everyone through decided messages (committed(b), dropped(b)) and through the
 //    piggybacked log of every message. A commit decided where this party never staged b makes it
 //    stale (recover()); a party still in phase A with every missing sender up stages and commits.
+//  - A party stale for lack of exactly one committed batch b while fewer than t+1 other parties are
+//    up (share recovery cannot find helpers) asks to void b: one more Paxos instance per batch over
+//    the same acceptors and ballots (void.ts; the "voiding" section below). Void drops b's items at
+//    the same position of every reserve; it is chosen only while no finished job consumed any of b.
 //  Consumption is FIFO over committed batches only. An operation that would exhaust the reserve waits
 //  for the batch in flight to be decided; with none it produces inline if it sees all n up; otherwise
 //  (or if the batch it waited for is dropped) it throws PreprocessingExhaustedError. Every party
