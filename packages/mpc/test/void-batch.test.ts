@@ -149,4 +149,19 @@ describe('a stale survivor among three: voiding the unconsumed batch it lacks', 
     const outs = await products(net, four, 'after', xs, ys);
     for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: xs.map((x, i) => x * ys[i]!) });
   }, 120_000);
+  it('voided while idle: rounds that fit before the batch complete, and the first one that would have used it fails at all three alike', async () => {
+    const { net, parties, logs } = await staleFifth(9);
+    net.crash(3);
+    net.crash(4);
+    const three = [parties[0]!, parties[1]!, parties[4]!];
+    await net.run({ until: () => [1, 2, 5].every((i) => logs.some((e) => e.ev === 'prep-void-decided' && e.party === i && e.value === 'void')), maxTimeMs: 10_000 });
+    const xs = range(6, (i) => BigInt(i + 2));
+    const small = await products(net, three, 'small', xs, xs);
+    for (const o of small) expect(o).toEqual({ status: 'fulfilled', value: xs.map((x) => x * x) });
+    const big = await products(net, three, 'big:0', range(20, () => 2n), range(20, () => 3n), 30_000);
+    for (const o of big) expect(o.status === 'rejected' && o.reason instanceof PreprocessingExhaustedError).toBe(true);
+    expect(logs.filter((e) => e.ev === 'prep-void-burn').map((e) => e.party).sort()).toEqual([1, 2, 5]);
+    const st = three.map((p) => p.status());
+    for (const x of st) expect([x.reserve.cursor, x.reserve.triples, x.preprocessing.stale]).toEqual([st[0]!.reserve.cursor, 0, false]);
+  }, 120_000);
 });
