@@ -12,6 +12,7 @@ import { SimNetwork } from '@tenebra/transport';
 import { PreprocessingExhaustedError } from '../src/api';
 import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
+import { prepLogOf } from '../src/state';
 import { deal, dropping } from './helpers';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
@@ -133,6 +134,8 @@ describe('a stale survivor among three: voiding the unconsumed batch it lacks', 
   }, 120_000);
   it('a holder cut off during the void learns it when it returns: its reserve drops the batch at the same position', async () => {
     const { net, parties, logs } = await staleFifth(9);
+    // a holder's durable log names its last committed batch (a holder restored from it can learn a void)
+    expect(prepLogOf(parties[2]!.exportState())?.last).toMatchObject({ id: 1, c: 1 });
     net.crash(4);
     net.partition([[3], [1, 2, 5]]); // party 3, a holder, alive but cut off: the three left decide
     await net.run({ until: () => [1, 2, 5].every((i) => logs.some((e) => e.ev === 'prep-void-decided' && e.party === i)), maxTimeMs: 10_000 });
