@@ -32,7 +32,7 @@ const range = (k: number, f: (i: number) => bigint): bigint[] => Array.from({ le
  * Five parties; batch 0 committed everywhere and 30 of its 40 triples used; batch 1 committed by
  * parties 1-4 while party 5, which never staged it, is stale. Returns with all five up.
  */
-async function staleFifth(seed: number): Promise<{ net: SimNetwork; parties: Party[]; keys: Uint8Array[]; logs: Record<string, unknown>[] }> {
+async function staleFifth(seed: number): Promise<{ net: SimNetwork; parties: Party[]; keys: Uint8Array[]; logs: Record<string, unknown>[]; saved5: Uint8Array }> {
   const net = new SimNetwork({ n: 5, seed, link: { latencyMs: 1, jitterMs: 0.5 } });
   const logs: Record<string, unknown>[] = [];
   let lose = false; // party 4's last phase-A message of batch 1 to party 5 is lost (a reset stream)
@@ -50,6 +50,7 @@ async function staleFifth(seed: number): Promise<{ net: SimNetwork; parties: Par
   await net.settle(Promise.all(parties.map((p) => p.fill())), { maxTimeMs: 60_000 });
   const used = await products(net, parties, 'use', range(30, (i) => BigInt(i + 2)), range(30, () => 3n));
   for (const o of used) expect(o.status).toBe('fulfilled');
+  const saved5 = parties[4]!.exportState(); // party 5's last job boundary: batch 1 not started
   lose = true;
   void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
   await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged' && e.batch === 1).length === 4, maxTimeMs: 60_000 });
@@ -61,7 +62,7 @@ async function staleFifth(seed: number): Promise<{ net: SimNetwork; parties: Par
   await net.run({ until: () => parties[4]!.status().preprocessing.stale, maxTimeMs: 30_000 });
   for (const p of parties.slice(0, 4)) expect(p.status().preprocessing).toMatchObject({ committedBatches: 2, resolvedBatches: 2 });
   expect(parties[4]!.status().preprocessing).toMatchObject({ stale: true, committedBatches: 1 });
-  return { net, parties, keys, logs };
+  return { net, parties, keys, logs, saved5 };
 }
 
 describe('a stale survivor among three: voiding the unconsumed batch it lacks', () => {
@@ -166,5 +167,24 @@ describe('a stale survivor among three: voiding the unconsumed batch it lacks', 
     expect(logs.filter((e) => e.ev === 'prep-void-burn').map((e) => e.party).sort()).toEqual([1, 2, 5]);
     const st = three.map((p) => p.status());
     for (const x of st) expect([x.reserve.cursor, x.reserve.triples, x.preprocessing.stale]).toEqual([st[0]!.reserve.cursor, 0, false]);
+  }, 120_000);
+  it('as the committee node does: the stale node restarts, finds no helpers, resumes from its own state and voids the batch with the two holders', async () => {
+    const { net, parties, logs, saved5 } = await staleFifth(9);
+    net.crash(5); // the node exits on 'stale' ...
+    net.crash(3);
+    net.crash(4);
+    // ... and, with no three helpers at one state, falls back to its own last persisted state
+    const back = createParty({ n: 5, t: 2, transport: net.restart(5), state: saved5, preprocessing: prep, checkOpenings: true, log: (e) => logs.push(e as Record<string, unknown>) });
+    const staleEvents: unknown[] = [];
+    back.on('stale', (e) => staleEvents.push(e));
+    await net.settle(back.start());
+    const three = [parties[0]!, parties[1]!, back];
+    await net.run({ until: () => [1, 2, 5].every((i) => logs.some((e) => e.ev === 'prep-void-decided' && e.party === i)), maxTimeMs: 10_000 });
+    expect(logs.filter((e) => e.ev === 'prep-void-decided').map((e) => e.value)).toEqual(['void', 'void', 'void']);
+    for (const p of three) expect(p.status().preprocessing).toMatchObject({ stale: false, committedBatches: 1 });
+    expect(staleEvents).toEqual([]);
+    const xs = range(8, (i) => BigInt(i + 3));
+    const outs = await products(net, three, 'after', xs, xs);
+    for (const o of outs) expect(o).toEqual({ status: 'fulfilled', value: xs.map((x) => x * x) });
   }, 120_000);
 });
