@@ -70,6 +70,8 @@ function readLinkKey(cfg: NodeConfig): Uint8Array {
 const INFO_EVENTS = new Set([
   'prep-veto', 'prep-ballot', 'prep-propose', 'prep-decided', 'prep-drop', 'prep-stale', 'prep-abstain', 'prep-no-abstain', 'prep-votes-kept', 'prep-rounds-gone',
   'prep-silent', 'prep-blocked', 'prep-error', 'prep-outsider', 'prep-member', 'recovery-busy', 'recovery-answer', 'recovery-combined', 'recovered',
+  // voiding an unconsumed batch a stale survivor lacks (decision 0009): the node then stays up, its job retried
+  'prep-void-start', 'prep-void-propose', 'prep-void-decided', 'prep-void-learned', 'prep-void-burn', 'job-voided',
 ]);
 
 export class CommitteeNode {

@@ -59,6 +59,20 @@ export const Msg = {
    * staged from a state, or already decided): the receiver will never get them from the sender.
    */
   PrepRoundsGone: 19,
+  /**
+   * Void instance for the committed batch that follows `b` committed batches (a: ballot; key: the
+   * batch id as the sender knows it, or '-'): prepare (decision 0009, "Voiding an unconsumed batch").
+   */
+  PrepVoidPrepare: 20,
+  /**
+   * Promise for ballot a of void instance b (key: "ok|acc|counts|id", "keep|acc|counts|id", or
+   * "nack|<promised>"; acc "ballot:value" or '-'; counts "t,l,p,n" of the batch's items or '-').
+   */
+  PrepVoidPromise: 21,
+  /** Accept ballot a's value of void instance b (key: "value|counts|id"). */
+  PrepVoidAccept: 22,
+  /** The sender accepted ballot a's value (key as PrepVoidAccept); a = 0: the sender knows it decided. */
+  PrepVoidAccepted: 23,
 } as const;
 export type Msg = (typeof Msg)[keyof typeof Msg];
 
@@ -146,7 +160,7 @@ export function decode(data: Uint8Array): Envelope {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let off = 0;
   const type = view.getUint8(off) as Msg; off += 1;
-  if (type < Msg.SetupKey || type > Msg.PrepRoundsGone) throw new MessageError(`unknown message type ${type}`);
+  if (type < Msg.SetupKey || type > Msg.PrepVoidAccepted) throw new MessageError(`unknown message type ${type}`);
   const prepCommitted = view.getUint32(off); off += 4;
   const prepNext = view.getUint32(off); off += 4;
   const a = view.getUint32(off); off += 4;

@@ -51,6 +51,10 @@
 //  - A decision reaches everyone through decided messages (committed(b), dropped(b)) and through the
 //    piggybacked log of every message. A commit decided where this party never staged b makes it
 //    stale (recover()); a party still in phase A with every missing sender up stages and commits.
+//  - A party stale for lack of exactly one committed batch b while fewer than t+1 other parties are
+//    up (share recovery cannot find helpers) asks to void b: one more Paxos instance per batch over
+//    the same acceptors and ballots (void.ts; the "voiding" section below). Void drops b's items at
+//    the same position of every reserve; it is chosen only while no finished job consumed any of b.
 //  Consumption is FIFO over committed batches only. An operation that would exhaust the reserve waits
 //  for the batch in flight to be decided; with none it produces inline if it sees all n up; otherwise
 //  (or if the batch it waited for is dropped) it throws PreprocessingExhaustedError. Every party
@@ -80,6 +84,7 @@ import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type Closure
 import { lagrange, type FieldRng } from './shamir';
 import type { Prss } from './prss';
 import type { PrepLog } from './state';
+import { chooseVoid, newVoid, parsePrepare, parsePromise, parseValueKey, prepareKey, promiseKey, valueKey, type VoidInst, type VoidPromise, type VoidValue } from './void';
 import { createCipheriv, createHash } from 'node:crypto';
 
 const EMPTY = new Uint8Array(0);
@@ -267,6 +272,13 @@ export interface PrepHost {
    * holds a staged batch and every vote).
    */
   persistVote?: (batch: number) => Promise<void>;
+  /** Reserve positions consumed by finished jobs (the cursor at the last job boundary; default: the cursor). */
+  boundaryCursor?: () => Counts;
+  /**
+   * A void instance was decided here. `touched`: the running job took items of the voided batch
+   * (fail it, PreprocessingExhaustedError); otherwise a round held by the instance's lock may go on.
+   */
+  onVoidDecided?: (value: VoidValue, touched: boolean) => void;
 }
 
 /** b is past phase A here with none of its own phase-A messages kept (restored staged from a state). */
@@ -284,6 +296,19 @@ export interface PrepSnapshot {
   vote?: BatchVote;
   /** The batch we abstain on (recovered from a memory loss while it was in flight). */
   abstain?: number;
+  /** Our votes in an undecided void instance (see void.ts). */
+  voidVote?: VoidVote;
+  /** Our last committed batch (a void instance names it; see void.ts). */
+  last?: { id: number; c: number; start: Counts; count: Counts };
+}
+
+/** An acceptor's memory of a void instance (durable before each promise or accept goes out). */
+export interface VoidVote {
+  c: number;
+  start: Counts;
+  promised: number;
+  accepted?: { ballot: number; value: VoidValue };
+  locked: boolean;
 }
 
 type ClosureKind = 'lex4' | 'prod4';
@@ -376,6 +401,8 @@ const PREP_RESEND_MS = 3_000;
 const PEER_DOWN_VETO_MS = 1_000;
 /** A batch in phase A that hears nothing new for this many re-send periods while all n are up is vetoed. */
 const SILENT_PERIODS_TO_VETO = 2;
+/** A holder locked by its "ok" promise coordinates the void instance itself if it is still undecided this much later. */
+const VOID_TAKEOVER_MS = 3_000;
 
 /** Owns the reserve, batch production and the commit protocol of one party. */
 export class Preprocessor {
@@ -403,6 +430,15 @@ export class Preprocessor {
   private enabled = false;
   /** Set when a peer's log shows a committed batch this party never had: only recovery helps. */
   stale = false;
+  // ---- voiding an unconsumed batch (void.ts; decision 0009) ----
+  /** The last batch committed here since this party started: a void instance names it by `c`. */
+  private lastCommitted: { id: number; c: number; start: Counts; count: Counts } | undefined;
+  /** Stale for lack of exactly one committed batch, the one after `c` committed ones (it would start at `start`). */
+  private missing: { c: number; id?: number; start: Counts } | undefined;
+  /** The void instance in progress, or the last one decided. */
+  private voidInst: VoidInst | undefined;
+  /** A batch voided here whose first would-be consumer has not run yet (see ensure). */
+  private voided: { start: Counts; count: Counts } | undefined;
   /** Counters for status() and benchmarks. */
   readonly stats = { batches: 0, made: zeroCounts(), productionMs: 0, dropped: 0 };
 
@@ -453,6 +489,7 @@ export class Preprocessor {
   enable(): void {
     this.enabled = true;
     this.actOnRestoredVotes();
+    this.maybeVoid();
     // A peer may have started the next batch while we were setting up: join it.
     const canJoin = this.canProduce() || this.resolved === this.abstainId;
     if (this.mode === 'committee' && !this.current && canJoin && this.futureMsgs.some((m) => m.env.type === Msg.PrepRound && m.env.b === this.resolved)) {
@@ -538,12 +575,21 @@ export class Preprocessor {
     for (;;) {
       if (enough()) return;
       if (this.stopped) throw new Error('party stopped');
-      if (this.stale) throw new Error('preprocessing log is stale (a committed batch is missing here): recover() this party');
+      if (this.stale) {
+        // stale for lack of one unconsumed batch while parties are down: the void instance decides
+        const v = this.voidInst;
+        if (this.voiding && v) {
+          await new Promise<void>((resolve) => v.waiters.push(resolve));
+          continue;
+        }
+        throw new Error('preprocessing log is stale (a committed batch is missing here): recover() this party');
+      }
       if (this.mode === 'dealer') {
         this.dealBatch();
         continue;
       }
       let b = this.current;
+      if (!b && this.voidedRound(need)) throw exhausted();
       if (!b) {
         if (!this.canProduce()) throw giveUp();
         b = this.startBatch(this.resolved, undefined, need);
@@ -554,8 +600,31 @@ export class Preprocessor {
       this.reportBlocked();
       await done;
       // A batch dropped after a restart or a transient loss: produce once more if enough are up.
+      if (b.state === 'dropped' && this.voidedRound(need)) throw exhausted();
       if (b.state === 'dropped' && (++drops > 1 || !this.canProduce())) throw giveUp();
     }
+  }
+
+  /**
+   * True (and the items before the voided batch are burned) for the first round, in job order, that
+   * needs items at or past a voided batch's start while it would have fit with the batch: at a holder
+   * that took the batch's items before the void was decided, that round's job fails at the decision
+   * (decideVoid, `touched`), so it must fail at every party, with the same cursor (the voided
+   * batch's start, all kinds). Rounds are the same everywhere and so is the reserve before the
+   * batch, so every party fails the same round. Cleared once a batch is committed after it.
+   */
+  private voidedRound(need: Needs): boolean {
+    const vd = this.voided;
+    if (!vd) return false;
+    if (KINDS.some((k) => this.reserve.end[k] !== vd.start[k])) {
+      this.voided = undefined;
+      return false;
+    }
+    if (!KINDS.every((k) => need[k] <= this.reserve.available(k) + vd.count[k])) return false;
+    this.voided = undefined;
+    this.reserve.burnTo(vd.start);
+    this.host.log({ ev: 'prep-void-burn', start: vd.start, note: 'the first round that would have used the voided batch fails here as at its holders' });
+    return true;
   }
 
   // ---- background production ----
@@ -807,7 +876,7 @@ export class Preprocessor {
           this.host.log({ ev: 'prep-silent', batch: b.id, round: b.round, periods: b.silentPeriods, decidedCommit: b.decidedCommit });
           // Decided commit, but what we lack will not come (peers re-send only the batch they still
           // have in flight): we can never stage it, so we are behind for good.
-          if (b.decidedCommit) this.goStale();
+          if (b.decidedCommit) this.goStale(b);
           else this.veto(b.id);
         }
       } else b.silentPeriods = 0;
@@ -1089,6 +1158,8 @@ export class Preprocessor {
       return;
     }
     b.state = 'committed';
+    this.lastCommitted = { id: b.id, c: this.committed, start: { ...this.reserve.end }, count: countsOf(b.items) };
+    this.voided = undefined;
     this.reserve.append(b.items);
     b.items = undefined;
     this.committed++;
@@ -1110,13 +1181,16 @@ export class Preprocessor {
       return;
     }
     this.host.log({ ev: 'prep-stale', batch: b.id, why: `${why}: committed where this party never staged it` });
-    this.goStale();
+    this.goStale(b);
   }
 
   /** Behind for good (recover()): an operation waiting for the batch in flight fails now instead of waiting forever. */
-  private goStale(): void {
+  private goStale(missing?: Batch): void {
     this.stale = true;
+    // stale for lack of this one batch, the next after our committed ones: a void can repair it
+    if (missing && !this.missing && missing.id === this.resolved) this.missing = { c: this.committed, id: missing.id, start: { ...this.reserve.end } };
     this.wakeAll();
+    this.maybeVoid();
   }
 
   /** Every party whose phase-A message of the current round we lack is up and still keeps its messages (so it will come). */
@@ -1376,11 +1450,246 @@ export class Preprocessor {
     for (let j = 1; j <= this.host.n; j++) if (j !== this.host.self) this.host.send(j, this.host.envelope({ type, b: id }));
   }
 
+  // ---- voiding a committed, unconsumed batch (void.ts; decision 0009, "Voiding an unconsumed batch") ----
+  //
+  // A party stale for lack of exactly one committed batch b (it never staged it) needs share recovery
+  // from t+1 helpers at one state; with parties down, b's holders may be too few for that, and b's
+  // items too few for a job. Then the stale party coordinates a void instance for b. Acceptors are
+  // b's holders (b is their last committed batch) and the parties stale for lack of b. A holder
+  // promises "ok" only while no finished job consumed any of b there (its job-boundary cursor stands
+  // at or before b's start in every kind) and then holds back every round of a job that consumed b
+  // until the instance is decided. 'void' is chosen only from a majority of "ok" promises (or a value
+  // accepted before). Decided 'void': holders drop b's items (same positions everywhere: b is the
+  // last batch, and before it the reserves are equal), stale parties drop b from their log, and the
+  // first round that would have used b fails everywhere with the cursor at b's start.
+
+  /** A void instance for our missing batch is under way: we are stale, but do not give up yet. */
+  get voiding(): boolean {
+    const m = this.missing;
+    const v = this.voidInst;
+    return m !== undefined && v !== undefined && v.c === m.c && v.decided === undefined;
+  }
+
+  /** Starts the void instance for our missing batch if parties are down (with all n up, share recovery works). */
+  private maybeVoid(): void {
+    const m = this.missing;
+    if (!m || !this.stale || this.stopped || this.mode === 'dealer' || !this.enabled) return;
+    const v = this.voidInst;
+    if (v && v.c === m.c) {
+      if (v.decided === undefined) this.scheduleVoid(v, TERM_STAGGER_MS * (this.host.self - 1));
+      return;
+    }
+    // while t+1 other parties are up, share recovery can find its helpers (the batch's holders)
+    if (this.host.aliveCount() - 1 >= this.host.t + 1) return;
+    this.voidInst = newVoid(m.c, m.start, m.id);
+    this.host.log({ ev: 'prep-void-start', c: m.c, batch: m.id, start: m.start, alive: this.host.aliveCount() });
+    this.scheduleVoid(this.voidInst, TERM_STAGGER_MS * (this.host.self - 1));
+  }
+
+  private scheduleVoid(v: VoidInst, ms: number): void {
+    if (v.scheduled) return;
+    v.scheduled = true;
+    this.host.setTimer(() => {
+      v.scheduled = false;
+      this.coordinateVoid(v);
+    }, ms);
+  }
+
+  private coordinateVoid(v: VoidInst): void {
+    if (this.voidInst !== v || v.decided !== undefined || this.stopped) return;
+    const n = this.host.n;
+    const ballot = (Math.floor(Math.max(v.maxBallot, v.promised) / n) + 1) * n + this.host.self;
+    v.maxBallot = ballot;
+    v.promised = ballot;
+    v.coord = { ballot, promises: new Map() };
+    const own = this.voidVote(v);
+    if (own.ok) v.locked = true;
+    this.host.log({ ev: 'prep-void-ballot', c: v.c, ballot });
+    this.afterVoidDurable(v, () => {
+      if (v.coord?.ballot !== ballot) return;
+      for (let j = 1; j <= n; j++) if (j !== this.host.self) this.host.send(j, this.host.envelope({ type: Msg.PrepVoidPrepare, b: v.c, a: ballot, key: prepareKey(v) }));
+      this.onVoidPromise(v, this.host.self, ballot, own);
+    });
+    this.scheduleVoid(v, TERM_RETRY_MS + TERM_STAGGER_MS * (this.host.self - 1));
+  }
+
+  /**
+   * What we can say about the void of the batch after `v.c` committed ones: as its holder, ok while
+   * no finished job consumed any of it (and no later batch is staged); as a party stale for lack of
+   * it, ok. Undefined role: we take no part (recovered or restored parties do not know the batch).
+   */
+  private voidVote(v: VoidInst): VoidPromise & { role?: 'holder' | 'missing' } {
+    const base = { ...(v.accepted ? { accepted: v.accepted } : {}) };
+    const lc = this.lastCommitted;
+    if (lc && lc.c === v.c && this.committed === v.c + 1 && KINDS.every((k) => lc.start[k] === v.start[k])) {
+      const boundary = this.host.boundaryCursor?.() ?? this.reserve.cursor;
+      const untouched = KINDS.every((k) => boundary[k] <= lc.start[k]);
+      const laterStaged = this.current !== undefined && this.current.state === 'staged';
+      return { ...base, role: 'holder', ok: untouched && !laterStaged, count: lc.count, id: lc.id };
+    }
+    const m = this.missing;
+    if (m && m.c === v.c && this.committed === v.c && KINDS.every((k) => m.start[k] === v.start[k])) {
+      return { ...base, role: 'missing', ok: true, ...(v.count ? { count: v.count } : {}), ...(m.id !== undefined ? { id: m.id } : v.id !== undefined ? { id: v.id } : {}) };
+    }
+    return { ...base, ok: false };
+  }
+
+  /** Our instance for a message about the batch after c committed ones, if we take part in it. */
+  private voidFor(c: number, start: Counts | undefined, id: number | undefined): VoidInst | undefined {
+    const v = this.voidInst;
+    if (v && v.c === c) return v;
+    if (v && v.decided === undefined && this.voidVote(v).role !== undefined) return undefined; // one instance at a time
+    if (!start) return undefined;
+    const fresh = newVoid(c, start, id);
+    if (this.voidVote(fresh).role === undefined) return undefined;
+    this.voidInst = fresh;
+    return fresh;
+  }
+
+  /** Runs send once our void votes are durable (PrepHost.persistVote), if the instance is still ours. */
+  private afterVoidDurable(v: VoidInst, send: () => void): void {
+    const hook = this.host.persistVote;
+    if (hook === undefined) return send();
+    hook(v.id ?? this.resolved).then(
+      () => {
+        if (this.voidInst === v && !this.stopped) send();
+      },
+      (e: unknown) => this.host.log({ ev: 'prep-error', c: v.c, error: `void votes not made durable, vote withheld: ${String(e)}` }),
+    );
+  }
+
+  private sendVoid(to: number, type: Msg, v: VoidInst, ballot: number, key: string): void {
+    if (to !== this.host.self) this.host.send(to, this.host.envelope({ type, b: v.c, a: ballot, key }));
+  }
+
+  private onVoidPrepare(from: number, c: number, ballot: number, key: string): void {
+    const { id, start } = parsePrepare(key);
+    const v = this.voidFor(c, start, id);
+    if (!v) return;
+    if (v.decided !== undefined) return this.sendVoid(from, Msg.PrepVoidAccepted, v, 0, valueKey(v.decided, v.count, v.id));
+    v.maxBallot = Math.max(v.maxBallot, ballot);
+    if (ballot <= v.promised) return this.sendVoid(from, Msg.PrepVoidPromise, v, ballot, `nack|${v.promised}`);
+    const vote = this.voidVote(v);
+    if (vote.role === undefined) return;
+    v.promised = ballot;
+    if (vote.ok) {
+      v.locked = true;
+      // the instance must end for our held rounds to go on: if its coordinator goes quiet, take over
+      this.scheduleVoid(v, VOID_TAKEOVER_MS + TERM_STAGGER_MS * (this.host.self - 1));
+      // a later batch still in phase A here cannot be staged while a party is stale: vote it down
+      if (this.current && this.current.state === 'running') this.veto(this.current.id);
+    }
+    const { role: _role, ...promise } = vote;
+    this.afterVoidDurable(v, () => this.sendVoid(from, Msg.PrepVoidPromise, v, ballot, promiseKey(promise)));
+  }
+
+  private onVoidPromise(v: VoidInst, from: number, ballot: number, p: VoidPromise): void {
+    const c = v.coord;
+    if (!c || c.ballot !== ballot || c.proposed !== undefined) return;
+    c.promises.set(from, p);
+    if (c.promises.size < this.majority()) return;
+    const choice = chooseVoid(c.promises.values());
+    if (!choice) return; // 'void' but no holder has told the batch's size yet: wait for more promises
+    c.proposed = choice.value;
+    const key = valueKey(choice.value, choice.count, choice.id ?? v.id);
+    this.host.log({ ev: 'prep-void-propose', c: v.c, ballot, value: choice.value, promises: [...c.promises.keys()].sort((x, y) => x - y) });
+    for (let j = 1; j <= this.host.n; j++) this.sendVoid(j, Msg.PrepVoidAccept, v, ballot, key);
+    this.onVoidAccept(v, this.host.self, ballot, key);
+  }
+
+  private onVoidAccept(v: VoidInst, from: number, ballot: number, key: string): void {
+    const val = parseValueKey(key);
+    if (!val || v.decided !== undefined) return;
+    v.maxBallot = Math.max(v.maxBallot, ballot);
+    if (ballot < v.promised) return this.sendVoid(from, Msg.PrepVoidPromise, v, ballot, `nack|${v.promised}`);
+    const vote = this.voidVote(v);
+    // a holder where a finished job consumed the batch never accepts 'void' (it could not have been chosen safely)
+    if (vote.role === undefined || (val.value === 'void' && !vote.ok)) return;
+    v.promised = ballot;
+    v.accepted = { ballot, value: val.value };
+    if (val.count) v.count = val.count;
+    if (val.id !== undefined) v.id ??= val.id;
+    if (val.value === 'void') v.locked = true;
+    this.afterVoidDurable(v, () => {
+      for (let j = 1; j <= this.host.n; j++) this.sendVoid(j, Msg.PrepVoidAccepted, v, ballot, key);
+      this.onVoidAccepted(v, this.host.self, ballot, key);
+    });
+  }
+
+  private onVoidAccepted(v: VoidInst, from: number, ballot: number, key: string): void {
+    const val = parseValueKey(key);
+    if (!val || v.decided !== undefined) return;
+    if (ballot > 0) {
+      let l = v.learned.get(ballot);
+      if (!l) v.learned.set(ballot, (l = { value: val.value, from: new Set() }));
+      l.from.add(from);
+      if (l.from.size < this.majority()) return;
+    }
+    this.decideVoid(v, val.value, val.count, val.id);
+  }
+
+  /** Applies a decided void instance (see the section's header). */
+  private decideVoid(v: VoidInst, value: VoidValue, count: Counts | undefined, id: number | undefined): void {
+    if (value === 'void' && !count) return; // never proposed without them
+    const role = this.voidVote(v).role;
+    v.decided = value;
+    v.locked = false;
+    v.id ??= id;
+    if (count) v.count = count;
+    this.host.log({ ev: 'prep-void-decided', c: v.c, batch: v.id, value, role: role ?? 'learner' });
+    let touched = false;
+    if (value === 'void' && role === 'holder') {
+      const lc = this.lastCommitted!;
+      const boundary = this.host.boundaryCursor?.() ?? this.reserve.cursor;
+      if (KINDS.some((k) => boundary[k] > lc.start[k])) {
+        // a finished job here consumed the batch: 'void' cannot have been chosen by the rule; never diverge silently
+        this.host.log({ ev: 'prep-error', c: v.c, error: 'voided a batch a finished job consumed here: stale' });
+        this.goStale();
+      }
+      touched = KINDS.some((k) => this.reserve.cursor[k] > lc.start[k]);
+      this.reserve.dropFrom(lc.start);
+      this.committed--;
+      this.lastCommitted = undefined;
+      if (touched) this.reserve.burnTo(lc.start); // the running job took b's items: it fails (host), as the round fails elsewhere
+      else this.voided = { start: { ...lc.start }, count: count! };
+      this.host.emitBatch({ batch: lc.id, state: 'dropped', ...zeroCounts() });
+    } else if (value === 'void' && role === 'missing') {
+      const m = this.missing!;
+      this.missing = undefined;
+      this.stale = false;
+      this.voided = { start: { ...m.start }, count: count! };
+      const b = this.current;
+      if (b && b.id === v.id) this.drop(b, 'voided');
+      else if (v.id !== undefined) this.resolved = Math.max(this.resolved, v.id + 1);
+    }
+    for (const w of v.waiters.splice(0)) w();
+    this.host.onVoidDecided?.(value, touched);
+    this.kick();
+  }
+
+  /** Our last committed batch was voided without us (a peer's log says so): apply it. */
+  private learnVoid(lc: { id: number; c: number; start: Counts; count: Counts }, from: number): void {
+    let v = this.voidInst;
+    if (!v || v.c !== lc.c) this.voidInst = v = newVoid(lc.c, lc.start, lc.id);
+    this.host.log({ ev: 'prep-void-learned', c: lc.c, batch: lc.id, from });
+    this.decideVoid(v, 'void', lc.count, lc.id);
+  }
+
+  /** A round of a job that took items of a batch we promised to void may not complete before the instance is decided. */
+  holdsRound(): boolean {
+    const v = this.voidInst;
+    return v !== undefined && v.locked && v.decided === undefined && KINDS.some((k) => this.reserve.cursor[k] > v.start[k]);
+  }
+
   // ---- messages and peers ----
 
   /** Applies the piggybacked log of any message from a peer (before the message is used). */
   onPiggyback(from: number, committed: number, resolved: number): void {
     if (this.mode === 'dealer') return;
+    // Our last committed batch, resolved at the sender without being counted: it was decided commit,
+    // so only a void removes it (we missed the decision, e.g. cut off at the time)
+    const lc = this.lastCommitted;
+    if (lc && this.committed === lc.c + 1 && committed === lc.c && resolved > lc.id) this.learnVoid(lc, from);
     const b = this.current;
     if (b && resolved > b.id) {
       // The sender resolved b. Equal committed counts: it dropped b and every batch after it. One
@@ -1404,7 +1713,9 @@ export class Preprocessor {
         this.resolved = resolved;
       } else if (committed > this.committed) {
         this.host.log({ ev: 'prep-stale', from, theirCommitted: committed, ours: this.committed });
-        this.stale = true;
+        // exactly one committed batch we never started: a void can repair it (its id comes with the decision)
+        if (committed === this.committed + 1 && !this.missing) this.missing = { c: this.committed, start: { ...this.reserve.end } };
+        this.goStale();
       }
     }
   }
@@ -1519,6 +1830,28 @@ export class Preprocessor {
         if (b && env.b === b.id) this.onRoundsGone(b, from);
         return;
       }
+      case Msg.PrepVoidPrepare:
+        return this.onVoidPrepare(from, env.b, env.a, env.key);
+      case Msg.PrepVoidPromise: {
+        const v = this.voidInst;
+        const p = parsePromise(env.key);
+        if (!v || v.c !== env.b || !p) return;
+        if ('nack' in p) {
+          v.maxBallot = Math.max(v.maxBallot, p.nack);
+          return;
+        }
+        return this.onVoidPromise(v, from, env.a, p);
+      }
+      case Msg.PrepVoidAccept: {
+        const v = this.voidFor(env.b, undefined, undefined);
+        if (v) this.onVoidAccept(v, from, env.a, env.key);
+        return;
+      }
+      case Msg.PrepVoidAccepted: {
+        const v = this.voidFor(env.b, undefined, undefined);
+        if (v) this.onVoidAccepted(v, from, env.a, env.key);
+        return;
+      }
     }
   }
 
@@ -1572,7 +1905,7 @@ export class Preprocessor {
     this.host.log({ ev: 'prep-rounds-gone', batch: b.id, from, round: b.round, decidedCommit: b.decidedCommit });
     if (b.decidedCommit) {
       this.host.log({ ev: 'prep-stale', batch: b.id, why: `committed, and party ${from} keeps none of the phase-A messages this party lacks` });
-      this.goStale();
+      this.goStale(b);
     } else {
       this.veto(b.id);
       this.wantTermination(b);
@@ -1708,12 +2041,17 @@ export class Preprocessor {
       if (b && c?.waitingAll && !c.proposed && this.heardAllUp(b, c.promises)) this.propose(b, c);
       if (b && this.needsTermination(b)) this.wantTermination(b);
       this.reportBlocked();
+      this.maybeVoid(); // stale for lack of one batch, and now a party is down: share recovery may not find t+1 helpers
       return;
     }
     // Re-send what the peer may have missed: our phase-A messages and votes (our log rides on each).
-    if (b) this.resendTo(b, peer);
-    if (b) this.tellProposal(b, peer, true);
-    else if (this.abstainId >= this.resolved) this.host.send(peer, this.host.envelope({ type: Msg.PrepAbstain, b: this.abstainId }));
+    if (b) {
+      this.resendTo(b, peer);
+      this.tellProposal(b, peer, true);
+    } else if (this.abstainId >= this.resolved) this.host.send(peer, this.host.envelope({ type: Msg.PrepAbstain, b: this.abstainId }));
+    // a void decided while the peer was away: tell it (a holder of the batch must drop it too)
+    const v = this.voidInst;
+    if (v?.decided !== undefined) this.sendVoid(peer, Msg.PrepVoidAccepted, v, 0, valueKey(v.decided, v.count, v.id));
     this.host.send(peer, this.host.envelope({ type: Msg.PrepStatus }));
     this.kick();
   }
@@ -1733,6 +2071,11 @@ export class Preprocessor {
       };
     }
     if (this.abstainId >= this.resolved) snap.abstain = this.abstainId;
+    if (this.lastCommitted) snap.last = { ...this.lastCommitted, start: { ...this.lastCommitted.start }, count: { ...this.lastCommitted.count } };
+    const v = this.voidInst;
+    if (v && v.decided === undefined && v.promised > 0) {
+      snap.voidVote = { c: v.c, start: { ...v.start }, promised: v.promised, locked: v.locked, ...(v.accepted ? { accepted: { ...v.accepted } } : {}) };
+    }
     return snap;
   }
 
@@ -1746,6 +2089,17 @@ export class Preprocessor {
     this.committed = s.committed;
     this.current = undefined;
     this.abstainId = s.abstain ?? -1;
+    this.lastCommitted = this.missing = this.voided = this.voidInst = undefined;
+    if (s.last && s.last.c + 1 === s.committed) this.lastCommitted = { ...s.last };
+    if (s.voidVote) {
+      // our votes in an undecided void instance (an acceptor's memory); we take part again only if
+      // we can name the batch (stale for lack of it), and then with these votes
+      const v = newVoid(s.voidVote.c, s.voidVote.start);
+      v.promised = v.maxBallot = s.voidVote.promised;
+      v.locked = s.voidVote.locked;
+      if (s.voidVote.accepted) v.accepted = { ...s.voidVote.accepted };
+      this.voidInst = v;
+    }
     const apply = (b: Batch): void => {
       b.restored = true;
       this.applyVotes(b, s.vote);
@@ -1805,6 +2159,8 @@ export class Preprocessor {
     this.committed = committed;
     this.current = undefined;
     this.stale = false;
+    // votes in a void instance went with our memory: we take no part in one (we cannot name its batch)
+    this.lastCommitted = this.missing = this.voided = this.voidInst = undefined;
     if (helpersInFlight === undefined || helpersInFlight < resolved) return;
     const known = prior ? priorVotesOn(prior, helpersInFlight) : 'unknown';
     if (known === 'none') {

@@ -197,6 +197,34 @@ export class Reserve {
     return out;
   }
 
+  /**
+   * Drops every item from absolute positions `start` on (a voided batch, the last one appended:
+   * decision 0009, "Voiding an unconsumed batch"); the cursor never passes the new end. The
+   * generation moves on: the next batch appended at these positions has other bytes, so persisted
+   * chunk keys must differ.
+   */
+  dropFrom(start: Counts): void {
+    this.generation++;
+    for (const kind of KINDS) {
+      if (start[kind] >= this.end[kind]) continue;
+      const w = WIDTH[kind] * ELEMENT_BYTES;
+      const kept: Chunk[] = [];
+      for (const ch of this.chunks[kind]) {
+        if (ch.start >= start[kind]) continue;
+        const count = ch.bytes.length / w;
+        kept.push(ch.start + count <= start[kind] ? ch : { start: ch.start, bytes: ch.bytes.subarray(0, (start[kind] - ch.start) * w) });
+      }
+      this.chunks[kind] = kept;
+      this.end[kind] = start[kind];
+      this.cursor[kind] = Math.min(this.cursor[kind], start[kind]);
+    }
+  }
+
+  /** Moves the cursor of every kind to `to` (never back): the items before it are burned. */
+  burnTo(to: Counts): void {
+    for (const kind of KINDS) this.cursor[kind] = Math.min(this.end[kind], Math.max(this.cursor[kind], to[kind]));
+  }
+
   /** Replaces the whole content: items from absolute positions `cursor` on. Used by state import and recovery. */
   reset(cursor: Counts, items: Items): void {
     this.generation++;

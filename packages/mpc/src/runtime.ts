@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
-import { InconsistentSharesError, JobMessagesGoneError, QuorumLostError, type JobContext, type Sec } from './api';
+import { InconsistentSharesError, JobMessagesGoneError, PreprocessingExhaustedError, QuorumLostError, type JobContext, type Sec } from './api';
 import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, encodeFieldVector, mod, readElement, reduceWide } from './field';
 import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
@@ -387,6 +387,8 @@ class PartyImpl implements Party {
         idle: () => this.job === undefined,
         setTimer: (fn, ms) => this.transport.clock.setTimeout(fn, ms),
         ...(opts.beforePrepVote ? { persistVote: opts.beforePrepVote } : {}),
+        boundaryCursor: () => ({ ...(this.jobStart ?? this.prep.reserve.cursor) }),
+        onVoidDecided: (_value, touched) => this.onVoidDecided(touched),
       },
       opts.preprocessing,
     );
@@ -703,11 +705,16 @@ class PartyImpl implements Party {
         case Msg.PrepDropped:
         case Msg.PrepAbstain:
         case Msg.PrepRoundsGone:
+        case Msg.PrepVoidPrepare:
+        case Msg.PrepVoidPromise:
+        case Msg.PrepVoidAccept:
+        case Msg.PrepVoidAccepted:
           // While recovering, a batch the others start is kept for later (the preprocessor buffers
           // it until it is enabled): dropping it would leave that batch waiting for us forever.
           if (this.phase === 'ready' || this.phase === 'setup') this.prep.onMessage(from, env);
           else if (this.phase === 'recovering' && (env.type === Msg.PrepRound || env.type === Msg.PrepReady || env.type === Msg.PrepVeto)) this.prep.onMessage(from, env);
-          if (this.prep.stale) this.emit('stale', { note: 'a peer committed a preprocessing batch this party lacks; recover() it' });
+          // (not while a void of the one batch it lacks is under way: decision 0009)
+          if (this.prep.stale && !this.prep.voiding) this.emit('stale', { note: 'a peer committed a preprocessing batch this party lacks; recover() it' });
           return;
         case Msg.RecoverRequest:
           return this.answerRecovery(from, env);
@@ -1041,6 +1048,8 @@ class PartyImpl implements Party {
   /** Completes the round if enough shares are in. */
   private checkRound(job: JobRun, rs: RoundState): void {
     if (job.inflight !== rs || !rs.ready) return;
+    // this round used items of a batch we promised to void: it waits for the decision (onVoidDecided)
+    if (this.prep.holdsRound()) return;
     const need = (have: Map<number, ShareVec>): boolean => {
       if (have.size < this.t + 1) return false;
       if (!this.checkOpenings) return true;
@@ -1208,6 +1217,20 @@ class PartyImpl implements Party {
     this.logFn({ ev: 'job-gone', job: job.id, round: rs.r, gone: [...job.gone] });
     this.emit('stale', { note: err.message, job: job.id });
     this.failJob(job, err);
+  }
+
+  /**
+   * A void instance was decided (decision 0009): a job that took items of the voided batch fails
+   * here, as the same round fails at every other party (Preprocessor.voidedRound), and is retried
+   * under a new id; otherwise a round the instance held back may complete now.
+   */
+  private onVoidDecided(touched: boolean): void {
+    const job = this.job;
+    if (!job) return;
+    if (touched) {
+      this.logFn({ ev: 'job-voided', job: job.id, note: 'the job used items of a voided preprocessing batch' });
+      this.failJob(job, new PreprocessingExhaustedError('items of a voided preprocessing batch', 0, 0, this.aliveParties().length));
+    } else if (job.inflight?.ready) this.checkRound(job, job.inflight);
   }
 
   failJob(job: JobRun, e: unknown, completing?: RoundState): void {

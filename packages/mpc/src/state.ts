@@ -8,7 +8,7 @@
 
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
 import { KINDS, WIDTH, countsOf, emptyItems, fromBytes, type Counts, type ItemVectors, type Items, type Kind } from './reserve';
-import type { BatchVote } from './preprocessing';
+import type { BatchVote, VoidVote } from './preprocessing';
 
 /** Everything a party persists. */
 export interface PartySnapshot {
@@ -29,7 +29,7 @@ export interface PartySnapshot {
   items: Items | Record<keyof Items, Uint8Array>;
   /** Ids of recently finished jobs, oldest first (the last is the most recent). */
   finished: string[];
-  prep: { resolved: number; committed: number; staged?: { id: number; items: ItemVectors }; running?: number; vote?: BatchVote; abstain?: number };
+  prep: { resolved: number; committed: number; staged?: { id: number; items: ItemVectors }; running?: number; vote?: BatchVote; abstain?: number; voidVote?: VoidVote; last?: { id: number; c: number; start: Counts; count: Counts } };
 }
 
 /** A reserve chunk a split state refers to: `count` items of `kind` from absolute index `start`, stored under `key`. */
@@ -61,7 +61,7 @@ interface Meta {
   cursor: Counts;
   items: Counts;
   finished: string[];
-  prep: { resolved: number; committed: number; staged?: { id: number; items: Counts }; running?: number; vote?: BatchVote; abstain?: number };
+  prep: { resolved: number; committed: number; staged?: { id: number; items: Counts }; running?: number; vote?: BatchVote; abstain?: number; voidVote?: VoidVote; last?: { id: number; c: number; start: Counts; count: Counts } };
 }
 
 
@@ -104,6 +104,8 @@ function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined): Uint8Array {
       ...(s.prep.running !== undefined ? { running: s.prep.running } : {}),
       ...(s.prep.vote ? { vote: s.prep.vote } : {}),
       ...(s.prep.abstain !== undefined ? { abstain: s.prep.abstain } : {}),
+      ...(s.prep.voidVote ? { voidVote: s.prep.voidVote } : {}),
+      ...(s.prep.last ? { last: s.prep.last } : {}),
     },
   };
   const vectors: (readonly bigint[] | Uint8Array)[] = [...s.store.map(([, v]) => v), ...KINDS.map((k) => s.items[k])];
@@ -191,6 +193,8 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
       ...(meta.prep.running !== undefined ? { running: meta.prep.running } : {}),
       ...(meta.prep.vote ? { vote: meta.prep.vote } : {}),
       ...(meta.prep.abstain !== undefined ? { abstain: meta.prep.abstain } : {}),
+      ...(meta.prep.voidVote ? { voidVote: meta.prep.voidVote } : {}),
+      ...(meta.prep.last ? { last: meta.prep.last } : {}),
     },
   };
 }
