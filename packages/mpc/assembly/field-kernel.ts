@@ -318,6 +318,73 @@ export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): 
   }
 }
 
+/** Carries limbs below 2^60 to limbs below 2^34 (one pass, 2^130 = 8 folded into limb 0), for pack. */
+@inline function carryA(): void {
+  let k = a0 >> 26; a0 &= M26; a1 += k;
+  k = a1 >> 26; a1 &= M26; a2 += k;
+  k = a2 >> 26; a2 &= M26; a3 += k;
+  k = a3 >> 26; a3 &= M26; a4 += k;
+  k = a4 >> 26; a4 &= M26; a0 += 8 * k;
+}
+
+/**
+ * dst[e] = scale * sum_j w[j] * rows[j][e] for k rows of m elements (stored as lincombMany's) and
+ * small signed integer weights w (k i64 values at w, |w| < 2^24, k <= 64). A limb times |w| stays
+ * below 2^50 and a sum of 64 of them below 2^56, so every term is five small products and adds
+ * instead of a field product; the positive and the negative terms are summed apart, carried, and
+ * subtracted. With `scaled` the result is multiplied by the element at scale (one product), so
+ * rational weights c_j / D are written as c_j with scale = D^-1. Lagrange weights at 0 over the
+ * points 1..n are integers, and those of GRR recombination are below 2^24 for n up to 26.
+ */
+export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: usize, scaled: bool, dst: usize): void {
+  const stride = <usize>m << 4;
+  if (scaled) {
+    unpack(scale);
+    aToC();
+  }
+  for (let e = 0; e < m; e++) {
+    const off = <usize>e << 4;
+    let p0: u64 = 0;
+    let p1: u64 = 0;
+    let p2: u64 = 0;
+    let p3: u64 = 0;
+    let p4: u64 = 0;
+    let n0: u64 = 0;
+    let n1: u64 = 0;
+    let n2: u64 = 0;
+    let n3: u64 = 0;
+    let n4: u64 = 0;
+    for (let j = 0; j < k; j++) {
+      const wj = load<i64>(w + (<usize>j << 3));
+      unpack(rows + <usize>j * stride + off);
+      if (wj >= 0) {
+        const u = <u64>wj;
+        p0 += a0 * u; p1 += a1 * u; p2 += a2 * u; p3 += a3 * u; p4 += a4 * u;
+      } else {
+        const u = <u64>(-wj);
+        n0 += a0 * u; n1 += a1 * u; n2 += a2 * u; n3 += a3 * u; n4 += a4 * u;
+      }
+    }
+    a0 = n0; a1 = n1; a2 = n2; a3 = n3; a4 = n4;
+    carryA();
+    pack(dst + off);
+    ld2(dst + off);
+    const nh = h;
+    const nl = l;
+    a0 = p0; a1 = p1; a2 = p2; a3 = p3; a4 = p4;
+    carryA();
+    pack(dst + off);
+    ld2(dst + off);
+    fsub(nh, nl);
+    st2(dst + off);
+    if (scaled) {
+      unpack(dst + off);
+      mulByC();
+      pack(dst + off);
+    }
+  }
+}
+
 /** a = a^(p-2) = a^-1 (0 stays 0). p - 2 = 2^127 - 3: bits 126..2 and bit 0 set. */
 @inline function invertA(): void {
   const x0 = a0;
