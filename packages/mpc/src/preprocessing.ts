@@ -70,8 +70,9 @@ import { PreprocessingExhaustedError } from './api';
 import { ELEMENT_BYTES, P, concatEncoded, copyElement, mod, reduce, reduceWide, words } from './field';
 import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
-  shareEncoded, sqrtEncoded,
+  sqrtEncoded,
 } from './kernel';
+import { dealSeeded, seededPeers } from './grr';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
 import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
@@ -717,15 +718,37 @@ export class Preprocessor {
 
   /**
    * GRR: shares of each local product value for every party (encoded rows, by the field kernel); own
-   * row kept. The coefficients come from this party's own key stream (Prss.ownStream) under the
-   * batch's nonce, not fresh randomness: a party that restarts from a state older than the batch
-   * rejoins it from the peers' re-sent messages and must send the rows it sent before, which the
-   * peers have already combined into their items. Inputs are fixed by the nonce too (PRSS values and
-   * the batch's earlier rounds), so a nonce never shares two different vectors.
+   * row kept. Seeded (grr.ts): the rows of our t seeded peers are empty, since they compute their
+   * shares from the pair stream we share with them; the others' rows follow from those seeds and h.
+   * The seeds are keyed streams under the batch's nonce, not fresh randomness: a party that restarts
+   * from a state older than the batch rejoins it from the peers' re-sent messages and must send the
+   * rows it sent before, which the peers have already combined into their items. Inputs are fixed by
+   * the nonce too (PRSS values and the batch's earlier rounds), so a nonce never shares two
+   * different vectors.
    */
   private grr(h: Uint8Array, b: Batch, round: number): Uint8Array[] {
-    const { n, t } = this.host;
-    return shareEncoded(h, n, t, this.host.prss().ownStream(this.nonce(b, `grr${round}`), h.length * t));
+    const { n, t, self } = this.host;
+    const m = h.length / ELEMENT_BYTES;
+    const seeds = seededPeers(n, t, self).map((s) => this.grrSeed(b, round, self, s, m));
+    return dealSeeded(h, seeds, n, t, self);
+  }
+
+  /** The m seeded shares that `dealer` deals to `peer` in GRR round `round` of b (both compute them). */
+  private grrSeed(b: Batch, round: number, dealer: number, peer: number, m: number): Uint8Array {
+    const other = dealer === this.host.self ? peer : dealer;
+    return this.host.prss().pairStream(other, this.nonce(b, `grr${round}:${dealer}>${peer}`), m);
+  }
+
+  /**
+   * Party i's GRR row for us in the current round: sent (the message's first vector), or, when we
+   * are one of i's seeded peers, computed from our pair stream with i (its message then carries an
+   * empty vector there).
+   */
+  private grrRowFrom(b: Batch, i: number, sent: Uint8Array, m: number): Uint8Array {
+    const { n, t, self } = this.host;
+    if (!seededPeers(n, t, i).includes(self)) return sent;
+    if (sent.length !== 0) throw new Error(`prep batch ${b.id}: party ${i} sent ${sent.length / ELEMENT_BYTES} products to a seeded peer, expected none`);
+    return this.grrSeed(b, b.round, i, self, m);
   }
 
   /**
@@ -853,7 +876,8 @@ export class Preprocessor {
       return;
     }
     const rows: Uint8Array[] = [];
-    for (let i = 1; i <= n; i++) rows.push(i === self ? b.ownGrr![self - 1]! : enc(i, 0));
+    const own = b.ownGrr![self - 1]!;
+    for (let i = 1; i <= n; i++) rows.push(i === self ? own : this.grrRowFrom(b, i, enc(i, 0), own.length / ELEMENT_BYTES));
     const prod = this.fromAll(rows, 'products', b);
     if (b.round === 0) {
       const ys: Uint8Array[] = [];
