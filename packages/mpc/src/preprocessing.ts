@@ -102,6 +102,16 @@ function interleave(vs: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** Elements j-1, j-1+n, j-1+2n, ... of an encoded vector: the squares whose roots party j takes. */
+function rootPart(v: Uint8Array, j: number, n: number): Uint8Array {
+  const count = v.length / ELEMENT_BYTES;
+  const out = new Uint8Array(Math.ceil(Math.max(0, count - (j - 1)) / n) * ELEMENT_BYTES);
+  const o32 = words(out);
+  const s32 = words(v);
+  for (let e = j - 1, k = 0; e < count; e += n, k++) copyElement(s32, e, o32, k);
+  return out;
+}
+
 /** True if the 16 bytes are all zero. */
 function isZero(e: Uint8Array): boolean {
   for (let i = 0; i < e.length; i++) if (e[i] !== 0) return false;
@@ -175,7 +185,9 @@ interface Batch {
   /** This party's GRR rows (row j-1 goes to party j). */
   ownGrr?: Uint8Array[];
   r?: Uint8Array;
+  /** This party's shares of the squares, all of them (degree 2t); each party gets the part it takes the roots of. */
   y?: Uint8Array;
+  /** The opened squares whose roots this party takes (indices self-1, self-1+n, ...). */
   Y?: Uint8Array;
   ownRoots?: Uint8Array;
   x?: Uint8Array;
@@ -796,25 +808,20 @@ export class Preprocessor {
     b.r = prss.randomSharesEncoded(this.nonce(b, 'r'), nb);
     // y = r^2 + PRZS (degree 2t), opened from all n shares
     b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));
-    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, b.y!]);
+    // each party gets our shares of the squares it takes the roots of (rootPart), not all of them
+    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, rootPart(b.y!, j, this.host.n)]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
   }
 
-  /** Round 1: each party takes the square roots of its share of the opened squares (index = self-1 mod n). */
+  /**
+   * Round 1: the square roots of the squares this party opened (indices self-1, self-1+n, ...), sent
+   * to everyone: a root is a public function of an opened value, so one party computes it and the
+   * others take it (docs/leakage.md). y = 0 (r = 0, probability 2^-127) has the root 0.
+   */
   private round1(b: Batch): void {
-    const { n, self } = this.host;
-    const Y = b.Y!;
-    const count = Y.length / ELEMENT_BYTES;
-    // ours: indices self-1, self-1+n, ...; y = 0 (r = 0, probability 2^-127) gets the root 1
-    const mine = new Uint8Array(Math.ceil(Math.max(0, count - (self - 1)) / n) * ELEMENT_BYTES);
-    for (let e = self - 1, k = 0; e < count; e += n, k++) {
-      const src = Y.subarray(e * ELEMENT_BYTES, (e + 1) * ELEMENT_BYTES);
-      if (isZero(src)) mine[(k + 1) * ELEMENT_BYTES - 1] = 1;
-      else mine.set(src, k * ELEMENT_BYTES);
-    }
-    // 125 squarings each: the field kernel (every party checks s^2 = y on receipt, ours included)
-    b.ownRoots = sqrtEncoded(mine);
+    // 125 squarings each, in the field kernel
+    b.ownRoots = sqrtEncoded(b.Y!);
     this.sendRound(b, 1, () => [b.ownRoots!]);
     this.tryAdvance(b);
   }
@@ -855,17 +862,18 @@ export class Preprocessor {
     b.incoming.delete(b.round);
     if (b.round === 1) {
       // roots from everyone, interleaved by index (party i took indices i-1, i-1+n, ...)
-      const Y = b.Y!;
-      const count = Y.length / ELEMENT_BYTES;
-      const roots = new Uint8Array(Y.length);
+      const count = 4 * b.per.nibbles;
+      const roots = new Uint8Array(count * ELEMENT_BYTES);
       for (let i = 1; i <= n; i++) {
         const r = i === self ? b.ownRoots! : enc(i, 0);
         const want = Math.ceil(Math.max(0, count - (i - 1)) / n);
         if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} square roots, expected ${want}`);
         for (let k = 0, e = i - 1; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
       }
-      // bit = (r/s + 1) / 2 after checking s^2 = y; y = 0 means r = 0 (probability 2^-127), and r
-      // itself is then a valid sharing of the bit 0
+      // bit = (r/s + 1) / 2; s = 0 means y = 0, so r = 0 (probability 2^-127), and r itself is then a
+      // valid sharing of the bit 0: the kernel takes r where y = 0 given the root 1 there.
+      const Y = mulEncoded(roots, roots);
+      for (let o = 0; o < roots.length; o += ELEMENT_BYTES) if (isZero(roots.subarray(o, o + ELEMENT_BYTES))) roots[o + ELEMENT_BYTES - 1] = 1;
       const out = bitsFromRootsEncoded(b.r!, roots, Y);
       if ('badIndex' in out) throw new Error(`prep batch ${b.id}: bad square root from party ${(out.badIndex % n) + 1}`);
       b.x = out.bits;
@@ -881,8 +889,8 @@ export class Preprocessor {
     const prod = this.fromAll(rows, 'products', b);
     if (b.round === 0) {
       const ys: Uint8Array[] = [];
-      for (let i = 1; i <= n; i++) ys.push(i === self ? b.y! : enc(i, 1));
-      // degree-2t opening from all n shares
+      for (let i = 1; i <= n; i++) ys.push(i === self ? rootPart(b.y!, self, n) : enc(i, 1));
+      // degree-2t opening from all n shares, of the squares whose roots we take
       b.Y = this.fromAll(ys, 'squares', b);
       const T = b.per.triples;
       let at = T;
