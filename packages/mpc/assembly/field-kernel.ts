@@ -337,51 +337,70 @@ export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): 
  * points 1..n are integers, and those of GRR recombination are below 2^24 for n up to 26.
  */
 export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: usize, scaled: bool, dst: usize): void {
-  const stride = <usize>m << 4;
   if (scaled) {
     unpack(scale);
     aToC();
   }
+  for (let e = 0; e < m; e++) smallComb(rows, <usize>m << 4, w, k, <usize>e << 4, scaled, dst + (<usize>e << 4));
+}
+
+/**
+ * nT linear combinations of the same k rows at once (a dealer's GRR rows, grr.ts): out row q is
+ * scale_q * sum_j w[q*k + j] * rows[j], as lincombSmallMany with the weights of row q and the
+ * element scale_q at scales + 16 q (always applied). Element e of every row is read while it is in
+ * cache, and the rows are copied in once for all outputs.
+ */
+export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize): void {
+  const stride = <usize>m << 4;
   for (let e = 0; e < m; e++) {
     const off = <usize>e << 4;
-    let p0: u64 = 0;
-    let p1: u64 = 0;
-    let p2: u64 = 0;
-    let p3: u64 = 0;
-    let p4: u64 = 0;
-    let n0: u64 = 0;
-    let n1: u64 = 0;
-    let n2: u64 = 0;
-    let n3: u64 = 0;
-    let n4: u64 = 0;
-    for (let j = 0; j < k; j++) {
-      const wj = load<i64>(w + (<usize>j << 3));
-      unpack(rows + <usize>j * stride + off);
-      if (wj >= 0) {
-        const u = <u64>wj;
-        p0 += a0 * u; p1 += a1 * u; p2 += a2 * u; p3 += a3 * u; p4 += a4 * u;
-      } else {
-        const u = <u64>(-wj);
-        n0 += a0 * u; n1 += a1 * u; n2 += a2 * u; n3 += a3 * u; n4 += a4 * u;
-      }
+    for (let q = 0; q < nT; q++) {
+      unpack(scales + (<usize>q << 4));
+      aToC();
+      smallComb(rows, stride, w + (<usize>(q * k) << 3), k, off, true, dst + <usize>q * stride + off);
     }
-    a0 = n0; a1 = n1; a2 = n2; a3 = n3; a4 = n4;
-    carryA();
-    pack(dst + off);
-    ld2(dst + off);
-    const nh = h;
-    const nl = l;
-    a0 = p0; a1 = p1; a2 = p2; a3 = p3; a4 = p4;
-    carryA();
-    pack(dst + off);
-    ld2(dst + off);
-    fsub(nh, nl);
-    st2(dst + off);
-    if (scaled) {
-      unpack(dst + off);
-      mulByC();
-      pack(dst + off);
+  }
+}
+
+/** One element of lincombSmallMany: element `off` of each of the k rows (stride apart), the scale in c when `scaled`, into d. */
+@inline function smallComb(rows: usize, stride: usize, w: usize, k: i32, off: usize, scaled: bool, d: usize): void {
+  let p0: u64 = 0;
+  let p1: u64 = 0;
+  let p2: u64 = 0;
+  let p3: u64 = 0;
+  let p4: u64 = 0;
+  let n0: u64 = 0;
+  let n1: u64 = 0;
+  let n2: u64 = 0;
+  let n3: u64 = 0;
+  let n4: u64 = 0;
+  for (let j = 0; j < k; j++) {
+    const wj = load<i64>(w + (<usize>j << 3));
+    unpack(rows + <usize>j * stride + off);
+    if (wj >= 0) {
+      const u = <u64>wj;
+      p0 += a0 * u; p1 += a1 * u; p2 += a2 * u; p3 += a3 * u; p4 += a4 * u;
+    } else {
+      const u = <u64>(-wj);
+      n0 += a0 * u; n1 += a1 * u; n2 += a2 * u; n3 += a3 * u; n4 += a4 * u;
     }
+  }
+  a0 = n0; a1 = n1; a2 = n2; a3 = n3; a4 = n4;
+  carryA();
+  pack(d);
+  ld2(d);
+  const nh = h;
+  const nl = l;
+  a0 = p0; a1 = p1; a2 = p2; a3 = p3; a4 = p4;
+  carryA();
+  pack(d);
+  ld2(d);
+  fsub(nh, nl);
+  st2(d);
+  if (scaled) {
+    unpack(d);
+    mulByC();
+    pack(d);
   }
 }
 

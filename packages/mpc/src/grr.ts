@@ -16,7 +16,7 @@
 // of (i, s) is pseudo-random to every coalition of t parties without i and s (prss.ts, pairKey).
 
 import { inv, mod, reduce } from './field';
-import { lincombEncoded, lincombSmallEncoded, SMALL_WEIGHT_LIMIT } from './kernel';
+import { lincombEncoded, lincombSmallRowsEncoded, SMALL_WEIGHT_LIMIT } from './kernel';
 
 /** The t parties whose shares of party `dealer`'s GRR dealing are seeded, not sent: dealer+1 .. dealer+t (mod n). */
 export function seededPeers(n: number, t: number, dealer: number): number[] {
@@ -92,6 +92,13 @@ export function dealSeeded(h: Uint8Array, seeds: readonly Uint8Array[], n: numbe
   if (seeds.length !== t) throw new Error(`internal: ${seeds.length} seed vectors for t = ${t}`);
   const rows: Uint8Array[] = Array.from({ length: n }, () => new Uint8Array(0));
   const vs = [h, ...seeds];
-  for (const w of dealPlan(n, t, dealer)) rows[w.x - 1] = w.small ? lincombSmallEncoded(vs, w.small.c, w.small.scale) : lincombEncoded(vs, w.field);
+  const plan = dealPlan(n, t, dealer);
+  if (plan.every((w) => w.small !== undefined)) {
+    // every row in one kernel call (the usual case: small integer weights)
+    const out = lincombSmallRowsEncoded(vs, plan.map((w) => w.small!.c), plan.map((w) => w.small!.scale));
+    plan.forEach((w, q) => (rows[w.x - 1] = out[q]!));
+  } else {
+    for (const w of plan) rows[w.x - 1] = lincombEncoded(vs, w.field);
+  }
   return rows;
 }

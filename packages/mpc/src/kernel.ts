@@ -26,6 +26,7 @@ interface KernelExports {
   scaleMany(x: number, c: number, dst: number, n: number): void;
   lincombMany(rows: number, w: number, k: number, m: number, dst: number): void;
   lincombSmallMany(rows: number, w: number, k: number, m: number, scale: number, scaled: number, dst: number): void;
+  lincombSmallRowsMany(rows: number, w: number, k: number, m: number, scales: number, nT: number, dst: number): void;
   bitsFromRoots(r: number, s: number, y: number, dst: number, n: number): number;
   nibblePairs(x: number, dst: number, u: number): void;
   nibbleHigher(x: number, p2: number, dst: number, u: number): void;
@@ -37,6 +38,9 @@ interface KernelExports {
 }
 
 let kernel: KernelExports | undefined;
+
+/** k(), for functions whose own locals are named k. */
+const kernelExports = (): KernelExports => k();
 
 function k(): KernelExports {
   if (!kernel) {
@@ -216,6 +220,28 @@ export function lincombSmallEncoded(rows: readonly Uint8Array[], w: readonly num
   writeElement(new DataView(sb.buffer), 0, mod(scale));
   return run([...rows, wb, sb], [rows[0]!.length], (ins, [d]) =>
     k().lincombSmallMany(ins[0]!, ins[rows.length]!, rows.length, m, ins[rows.length + 1]!, scale === 1n ? 0 : 1, d!))[0]!;
+}
+
+/**
+ * Several lincombSmallEncoded of the same rows at once: out[q] = scales[q] * sum_j w[q][j] rows_j
+ * (a GRR dealer's rows, grr.ts). One copy of the rows into the kernel for all outputs.
+ */
+export function lincombSmallRowsEncoded(rows: readonly Uint8Array[], w: readonly (readonly number[])[], scales: readonly bigint[]): Uint8Array[] {
+  const k = rows.length;
+  if (k === 0 || k > 64 || w.length === 0 || w.length !== scales.length || w.some((r) => r.length !== k)) throw new FieldError(`lincomb: ${k} rows, ${w.length} weight rows, ${scales.length} scales`);
+  const m = sameCount('lincomb', ...rows);
+  const wb = new Uint8Array(w.length * k * 8);
+  const view = new DataView(wb.buffer);
+  w.forEach((r, q) => r.forEach((x, j) => {
+    if (!Number.isInteger(x) || Math.abs(x) >= SMALL_WEIGHT_LIMIT) throw new FieldError(`lincomb: weight ${x} is not a small integer`);
+    view.setBigInt64((q * k + j) * 8, BigInt(x), true);
+  }));
+  const sb = new Uint8Array(scales.length * ELEMENT_BYTES);
+  const sv = new DataView(sb.buffer);
+  scales.forEach((c, q) => writeElement(sv, q * ELEMENT_BYTES, mod(c)));
+  const rb = rows[0]!.length;
+  const [out] = run([...rows, wb, sb], [rb * w.length], (ins, [d]) => kernelExports().lincombSmallRowsMany(ins[0]!, ins[k]!, k, m, ins[k + 1]!, w.length, d!));
+  return w.map((_, q) => out!.subarray(q * rb, (q + 1) * rb));
 }
 
 /**

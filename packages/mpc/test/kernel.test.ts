@@ -5,7 +5,7 @@ import * as F from '../src/field';
 import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
   scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
-  closureEvalEncoded, closureOpeningsEncoded, lincombSmallEncoded,
+  closureEvalEncoded, closureOpeningsEncoded, lincombSmallEncoded, lincombSmallRowsEncoded,
 } from '../src/kernel';
 import { LEX4, PROD4, closureItemOf, groupSizes, lexEq, lexLt, lexProgram, prodProgram } from '../src/closure';
 import { costOf } from '../src/protocols';
@@ -108,6 +108,14 @@ describe('field kernel: preprocessing steps', () => {
       });
     }), { numRuns: 60 });
     expect(() => lincombSmallEncoded([enc([1n])], [2 ** 24])).toThrow(/small integer/);
+    // several combinations of the same rows at once equal one at a time
+    fc.assert(fc.property(elems, elems, elem, elem, fc.array(weight, { minLength: 6, maxLength: 6 }), (xs, ys, c0, c1, ws) => {
+      const m = Math.min(xs.length, ys.length);
+      const rows = [enc(xs.slice(0, m)), enc(ys.slice(0, m)), enc(xs.slice(0, m).reverse())];
+      const w = [ws.slice(0, 3), ws.slice(3, 6)];
+      const got = lincombSmallRowsEncoded(rows, w, [c0, c1]).map(dec);
+      return got.length === 2 && got.every((g, q) => Buffer.from(enc(g)).equals(Buffer.from(lincombSmallEncoded(rows, w[q]!, q === 0 ? c0 : c1))));
+    }), { numRuns: 40 });
     // lincombEncoded takes the small path for integer Lagrange weights and agrees with interpolate()
     const xs = [0n, 1n, F.P - 1n, 12345678901234567890n];
     const rows = shareEncoded(enc(xs), 7, 3);
