@@ -4,10 +4,12 @@
 // Committee production (all n parties; degree reduction of a product needs 2t+1 of them):
 //  - triples: a, b from PRSS (prss.ts), c = a*b by Gennaro, Rabin, Rabin (PODC 1998) resharing of
 //    the local degree-2t product: each party Shamir-shares its product share, everyone combines the
-//    received shares with the degree-2t Lagrange coefficients at 0.
+//    received shares with the degree-2t Lagrange coefficients at 0. Seeded (grr.ts): a dealer's
+//    shares for its t next parties come from a key stream the two share, so only n-1-t rows are sent.
 //  - random bits (the square-root trick, e.g. Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006): r from
-//    PRSS, open y = r^2 + PRZS (degree 2t, all n shares), s = sqrt(y) (canonical root), bit =
-//    (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform.
+//    PRSS, y = r^2 + PRZS (degree 2t), index e opened from all n shares by party e mod n + 1 only,
+//    which sends s = sqrt(y) (canonical root) to all; bit = (r/s + 1)/2. Nobody learns r, so r/s =
+//    +-1 is uniform. The root is a public function of a public value: one party computes it.
 //  - nibbles: 4 bits x0..x3, their 11 products of 2..4 bits (two more GRR rounds), then the
 //    indicators [v == j] by inclusion-exclusion and their suffix sums [v > j] (local), plus
 //    v = x0 + 2x1 + 4x2 + 8x3.
