@@ -12,6 +12,9 @@
 
 const M26: u64 = (1 << 26) - 1;
 const M23: u64 = (1 << 23) - 1;
+// 2p = 2^128 - 2 in 26-bit limbs (four of 2^27 - 2, the top one 2^24 - 2)
+const TWO_P26: u64 = (1 << 27) - 2;
+const TWO_P23: u64 = (1 << 24) - 2;
 
 // the limbs of the element being worked on (locals of one element, kept in globals so the helpers
 // below can hand back five values without memory traffic; inlined, they become registers)
@@ -329,10 +332,10 @@ export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): 
 
 /**
  * dst[e] = scale * sum_j w[j] * rows[j][e] for k rows of m elements (stored as lincombMany's) and
- * small signed integer weights w (k i64 values at w, |w| < 2^24, k <= 64). A limb times |w| stays
- * below 2^50 and a sum of 64 of them below 2^56, so every term is five small products and adds
- * instead of a field product; the positive and the negative terms are summed apart, carried, and
- * subtracted. With `scaled` the result is multiplied by the element at scale (one product), so
+ * small signed integer weights w (k i64 values at w, |w| < 2^24, k <= 64). A limb (below 2^27, see
+ * smallComb) times |w| stays below 2^51 and a sum of 64 of them below 2^57, so every term is five
+ * small products and adds instead of a field product, and one carry pass ends the sum. With
+ * `scaled` the result is multiplied by the element at scale (one product), so
  * rational weights c_j / D are written as c_j with scale = D^-1. Lagrange weights at 0 over the
  * points 1..n are integers, and those of GRR recombination are below 2^24 for n up to 26.
  */
@@ -362,46 +365,35 @@ export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scal
   }
 }
 
-/** One element of lincombSmallMany: element `off` of each of the k rows (stride apart), the scale in c when `scaled`, into d. */
+/**
+ * One element of lincombSmallMany: element `off` of each of the k rows (stride apart), the scale in c
+ * when `scaled`, into d. A negative weight -u adds u * (2p - x) limbwise (2p's limbs exceed every
+ * canonical x's, so each stays positive and below 2^27): one sum, no subtraction, no sign split.
+ */
 @inline function smallComb(rows: usize, stride: usize, w: usize, k: i32, off: usize, scaled: bool, d: usize): void {
-  let p0: u64 = 0;
-  let p1: u64 = 0;
-  let p2: u64 = 0;
-  let p3: u64 = 0;
-  let p4: u64 = 0;
-  let n0: u64 = 0;
-  let n1: u64 = 0;
-  let n2: u64 = 0;
-  let n3: u64 = 0;
-  let n4: u64 = 0;
+  let s0: u64 = 0;
+  let s1: u64 = 0;
+  let s2: u64 = 0;
+  let s3: u64 = 0;
+  let s4: u64 = 0;
   for (let j = 0; j < k; j++) {
     const wj = load<i64>(w + (<usize>j << 3));
     unpack(rows + <usize>j * stride + off);
     if (wj >= 0) {
       const u = <u64>wj;
-      p0 += a0 * u; p1 += a1 * u; p2 += a2 * u; p3 += a3 * u; p4 += a4 * u;
+      s0 += a0 * u; s1 += a1 * u; s2 += a2 * u; s3 += a3 * u; s4 += a4 * u;
     } else {
       const u = <u64>(-wj);
-      n0 += a0 * u; n1 += a1 * u; n2 += a2 * u; n3 += a3 * u; n4 += a4 * u;
+      s0 += (TWO_P26 - a0) * u; s1 += (TWO_P26 - a1) * u; s2 += (TWO_P26 - a2) * u; s3 += (TWO_P26 - a3) * u; s4 += (TWO_P23 - a4) * u;
     }
   }
-  a0 = n0; a1 = n1; a2 = n2; a3 = n3; a4 = n4;
+  a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
   carryA();
-  pack(d);
-  ld2(d);
-  const nh = h;
-  const nl = l;
-  a0 = p0; a1 = p1; a2 = p2; a3 = p3; a4 = p4;
-  carryA();
-  pack(d);
-  ld2(d);
-  fsub(nh, nl);
-  st2(d);
   if (scaled) {
-    unpack(d);
+    carryA(); // limbs below 2^27 for the product
     mulByC();
-    pack(d);
   }
+  pack(d);
 }
 
 /** a = a^(p-2) = a^-1 (0 stays 0). p - 2 = 2^127 - 3: bits 126..2 and bit 0 set. */
