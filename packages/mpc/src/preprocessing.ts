@@ -114,12 +114,6 @@ function rootPart(v: Uint8Array, j: number, n: number): Uint8Array {
   return out;
 }
 
-/** True if the 16 bytes are all zero. */
-function isZero(e: Uint8Array): boolean {
-  for (let i = 0; i < e.length; i++) if (e[i] !== 0) return false;
-  return true;
-}
-
 function planOf(kind: ClosureKind): ClosurePlan {
   return CLOSURES.find((c) => c.kind === kind)!.plan;
 }
@@ -875,7 +869,8 @@ export class Preprocessor {
       // bit = (r/s + 1) / 2; s = 0 means y = 0, so r = 0 (probability 2^-127), and r itself is then a
       // valid sharing of the bit 0: the kernel takes r where y = 0 given the root 1 there.
       const Y = mulEncoded(roots, roots);
-      for (let o = 0; o < roots.length; o += ELEMENT_BYTES) if (isZero(roots.subarray(o, o + ELEMENT_BYTES))) roots[o + ELEMENT_BYTES - 1] = 1;
+      const r32 = words(roots);
+      for (let w = 0; w < r32.length; w += 4) if ((r32[w]! | r32[w + 1]! | r32[w + 2]! | r32[w + 3]!) === 0) roots[w * 4 + ELEMENT_BYTES - 1] = 1;
       const out = bitsFromRootsEncoded(b.r!, roots, Y);
       if ('badIndex' in out) throw new Error(`prep batch ${b.id}: bad square root from party ${(out.badIndex % n) + 1}`);
       b.x = out.bits;
