@@ -67,7 +67,8 @@ async function run(cfg: Config): Promise<void> {
       const c = process.cpuUsage(c0);
       console.log(`party ${cfg.self} ${result.step}: wall ${(performance.now() - w0).toFixed(0)} ms, cpu user ${(c.user / 1000).toFixed(0)} ms sys ${(c.system / 1000).toFixed(0)} ms`);
     }
-    process.send?.({ type: 'step', self: cfg.self, result });
+    const used = process.cpuUsage(c0);
+    process.send?.({ type: 'step', self: cfg.self, result: { ...result, cpuMs: (used.user + used.system) / 1000 } });
   }
   if (eld) console.log(`party ${cfg.self} event-loop delay p50 ${(eld.percentile(50) / 1e6).toFixed(2)} ms p99 ${(eld.percentile(99) / 1e6).toFixed(2)} max ${(eld.max / 1e6).toFixed(1)}`);
   process.send?.({ type: 'done', self: cfg.self });

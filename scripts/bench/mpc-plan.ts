@@ -25,6 +25,8 @@ export interface StepResult {
   bytesSent: number;
   rounds: number;
   made: { triples: number; lex4: number; prod4: number; bits: number };
+  /** CPU time (user + system) this party's process spent in the step, ms; absent on the simulated network (one process for all). */
+  cpuMs?: number;
 }
 
 const cache = new Map<string, bigint[][]>();

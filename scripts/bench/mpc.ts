@@ -88,6 +88,15 @@ function print(where: string, results: StepResult[][]): void {
       const { triples: mt, lex4: ml, prod4: mq, bits: mb } = r0.made;
       const per = (x: number): string => (x / ms * 1000).toFixed(0);
       if (mt + ml + mq + mb > 0) console.log(`preprocessing (${prepLabel(where)}): ${mt} triples + ${ml} lex4 + ${mq} prod4 closure items + ${mb} bits in ${ms.toFixed(0)} ms => ${per(mt)} triples/s, ${per(ml)} lex4/s and ${per(mb)} bits/s together (= ${(mb / 52 / ms * 1000).toFixed(0)} comparisons' worth of bits/s); ${(bytes / 1e6).toFixed(1)} MB sent by all parties`);
+      // CPU per node (process.cpuUsage of each node process over the step, user + system; the
+      // triples and closure items made alongside included): a figure that other load on the machine
+      // disturbs less than bits/s, though contention still inflates it
+      const cpus = results.map((r) => r[s]!.cpuMs).filter((x): x is number => x !== undefined);
+      if (mb > 0 && cpus.length === results.length) {
+        const perK = cpus.map((c) => (c / mb) * 1000);
+        const mean = perK.reduce((a, x) => a + x, 0) / perK.length;
+        console.log(`  CPU ms per 1000 bits, per node: ${mean.toFixed(2)} (nodes ${Math.min(...perK).toFixed(2)}-${Math.max(...perK).toFixed(2)}; ${(cpus.reduce((a, x) => a + x, 0) / 1000).toFixed(2)} s of CPU over the ${cpus.length} nodes in ${(ms / 1000).toFixed(2)} s)`);
+      }
       continue;
     }
     if (r0.step.startsWith('mul')) {

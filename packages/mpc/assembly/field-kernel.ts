@@ -12,6 +12,9 @@
 
 const M26: u64 = (1 << 26) - 1;
 const M23: u64 = (1 << 23) - 1;
+// 2p = 2^128 - 2 in 26-bit limbs (four of 2^27 - 2, the top one 2^24 - 2)
+const TWO_P26: u64 = (1 << 27) - 2;
+const TWO_P23: u64 = (1 << 24) - 2;
 
 // the limbs of the element being worked on (locals of one element, kept in globals so the helpers
 // below can hand back five values without memory traffic; inlined, they become registers)
@@ -316,6 +319,81 @@ export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): 
     a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
     pack(dst + off);
   }
+}
+
+/** Carries limbs below 2^60 to limbs below 2^34 (one pass, 2^130 = 8 folded into limb 0), for pack. */
+@inline function carryA(): void {
+  let k = a0 >> 26; a0 &= M26; a1 += k;
+  k = a1 >> 26; a1 &= M26; a2 += k;
+  k = a2 >> 26; a2 &= M26; a3 += k;
+  k = a3 >> 26; a3 &= M26; a4 += k;
+  k = a4 >> 26; a4 &= M26; a0 += 8 * k;
+}
+
+/**
+ * dst[e] = scale * sum_j w[j] * rows[j][e] for k rows of m elements (stored as lincombMany's) and
+ * small signed integer weights w (k i64 values at w, |w| < 2^24, k <= 64). A limb (below 2^27, see
+ * smallComb) times |w| stays below 2^51 and a sum of 64 of them below 2^57, so every term is five
+ * small products and adds instead of a field product, and one carry pass ends the sum. With
+ * `scaled` the result is multiplied by the element at scale (one product), so
+ * rational weights c_j / D are written as c_j with scale = D^-1. Lagrange weights at 0 over the
+ * points 1..n are integers, and those of GRR recombination are below 2^24 for n up to 26.
+ */
+export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: usize, scaled: bool, dst: usize): void {
+  if (scaled) {
+    unpack(scale);
+    aToC();
+  }
+  for (let e = 0; e < m; e++) smallComb(rows, <usize>m << 4, w, k, <usize>e << 4, scaled, dst + (<usize>e << 4));
+}
+
+/**
+ * nT linear combinations of the same k rows at once (a dealer's GRR rows, grr.ts): out row q is
+ * scale_q * sum_j w[q*k + j] * rows[j], as lincombSmallMany with the weights of row q and the
+ * element scale_q at scales + 16 q (always applied). Element e of every row is read while it is in
+ * cache, and the rows are copied in once for all outputs.
+ */
+export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize): void {
+  const stride = <usize>m << 4;
+  for (let e = 0; e < m; e++) {
+    const off = <usize>e << 4;
+    for (let q = 0; q < nT; q++) {
+      unpack(scales + (<usize>q << 4));
+      aToC();
+      smallComb(rows, stride, w + (<usize>(q * k) << 3), k, off, true, dst + <usize>q * stride + off);
+    }
+  }
+}
+
+/**
+ * One element of lincombSmallMany: element `off` of each of the k rows (stride apart), the scale in c
+ * when `scaled`, into d. A negative weight -u adds u * (2p - x) limbwise (2p's limbs exceed every
+ * canonical x's, so each stays positive and below 2^27): one sum, no subtraction, no sign split.
+ */
+@inline function smallComb(rows: usize, stride: usize, w: usize, k: i32, off: usize, scaled: bool, d: usize): void {
+  let s0: u64 = 0;
+  let s1: u64 = 0;
+  let s2: u64 = 0;
+  let s3: u64 = 0;
+  let s4: u64 = 0;
+  for (let j = 0; j < k; j++) {
+    const wj = load<i64>(w + (<usize>j << 3));
+    unpack(rows + <usize>j * stride + off);
+    if (wj >= 0) {
+      const u = <u64>wj;
+      s0 += a0 * u; s1 += a1 * u; s2 += a2 * u; s3 += a3 * u; s4 += a4 * u;
+    } else {
+      const u = <u64>(-wj);
+      s0 += (TWO_P26 - a0) * u; s1 += (TWO_P26 - a1) * u; s2 += (TWO_P26 - a2) * u; s3 += (TWO_P26 - a3) * u; s4 += (TWO_P23 - a4) * u;
+    }
+  }
+  a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
+  carryA();
+  if (scaled) {
+    carryA(); // limbs below 2^27 for the product
+    mulByC();
+  }
+  pack(d);
 }
 
 /** a = a^(p-2) = a^-1 (0 stays 0). p - 2 = 2^127 - 3: bits 126..2 and bit 0 set. */

@@ -6,10 +6,14 @@
 // them; "participants" below and docs/decisions/0017-production-with-parties-down.md):
 //  - triples: a, b from PRSS (prss.ts), c = a*b by Gennaro, Rabin, Rabin (PODC 1998) resharing of
 //    the local degree-2t product: each party Shamir-shares its product share, everyone combines the
-//    received shares with the degree-2t Lagrange coefficients at 0.
+//    received shares with the degree-2t Lagrange coefficients at 0 (over S). Seeded (grr.ts): a
+//    dealer's shares for the t members after it in S come from a key stream the two share, so only
+//    |S|-1-t rows are sent.
 //  - random bits (the square-root trick, e.g. Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006): r from
-//    PRSS, open y = r^2 + PRZS (degree 2t, all n shares), s = sqrt(y) (canonical root), bit =
-//    (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform.
+//    PRSS, y = r^2 + PRZS (degree 2t), index e opened from the shares of all of S only by the member
+//    at position e mod |S| of S (party e mod n + 1 when S is everyone), which sends s = sqrt(y)
+//    (canonical root) to all members; bit = (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform.
+//    The root is a public function of a public value: one party computes it.
 //  - nibbles: 4 bits x0..x3, their 11 products of 2..4 bits (two more GRR rounds), then the
 //    indicators [v == j] by inclusion-exclusion and their suffix sums [v > j] (local), plus
 //    v = x0 + 2x1 + 4x2 + 8x3.
@@ -17,8 +21,9 @@
 //    the products of two masks in the first GRR round (with the triples), the products of three or
 //    four masks (a pair product times a mask or another pair) in the third (with the nibbles' pairs).
 // No single party learns any triple or bit: every value is a sum over PRSS subsets or a resharing.
-// Phase A is deterministic per party (GRR coefficients from its own PRSS-keyed stream), so a party
-// that recomputes a batch after a restart sends the messages the peers already used.
+// Phase A is deterministic per party (GRR seeds from PRSS-keyed pair streams under the batch's
+// nonce), so a party that recomputes a batch after a restart sends the messages the peers already
+// used.
 // All of it computes on encoded vectors (16 bytes per element) in the WebAssembly field kernel
 // (kernel.ts): no BigInt per element, which made production about 5x faster.
 //
@@ -76,8 +81,9 @@ import { PreprocessingExhaustedError } from './api';
 import { ELEMENT_BYTES, P, concatEncoded, copyElement, mod, reduce, reduceWide, words } from './field';
 import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
-  shareEncoded, sqrtEncoded,
+  sqrtEncoded,
 } from './kernel';
+import { dealSeeded, seededPeers } from './grr';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
 import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
@@ -108,10 +114,17 @@ function interleave(vs: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** True if the 16 bytes are all zero. */
-function isZero(e: Uint8Array): boolean {
-  for (let i = 0; i < e.length; i++) if (e[i] !== 0) return false;
-  return true;
+/**
+ * Elements pos, pos+s, pos+2s, ... of an encoded vector: the squares whose roots the member at
+ * position pos (0-based) of a participant set of s members takes (with S all n: party pos+1).
+ */
+function rootPart(v: Uint8Array, pos: number, s: number): Uint8Array {
+  const count = v.length / ELEMENT_BYTES;
+  const out = new Uint8Array(Math.ceil(Math.max(0, count - pos) / s) * ELEMENT_BYTES);
+  const o32 = words(out);
+  const s32 = words(v);
+  for (let e = pos, k = 0; e < count; e += s, k++) copyElement(s32, e, o32, k);
+  return out;
 }
 
 function planOf(kind: ClosureKind): ClosurePlan {
@@ -194,7 +207,9 @@ interface Batch {
   /** This party's GRR rows (row j-1 goes to party j). */
   ownGrr?: Uint8Array[];
   r?: Uint8Array;
+  /** This party's shares of the squares, all of them (degree 2t); each party gets the part it takes the roots of. */
   y?: Uint8Array;
+  /** The opened squares whose roots this party takes (indices self-1, self-1+n, ...). */
   Y?: Uint8Array;
   ownRoots?: Uint8Array;
   x?: Uint8Array;
@@ -924,15 +939,37 @@ export class Preprocessor {
 
   /**
    * GRR: shares of each local product value for every party (encoded rows, by the field kernel); own
-   * row kept. The coefficients come from this party's own key stream (Prss.ownStream) under the
-   * batch's nonce, not fresh randomness: a party that restarts from a state older than the batch
-   * rejoins it from the peers' re-sent messages and must send the rows it sent before, which the
-   * peers have already combined into their items. Inputs are fixed by the nonce too (PRSS values and
-   * the batch's earlier rounds), so a nonce never shares two different vectors.
+   * row kept. Seeded (grr.ts): the rows of our t seeded peers are empty, since they compute their
+   * shares from the pair stream we share with them; the others' rows follow from those seeds and h.
+   * The seeds are keyed streams under the batch's nonce, not fresh randomness: a party that restarts
+   * from a state older than the batch rejoins it from the peers' re-sent messages and must send the
+   * rows it sent before, which the peers have already combined into their items. Inputs are fixed by
+   * the nonce too (PRSS values and the batch's earlier rounds), so a nonce never shares two
+   * different vectors.
    */
   private grr(h: Uint8Array, b: Batch, round: number): Uint8Array[] {
-    const { n, t } = this.host;
-    return shareEncoded(h, n, t, this.host.prss().ownStream(this.nonce(b, `grr${round}`), h.length * t));
+    const { n, t, self } = this.host;
+    const m = h.length / ELEMENT_BYTES;
+    const seeds = seededPeers(n, t, self, b.members).map((s) => this.grrSeed(b, round, self, s, m));
+    return dealSeeded(h, seeds, n, t, self, b.members);
+  }
+
+  /** The m seeded shares that `dealer` deals to `peer` in GRR round `round` of b (both compute them). */
+  private grrSeed(b: Batch, round: number, dealer: number, peer: number, m: number): Uint8Array {
+    const other = dealer === this.host.self ? peer : dealer;
+    return this.host.prss().pairStream(other, this.nonce(b, `grr${round}:${dealer}>${peer}`), m);
+  }
+
+  /**
+   * Member i's GRR row for us in the current round: sent (the message's first vector), or, when we
+   * are one of i's seeded peers (the t members after i in S), computed from our pair stream with i
+   * (its message then carries an empty vector there).
+   */
+  private grrRowFrom(b: Batch, i: number, sent: Uint8Array, m: number): Uint8Array {
+    const { n, t, self } = this.host;
+    if (!seededPeers(n, t, i, b.members).includes(self)) return sent;
+    if (sent.length !== 0) throw new Error(`prep batch ${b.id}: party ${i} sent ${sent.length / ELEMENT_BYTES} products to a seeded peer, expected none`);
+    return this.grrSeed(b, b.round, i, self, m);
   }
 
   /**
@@ -980,32 +1017,24 @@ export class Preprocessor {
     }
     b.ownGrr = this.grr(mulEncoded(concatEncoded(xs), concatEncoded(ys)), b, 0);
     b.r = prss.randomSharesEncoded(this.nonce(b, 'r'), nb);
-    // y = r^2 + PRZS (degree 2t), opened from all n shares
+    // y = r^2 + PRZS (degree 2t), opened from the shares of all of S
     b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));
-    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, b.y!]);
+    // each member gets our shares of the squares it takes the roots of (rootPart), not all of them
+    const members = this.membersOf(b);
+    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, rootPart(b.y!, members.indexOf(j), members.length)]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
   }
 
   /**
-   * Round 1: each member takes the square roots of its share of the opened squares (index = its
-   * position in S mod |S|; with S everyone, self-1 mod n).
+   * Round 1: the square roots of the squares this member opened (indices pos, pos+|S|, ..., pos its
+   * position in S; with S everyone, self-1, self-1+n, ...), sent to every member: a root is a public
+   * function of an opened value, so one party computes it and the others take it (docs/leakage.md).
+   * y = 0 (r = 0, probability 2^-127) has the root 0.
    */
   private round1(b: Batch): void {
-    const members = this.membersOf(b);
-    const n = members.length;
-    const pos = members.indexOf(this.host.self);
-    const Y = b.Y!;
-    const count = Y.length / ELEMENT_BYTES;
-    // ours: indices pos, pos+n, ...; y = 0 (r = 0, probability 2^-127) gets the root 1
-    const mine = new Uint8Array(Math.ceil(Math.max(0, count - pos) / n) * ELEMENT_BYTES);
-    for (let e = pos, k = 0; e < count; e += n, k++) {
-      const src = Y.subarray(e * ELEMENT_BYTES, (e + 1) * ELEMENT_BYTES);
-      if (isZero(src)) mine[(k + 1) * ELEMENT_BYTES - 1] = 1;
-      else mine.set(src, k * ELEMENT_BYTES);
-    }
-    // 125 squarings each: the field kernel (every party checks s^2 = y on receipt, ours included)
-    b.ownRoots = sqrtEncoded(mine);
+    // 125 squarings each, in the field kernel
+    b.ownRoots = sqrtEncoded(b.Y!);
     this.sendRound(b, 1, () => [b.ownRoots!]);
     this.tryAdvance(b);
   }
@@ -1047,17 +1076,19 @@ export class Preprocessor {
     b.incoming.delete(b.round);
     if (b.round === 1) {
       // roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
-      const Y = b.Y!;
-      const count = Y.length / ELEMENT_BYTES;
-      const roots = new Uint8Array(Y.length);
+      const count = 4 * b.per.nibbles;
+      const roots = new Uint8Array(count * ELEMENT_BYTES);
       members.forEach((i, pos) => {
         const r = i === self ? b.ownRoots! : enc(i, 0);
         const want = Math.ceil(Math.max(0, count - pos) / n);
         if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} square roots, expected ${want}`);
         for (let k = 0, e = pos; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
       });
-      // bit = (r/s + 1) / 2 after checking s^2 = y; y = 0 means r = 0 (probability 2^-127), and r
-      // itself is then a valid sharing of the bit 0
+      // bit = (r/s + 1) / 2; s = 0 means y = 0, so r = 0 (probability 2^-127), and r itself is then a
+      // valid sharing of the bit 0: the kernel takes r where y = 0 given the root 1 there.
+      const Y = mulEncoded(roots, roots);
+      const r32 = words(roots);
+      for (let w = 0; w < r32.length; w += 4) if ((r32[w]! | r32[w + 1]! | r32[w + 2]! | r32[w + 3]!) === 0) roots[w * 4 + ELEMENT_BYTES - 1] = 1;
       const out = bitsFromRootsEncoded(b.r!, roots, Y);
       if ('badIndex' in out) throw new Error(`prep batch ${b.id}: bad square root from party ${members[out.badIndex % n]}`);
       b.x = out.bits;
@@ -1067,11 +1098,13 @@ export class Preprocessor {
       this.round2(b);
       return;
     }
-    const rows = members.map((i) => (i === self ? b.ownGrr![self - 1]! : enc(i, 0)));
+    const own = b.ownGrr![self - 1]!;
+    const rows = members.map((i) => (i === self ? own : this.grrRowFrom(b, i, enc(i, 0), own.length / ELEMENT_BYTES)));
     const prod = this.fromMembers(rows, 'products', b);
     if (b.round === 0) {
-      const ys = members.map((i) => (i === self ? b.y! : enc(i, 1)));
-      // degree-2t opening from the shares of all of S (2t+1 or more)
+      const pos = members.indexOf(self);
+      const ys = members.map((i) => (i === self ? rootPart(b.y!, pos, n) : enc(i, 1)));
+      // degree-2t opening from the shares of all of S (2t+1 or more), of the squares whose roots we take
       b.Y = this.fromMembers(ys, 'squares', b);
       const T = b.per.triples;
       let at = T;

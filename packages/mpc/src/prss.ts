@@ -90,6 +90,26 @@ export function dealPrssKeys(n: number, t: number, seed: string): PrssKeys[] {
   return out;
 }
 
+/** Makes 16-byte strings canonical field elements in place: top bit cleared, p itself (probability 2^-127) read as 0. */
+export function canonicalize(bytes: Uint8Array): Uint8Array {
+  for (let o = 0; o < bytes.length; o += 16) {
+    bytes[o]! &= 0x7f;
+    if (bytes[o] !== 0x7f) continue;
+    let isP = true;
+    for (let i = 1; isP && i < 16; i++) isP = bytes[o + i] === 0xff;
+    if (isP) bytes.fill(0, o, o + 16);
+  }
+  return bytes;
+}
+
+let zeros = Buffer.alloc(0);
+
+/** `bytes` zero bytes to encrypt into a key stream (one buffer, grown when needed, never written). */
+function zeroBytes(bytes: number): Buffer {
+  if (zeros.length < bytes) zeros = Buffer.alloc(Math.max(bytes, 2 * zeros.length));
+  return zeros.subarray(0, bytes);
+}
+
 let lastIv: { nonce: string; sub: number; iv: Buffer } | undefined;
 
 /** The CTR IV of (nonce, sub); the same for every subset, so the last one is kept (one SHA-256 per call, not per key). */
@@ -133,6 +153,8 @@ function smallSubsetCoefficients(n: number, subsets: readonly (readonly number[]
 export class Prss {
   /** Key of ownStream(). */
   private readonly ownKey: Buffer;
+  /** Key of pairStream() per peer. */
+  private readonly pairKeys = new Map<number, Buffer>();
   private readonly entries: { subset: number[]; key: Uint8Array; c: bigint; cPow: bigint[]; cNum: number; cPowNum: number[] }[] = [];
   /** True when the small coefficients are small enough for the limb accumulation (see addLimbs). */
   private readonly limbs: boolean;
@@ -158,6 +180,13 @@ export class Prss {
       if (reduce(mod(c) * this.dInv) !== subsetPoly(n, a, self)) throw new Error('internal: PRSS small coefficient mismatch');
       this.entries.push({ subset: a, key, c, cPow, cNum: Number(c), cPowNum: cPow.map(Number) });
     });
+    // pair keys (pairStream): a hash of the keys of every subset holding both parties, in subset order
+    for (let j = 1; j <= n; j++) {
+      if (j === self) continue;
+      const h = createHash('sha256').update(`prss-pair:${Math.min(self, j)},${Math.max(self, j)}`);
+      for (const { subset, key } of this.entries) if (subset.includes(j)) h.update(key);
+      this.pairKeys.set(j, h.digest().subarray(0, PRSS_KEY_BYTES));
+    }
     const own = createHash('sha256').update(`prss-own:${self}`);
     for (const { key } of this.entries) own.update(key);
     this.ownKey = own.digest().subarray(0, PRSS_KEY_BYTES);
@@ -178,7 +207,22 @@ export class Prss {
    */
   ownStream(nonce: string, bytes: number): Uint8Array {
     const c = createCipheriv('aes-128-ctr', this.ownKey, ivOf(`own:${nonce}`, 0));
-    return new Uint8Array(c.update(Buffer.alloc(bytes)));
+    return new Uint8Array(c.update(zeroBytes(bytes)));
+  }
+
+  /**
+   * `count` pseudo-random field elements (encoded, canonical) that this party and `peer` both
+   * compute and nobody else can: AES-CTR under a hash of the keys of every PRSS subset holding both.
+   * Any t parties without the two miss the key of the subset of everyone but them (n - t parties,
+   * the two among them), so to them the stream is uniform. The key is the same at both ends, so a
+   * nonce used in both directions must name the direction. Seeds GRR dealings (grr.ts).
+   */
+  pairStream(peer: number, nonce: string, count: number): Uint8Array {
+    const key = this.pairKeys.get(peer);
+    if (key === undefined) throw new SharingError(`no pair key with party ${peer}`);
+    const c = createCipheriv('aes-128-ctr', key, ivOf(`pair:${nonce}`, 0));
+    const buf = c.update(zeroBytes(count * 16));
+    return canonicalize(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength));
   }
 
   /** Number of subsets this party belongs to (keys it evaluates per value). */
@@ -193,7 +237,7 @@ export class Prss {
    */
   private stream(key: Uint8Array, nonce: string, sub: number, bytes: number, clearTop = false): DataView {
     const c = createCipheriv('aes-128-ctr', key, ivOf(nonce, sub));
-    const buf = c.update(Buffer.alloc(bytes));
+    const buf = c.update(zeroBytes(bytes));
     if (clearTop) for (let o = 0; o < bytes; o += 16) buf[o]! &= 0x7f;
     return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }

@@ -5,7 +5,7 @@ import * as F from '../src/field';
 import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
   scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
-  closureEvalEncoded, closureOpeningsEncoded,
+  closureEvalEncoded, closureOpeningsEncoded, lincombSmallEncoded, lincombSmallRowsEncoded,
 } from '../src/kernel';
 import { LEX4, PROD4, closureItemOf, groupSizes, lexEq, lexLt, lexProgram, prodProgram } from '../src/closure';
 import { costOf } from '../src/protocols';
@@ -92,6 +92,34 @@ describe('field kernel: preprocessing steps', () => {
       const lam = lagrange([1, 2, 3, 4, 5], 0);
       return dec(lincombEncoded(rows, lam)).every((v, i) => v === xs[i]);
     }), { numRuns: 30 });
+  });
+
+  it('lincombSmall agrees with BigInt for small signed weights, with and without a scale, on edge values', () => {
+    const weight = fc.oneof(fc.integer({ min: -(2 ** 24) + 1, max: 2 ** 24 - 1 }), fc.constantFrom(0, 1, -1, 2 ** 24 - 1, -(2 ** 24) + 1));
+    fc.assert(fc.property(fc.integer({ min: 1, max: 64 }), elems, elem, fc.boolean(), fc.array(weight, { minLength: 64, maxLength: 64 }), (k, xs, c, scaled, ws) => {
+      // k rows of the same length; the largest limbs (p - 1 everywhere) in half the rows
+      const rows = Array.from({ length: k }, (_, j) => xs.map((x, i) => (j % 2 === 0 ? F.P - 1n : F.mod(x + BigInt(i * j)))));
+      const w = ws.slice(0, k);
+      const got = dec(lincombSmallEncoded(rows.map(enc), w, scaled ? c : 1n));
+      return got.length === xs.length && got.every((v, i) => {
+        let want = 0n;
+        for (let j = 0; j < k; j++) want = F.add(want, F.mul(F.mod(BigInt(w[j]!)), rows[j]![i]!));
+        return v === (scaled ? F.mul(want, c) : want);
+      });
+    }), { numRuns: 60 });
+    expect(() => lincombSmallEncoded([enc([1n])], [2 ** 24])).toThrow(/small integer/);
+    // several combinations of the same rows at once equal one at a time
+    fc.assert(fc.property(elems, elems, elem, elem, fc.array(weight, { minLength: 6, maxLength: 6 }), (xs, ys, c0, c1, ws) => {
+      const m = Math.min(xs.length, ys.length);
+      const rows = [enc(xs.slice(0, m)), enc(ys.slice(0, m)), enc(xs.slice(0, m).reverse())];
+      const w = [ws.slice(0, 3), ws.slice(3, 6)];
+      const got = lincombSmallRowsEncoded(rows, w, [c0, c1]).map(dec);
+      return got.length === 2 && got.every((g, q) => Buffer.from(enc(g)).equals(Buffer.from(lincombSmallEncoded(rows, w[q]!, q === 0 ? c0 : c1))));
+    }), { numRuns: 40 });
+    // lincombEncoded takes the small path for integer Lagrange weights and agrees with interpolate()
+    const xs = [0n, 1n, F.P - 1n, 12345678901234567890n];
+    const rows = shareEncoded(enc(xs), 7, 3);
+    expect(dec(lincombEncoded(rows, lagrange([1, 2, 3, 4, 5, 6, 7], 0)))).toEqual(xs);
   });
 
   it('bitsFromRoots makes (r/s + 1)/2, keeps r where y = 0, and finds a bad root', () => {

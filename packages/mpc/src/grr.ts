@@ -1,0 +1,120 @@
+// Degree reduction by resharing (Gennaro, Rabin, Rabin, PODC 1998) with seeded shares. No I/O.
+//
+// In GRR each party i deals a fresh degree-t sharing g_i of its degree-2t product share h_i and
+// sends g_i(j) to every party j; everyone then combines what it got with the degree-2t Lagrange
+// weights at 0. A degree-t polynomial with g_i(0) = h_i is fixed by its values at any t further
+// points, so those t values may be pseudo-random instead of sent: party i takes g_i(s) for its t
+// seeded peers s (the next t parties after i, cyclically) from a stream keyed by a key only i and s
+// hold (Prss.pairStream), and sends real shares only to the other n - 1 - t parties. Each seeded
+// peer computes its share from the same stream. This is the usual PRG-seed saving on share
+// dealing in honest-majority MPC (e.g. Goyal, Li, Ostrovsky, Polychroniadou, Song, "ATLAS",
+// CRYPTO 2021); it sends t of the n - 1 rows for free: at n = 5, t = 2 half the GRR bytes.
+//
+// Privacy: g_i is uniform among the degree-t polynomials with g_i(0) = h_i (the t seeded values are
+// uniform and fix the other coefficients one to one), so any t evaluations at nonzero points, which
+// is all that t other parties see, are uniform and independent of h_i, as in plain GRR. The pair key
+// of (i, s) is pseudo-random to every coalition of t parties without i and s (prss.ts, pairKey).
+//
+// With a batch's participant set S (ADR 0017: |S| >= 2t+1 of n parties compute it) the dealing
+// and the recombination run over S: the seeded peers are the t members after i by position in S,
+// real shares go to the other |S| - 1 - t members, and non-members get nothing. The argument above
+// holds as is (the points are still party ids; any t of them see uniform values).
+
+import { inv, mod, reduce } from './field';
+import { lincombEncoded, lincombSmallRowsEncoded, SMALL_WEIGHT_LIMIT } from './kernel';
+
+/**
+ * The t parties whose shares of party `dealer`'s GRR dealing are seeded, not sent: the t members
+ * after the dealer in `members` (sorted party ids, cyclically; all n parties by default, then
+ * dealer+1 .. dealer+t mod n). With a batch's participant set S (ADR 0017) seeded peers are members
+ * of S, which all compute the batch.
+ */
+export function seededPeers(n: number, t: number, dealer: number, members?: readonly number[]): number[] {
+  if (!members) return Array.from({ length: t }, (_, d) => ((dealer - 1 + d + 1) % n) + 1);
+  const pos = members.indexOf(dealer);
+  if (pos < 0) throw new Error(`internal: dealer ${dealer} is not a member of ${members.join('.')}`);
+  if (members.length < 2 * t + 1) throw new Error(`internal: ${members.length} members for t = ${t}`);
+  return Array.from({ length: t }, (_, d) => members[(pos + d + 1) % members.length]!);
+}
+
+/** How a dealer evaluates its polynomial at a point x from [h, seed_1 .. seed_t]: small integer weights and a scale, or field weights. */
+export interface DealWeights {
+  x: number;
+  /** c_k with g(x) = scale * sum_k c_k v_k, when every |c_k| is below the kernel's small-weight limit. */
+  small?: { c: number[]; scale: bigint };
+  /** The Lagrange weights themselves (field elements). */
+  field: bigint[];
+}
+
+const planCache = new Map<string, DealWeights[]>();
+
+/**
+ * For every party x that is not a seeded peer of `dealer` (the dealer itself included; members
+ * only when `members` is given): the weights of g(x) over the values at the points [0, s_1 .. s_t]
+ * (Lagrange interpolation in small integers over one common denominator D per x: g(x) = D^-1
+ * sum_k c_k v_k). Points are party ids, the Shamir evaluation points, whatever the members.
+ */
+export function dealPlan(n: number, t: number, dealer: number, members?: readonly number[]): DealWeights[] {
+  const key = `${n}:${t}:${dealer}:${members?.join('.') ?? 'all'}`;
+  const hit = planCache.get(key);
+  if (hit) return hit;
+  const seeded = seededPeers(n, t, dealer, members);
+  const points = [0, ...seeded].map(BigInt);
+  const out: DealWeights[] = [];
+  for (const x of members ?? Array.from({ length: n }, (_, k) => k + 1)) {
+    if (seeded.includes(x)) continue;
+    const bx = BigInt(x);
+    const nums: bigint[] = [];
+    const dens: bigint[] = [];
+    points.forEach((pk, k) => {
+      let num = 1n;
+      let den = 1n;
+      points.forEach((pm, m) => {
+        if (m === k) return;
+        num *= bx - pm;
+        den *= pk - pm;
+      });
+      // sign on the numerator, so denominators are positive
+      if (den < 0n) {
+        num = -num;
+        den = -den;
+      }
+      nums.push(num);
+      dens.push(den);
+    });
+    const gcd = (a: bigint, b: bigint): bigint => {
+      while (b) [a, b] = [b, a % b];
+      return a;
+    };
+    let D = 1n;
+    for (const d of dens) D = (D / gcd(D, d)) * d;
+    const c = nums.map((nu, k) => nu * (D / dens[k]!));
+    const field = c.map((ck) => reduce(mod(ck) * inv(mod(D))));
+    const lim = BigInt(SMALL_WEIGHT_LIMIT);
+    const fits = c.every((ck) => (ck < 0n ? -ck : ck) < lim);
+    out.push({ x, field, ...(fits ? { small: { c: c.map(Number), scale: D === 1n ? 1n : inv(mod(D)) } } : {}) });
+  }
+  planCache.set(key, out);
+  return out;
+}
+
+/**
+ * The dealer's rows of a seeded GRR dealing of the encoded secrets h: rows[x - 1] = g(x) for every
+ * party x (a member, when `members` is given) that is not a seeded peer; an empty array for the
+ * seeded peers (their shares are seeds[k], which they compute themselves) and for non-members.
+ * seeds[k] holds the values at seededPeers(n, t, dealer, members)[k].
+ */
+export function dealSeeded(h: Uint8Array, seeds: readonly Uint8Array[], n: number, t: number, dealer: number, members?: readonly number[]): Uint8Array[] {
+  if (seeds.length !== t) throw new Error(`internal: ${seeds.length} seed vectors for t = ${t}`);
+  const rows: Uint8Array[] = Array.from({ length: n }, () => new Uint8Array(0));
+  const vs = [h, ...seeds];
+  const plan = dealPlan(n, t, dealer, members);
+  if (plan.every((w) => w.small !== undefined)) {
+    // every row in one kernel call (the usual case: small integer weights)
+    const out = lincombSmallRowsEncoded(vs, plan.map((w) => w.small!.c), plan.map((w) => w.small!.scale));
+    plan.forEach((w, q) => (rows[w.x - 1] = out[q]!));
+  } else {
+    for (const w of plan) rows[w.x - 1] = lincombEncoded(vs, w.field);
+  }
+  return rows;
+}

@@ -1,0 +1,31 @@
+// Committee preprocessing on the simulated network, bench:mpc's production mix (five parties in this
+// one thread): CPU ms per 1000 random bits per party, the arithmetic and the engine without any
+// transport. Prints figures, asserts nothing.
+//   node --import tsx scripts/bench/prep-cpu.ts [--x K] [--batch B] [--runs R]
+import '@tenebra/transport/src/polyfill';
+import { SimNetwork } from '@tenebra/transport';
+import { createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
+
+const arg = (name: string, dflt: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const n = 5;
+const t = 2;
+const x = arg('x', 1);
+const runs = arg('runs', 3);
+const prep: PreprocessingOptions = { mode: 'committee', targetTriples: 5000 * x, targetBits: 20000 * x, batch: arg('batch', 500), background: false };
+for (let run = 0; run < runs; run++) {
+  const net = new SimNetwork({ n, seed: 1 + run, link: { latencyMs: 0.1 } });
+  const parties: Party[] = Array.from({ length: n }, (_, i) => createParty({ n, t, transport: net.transport(i + 1), preprocessing: prep }));
+  await net.settle(Promise.all(parties.map((p) => p.start())));
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  await net.settle(Promise.all(parties.map((p) => p.fill())));
+  const ms = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  const made = parties[0]!.status().preprocessing.made;
+  const cpu = (c.user + c.system) / 1000;
+  console.log(`run ${run + 1}: ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${ms.toFixed(0)} ms (cpu ${cpu.toFixed(0)} ms, all ${n} parties) => CPU ms per 1000 bits, per party: ${(cpu / n / made.bits * 1000).toFixed(2)}`);
+  for (const p of parties) await p.stop();
+}
