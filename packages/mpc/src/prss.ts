@@ -407,6 +407,9 @@ export class Prss {
    * holds those keys, and the subset disjoint from `point` and any t-1 helpers it colludes with
    * randomises the one direction (x - point) * prod(x - c) still free, so the masked shares of a
    * degree-t value reveal only its value at `point`. Herzberg, Jarecki, Krawczyk, Yung (CRYPTO 1995).
+   * The randomising direction is the same for every answer under one `nonce`, so the nonce must name
+   * everything the masked values depend on: recovery passes recoveryMaskNonce(request, state id)
+   * (recovery.ts), else answers at two states give away s1 - s2 (issue 22).
    */
   zeroAtShares(nonce: string, count: number, point: number): bigint[] {
     assertParty(point, this.n, 'recovering party');

@@ -8,6 +8,13 @@
 // Helpers answer with their state as of the start of their current job, identified by a hash over
 // everything public (last finished job, cursors, batch log, names, public store), so answers from
 // helpers at the same point agree, and public entries are taken only when t+1 helpers agree on them.
+// The mask is keyed by the request nonce AND that state id (issue 22): helpers at different states
+// under one nonce are an expected path, and with one mask u*f for both the recovering party and one
+// helper could rebuild s1 + u*f and s2 + u*f and subtract, learning s1(0) - s2(0) (say the size a
+// partial fill took off a resting order). The state id is computed from public data only, before
+// masking; the secret values change only when it does (a job's overlay lands with its id in
+// `finished`, reserve items move with the cursor and the committed batch count), so one mask never
+// covers two different sets of values.
 
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '@tenebra/transport';
@@ -34,29 +41,61 @@ interface ReplyMeta {
 
 type Envelop = (m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[])[]; extra?: Uint8Array }) => Uint8Array;
 
+type StateBase = Omit<ReplyMeta, 'stateId' | 'inFlight'>;
+
+/** The public part of an answer, in a fixed key order (the recovering party rebuilds it to check the id). */
+function baseOf(m: StateBase): StateBase {
+  return {
+    store: m.store.map(([k, len]) => [k, len] as [string, number]),
+    pub: m.pub,
+    cursor: m.cursor,
+    items: m.items,
+    finished: m.finished,
+    prep: { resolved: m.prep.resolved, committed: m.prep.committed },
+  };
+}
+
+/** The id of the state an answer is for: a hash of its public data only (no share enters it). */
+export function stateIdOf(m: StateBase): string {
+  return createHash('sha256').update(JSON.stringify(baseOf(m))).digest('hex');
+}
+
+/**
+ * The PRSS nonce of the mask for request `nonce` answered at state `stateId`: answers at two states
+ * get independent masks, so their difference is uniformly masked (issue 22). JSON keeps the pair
+ * unambiguous whatever the requester puts in its nonce.
+ */
+export function recoveryMaskNonce(nonce: string, stateId: string): string {
+  return JSON.stringify(['recovery', nonce, stateId]);
+}
+
 /** A helper's masked answer to recovering party `to` for `nonce`, as messages. */
 export function answerRecovery(prss: Prss, to: number, nonce: string, snap: PartySnapshot, inFlight: number | undefined, envelope: Envelop): Uint8Array[] {
   const values: bigint[] = [];
   for (const [, v] of snap.store) for (const x of v) values.push(x);
   const items = itemsOf(snap.items);
   for (const k of KINDS) for (const x of items[k]) values.push(x);
-  const z = prss.zeroAtShares(nonce, values.length, to);
-  for (let i = 0; i < values.length; i++) values[i] = add(values[i]!, z[i]!);
-  const base = {
+  // The state id first, from public data, then the mask bound to it.
+  const base = baseOf({
     store: snap.store.map(([k, v]) => [k, v.length] as [string, number]),
     pub: snap.pub,
     cursor: snap.cursor,
     items: countsOf(items),
     finished: snap.finished,
-    prep: { resolved: snap.prep.resolved, committed: snap.prep.committed },
-  };
-  const stateId = createHash('sha256').update(JSON.stringify(base)).digest('hex');
+    prep: snap.prep,
+  });
+  const stateId = stateIdOf(base);
+  const z = prss.zeroAtShares(recoveryMaskNonce(nonce, stateId), values.length, to);
+  for (let i = 0; i < values.length; i++) values[i] = add(values[i]!, z[i]!);
   const meta: ReplyMeta = { stateId, ...base, ...(inFlight !== undefined ? { inFlight } : {}) };
   const parts = Math.max(1, Math.ceil(values.length / RECOVERY_PART_ELEMENTS));
   const out: Uint8Array[] = [];
   for (let p = 0; p < parts; p++) {
     const chunk = values.slice(p * RECOVERY_PART_ELEMENTS, (p + 1) * RECOVERY_PART_ELEMENTS);
-    out.push(envelope({ type: Msg.RecoverReply, key: nonce, a: p, b: parts, vectors: [chunk], ...(p === 0 ? { extra: textBytes(JSON.stringify(meta)) } : {}) }));
+    // Every part names its state, so parts of two answers (a helper that answered again after a
+    // restart, at a later state) are never mixed: they are under different masks.
+    const extra = textBytes(JSON.stringify(p === 0 ? meta : { stateId }));
+    out.push(envelope({ type: Msg.RecoverReply, key: nonce, a: p, b: parts, vectors: [chunk], extra }));
   }
   return out;
 }
@@ -80,10 +119,27 @@ export interface RecoveryResult {
 }
 
 interface HelperReply {
+  /** the state this answer is for (every part names it) */
+  stateId: string;
   parts: (Uint8Array | undefined)[];
   got: number;
   meta?: ReplyMeta;
   values?: bigint[];
+}
+
+/**
+ * What a reply part says of its state: part 0 the whole meta, whose id must be the hash of it (the id
+ * groups answers and picks the mask), other parts the id only. A string says why it is unusable.
+ */
+function readHead(env: Envelope): Partial<ReplyMeta> & { stateId: string } | string {
+  try {
+    const head = JSON.parse(bytesText(env.extra)) as Partial<ReplyMeta>;
+    if (typeof head.stateId !== 'string') return 'no state id';
+    if (env.a === 0 && stateIdOf(head as ReplyMeta) !== head.stateId) return 'state id does not match its meta';
+    return head as Partial<ReplyMeta> & { stateId: string };
+  } catch {
+    return 'unreadable meta';
+  }
 }
 
 /** The recovering side: asks, collects, combines; re-asks with a fresh nonce if helpers disagree for too long. */
@@ -184,13 +240,22 @@ export class Recovery {
       return;
     }
     this.busy.delete(from);
+    const head = readHead(env);
+    if (typeof head === 'string') return this.host.log({ ev: 'recovery-bad-reply', from, why: head });
     let r = this.replies.get(from);
-    if (!r) this.replies.set(from, (r = { parts: new Array(env.b).fill(undefined), got: 0 }));
+    if (r && r.stateId !== head.stateId) {
+      // The helper answered this nonce again at another state (it restarted and forgot it had
+      // answered): that answer is under another mask, so its parts replace the old ones, never mix.
+      if (r.values) return; // a complete answer is kept; a new attempt (fresh nonce) regroups
+      this.host.log({ ev: 'recovery-reply-restarted', from, was: r.stateId, now: head.stateId });
+      r = undefined;
+    }
+    if (!r) this.replies.set(from, (r = { stateId: head.stateId, parts: new Array(env.b).fill(undefined), got: 0 }));
     if (env.b !== r.parts.length || env.a >= r.parts.length || r.parts[env.a]) return;
     this.lastProgress = this.host.clock.now();
     r.parts[env.a] = env.vectors[0] ?? new Uint8Array(0);
     r.got++;
-    if (env.a === 0) r.meta = JSON.parse(bytesText(env.extra)) as ReplyMeta;
+    if (env.a === 0) r.meta = head as ReplyMeta;
     if (r.got < r.parts.length || !r.meta) return;
     const values: bigint[] = [];
     for (const p of r.parts) for (const x of decodeVector(p!)) values.push(x);

@@ -661,8 +661,11 @@ class PartyImpl implements Party {
       this.transport.send(from, this.envelope({ type: Msg.RecoverBusy, key: nonce, extra: new TextEncoder().encode(`phase ready; preprocessing batch ${without} is made without you: answering once it is decided`) }));
       return;
     }
-    if (this.answered.has(tag)) return; // one answer per nonce: two answers with one mask would leak differences
-    if (this.answered.size > 1024) this.answered.clear();
+    // One answer per nonce saves recomputing a big reserve's masks for a repeated request. It is not
+    // what keeps answers apart (the set forgets, and a restart empties it): the mask is bound to the
+    // state answered at (recovery.ts), so a second answer at another state is independently masked.
+    if (this.answered.has(tag)) return;
+    if (this.answered.size >= 1024) this.answered.delete(this.answered.values().next().value!);
     this.answered.add(tag);
     const snap = this.snapshot(false);
     const inFlight = this.prep.inFlight;
