@@ -13,6 +13,7 @@ import { NodeStore } from './node-store';
 import { ResultsLink } from './results-link';
 import { BatchApplier, type IncomingOp } from './apply';
 import { NodeMetrics, PARTY_EVENTS } from './metrics';
+import { CapacityTracker, consumed, type Capacity, type KindCounts } from './capacity';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
 const MAX_PENDING_OPS = 20_000;
@@ -97,9 +98,16 @@ export class CommitteeNode {
   private loopDone: Promise<void> = Promise.resolve();
   /** Prometheus series (served by main.ts when the config has a metricsPort) */
   readonly metrics: NodeMetrics;
+  /** cost per op and what the reserve still covers (docs/decisions/0016-outage-capacity.md) */
+  private readonly capacityTracker: CapacityTracker;
+  /** the reserve targets of the config, in the tracker's kinds (an absent closure target counts as 0) */
+  private readonly targets: KindCounts;
 
   /** registry: where the node's series go (main.ts passes the process's; default a private one) */
   constructor(private readonly cfg: NodeConfig, private readonly log: Logger, registry: Registry = new Registry()) {
+    this.capacityTracker = new CapacityTracker(cfg.n, cfg.preprocessing.mode === 'dealer');
+    const p = cfg.preprocessing;
+    this.targets = { bits: p.targetBits, lex4: p.targetLex4 ?? 0, prod4: p.targetProd4 ?? 0, triples: p.targetTriples };
     this.metrics = new NodeMetrics(registry, {
       index: cfg.index, n: cfg.n,
       status: () => this.party?.status(),
@@ -107,6 +115,20 @@ export class CommitteeNode {
       reveals: () => this.applier?.reveals.counts ?? [],
       appliedSeq: () => this.appliedSeq,
       pendingOps: () => this.pending.length,
+      capacity: () => this.capacity(),
+    });
+  }
+
+  /** What the reserve covers now; the status line, the metrics and the gateway's report read it. */
+  capacity(): Capacity {
+    return this.capacityTracker.read(this.party?.status(), this.targets);
+  }
+
+  /** Tells the gateway (system_health, refusals of new orders while exhausted) what the reserve covers. */
+  private reportCapacity(): void {
+    const c = this.capacity();
+    this.link?.reportCapacity({
+      t: 'capacity', node: this.cfg.index, production: c.production, exhausted: c.exhausted, orders_left: c.opsLeft === null ? '' : String(c.opsLeft),
     });
   }
 
@@ -155,7 +177,10 @@ export class CommitteeNode {
       onError: (err: Error) => this.fatal('sequencer feed stopped', err),
     });
     this.log.info({ lastSeq: lastSeq.toString(), status: this.party!.status() }, 'node ready');
-    this.statusTimer = setInterval(() => this.logStatus(), STATUS_EVERY_MS);
+    this.statusTimer = setInterval(() => {
+      this.logStatus();
+      this.reportCapacity();
+    }, STATUS_EVERY_MS);
     this.statusTimer.unref();
   }
 
@@ -163,8 +188,13 @@ export class CommitteeNode {
   private logStatus(): void {
     const st = this.party?.status();
     if (!st) return;
+    const c = this.capacity();
+    const capacity = {
+      production: c.production, exhausted: c.exhausted, opsLeft: c.opsLeft,
+      costPerOp: c.costPerOp && Object.fromEntries(Object.entries(c.costPerOp).map(([k, v]) => [k, +v.toFixed(2)])),
+    };
     this.log.info({
-      alive: st.alive, quorum: st.quorum, phase: st.phase, reserve: st.reserve,
+      alive: st.alive, quorum: st.quorum, phase: st.phase, reserve: st.reserve, capacity,
       made: st.preprocessing.made, ...(st.jobProgress ? { job: st.jobProgress } : {}), links: this.linkStats(), pending: this.pending.length, reveals: Object.fromEntries(this.applier?.reveals.counts ?? []),
     }, 'status');
   }
@@ -370,6 +400,7 @@ export class CommitteeNode {
       const jobId = `batch:${first}-${last}:${attempt}`;
       let results: ResultFrame[];
       const tj = performance.now();
+      const before = consumed(party.status());
       try {
         results = await party.runJob(jobId, async (ctx) => {
           const out = await this.applier!.apply(ctx, batch, last);
@@ -380,9 +411,21 @@ export class CommitteeNode {
       } catch (e) {
         this.applier!.invalidate();
         if (!(e instanceof PreprocessingExhaustedError)) throw e;
-        this.log.warn({ jobId, err: e.message }, 'preprocessing exhausted: retrying the batch when parties return');
+        // The job rolled back at every node alike; its ops stay acknowledged and queued here (the
+        // sequencer journaled them) and run once production resumes. The gateway refuses new orders
+        // meanwhile (it hears `exhausted` at once).
+        const newly = !this.capacityTracker.exhausted;
+        this.capacityTracker.markExhausted();
+        if (newly) this.reportCapacity();
+        if (newly || attempt % 30 === 0) this.log.warn({ jobId, err: e.message, pending: this.pending.length + batch.length }, 'preprocessing exhausted: retrying the batch every second until production resumes (all nodes up)');
         await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
         continue;
+      }
+      const wasExhausted = this.capacityTracker.exhausted;
+      this.capacityTracker.jobDone(before, consumed(party.status()), batch.length);
+      if (wasExhausted) {
+        this.log.info({ jobId, attempts: attempt + 1 }, 'preprocessing available again: the batch ran');
+        this.reportCapacity();
       }
       jobMs += performance.now() - tj;
       this.metrics.jobDone(batch.length, jobMs / 1000, rounds);
