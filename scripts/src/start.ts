@@ -1,21 +1,25 @@
 // `npm start [-- --data DIR] [--env production|test] [--dealer]`: runs the whole local cluster.
 import { resolve } from 'node:path';
-import { ENVS, type Env } from '@tenebra/config';
+import { ENVS, reserveTargetsFor, type Env } from '@tenebra/config';
 import { Cluster } from './cluster';
 import { describeLinks, LINK_FLAGS, LINK_USAGE, linkEmulationOf, parseFlags } from './flags';
+import { describeReserve, measuredBitsPerSecond, OUTAGE_FLAGS, OUTAGE_USAGE, outageSizingOf } from './outage';
 
 const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug]
-                    [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS]
+                    [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--outage-minutes M --outage-rate R]
   --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
   --nodes N --threshold T
                committee size n and Shamir degree t of a new data folder (default 5 and 2; need
-               t < n/2: privacy against any t nodes, trading with any n - t alive; e.g. 3 1 or 7 3).
+               t < n/2: privacy against any t nodes, trading with any n - t alive; e.g. 3 1 or 7 3;
+               7 2 for long outages: matching with any 2 down, and preprocessing too once it runs on
+               2t+1 = 5 parties; with 5 2 it needs all five, so an outage lasts as long as the reserve).
                A resumed folder keeps its own size; naming another one is an error
   --env        production (ports 8080, 7100, 7001-7005, 7200; metrics 7300-7306) or test (9080, 9100, 9001-9005, 9200; metrics 9300-9306)
   --dealer     preprocessing by a trusted dealer: INSECURE, for experiments only (new data folders only)
   --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements
-${LINK_USAGE}`;
+${LINK_USAGE}
+${OUTAGE_USAGE}`;
 
 function integerFlag(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -31,7 +35,7 @@ function niceness(text: string): number {
 }
 
 async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', ...LINK_FLAGS], ['dealer', 'help']);
+  const flags = parseFlags(process.argv.slice(2), ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', ...LINK_FLAGS, ...OUTAGE_FLAGS], ['dealer', 'help']);
   if (flags.bool.has('help')) {
     console.log(USAGE);
     return;
@@ -43,8 +47,13 @@ async function main(): Promise<void> {
   const t = integerFlag('threshold', flags.str.get('threshold'));
   if ((n === undefined) !== (t === undefined)) throw new Error('--nodes and --threshold go together (e.g. --nodes 7 --threshold 3)');
   const links = linkEmulationOf(flags);
+  const outage = outageSizingOf(flags);
+  const reserve = outage ? reserveTargetsFor(outage) : undefined;
+  // read before the nodes start writing their new logs: the production rate of the folder's last run
+  const bitsPerSecond = measuredBitsPerSecond(dataDir);
   const cluster = await Cluster.start({
     ...(links ? { linkEmulation: links } : {}),
+    ...(reserve ? { reserve } : {}),
     dataDir, env, ...(n !== undefined && t !== undefined ? { n, t } : {}), preprocessing: flags.bool.has('dealer') ? 'dealer' : 'committee', supervise: true,
     logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '19'),
   });
@@ -66,6 +75,7 @@ async function main(): Promise<void> {
     console.log(`  ${p.role.padEnd(9)} ${String(p.index || '').padEnd(2)} pid ${p.pid}  ports ${JSON.stringify(p.ports)}${p.peerId ? `  peer ${p.peerId}` : ''}`);
   }
   console.log(`  ${describeLinks(links)}`);
+  for (const line of describeReserve(cluster.configs.nodes[0]!, outage, bitsPerSecond)) console.log(`  ${line}`);
   if (cluster.configs.nodes[0]?.preprocessing.mode === 'dealer') {
     console.log('  WARNING: preprocessing mode is dealer (INSECURE, experiments only)');
   }

@@ -2,3 +2,4 @@ export * from './instruments';
 export * from './cluster';
 export * from './exact-json';
 export * from './crash';
+export * from './outage';
