@@ -91,6 +91,8 @@ export class CommitteeNode {
   private persisting: Promise<void> = Promise.resolve();
   /** last seq whose boundary write is queued (runBatch) */
   private queuedSeq = 0n;
+  /** the write for preprocessing votes that waits its turn (not started): later votes share it (persistStaged) */
+  private stagedWrite: Promise<void> | null = null;
   /** staged preprocessing batches whose ready waits for the boundary write of a finished job (a failed write is fatal) */
   private boundaryWaiters: { seq: bigint; release: () => void }[] = [];
   /** while recovering after a crash: the seq of our own persisted state, told to recovering peers */
@@ -475,8 +477,15 @@ export class CommitteeNode {
    * later, carries the batch and releases it.
    */
   private persistStaged(): Promise<void> {
-    return new Promise<void>((release, fail) => {
+    // Votes that come while a write for earlier votes waits its turn share it: it exports the state
+    // when it starts, so it holds them all. Without this every vote queued one full state write, and
+    // during a preprocessing ballot under load (three coordinators re-balloting every 500 ms, each
+    // prepare a vote at every party) the queue outgrew the writes, promises came later than the next
+    // ballot, and no ballot ever completed (outage test, 2026-11-27; docs/decisions/0016).
+    if (this.stagedWrite) return this.stagedWrite;
+    const pending = new Promise<void>((release, fail) => {
       const step = this.persisting.then(async () => {
+        this.stagedWrite = null; // exported below: a vote from now on needs the next write
         const party = this.party!;
         const store = this.store!;
         const finished = lastSeqOfJob(party.lastFinishedJob());
@@ -494,6 +503,8 @@ export class CommitteeNode {
         this.fatal('persisting a staged preprocessing batch failed', e);
       });
     });
+    this.stagedWrite = pending;
+    return pending;
   }
 
   /** A boundary up to `seq` is on disk: release the staged batches that waited for it. */

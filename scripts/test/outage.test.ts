@@ -26,8 +26,9 @@ describe('outage capacity: trading on the reserve, a clear refusal past it, resu
   let orders: OrderFlow;
 
   beforeAll(async () => {
-    ({ tc, orders } = await startFlowCluster(Number(process.env.CHAOS_SEED ?? 16), 2, { reserve: RESERVE }));
-  }, 150_000);
+    // supervised as `npm start` runs them: a node that finds itself stale ends and recovers in its next life
+    ({ tc, orders } = await startFlowCluster(Number(process.env.CHAOS_SEED ?? 16), 2, { reserve: RESERVE, supervise: true }));
+  }, 150_000 + Number(process.env.TENEBRA_TEST_READY_MS ?? 0));
   afterAll(async () => {
     await tc?.cleanup();
   });
@@ -76,7 +77,7 @@ describe('outage capacity: trading on the reserve, a clear refusal past it, resu
 
     // The two return: share recovery, then production, then the waiting batch runs by itself.
     for (const k of [4, 5]) tc.cluster.spawnProc('committee', k);
-    await tc.cluster.waitReady(60_000);
+    await tc.cluster.waitReady(120_000);
     await waitFor(async () => (await health()).status === 'ok', 60_000, 'system_health to return to ok');
     await orders.run(8);
     await orders.verifyAll(90_000);
