@@ -48,8 +48,15 @@ export class CapacityTracker {
   private cost: KindCounts | null = null;
   private exhaustedNow = false;
 
-  /** n: committee size; production needs all n alive (GRR resharing interpolates over all n: preprocessing.ts). */
-  constructor(private readonly n: number, private readonly dealer = false) {}
+  /**
+   * n: committee size; production needs all n alive (GRR resharing interpolates over all n:
+   * preprocessing.ts). prior: the cost per op to start from (the config's per-order estimate, an
+   * upper end), which the measurements then move: a few cheap ops on a shallow book would otherwise
+   * promise far more than a deeper book delivers (outage test: 140 promised, 59 delivered).
+   */
+  constructor(private readonly n: number, private readonly dealer = false, prior?: KindCounts) {
+    if (prior) this.cost = { ...prior };
+  }
 
   /**
    * A job completed: `before` and `after` are the engine's consumption cursors around it, `ops` the

@@ -2,7 +2,7 @@
 // batch, to the order books it holds as shares, and reports each operation's outcome to the gateway.
 import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { COMPARISON_BITS, crash, type NodeConfig } from '@tenebra/config';
+import { COMPARISON_BITS, crash, ORDER_PREP_COST, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
 import { assertComparisonFits, createParty, DEFAULT_KAPPA, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
@@ -107,7 +107,7 @@ export class CommitteeNode {
 
   /** registry: where the node's series go (main.ts passes the process's; default a private one) */
   constructor(private readonly cfg: NodeConfig, private readonly log: Logger, registry: Registry = new Registry()) {
-    this.capacityTracker = new CapacityTracker(cfg.n, cfg.preprocessing.mode === 'dealer');
+    this.capacityTracker = new CapacityTracker(cfg.n, cfg.preprocessing.mode === 'dealer', ORDER_PREP_COST);
     const p = cfg.preprocessing;
     this.targets = { bits: p.targetBits, lex4: p.targetLex4 ?? 0, prod4: p.targetProd4 ?? 0, triples: p.targetTriples };
     this.metrics = new NodeMetrics(registry, {

@@ -39,6 +39,17 @@ describe('capacity', () => {
     expect(r.production).toBe('stopped'); // 3 of 5 alive: nothing can be made
   });
 
+  it('starts from a prior (the per-order estimate) and moves towards what jobs consume', () => {
+    const c = new CapacityTracker(5, false, k(360, 30, 2, 1));
+    const st = status([1, 2, 3], k(7_200, 3_000, 1_000, 100));
+    expect(c.read(st, targets)).toMatchObject({ opsLeft: 20, production: 'stopped' }); // 7,200 / 360
+    for (let i = 0; i < 200; i++) c.jobDone(k(0, 0, 0, 0), k(120, 10, 1, 0), 1);
+    const r = c.read(st, targets);
+    expect(r.costPerOp!.bits).toBeGreaterThan(120);
+    expect(r.costPerOp!.bits).toBeLessThan(130);
+    expect(r.opsLeft).toBeGreaterThan(55);
+  });
+
   it('moves the average towards newer jobs, more for jobs of more ops', () => {
     const one = new CapacityTracker(5);
     one.jobDone(k(0, 0, 0, 0), k(300, 0, 0, 0), 1);
