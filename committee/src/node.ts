@@ -35,25 +35,54 @@ const STATUS_EVERY_MS = 2_000;
 /** Pause before retrying a batch whose job ran out of preprocessing. */
 const EXHAUSTED_RETRY_MS = 1_000;
 
-const JOB_ID = /^batch:\d+-(\d+):(\d+)$/;
+const JOB_ID = /^batch:(\d+)-(\d+):(\d+)$/;
+/**
+ * A job of no rounds every node runs right after an attempt of batch first-last that ran out of
+ * preprocessing. The engine counts a failed job as finished, and every user of the last finished
+ * job (the state write before a preprocessing vote, share recovery, a restart) would take the failed
+ * attempt's batch as applied; the marker says the state is as of the seq before the batch and which
+ * attempt comes next (docs/decisions/0016-outage-capacity.md).
+ */
+const ROLLBACK_ID = /^rollback:(\d+)-(\d+):(\d+)$/;
 
-/** Last sequence number covered by a job id `batch:<first>-<last>:<attempt>` (0 when none). */
+/** The marker job after attempt `attempt` of batch first-last ran out of preprocessing. */
+export function rollbackJobId(first: bigint, last: bigint, attempt: number): string {
+  return `rollback:${first}-${last}:${attempt}`;
+}
+
+/** Last sequence number whose ops the state after job `jobId` has applied (0 when none). */
 export function lastSeqOfJob(jobId: string | undefined): bigint {
-  const m = jobId ? JOB_ID.exec(jobId) : null;
-  return m ? BigInt(m[1]!) : 0n;
+  if (!jobId) return 0n;
+  const m = JOB_ID.exec(jobId);
+  if (m) return BigInt(m[2]!);
+  const r = ROLLBACK_ID.exec(jobId);
+  return r ? BigInt(r[1]!) - 1n : 0n;
+}
+
+/** The attempt batch first-last starts at after job `lastJob` (past the attempts that ran out). */
+export function firstAttempt(first: bigint, last: bigint, lastJob: string | undefined): number {
+  const r = lastJob ? ROLLBACK_ID.exec(lastJob) : null;
+  return r && BigInt(r[1]!) === first && BigInt(r[2]!) === last ? Number(r[3]) + 1 : 0;
+}
+
+/** Where a job id falls in every node's order: its batch's last seq, then 2 x attempt (+1 for the marker after it). */
+function jobOrder(id: string): [bigint, number] | null {
+  const m = JOB_ID.exec(id);
+  if (m) return [BigInt(m[2]!), 2 * Number(m[3])];
+  const r = ROLLBACK_ID.exec(id);
+  return r ? [BigInt(r[2]!), 2 * Number(r[3]) + 1] : null;
 }
 
 /**
  * Whether every node runs job `a` before job `b`: batches in sequence order, a batch's attempts in
- * turn. Lets the engine tell a node far behind that the shares it waits for are gone.
+ * turn (each failed attempt followed by its rollback marker). Lets the engine tell a node far behind
+ * that the shares it waits for are gone.
  */
 export function jobPrecedes(a: string, b: string): boolean {
-  const ma = JOB_ID.exec(a);
-  const mb = JOB_ID.exec(b);
-  if (!ma || !mb) return false;
-  const la = BigInt(ma[1]!);
-  const lb = BigInt(mb[1]!);
-  return la < lb || (la === lb && Number(ma[2]) < Number(mb[2]));
+  const oa = jobOrder(a);
+  const ob = jobOrder(b);
+  if (!oa || !ob) return false;
+  return oa[0] < ob[0] || (oa[0] === ob[0] && oa[1] < ob[1]);
 }
 
 /** The node's Ed25519 link key (seed); a config from before link keys fails here, by name. */
@@ -396,7 +425,8 @@ export class CommitteeNode {
     const t0 = performance.now();
     let jobMs = 0;
     let rounds = 0;
-    for (let attempt = 0; ; attempt++) {
+    // after a restart or a recovery in the middle of an outage, the attempts that ran out are past
+    for (let attempt = firstAttempt(first, last, party.lastFinishedJob()); ; attempt++) {
       // Job ids are identical at every node: the batch's seq range plus the attempt number (every node
       // fails an attempt identically, e.g. on an exhausted reserve, and retries it under a new id).
       const jobId = `batch:${first}-${last}:${attempt}`;
@@ -416,6 +446,8 @@ export class CommitteeNode {
         // The job rolled back at every node alike; its ops stay acknowledged and queued here (the
         // sequencer journaled them) and run once production resumes. The gateway refuses new orders
         // meanwhile (it hears `exhausted` at once).
+        // Every node marks the rollback with the same job of no rounds (see ROLLBACK_ID).
+        await party.runJob(rollbackJobId(first, last, attempt), () => Promise.resolve());
         const newly = !this.capacityTracker.exhausted;
         this.capacityTracker.markExhausted();
         if (newly) this.reportCapacity();

@@ -9,7 +9,7 @@ import type { NodeConfig } from '@tenebra/config';
 import { CommitteeNode } from '../src/node';
 
 /** A node whose store and party are stand-ins: each state write takes `writeMs` and is counted. */
-function rig(writeMs: number) {
+function rig(writeMs: number, lastJob = 'batch:7-7:0') {
   const cfg = { index: 1, n: 5, t: 2, preprocessing: { mode: 'committee', targetBits: 100, targetTriples: 1 } } as unknown as NodeConfig;
   const node = new CommitteeNode(cfg, pino({ level: 'silent' }));
   let exported = 0;
@@ -22,7 +22,7 @@ function rig(writeMs: number) {
       writes.push(state.n);
     },
   };
-  inner.party = { lastFinishedJob: () => 'batch:7-7:0', exportStateParts: () => ({ n: ++exported }) };
+  inner.party = { lastFinishedJob: () => lastJob, exportStateParts: () => ({ n: ++exported }) };
   const persistStaged = (): Promise<void> => (inner.persistStaged as () => Promise<void>).call(node);
   return { persistStaged, writes, exported: () => exported };
 }
@@ -53,5 +53,13 @@ describe('durable preprocessing votes', () => {
     const c = r.persistStaged();
     await Promise.all([b, c]);
     expect(r.writes).toEqual([1, 2, 3]); // c came after b's export: a write of its own
+  });
+
+  it('a vote after an attempt that ran out is written at once (the rollback marker: the state is as of seq 7, which is on disk)', async () => {
+    // Before the marker the last finished job was the failed attempt of batch 8, and the vote waited
+    // for the boundary write of seq 8, which only the retry it blocked could bring: a deadlock.
+    const r = rig(5, 'rollback:8-8:0');
+    await r.persistStaged();
+    expect(r.writes).toEqual([1]);
   });
 });
