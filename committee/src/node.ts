@@ -451,8 +451,8 @@ export class CommitteeNode {
         const newly = !this.capacityTracker.exhausted;
         this.capacityTracker.markExhausted();
         if (newly) this.reportCapacity();
-        if (newly || attempt % 30 === 0) this.log.warn({ jobId, err: e.message, pending: this.pending.length + batch.length }, 'preprocessing exhausted: retrying the batch every second until production resumes (all nodes up)');
-        await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
+        if (newly || attempt % 30 === 0) this.log.warn({ jobId, err: e.message, pending: this.pending.length + batch.length }, 'preprocessing exhausted: retrying the batch once production can resume (every node up)');
+        if (!(await this.untilProductionPossible())) return; // stopping: the batch stays unapplied, re-fed at the next start
         continue;
       }
       const wasExhausted = this.capacityTracker.exhausted;
@@ -486,6 +486,21 @@ export class CommitteeNode {
       }));
       void this.persisting.catch((e: unknown) => this.fatal('persisting a job boundary failed', e));
       return;
+    }
+  }
+
+  /**
+   * Waits at least EXHAUSTED_RETRY_MS, then until every node is up (production needs all n). A retry
+   * before that fails again and adds two jobs a second (attempt and rollback marker): a returning
+   * node, which must first recover its shares as of the others' current job, then chased them, fell
+   * more than the 8 jobs they keep behind and went stale again (outage test, 2026-11-27). False
+   * when the node is stopping.
+   */
+  private async untilProductionPossible(): Promise<boolean> {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
+      if (!this.running) return false;
+      if (this.capacity().production !== 'stopped') return true;
     }
   }
 
