@@ -129,16 +129,13 @@ export class CommitteeNode {
   private loopDone: Promise<void> = Promise.resolve();
   /** Prometheus series (served by main.ts when the config has a metricsPort) */
   readonly metrics: NodeMetrics;
-  /** cost per op and what the reserve still covers (docs/decisions/0016-outage-capacity.md) */
-  private readonly capacityTracker: CapacityTracker;
+  /** cost per op and what the reserve still covers (docs/decisions/0016-outage-capacity.md); made at first use */
+  private tracker: CapacityTracker | null = null;
   /** the reserve targets of the config, in the tracker's kinds (an absent closure target counts as 0) */
-  private readonly targets: KindCounts;
+  private targets: KindCounts | null = null;
 
   /** registry: where the node's series go (main.ts passes the process's; default a private one) */
   constructor(private readonly cfg: NodeConfig, private readonly log: Logger, registry: Registry = new Registry()) {
-    this.capacityTracker = new CapacityTracker(cfg.n, cfg.preprocessing.mode === 'dealer', ORDER_PREP_COST);
-    const p = cfg.preprocessing;
-    this.targets = { bits: p.targetBits, lex4: p.targetLex4 ?? 0, prod4: p.targetProd4 ?? 0, triples: p.targetTriples };
     this.metrics = new NodeMetrics(registry, {
       index: cfg.index, n: cfg.n,
       status: () => this.party?.status(),
@@ -150,8 +147,14 @@ export class CommitteeNode {
     });
   }
 
+  private get capacityTracker(): CapacityTracker {
+    return (this.tracker ??= new CapacityTracker(this.cfg.n, this.cfg.preprocessing.mode === 'dealer', ORDER_PREP_COST));
+  }
+
   /** What the reserve covers now; the status line, the metrics and the gateway's report read it. */
   capacity(): Capacity {
+    const p = this.cfg.preprocessing;
+    this.targets ??= { bits: p.targetBits, lex4: p.targetLex4 ?? 0, prod4: p.targetProd4 ?? 0, triples: p.targetTriples };
     return this.capacityTracker.read(this.party?.status(), this.targets);
   }
 

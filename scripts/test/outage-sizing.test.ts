@@ -17,7 +17,7 @@ const sizing = (argv: string[]) => outageSizingOf(parseFlags(argv, OUTAGE_FLAGS)
 describe('outage sizing', () => {
   it('turns minutes at a rate into targets that cover that many orders', () => {
     const t = reserveTargetsFor({ minutes: 10, ratePerSecond: 2 });
-    expect(t).toEqual({ bits: 1_200 * 360, lex4: 1_200 * 30, prod4: 1_200 * 2, triples: 1_200 });
+    expect(t).toEqual({ bits: 1_200 * 360, lex4: 1_200 * 30, prod4: 1_200 * 4, triples: 1_200 });
     expect(ordersCovered(t)).toBe(1_200);
     expect(ordersCovered(reserveTargetsFor({ minutes: 0.01, ratePerSecond: 0.1 }))).toBe(1); // at least one order's worth
   });

@@ -12,11 +12,12 @@ export type ReserveCounts = Record<ReserveKind, number>;
 /**
  * Preprocessing one limit placement consumes, at the upper end of what was measured: 310-360 random
  * bits on books thousands deep (4-ary rank search, 32-bit comparisons: decisions 0002 and 0007),
- * about 0.33 lex4 and 0.02 prod4 closure items per nibble (decision 0006; the default targets
- * follow that mix), triples only for a few order kinds. The nodes measure the real cost per op as
+ * about 0.33 lex4 closure items per nibble (decision 0006), prod4 (self-trade tests) 4 per op in
+ * the outage test's two-account flow (2026-11-27: 314 bits, 22.6 lex4, 4.0 prod4, 0.23 triples per
+ * op), triples only for a few order kinds. The nodes measure the real cost per op as
  * they run (`capacity` in their status line, `tenebra_node_prep_cost_per_op`); a shallow book costs less.
  */
-export const ORDER_PREP_COST: Readonly<ReserveCounts> = { bits: 360, lex4: 30, prod4: 2, triples: 1 };
+export const ORDER_PREP_COST: Readonly<ReserveCounts> = { bits: 360, lex4: 30, prod4: 4, triples: 1 };
 
 /** An outage the reserve must cover: this many minutes at this many orders a second. */
 export interface OutageSizing {
