@@ -5,6 +5,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { counterOf, gaugeOf, one } from '@tenebra/metrics';
 import type { PartyEvent, PartyStatus } from '@tenebra/mpc';
 import type { Libp2pPeerStats } from '@tenebra/transport';
+import { CAPACITY_KINDS, type Capacity } from './capacity';
 
 /** What the series are read from (CommitteeNode; a fake in tests). */
 export interface NodeMetricsSource {
@@ -20,6 +21,8 @@ export interface NodeMetricsSource {
   appliedSeq(): bigint;
   /** sequenced ops waiting for their job */
   pendingOps(): number;
+  /** what the reserve covers (capacity.ts); absent: the series are not served */
+  capacity?(): Capacity;
 }
 
 /** Every engine event, counted by name (stale and recovery ones are what explain a restart). */
@@ -90,6 +93,19 @@ export class NodeMetrics {
       [...src.reveals()].map(([label, c]) => [{ label }, c.total]));
     gaugeOf(registry, 'tenebra_node_last_applied_seq', 'last sequence number whose job boundary is on disk', [], () => one(Number(src.appliedSeq())));
     gaugeOf(registry, 'tenebra_node_pending_ops', 'sequenced ops waiting for their job', [], () => one(src.pendingOps()));
+    const cap = src.capacity?.bind(src);
+    if (cap) {
+      gaugeOf(registry, 'tenebra_node_reserve_ops_left', 'ops the preprocessing reserve covers at the measured cost per op (-1 until a cost is measured)', [], () => {
+        const left = cap().opsLeft;
+        return one(left === null ? -1 : left);
+      });
+      gaugeOf(registry, 'tenebra_node_prep_cost_per_op', 'moving average of preprocessing items consumed per applied op, by kind', ['kind'], () => {
+        const c = cap().costPerOp;
+        return c ? CAPACITY_KINDS.map((kind) => [{ kind }, c[kind]]) : [];
+      });
+      gaugeOf(registry, 'tenebra_node_production_stopped', '1 while preprocessing cannot be made (fewer nodes alive than it needs): the reserve only shrinks', [], () => one(cap().production === 'stopped' ? 1 : 0));
+      gaugeOf(registry, 'tenebra_node_preprocessing_exhausted', '1 while the current job waits for preprocessing the reserve lacks (matching paused until production resumes)', [], () => one(cap().exhausted ? 1 : 0));
+    }
   }
 
   /** A job finished: `ops` sequenced ops in `seconds` of MPC over `rounds` rounds. */

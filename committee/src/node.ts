@@ -2,7 +2,7 @@
 // batch, to the order books it holds as shares, and reports each operation's outcome to the gateway.
 import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { COMPARISON_BITS, crash, KAPPA_OF_OLDER_CONFIGS, withDealerLabel, type NodeConfig } from '@tenebra/config';
+import { COMPARISON_BITS, crash, KAPPA_OF_OLDER_CONFIGS, ORDER_PREP_COST, withDealerLabel, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
 import { assertComparisonFits, createParty, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
@@ -13,6 +13,7 @@ import { NodeStore } from './node-store';
 import { ResultsLink } from './results-link';
 import { BatchApplier, type IncomingOp } from './apply';
 import { NodeMetrics, PARTY_EVENTS } from './metrics';
+import { CapacityTracker, consumed, type Capacity, type KindCounts } from './capacity';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
 const MAX_PENDING_OPS = 20_000;
@@ -34,25 +35,54 @@ const STATUS_EVERY_MS = 2_000;
 /** Pause before retrying a batch whose job ran out of preprocessing. */
 const EXHAUSTED_RETRY_MS = 1_000;
 
-const JOB_ID = /^batch:\d+-(\d+):(\d+)$/;
+const JOB_ID = /^batch:(\d+)-(\d+):(\d+)$/;
+/**
+ * A job of no rounds every node runs right after an attempt of batch first-last that ran out of
+ * preprocessing. The engine counts a failed job as finished, and every user of the last finished
+ * job (the state write before a preprocessing vote, share recovery, a restart) would take the failed
+ * attempt's batch as applied; the marker says the state is as of the seq before the batch and which
+ * attempt comes next (docs/decisions/0016-outage-capacity.md).
+ */
+const ROLLBACK_ID = /^rollback:(\d+)-(\d+):(\d+)$/;
 
-/** Last sequence number covered by a job id `batch:<first>-<last>:<attempt>` (0 when none). */
+/** The marker job after attempt `attempt` of batch first-last ran out of preprocessing. */
+export function rollbackJobId(first: bigint, last: bigint, attempt: number): string {
+  return `rollback:${first}-${last}:${attempt}`;
+}
+
+/** Last sequence number whose ops the state after job `jobId` has applied (0 when none). */
 export function lastSeqOfJob(jobId: string | undefined): bigint {
-  const m = jobId ? JOB_ID.exec(jobId) : null;
-  return m ? BigInt(m[1]!) : 0n;
+  if (!jobId) return 0n;
+  const m = JOB_ID.exec(jobId);
+  if (m) return BigInt(m[2]!);
+  const r = ROLLBACK_ID.exec(jobId);
+  return r ? BigInt(r[1]!) - 1n : 0n;
+}
+
+/** The attempt batch first-last starts at after job `lastJob` (past the attempts that ran out). */
+export function firstAttempt(first: bigint, last: bigint, lastJob: string | undefined): number {
+  const r = lastJob ? ROLLBACK_ID.exec(lastJob) : null;
+  return r && BigInt(r[1]!) === first && BigInt(r[2]!) === last ? Number(r[3]) + 1 : 0;
+}
+
+/** Where a job id falls in every node's order: its batch's last seq, then 2 x attempt (+1 for the marker after it). */
+function jobOrder(id: string): [bigint, number] | null {
+  const m = JOB_ID.exec(id);
+  if (m) return [BigInt(m[2]!), 2 * Number(m[3])];
+  const r = ROLLBACK_ID.exec(id);
+  return r ? [BigInt(r[2]!), 2 * Number(r[3]) + 1] : null;
 }
 
 /**
  * Whether every node runs job `a` before job `b`: batches in sequence order, a batch's attempts in
- * turn. Lets the engine tell a node far behind that the shares it waits for are gone.
+ * turn (each failed attempt followed by its rollback marker). Lets the engine tell a node far behind
+ * that the shares it waits for are gone.
  */
 export function jobPrecedes(a: string, b: string): boolean {
-  const ma = JOB_ID.exec(a);
-  const mb = JOB_ID.exec(b);
-  if (!ma || !mb) return false;
-  const la = BigInt(ma[1]!);
-  const lb = BigInt(mb[1]!);
-  return la < lb || (la === lb && Number(ma[2]) < Number(mb[2]));
+  const oa = jobOrder(a);
+  const ob = jobOrder(b);
+  if (!oa || !ob) return false;
+  return oa[0] < ob[0] || (oa[0] === ob[0] && oa[1] < ob[1]);
 }
 
 /** The node's Ed25519 link key (seed); a config from before link keys fails here, by name. */
@@ -92,6 +122,8 @@ export class CommitteeNode {
   private persisting: Promise<void> = Promise.resolve();
   /** last seq whose boundary write is queued (runBatch) */
   private queuedSeq = 0n;
+  /** the write for preprocessing votes that waits its turn (not started): later votes share it (persistStaged) */
+  private stagedWrite: Promise<void> | null = null;
   /** staged preprocessing batches whose ready waits for the boundary write of a finished job (a failed write is fatal) */
   private boundaryWaiters: { seq: bigint; release: () => void }[] = [];
   /** while recovering after a crash: the seq of our own persisted state, told to recovering peers */
@@ -99,6 +131,10 @@ export class CommitteeNode {
   private loopDone: Promise<void> = Promise.resolve();
   /** Prometheus series (served by main.ts when the config has a metricsPort) */
   readonly metrics: NodeMetrics;
+  /** cost per op and what the reserve still covers (docs/decisions/0016-outage-capacity.md); made at first use */
+  private tracker: CapacityTracker | null = null;
+  /** the reserve targets of the config, in the tracker's kinds (an absent closure target counts as 0) */
+  private targets: KindCounts | null = null;
 
   /** every line of the node, the engine's and the transport's too; labelled in dealer mode */
   private readonly log: Logger;
@@ -114,6 +150,26 @@ export class CommitteeNode {
       reveals: () => this.applier?.reveals.counts ?? [],
       appliedSeq: () => this.appliedSeq,
       pendingOps: () => this.pending.length,
+      capacity: () => this.capacity(),
+    });
+  }
+
+  private get capacityTracker(): CapacityTracker {
+    return (this.tracker ??= new CapacityTracker(this.cfg.n, this.cfg.preprocessing.mode === 'dealer', ORDER_PREP_COST));
+  }
+
+  /** What the reserve covers now; the status line, the metrics and the gateway's report read it. */
+  capacity(): Capacity {
+    const p = this.cfg.preprocessing;
+    this.targets ??= { bits: p.targetBits, lex4: p.targetLex4 ?? 0, prod4: p.targetProd4 ?? 0, triples: p.targetTriples };
+    return this.capacityTracker.read(this.party?.status(), this.targets);
+  }
+
+  /** Tells the gateway (system_health, refusals of new orders while exhausted) what the reserve covers. */
+  private reportCapacity(): void {
+    const c = this.capacity();
+    this.link?.reportCapacity({
+      t: 'capacity', node: this.cfg.index, production: c.production, exhausted: c.exhausted, orders_left: c.opsLeft === null ? '' : String(c.opsLeft),
     });
   }
 
@@ -164,7 +220,10 @@ export class CommitteeNode {
       log: this.log.child({ component: 'sequencer-feed' }),
     });
     this.log.info({ lastSeq: lastSeq.toString(), status: this.party!.status() }, 'node ready');
-    this.statusTimer = setInterval(() => this.logStatus(), STATUS_EVERY_MS);
+    this.statusTimer = setInterval(() => {
+      this.logStatus();
+      this.reportCapacity();
+    }, STATUS_EVERY_MS);
     this.statusTimer.unref();
   }
 
@@ -172,8 +231,13 @@ export class CommitteeNode {
   private logStatus(): void {
     const st = this.party?.status();
     if (!st) return;
+    const c = this.capacity();
+    const capacity = {
+      production: c.production, exhausted: c.exhausted, opsLeft: c.opsLeft,
+      costPerOp: c.costPerOp && Object.fromEntries(Object.entries(c.costPerOp).map(([k, v]) => [k, +v.toFixed(2)])),
+    };
     this.log.info({
-      alive: st.alive, quorum: st.quorum, phase: st.phase, reserve: st.reserve,
+      alive: st.alive, quorum: st.quorum, phase: st.phase, reserve: st.reserve, capacity,
       made: st.preprocessing.made, ...(st.jobProgress ? { job: st.jobProgress } : {}), links: this.linkStats(), pending: this.pending.length, reveals: Object.fromEntries(this.applier?.reveals.counts ?? []),
     }, 'status');
   }
@@ -375,12 +439,14 @@ export class CommitteeNode {
     const t0 = performance.now();
     let jobMs = 0;
     let rounds = 0;
-    for (let attempt = 0; ; attempt++) {
+    // after a restart or a recovery in the middle of an outage, the attempts that ran out are past
+    for (let attempt = firstAttempt(first, last, party.lastFinishedJob()); ; attempt++) {
       // Job ids are identical at every node: the batch's seq range plus the attempt number (every node
       // fails an attempt identically, e.g. on an exhausted reserve, and retries it under a new id).
       const jobId = `batch:${first}-${last}:${attempt}`;
       let results: ResultFrame[];
       const tj = performance.now();
+      const before = consumed(party.status());
       try {
         results = await party.runJob(jobId, async (ctx) => {
           const out = await this.applier!.apply(ctx, batch, last);
@@ -391,9 +457,23 @@ export class CommitteeNode {
       } catch (e) {
         this.applier!.invalidate();
         if (!(e instanceof PreprocessingExhaustedError)) throw e;
-        this.log.warn({ jobId, err: e.message }, 'preprocessing exhausted: retrying the batch when parties return');
-        await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
+        // The job rolled back at every node alike; its ops stay acknowledged and queued here (the
+        // sequencer journaled them) and run once production resumes. The gateway refuses new orders
+        // meanwhile (it hears `exhausted` at once).
+        // Every node marks the rollback with the same job of no rounds (see ROLLBACK_ID).
+        await party.runJob(rollbackJobId(first, last, attempt), () => Promise.resolve());
+        const newly = !this.capacityTracker.exhausted;
+        this.capacityTracker.markExhausted();
+        if (newly) this.reportCapacity();
+        if (newly || attempt % 30 === 0) this.log.warn({ jobId, err: e.message, pending: this.pending.length + batch.length }, 'preprocessing exhausted: retrying the batch once production can resume (every node up)');
+        if (!(await this.untilProductionPossible())) return; // stopping: the batch stays unapplied, re-fed at the next start
         continue;
+      }
+      const wasExhausted = this.capacityTracker.exhausted;
+      this.capacityTracker.jobDone(before, consumed(party.status()), batch.length);
+      if (wasExhausted) {
+        this.log.info({ jobId, attempts: attempt + 1 }, 'preprocessing available again: the batch ran');
+        this.reportCapacity();
       }
       jobMs += performance.now() - tj;
       this.metrics.jobDone(batch.length, jobMs / 1000, rounds);
@@ -423,6 +503,21 @@ export class CommitteeNode {
     }
   }
 
+  /**
+   * Waits at least EXHAUSTED_RETRY_MS, then until every node is up (production needs all n). A retry
+   * before that fails again and adds two jobs a second (attempt and rollback marker): a returning
+   * node, which must first recover its shares as of the others' current job, then chased them, fell
+   * more than the 8 jobs they keep behind and went stale again (outage test, 2026-11-27). False
+   * when the node is stopping.
+   */
+  private async untilProductionPossible(): Promise<boolean> {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
+      if (!this.running) return false;
+      if (this.capacity().production !== 'stopped') return true;
+    }
+  }
+
   /** Writes a job boundary durably, then releases its results to the gateway. */
   private async persist(results: ResultFrame[], last: bigint, state: SplitState, fields: () => Record<string, unknown>): Promise<void> {
     await this.store!.commitJob(results, last, state);
@@ -443,8 +538,15 @@ export class CommitteeNode {
    * later, carries the batch and releases it.
    */
   private persistStaged(): Promise<void> {
-    return new Promise<void>((release, fail) => {
+    // Votes that come while a write for earlier votes waits its turn share it: it exports the state
+    // when it starts, so it holds them all. Without this every vote queued one full state write, and
+    // during a preprocessing ballot under load (three coordinators re-balloting every 500 ms, each
+    // prepare a vote at every party) the queue outgrew the writes, promises came later than the next
+    // ballot, and no ballot ever completed (outage test, 2026-11-27; docs/decisions/0016).
+    if (this.stagedWrite) return this.stagedWrite;
+    const pending = new Promise<void>((release, fail) => {
       const step = this.persisting.then(async () => {
+        this.stagedWrite = null; // exported below: a vote from now on needs the next write
         const party = this.party!;
         const store = this.store!;
         const finished = lastSeqOfJob(party.lastFinishedJob());
@@ -462,6 +564,8 @@ export class CommitteeNode {
         this.fatal('persisting a staged preprocessing batch failed', e);
       });
     });
+    this.stagedWrite = pending;
+    return pending;
   }
 
   /** A boundary up to `seq` is on disk: release the staged batches that waited for it. */

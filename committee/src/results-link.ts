@@ -6,7 +6,7 @@
 import WebSocket from 'ws';
 import type { Logger } from 'pino';
 import {
-  checkGatewayResultsProof, decodeGatewayToNode, encodeFrame, FrameError, LinkAuthError, resultsHello, type GatewayToNode, type ResultFrame,
+  checkGatewayResultsProof, decodeGatewayToNode, encodeFrame, FrameError, LinkAuthError, resultsHello, type CapacityFrame, type GatewayToNode, type ResultFrame,
 } from '@tenebra/wire';
 import { newChallenge } from '@tenebra/seal';
 import type { NodeStore } from './node-store';
@@ -25,6 +25,8 @@ export class ResultsLink {
   private backoff = RECONNECT_MIN_MS;
   private timer: NodeJS.Timeout | null = null;
   private pumping = false;
+  /** the latest capacity report, sent on every resume too */
+  private capacity: CapacityFrame | null = null;
 
   constructor(
     private readonly url: string,
@@ -39,6 +41,16 @@ export class ResultsLink {
 
   start(): void {
     this.connect();
+  }
+
+  /** Sends this node's capacity report now if the link is up, and again after every resume. */
+  reportCapacity(frame: CapacityFrame): void {
+    this.capacity = frame;
+    this.sendCapacity();
+  }
+
+  private sendCapacity(): void {
+    if (this.capacity && this.ws && this.resumed && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(this.capacity));
   }
 
   /** Called after each job commit: sends whatever the gateway has not yet got. */
@@ -85,6 +97,7 @@ export class ResultsLink {
         this.resumed = true;
         this.log.info({ from_seq: frame.from_seq }, 'gateway link resumed');
         void this.store.prune(this.nextSeq).catch((e: unknown) => this.log.warn({ err: String(e) }, 'prune failed'));
+        this.sendCapacity();
         this.notify();
       }
     });

@@ -3,6 +3,7 @@ import { parseExposition, processRegistry, sumOf, type Sample } from '@tenebra/m
 import type { PartyStatus } from '@tenebra/mpc';
 import type { Libp2pPeerStats } from '@tenebra/transport';
 import { NodeMetrics } from '../src/metrics';
+import type { Capacity } from '../src/capacity';
 
 function peer(sentBytes: number, receivedBytes: number, up = true): Libp2pPeerStats {
   return {
@@ -28,10 +29,10 @@ function rig() {
   const registry = processRegistry('committee', 2);
   const links = new Map<number, Libp2pPeerStats>();
   const reveals = new Map<string, { total: number; ones: number }>();
-  const state = { status: undefined as PartyStatus | undefined, applied: 0n, pending: 0 };
+  const state = { status: undefined as PartyStatus | undefined, applied: 0n, pending: 0, capacity: { production: 'idle', exhausted: false, costPerOp: null, opsLeft: null } as Capacity };
   const metrics = new NodeMetrics(registry, {
     index: 2, n: 3, status: () => state.status, peerStats: (j) => links.get(j), reveals: () => reveals,
-    appliedSeq: () => state.applied, pendingOps: () => state.pending,
+    appliedSeq: () => state.applied, pendingOps: () => state.pending, capacity: () => state.capacity,
   });
   const scrape = async (): Promise<Sample[]> => parseExposition(await registry.metrics());
   return { metrics, links, reveals, state, scrape };
@@ -103,5 +104,18 @@ describe('NodeMetrics', () => {
     expect(sumOf(s, 'tenebra_node_peer_sent_bytes_total', { peer: '1' })).toBe(5000);
     expect(sumOf(s, 'tenebra_node_quorum')).toBe(0);
     expect(sumOf(s, 'tenebra_node_peers_up')).toBe(0);
+  });
+
+  it('reports what the reserve covers: ops left, cost per op, production stopped, exhausted', async () => {
+    const r = rig();
+    let s = await r.scrape();
+    expect(sumOf(s, 'tenebra_node_reserve_ops_left')).toBe(-1); // no cost measured yet
+    expect(sumOf(s, 'tenebra_node_production_stopped')).toBe(0);
+    r.state.capacity = { production: 'stopped', exhausted: true, costPerOp: { bits: 320, lex4: 27, prod4: 2, triples: 0 }, opsLeft: 12 };
+    s = await r.scrape();
+    expect(sumOf(s, 'tenebra_node_reserve_ops_left')).toBe(12);
+    expect(sumOf(s, 'tenebra_node_prep_cost_per_op', { kind: 'bits' })).toBe(320);
+    expect(sumOf(s, 'tenebra_node_production_stopped')).toBe(1);
+    expect(sumOf(s, 'tenebra_node_preprocessing_exhausted')).toBe(1);
   });
 });

@@ -6,7 +6,7 @@ import { WebSocketServer } from 'ws';
 import { generateEd25519 } from '@tenebra/seal';
 import {
   claimOfHello, ConnectionChallenge, decodeNodeToGateway, encodeFrame, gatewayResultsProof, LinkKeyDirectory, RESULTS_SERVER,
-  type ResultFrame,
+  type CapacityFrame, type ResultFrame,
 } from '@tenebra/wire';
 import { ResultsLink } from '../src/results-link';
 import type { NodeStore } from '../src/node-store';
@@ -29,6 +29,7 @@ afterEach(async () => {
 /** A results listener that checks node 4's hello and signs its resume with `signingKey`. */
 async function listener(signingKey: Uint8Array) {
   const got: ResultFrame[] = [];
+  const capacity: CapacityFrame[] = [];
   const admitted: number[] = [];
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise((r) => wss.once('listening', r));
@@ -41,14 +42,15 @@ async function listener(signingKey: Uint8Array) {
       if (f.t === 'hello') {
         admitted.push(ch.verify(claimOfHello(f)).id);
         ws.send(encodeFrame({ t: 'resume', from_seq: '1', ...gatewayResultsProof(signingKey, f.node, f.challenge) }));
-      } else got.push(f);
+      } else if (f.t === 'capacity') capacity.push(f);
+      else got.push(f);
     });
   });
   cleanup.push(() => new Promise<void>((r) => {
     for (const c of wss.clients) c.terminate();
     wss.close(() => r());
   }));
-  return { url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, got, admitted };
+  return { url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, got, admitted, capacity };
 }
 
 function link(url: string) {
@@ -57,7 +59,7 @@ function link(url: string) {
   const l = new ResultsLink(url, 4, nodeKey.privateKey, gatewayKey.publicKey, store, log);
   cleanup.push(() => l.close());
   l.start();
-  return { logs };
+  return { logs, link: l };
 }
 
 async function waitFor(cond: () => boolean, ms = 5_000): Promise<void> {
@@ -77,6 +79,18 @@ describe('results link (node side)', () => {
     expect(gw.got.map((r) => r.seq)).toEqual(['1', '2', '3']);
   });
 
+  it('sends its capacity report once resumed, and the newest one on every report', async () => {
+    const gw = await listener(gatewayKey.privateKey);
+    const { link: l } = link(gw.url);
+    const report: CapacityFrame = { t: 'capacity', node: 4, production: 'stopped', exhausted: false, orders_left: '40' };
+    l.reportCapacity(report); // before the resume: kept, sent once resumed
+    await waitFor(() => gw.capacity.length === 1);
+    expect(gw.capacity[0]).toEqual(report);
+    l.reportCapacity({ ...report, exhausted: true, orders_left: '0' });
+    await waitFor(() => gw.capacity.length === 2);
+    expect(gw.capacity[1]!.exhausted).toBe(true);
+  });
+
   it('sends nothing to a listener that cannot prove the gateway\'s link key', async () => {
     const impostor = await listener(generateEd25519().privateKey);
     const { logs } = link(impostor.url);
@@ -84,6 +98,7 @@ describe('results link (node side)', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(impostor.admitted.length).toBeGreaterThan(0); // it saw the node's proof...
     expect(impostor.got).toEqual([]); // ...but no result
+    expect(impostor.capacity).toEqual([]);
     expect(logs.find((l) => l.includes('REFUSING'))).toMatch(/UNKNOWN_KEY/);
   });
 });

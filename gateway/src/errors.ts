@@ -56,6 +56,9 @@ export const ERR = {
   QUEUED: kind(202, 1502, 'QUEUED'),
   SEQUENCER_UNAVAILABLE: kind(503, 1503, 'SEQUENCER_UNAVAILABLE'),
   VENUE_AT_CAPACITY: kind(503, 1504, 'VENUE_AT_CAPACITY'),
+  // Degraded mode (spec: codes 202 / 1502): the committee's preprocessing reserve ran out while nodes
+  // are down, so nothing new can be matched; nothing was submitted (docs/decisions/0016-outage-capacity.md).
+  RESERVE_EXHAUSTED: kind(503, 1505, 'RESERVE_EXHAUSTED'),
 } as const;
 
 export type ErrorName = keyof typeof ERR;

@@ -20,11 +20,13 @@ import { ResultCollector } from './results/collector';
 import { OutcomeWaiters, ResultPipeline } from './results/pipeline';
 import { nodeLinkKeys, ResultServer } from './results/server';
 import { SubmissionTracker } from './results/submissions';
+import { CapacityBoard } from './results/capacity';
 import { OrderService, type SequencerPort } from './orders/service';
 import { createSimulatedOracle, type PriceOracle } from './orders/oracle';
 import { buildApp } from './http/app';
 import { registerPublicRoutes } from './http/routes-public';
 import { registerMarketDataRoutes } from './http/routes-market-data';
+import { registerHealthRoutes } from './http/routes-health';
 import { registerOrderRoutes } from './http/routes-orders';
 import { registerAdminRoutes } from './http/routes-admin';
 import { accountView } from './account/view';
@@ -152,7 +154,10 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const pipeline = new ResultPipeline(collector, clearing, waiters, events, clock, log.child({ component: 'results' }));
   // The gateway's link key proves it to the sequencer and to each node on the results link.
   const linkKey = readKeyFile(config.linkKeyFile, 'ed25519').privateKey;
-  const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }), nodeLinkKeys(config.nodes), linkKey);
+  // What the nodes' preprocessing reserve still covers (their capacity reports; decision 0016).
+  const capacity = new CapacityBoard(config.t);
+  const committeeCapacity = () => capacity.read(pipeline.nodes);
+  const resultServer = new ResultServer(config.n, pipeline, log.child({ component: 'results' }), nodeLinkKeys(config.nodes), linkKey, (f) => capacity.report(f));
   const link = opts.sequencer ?? attestedSequencer(config, log, linkKey, opts.sequencerConnectTimeoutMs);
   // Every submit's ack is watched for system_health (the results backlog, slow journal acks).
   const submissions = new SubmissionTracker(() => clock.nowMs());
@@ -171,6 +176,9 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     ...(opts.cancelTimeoutMs !== undefined ? { cancelTimeoutMs: opts.cancelTimeoutMs } : {}),
     ...(opts.maxBookDepth !== undefined ? { maxBookDepth: opts.maxBookDepth } : {}),
     ...(opts.priceBandBps !== undefined ? { priceBandBps: opts.priceBandBps } : {}),
+    matchingPaused: () => (committeeCapacity().preprocessing === 'exhausted'
+      ? 'the committee ran out of preprocessing while nodes are down, so matching is paused (acknowledged orders wait and are matched once every node is back)'
+      : null),
   });
 
   const repegger = new Repegger(db, oracle, orders, clock, events, log.child({ component: 'repeg' }), opts.repeg);
@@ -206,10 +214,17 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
       backlog: (cursor) => submissions.backlog(cursor),
       oldestJournalWaitMs: (now) => submissions.oldestWaitMs(now),
       onNodesChanged: (fn) => pipeline.onNodesChanged(fn),
+      capacity: committeeCapacity,
     },
     // The transparency channel serves exactly GET /stats/platform/overview (default range).
     transparency: { overview: () => venue.stats.overview({}), onLedgerFlush: (fn) => venue.ledger.onFlush(fn) },
   }, opts.ws);
+  registerHealthRoutes(app, {
+    health: () => {
+      ws.health.refresh();
+      return ws.health.current;
+    },
+  });
   const risk = new RiskMonitor({
     db, registry, events, clock, log: log.child({ component: 'risk' }), marks, orders,
     liveOrders: (userId) => ws.hub.live.liveOrders(userId),
@@ -222,7 +237,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const metricsRegistry = opts.metrics ?? new Registry();
   const metrics = new GatewayMetrics(metricsRegistry, {
     resultsCursor: () => pipeline.cursor, wsSessions: () => ws.size, health: () => ws.health.current.status,
-    liveNodes: () => pipeline.nodes.size, sequencerUp: () => sequencer.connected,
+    liveNodes: () => pipeline.nodes.size, sequencerUp: () => sequencer.connected, capacity: committeeCapacity,
   });
   metrics.watchPlacements(app);
   metrics.watchFills(events);

@@ -7,6 +7,7 @@ import { counterOf, gaugeOf, one } from '@tenebra/metrics';
 import { HEALTH_STATUSES, type HealthStatus } from '@tenebra/session';
 import type { GatewayEvents } from './events';
 import { API_PREFIX } from './http/app';
+import type { CommitteeCapacity } from './results/capacity';
 
 /** What the scrape-time series read (gateway.ts). */
 export interface GatewayMetricsSource {
@@ -19,6 +20,8 @@ export interface GatewayMetricsSource {
   /** committee nodes with an authenticated results link */
   liveNodes(): number;
   sequencerUp(): boolean;
+  /** what the connected nodes report of their preprocessing reserve (results/capacity.ts) */
+  capacity?(): CommitteeCapacity;
 }
 
 /** The envelope's code at the start of an error body (`{"code":1402,...`, http/reply.ts). */
@@ -50,6 +53,17 @@ export class GatewayMetrics {
     });
     gaugeOf(registry, 'tenebra_gateway_live_nodes', 'committee nodes with an authenticated results link', [], () => one(src.liveNodes()));
     gaugeOf(registry, 'tenebra_gateway_sequencer_up', 'attested sequencer link up (1) or down (0)', [], () => one(src.sequencerUp() ? 1 : 0));
+    const cap = src.capacity?.bind(src);
+    if (cap) {
+      gaugeOf(registry, 'tenebra_gateway_reserve_orders_left', 'ops the committee\'s preprocessing reserve covers (least any connected node reports; -1 while unknown)', [], () => {
+        const left = cap().ordersLeft;
+        return one(left === null ? -1 : Number(left));
+      });
+      gaugeOf(registry, 'tenebra_gateway_preprocessing', 'committee preprocessing state: 1 for the current one (running, idle, stopped, exhausted), 0 for the others', ['state'], () => {
+        const now = cap().preprocessing;
+        return (['running', 'idle', 'stopped', 'exhausted'] as const).map((state) => [{ state }, state === now ? 1 : 0]);
+      });
+    }
   }
 
   /** Counts every answer to POST /orders (idempotent replays included) as it is sent. */

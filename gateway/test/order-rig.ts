@@ -9,7 +9,7 @@ import pino from 'pino';
 import WebSocket from 'ws';
 import { PairBox } from '@tenebra/seal';
 import { shareSecret, reconstruct, encodeFieldVector, decodeFieldVector, F } from '@tenebra/mpc';
-import { decodeGatewayToNode, encodeFrame, opAad, resultAad, resultsHello, type ResultFrame } from '@tenebra/wire';
+import { decodeGatewayToNode, encodeFrame, opAad, resultAad, resultsHello, type CapacityFrame, type ResultFrame } from '@tenebra/wire';
 import { Exchange, PlaintextBackend, type OpResult } from '@tenebra/matching';
 import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { decodeOp, toWireOutcome } from '@tenebra/committee';
@@ -46,6 +46,11 @@ class Node {
   push(r: ResultFrame): void {
     this.results.push(r);
     this.flush();
+  }
+
+  /** Sends a capacity report as a committee node does every 2 s (what its preprocessing reserve covers). */
+  reportCapacity(c: Omit<CapacityFrame, 't' | 'node'>): void {
+    this.ws?.send(encodeFrame({ t: 'capacity', node: this.index, ...c }));
   }
 
   private flush(): void {

@@ -7,8 +7,9 @@ import { setPriority } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  DEFAULT_PORTS, COMPARISON_BITS, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
+  DEFAULT_PORTS, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
   type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
+  type ReserveCounts,
 } from '@tenebra/config';
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
 import { checkLinkEmulation, generateIdentity } from '@tenebra/transport';
@@ -50,6 +51,12 @@ export interface ClusterOptions {
    * node's config at each start, new folder or resumed; absent removes any a previous run set.
    */
   linkEmulation?: LinkEmulationConfig;
+  /**
+   * Preprocessing reserve targets of every node (`npm start -- --outage-minutes M --outage-rate R`,
+   * docs/decisions/0016-outage-capacity.md): written into the node configs of a new or resumed
+   * folder; absent keeps what the configs say (a new folder: the defaults below).
+   */
+  reserve?: ReserveCounts;
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -74,6 +81,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     if (labelDealerConfig(sequencer, mode)) writeJson(L.sequencerConfig, sequencer);
     if (labelDealerConfig(gateway, mode)) writeJson(L.gatewayConfig, gateway);
     for (const nd of nodes) if (applyLinkEmulation(nd, opts.linkEmulation)) writeJson(L.nodeConfig(nd.index), nd);
+    if (opts.reserve) for (const nd of nodes) if (applyReserveTargets(nd.preprocessing, opts.reserve)) writeJson(L.nodeConfig(nd.index), nd);
     // Folders made before link keys existed get them now (before the measurement: it covers them).
     const upgraded = upgradeLinkKeys(L, nodes, sequencer, gateway);
     for (const nd of upgraded.nodes) writeJson(L.nodeConfig(nd.index), nd);
@@ -169,6 +177,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     ...(opts.linkEmulation === undefined ? {} : { linkEmulation: opts.linkEmulation }),
     ...(metrics ? { metricsPort: metrics.node(p.index) } : {}),
   }));
+  if (opts.reserve) for (const nd of nodes) applyReserveTargets(nd.preprocessing, opts.reserve);
   const gateway: GatewayConfig = {
     role: 'gateway', env: opts.env, dataDir: L.gatewayDir, host, port: ports.gateway, internalPort: ports.gatewayInternal,
     n, t, sequencerUrl, platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,

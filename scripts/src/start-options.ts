@@ -1,8 +1,9 @@
 // `npm start` flags to cluster options, checked before anything starts or is written.
 import { resolve } from 'node:path';
-import { checkPreprocessingMode, ENVS, type Env } from '@tenebra/config';
+import { checkPreprocessingMode, ENVS, reserveTargetsFor, type Env, type OutageSizing } from '@tenebra/config';
 import type { ClusterOptions } from './cluster';
 import { LINK_FLAGS, linkEmulationOf, parseFlags } from './flags';
+import { OUTAGE_FLAGS, outageSizingOf } from './outage';
 
 function integerFlag(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -18,8 +19,8 @@ function niceness(text: string): number {
 }
 
 /** The options `npm start` runs with (help: print the usage instead); throws a clear error on a bad or refused flag. */
-export function startOptions(argv: string[]): { help: true } | { help: false; options: ClusterOptions } {
-  const flags = parseFlags(argv, ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', ...LINK_FLAGS], ['dealer', 'help']);
+export function startOptions(argv: string[]): { help: true } | { help: false; options: ClusterOptions; outage: OutageSizing | undefined } {
+  const flags = parseFlags(argv, ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', ...LINK_FLAGS, ...OUTAGE_FLAGS], ['dealer', 'help']);
   if (flags.bool.has('help')) return { help: true };
   const env = (flags.str.get('env') ?? 'production') as Env;
   if (!ENVS.includes(env)) throw new Error(`--env must be one of ${ENVS.join(', ')}`);
@@ -31,10 +32,14 @@ export function startOptions(argv: string[]): { help: true } | { help: false; op
   const t = integerFlag('threshold', flags.str.get('threshold'));
   if ((n === undefined) !== (t === undefined)) throw new Error('--nodes and --threshold go together (e.g. --nodes 7 --threshold 3)');
   const links = linkEmulationOf(flags);
+  const outage = outageSizingOf(flags);
+  const reserve = outage ? reserveTargetsFor(outage) : undefined;
   return {
     help: false,
+    outage,
     options: {
       ...(links ? { linkEmulation: links } : {}),
+      ...(reserve ? { reserve } : {}),
       dataDir, env, ...(n !== undefined && t !== undefined ? { n, t } : {}), ...(dealer ? { preprocessing: 'dealer' as const } : {}), supervise: true,
       logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '19'),
     },

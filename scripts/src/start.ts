@@ -1,15 +1,18 @@
 // `npm start [-- --data DIR] [--env production|test] [--dealer]`: runs the whole local cluster.
-import { DEALER_LABEL } from '@tenebra/config';
+import { DEALER_LABEL, reserveTargetsFor } from '@tenebra/config';
 import { Cluster } from './cluster';
 import { describeLinks, LINK_USAGE } from './flags';
+import { describeReserve, measuredBitsPerSecond, OUTAGE_USAGE } from './outage';
 import { startOptions } from './start-options';
 
 const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug]
-                    [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS]
+                    [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--outage-minutes M --outage-rate R]
   --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
   --nodes N --threshold T
                committee size n and Shamir degree t of a new data folder (default 5 and 2; need
-               t < n/2: privacy against any t nodes, trading with any n - t alive; e.g. 3 1 or 7 3).
+               t < n/2: privacy against any t nodes, trading with any n - t alive; e.g. 3 1 or 7 3;
+               7 2 for long outages: matching with any 2 down, and preprocessing too once it runs on
+               2t+1 = 5 parties; with 5 2 it needs all five, so an outage lasts as long as the reserve).
                A resumed folder keeps its own size; naming another one is an error
   --env        production (ports 8080, 7100, 7001-7005, 7200; metrics 7300-7306) or test (9080, 9100, 9001-9005, 9200; metrics 9300-9306)
   --dealer     NOT PRIVATE, experiments only (new data folders, never with --env production): every
@@ -17,7 +20,8 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
                unmask every opened value; every log line of every process says so
   --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements
-${LINK_USAGE}`;
+${LINK_USAGE}
+${OUTAGE_USAGE}`;
 
 async function main(): Promise<void> {
   const parsed = startOptions(process.argv.slice(2));
@@ -25,9 +29,11 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const { options } = parsed;
+  const { options, outage } = parsed;
   const { env, dataDir } = options;
   const links = options.linkEmulation;
+  // read before the nodes start writing their new logs: the production rate of the folder's last run
+  const bitsPerSecond = measuredBitsPerSecond(dataDir);
   const cluster = await Cluster.start(options);
   let stopping = false;
   const stop = async (why: string) => {
@@ -47,6 +53,7 @@ async function main(): Promise<void> {
     console.log(`  ${p.role.padEnd(9)} ${String(p.index || '').padEnd(2)} pid ${p.pid}  ports ${JSON.stringify(p.ports)}${p.peerId ? `  peer ${p.peerId}` : ''}`);
   }
   console.log(`  ${describeLinks(links)}`);
+  for (const line of describeReserve(cluster.configs.nodes[0]!, outage, bitsPerSecond)) console.log(`  ${line}`);
   if (cluster.configs.nodes[0]?.preprocessing.mode === 'dealer') {
     console.log(`  WARNING: ${DEALER_LABEL}`);
   }

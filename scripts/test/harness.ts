@@ -69,7 +69,8 @@ export async function startTestCluster(opts: Partial<ClusterOptions> = {}): Prom
   });
   liveDataDirs.add(dataDir);
   try {
-    await cluster.waitReady(90_000);
+    // TENEBRA_TEST_READY_MS: a longer wait for a loaded machine (processes then take minutes to start)
+    await cluster.waitReady(Number(process.env.TENEBRA_TEST_READY_MS ?? 90_000));
   } catch (e) {
     await cluster.stop(2_000);
     liveDataDirs.delete(dataDir);

@@ -3,7 +3,7 @@
 // plaintext reference gives it. Shared by the chaos, committee-restart and frozen-node tests.
 import { expect } from 'vitest';
 import type { ClusterOptions } from '../src/cluster';
-import { Trader, createAccount, startTestCluster, waitFor, type TestCluster } from './harness';
+import { Trader, createAccount, startTestCluster, waitFor, type Envelope, type TestCluster } from './harness';
 import { expectedStates, type AckedOp, type AckedPlace } from './reference';
 
 const SYMBOL = 'ETH-USDC-PERP'; // tick 0.01, step 0.001
@@ -44,25 +44,37 @@ export class OrderFlow {
         if (r.status === 200 || r.status === 202) this.acked.push({ kind: 'cancel', orderId: victim.orderId, symbol: SYMBOL });
         continue;
       }
-      const trader = this.traders[Math.floor(rand() * this.traders.length)]!;
-      const side = rand() < 0.5 ? 'buy' : 'sell';
-      const offset = BigInt(Math.floor(rand() * 21) - 10); // +-10 ticks around the mid
-      const priceTicks = MID_TICKS + (side === 'buy' ? offset : -offset);
-      const qtySteps = 50 + Math.floor(rand() * 450);
-      const qty = qtySteps / 1000; // shortest decimal form is exact (e.g. 0.283)
-      const tif = rand() < 0.2 ? 'IOC' : 'GTC';
-      // 503 means nothing was submitted (e.g. the sequencer is restarting): back off and retry, as the spec asks.
-      const body = { symbol: SYMBOL, side, type: 'limit', quantity: qty, price: Number(priceTicks) / 100, time_in_force: tif };
-      let r = await trader.place(body);
-      for (let wait = 100; r.status === 503 && wait < 20_000; wait *= 2) {
-        await new Promise((res) => setTimeout(res, wait));
-        r = await trader.place(body);
-      }
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      await this.placeRandom(true);
+    }
+  }
+
+  /**
+   * One seeded limit placement. retry503: back off and retry on 503 (nothing was submitted, e.g. the
+   * sequencer is restarting, as the spec asks) and require a 200; otherwise return the first answer.
+   * A 200 is recorded as acknowledged; nothing else is.
+   */
+  async placeRandom(retry503 = false): Promise<{ status: number; body: Envelope<{ order_id: string; status: string }> }> {
+    const rand = this.rand;
+    const trader = this.traders[Math.floor(rand() * this.traders.length)]!;
+    const side = rand() < 0.5 ? 'buy' : 'sell';
+    const offset = BigInt(Math.floor(rand() * 21) - 10); // +-10 ticks around the mid
+    const priceTicks = MID_TICKS + (side === 'buy' ? offset : -offset);
+    const qtySteps = 50 + Math.floor(rand() * 450);
+    const qty = qtySteps / 1000; // shortest decimal form is exact (e.g. 0.283)
+    const tif = rand() < 0.2 ? 'IOC' : 'GTC';
+    const body = { symbol: SYMBOL, side, type: 'limit', quantity: qty, price: Number(priceTicks) / 100, time_in_force: tif };
+    let r = await trader.place(body);
+    for (let wait = 100; retry503 && r.status === 503 && wait < 20_000; wait *= 2) {
+      await new Promise((res) => setTimeout(res, wait));
+      r = await trader.place(body);
+    }
+    if (retry503) expect(r.status, JSON.stringify(r.body)).toBe(200);
+    if (r.status === 200) {
       const id = r.body.data!.order_id;
       this.owner.set(id, trader);
       this.acked.push({ kind: 'place', orderId: id, symbol: SYMBOL, side, tif, priceTicks, qtySteps: BigInt(qtySteps), owner: BigInt(this.traders.indexOf(trader) + 1) });
     }
+    return r;
   }
 
   /** Every acknowledged order reaches exactly the state the plaintext reference gives it. */

@@ -96,7 +96,7 @@ export const OPENAPI = {
     },
     responses: Object.fromEntries([
       [400, 'invalid_request, unsupported_grant_type, invalid_scope, insufficient_collateral or a trade code'], [401, 'invalid_client, invalid_token, token_expired, token_revoked'],
-      [403, 'insufficient_scope, tier_not_eligible'], [404, 'not_found'], [409, 'conflict (a reused client_withdrawal_id) or an order conflict (1414, 1421-1423)'], [429, 'rate_limited (Retry-After set)'], [503, 'VENUE_AT_CAPACITY or SEQUENCER_UNAVAILABLE'],
+      [403, 'insufficient_scope, tier_not_eligible'], [404, 'not_found'], [409, 'conflict (a reused client_withdrawal_id) or an order conflict (1414, 1421-1423)'], [429, 'rate_limited (Retry-After set)'], [503, 'VENUE_AT_CAPACITY, SEQUENCER_UNAVAILABLE or RESERVE_EXHAUSTED (1505, degraded mode: placements only)'],
     ].map(([c, d]) => [`E${c}`, { description: d, content: { 'application/json': { schema: ref('Error') } } }])),
   },
   paths: {
@@ -149,6 +149,12 @@ export const OPENAPI = {
     },
     '/market-data/reference/{symbol}': {
       get: op('the oracle reference of one instrument', null, envelope(ref('Reference')), { parameters: [{ name: 'symbol', in: 'path', required: true, schema: str }] }, [404]),
+    },
+    '/system/health': {
+      get: op('the venue\'s health, as the WebSocket system_health push (extension): status, causes, live nodes, results backlog, the committee\'s preprocessing and the orders its reserve covers', null, envelope(obj({
+        status: { enum: ['ok', 'degraded', 'down'] }, message: str, time_ns: str, live_nodes: num, nodes_total: num, nodes_needed: num, sequencer_link: { type: 'boolean' },
+        results_backlog: str, reasons: { type: 'array', items: str }, preprocessing: { enum: ['running', 'idle', 'stopped', 'exhausted'] }, reserve_orders: str,
+      }))),
     },
     '/vip/tiers': { get: op('fee schedule of all tiers', null, envelope(ref('VipTiers'))) },
     '/stats/platform/overview': {

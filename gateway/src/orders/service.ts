@@ -60,6 +60,11 @@ export interface OrderServiceOptions {
   maxBookDepth?: number;
   /** a limit price must lie within the mark ± this many basis points (default 0: no check; the gateway process passes DEFAULT_PRICE_BAND_BPS) */
   priceBandBps?: number;
+  /**
+   * Why the committee cannot match new orders now (its preprocessing reserve ran out while nodes are
+   * down), or null: placements are then refused before anything is submitted (503 / 1505).
+   */
+  matchingPaused?: () => string | null;
 }
 
 export interface OrderServiceDeps {
@@ -114,6 +119,7 @@ export class OrderService {
   private readonly cancelTimeoutMs: number;
   private readonly maxBookDepth: number;
   private readonly priceBandBps: number;
+  private readonly matchingPaused: () => string | null;
   private readonly db: GatewayDb;
   private readonly registry: InstrumentRegistry;
   private readonly sealer: OpSealer;
@@ -133,6 +139,7 @@ export class OrderService {
     this.cancelTimeoutMs = opts.cancelTimeoutMs ?? 10_000;
     this.maxBookDepth = opts.maxBookDepth ?? DEFAULT_MAX_BOOK_DEPTH;
     this.priceBandBps = opts.priceBandBps ?? 0;
+    this.matchingPaused = opts.matchingPaused ?? (() => null);
     if (!Number.isInteger(this.priceBandBps) || this.priceBandBps < 0) throw new RangeError(`priceBandBps must be a non-negative integer, got ${opts.priceBandBps}`);
     this.expiry = new GttScheduler(this.db, this.clock, (symbol) => this.submitExpire(symbol), this.log);
   }
@@ -225,6 +232,12 @@ export class OrderService {
     throw outcome.error;
   }
 
+  /** Refuses a placement while the committee cannot match (degraded mode; cancels still go through and queue). */
+  private checkMatching(): void {
+    const why = this.matchingPaused();
+    if (why !== null) throw new ApiError('RESERVE_EXHAUSTED', `degraded mode: ${why}; nothing was submitted, retry once system_health is no longer reserve_exhausted (GET /system/health)`, undefined, { 'Retry-After': '5' });
+  }
+
   /** Every check that needs no transaction, in order; returns the candidate (its op is sealed by the caller). */
   private candidate(acct: AccountRec, b: Record<string, unknown>): Candidate {
     const tier = TIER_INFO[acct.tier];
@@ -232,6 +245,7 @@ export class OrderService {
     const intent = validateOrder(b, this.registry, tier.minNotionalMicro, nowNs);
     this.checkLockout(acct.user_id);
     if (!this.sequencer.connected) fail('SEQUENCER_UNAVAILABLE', 'the sequencer is not reachable; nothing was submitted, retry later');
+    this.checkMatching();
     const priced = priceOrder(intent, this.oracle, this.priceBandBps);
     if (intent.priceTicks === null) checkMinNotional(intent.inst, intent.qtySteps, priced.priceTicks ?? priced.markTicks, tier.minNotionalMicro);
     return { orderId: this.newOrderId(), intent, priced, op: null as unknown as SealedOp, nowNs };
@@ -623,6 +637,7 @@ export class OrderService {
     const sym: string = symbol;
     this.checkLockout(acct.user_id);
     if (!this.sequencer.connected) fail('SEQUENCER_UNAVAILABLE', 'the sequencer is not reachable; nothing was submitted, retry later');
+    if (legs.some((l) => l.place)) this.checkMatching();
 
     // 2. Price and seal every placement; replays of client ids answer with the original order.
     const ownerId = await this.ownerId(acct.user_id);

@@ -10,7 +10,7 @@
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
   claimOfHello, CLOSE_SUPERSEDED, ConnectionChallenge, decodeNodeToGateway, encodeFrame, FrameError, gatewayResultsProof,
-  LinkAuthError, LinkKeyDirectory, RESULTS_SERVER, refuseLink, WIRE_LIMITS, type LinkPolicy, type ResumeFrame,
+  LinkAuthError, LinkKeyDirectory, RESULTS_SERVER, refuseLink, WIRE_LIMITS, type CapacityFrame, type LinkPolicy, type ResumeFrame,
 } from '@tenebra/wire';
 import type { Logger } from 'pino';
 import type { ResultPipeline } from './pipeline';
@@ -36,6 +36,8 @@ export class ResultServer {
     private readonly linkKeys: LinkKeyDirectory,
     /** the gateway's own Ed25519 link key (seed): proves the gateway to each node */
     private readonly ownLinkKey: Uint8Array,
+    /** a node's capacity report (what its preprocessing reserve covers: results/capacity.ts) */
+    private readonly onCapacity: (frame: CapacityFrame) => void = () => undefined,
   ) {}
 
   /** Listens on host:port; resolves with the bound port. */
@@ -105,6 +107,10 @@ export class ResultServer {
       if (this.byNode.get(node) !== ws) return;
       if (frame.node !== node) {
         ws.close(1008, 'result for another node');
+        return;
+      }
+      if (frame.t === 'capacity') {
+        this.onCapacity(frame);
         return;
       }
       try {

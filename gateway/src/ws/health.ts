@@ -4,6 +4,7 @@
 // the acks of its own submits. Nothing here asks another process.
 import type { HealthReason, HealthStatus, SystemHealth } from '@tenebra/session';
 import type { GatewayClock } from '../clock';
+import type { CommitteeCapacity } from '../results/capacity';
 
 /** What the health is read from (gateway.ts wires the results pipeline, the sequencer link and the submission tracker). */
 export interface HealthSource {
@@ -22,6 +23,8 @@ export interface HealthSource {
   oldestJournalWaitMs(nowMs: number): number | null;
   /** calls fn when a node's results link comes up or goes down; returns the unsubscribe */
   onNodesChanged(fn: () => void): () => void;
+  /** what the connected nodes report of their preprocessing reserve (absent: not reported) */
+  capacity?(): CommitteeCapacity;
 }
 
 export interface HealthThresholds {
@@ -42,10 +45,12 @@ export interface HealthReading {
   stalledMs: number;
   /** ms the oldest op without a journal ack has waited, or null */
   journalWaitMs: number | null;
+  /** the committee's preprocessing reserve as its nodes report it */
+  capacity?: CommitteeCapacity;
 }
 
 /** Causes that stop trading; the others only degrade it. */
-const DOWN_REASONS: ReadonlySet<HealthReason> = new Set(['sequencer_down', 'quorum_lost']);
+const DOWN_REASONS: ReadonlySet<HealthReason> = new Set(['sequencer_down', 'quorum_lost', 'reserve_exhausted']);
 /** The backlog is published in steps of this many ops (docs/leakage.md: no count of single ops). */
 export const BACKLOG_STEP = 10n;
 
@@ -67,13 +72,23 @@ export function assessHealth(r: HealthReading, th: HealthThresholds, timeNs: big
     why.push(`${r.liveNodes} of ${r.n} committee nodes connected: trading goes on; ${r.liveNodes - needed} more may fail before it stops`);
   }
   // A stall or a slow journal whose cause is already named above is not reported twice.
-  if (quorum && r.backlog > 0n && r.stalledMs >= th.stallMs) {
+  if (quorum && r.capacity?.preprocessing !== 'exhausted' && r.backlog > 0n && r.stalledMs >= th.stallMs) {
     reasons.push('results_stalled');
     why.push(`sequenced ops have had no outcome for over ${th.stallMs} ms: cancels and modifies may answer 202 / 1502`);
   }
   if (r.sequencerUp && r.journalWaitMs !== null && r.journalWaitMs >= th.journalSlowMs) {
     reasons.push('journal_slow');
     why.push(`an op has waited over ${th.journalSlowMs} ms for the sequencer's journal: placements may answer 202 / 1502`);
+  }
+  const cap = r.capacity;
+  const left = cap?.ordersLeft ?? null;
+  const leftText = left === null ? '' : ((left / BACKLOG_STEP) * BACKLOG_STEP).toString();
+  if (cap?.preprocessing === 'exhausted') {
+    reasons.push('reserve_exhausted');
+    why.push('the committee ran out of preprocessing while nodes are down: matching is paused and new orders are refused (503 / 1505); acknowledged orders wait and are matched once every node is back');
+  } else if (cap?.preprocessing === 'stopped') {
+    reasons.push('preprocessing_stopped');
+    why.push(`preprocessing stopped (it needs every committee node): the reserve covers ${left === null ? 'an unknown number of' : `about ${leftText}`} more orders, then new orders are refused until every node is back`);
   }
   const status: HealthStatus = reasons.some((x) => DOWN_REASONS.has(x)) ? 'down' : reasons.length > 0 ? 'degraded' : 'ok';
   return {
@@ -86,6 +101,8 @@ export function assessHealth(r: HealthReading, th: HealthThresholds, timeNs: big
     sequencer_link: r.sequencerUp,
     results_backlog: ((r.backlog / BACKLOG_STEP) * BACKLOG_STEP).toString(),
     reasons,
+    ...(cap?.preprocessing === undefined ? {} : { preprocessing: cap.preprocessing }),
+    ...(left === null ? {} : { reserve_orders: leftText }),
   };
 }
 
@@ -151,6 +168,7 @@ export class HealthMonitor {
     return assessHealth({
       n: s.n, t: s.t, liveNodes: s.liveNodes(), sequencerUp: s.sequencerUp(), backlog,
       stalledMs: backlog === 0n ? 0 : now - this.progressMs, journalWaitMs: s.oldestJournalWaitMs(now),
+      ...(s.capacity ? { capacity: s.capacity() } : {}),
     }, this.thresholds, this.clock.nowNs());
   }
 }

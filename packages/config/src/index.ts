@@ -3,3 +3,4 @@ export * from './cluster';
 export * from './exact-json';
 export * from './crash';
 export * from './dealer';
+export * from './outage';

@@ -122,7 +122,7 @@ export const HEALTH_STATUSES: readonly HealthStatus[] = ['ok', 'degraded', 'down
  * Causes a system_health message names today. `sequencer_down` and `quorum_lost` make the status
  * `down`, the others `degraded`. A client should show an unknown cause as it is (the list may grow).
  */
-export type HealthReason = 'sequencer_down' | 'quorum_lost' | 'nodes_missing' | 'results_stalled' | 'journal_slow';
+export type HealthReason = 'sequencer_down' | 'quorum_lost' | 'nodes_missing' | 'results_stalled' | 'journal_slow' | 'preprocessing_stopped' | 'reserve_exhausted';
 
 /** Tenebra's system_health payload (the spec leaves it open; proto/session.proto SystemHealth). */
 export interface SystemHealth {
@@ -141,6 +141,14 @@ export interface SystemHealth {
   results_backlog: U64String;
   /** HealthReason values; [] when ok */
   reasons: string[];
+  /**
+   * The committee's preprocessing as its nodes report it (docs/decisions/0016-outage-capacity.md):
+   * `stopped` while nodes are down (the reserve only shrinks), `exhausted` once matching waits for it;
+   * absent before any node reported.
+   */
+  preprocessing?: 'running' | 'idle' | 'stopped' | 'exhausted';
+  /** ops the reserve still covers at the measured cost per op, floored to a multiple of 10; absent while unknown */
+  reserve_orders?: U64String;
 }
 
 export type SequencerToEdgeMessage =

@@ -72,6 +72,7 @@ describe('session.proto follows the spec and the numbering rules', () => {
     expect(fields('Ack').map((f) => f[0])).toEqual(['code', 'message', 'order_id', 'client_order_id', 'status', 'reject_reason']);
     expect(fields('SystemHealth').map((f) => f[0])).toEqual([
       'status', 'message', 'time_ns', 'live_nodes', 'nodes_total', 'nodes_needed', 'sequencer_link', 'results_backlog', 'reasons',
+      'preprocessing', 'reserve_orders',
     ]);
   });
 });
@@ -114,6 +115,7 @@ describe('message codecs', () => {
         system_health: {
           status: 'degraded', message: 'node 3 down', time_ns: '1736899200000000000', live_nodes: 4, nodes_total: 5, nodes_needed: 3,
           sequencer_link: true, results_backlog: '18446744073709551610', reasons: ['nodes_missing', 'results_stalled'],
+          preprocessing: 'stopped', reserve_orders: '0',
         },
       },
       // Defaults (false, 0, empty list) are absent on the wire and come back as defaults.

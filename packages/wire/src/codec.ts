@@ -2,7 +2,7 @@
 // passes has exactly the fields its type declares, each of the right shape. Anything else throws
 // FrameError with a message that names the field, so a peer's nack can say what was wrong.
 import type {
-  AckFrame, AuthChallengeFrame, AuthFrame, AuthOkFrame, AuthRefusedFrame, ChallengeFrame, FeedHelloFrame, GatewayToNode, GatewayToSequencer, NackFrame, NodeToGateway,
+  AckFrame, AuthChallengeFrame, CapacityFrame, AuthFrame, AuthOkFrame, AuthRefusedFrame, ChallengeFrame, FeedHelloFrame, GatewayToNode, GatewayToSequencer, NackFrame, NodeToGateway,
   NodeToSequencer, ProofFrame, PublicFields, Quote, QuoteFrame, ResultFrame, ResultHelloFrame, ResumeFrame,
   SealedOp, SequencedFrame, SequencerToGateway, SequencerToNode, SubmitFrame,
 } from './messages';
@@ -10,7 +10,7 @@ import type {
 /** Every internal frame. */
 export type Frame =
   | SubmitFrame | AckFrame | NackFrame | QuoteFrame | ChallengeFrame | ProofFrame | FeedHelloFrame | SequencedFrame
-  | ResultHelloFrame | ResumeFrame | ResultFrame | AuthChallengeFrame | AuthFrame | AuthOkFrame | AuthRefusedFrame;
+  | ResultHelloFrame | ResumeFrame | ResultFrame | CapacityFrame | AuthChallengeFrame | AuthFrame | AuthOkFrame | AuthRefusedFrame;
 export type FrameType = Frame['t'];
 
 /** Limits the codec enforces on every frame. */
@@ -279,6 +279,14 @@ const VALIDATORS: { [K in FrameType]: (o: Obj) => Extract<Frame, { t: K }> } = {
     b64(o.sealed, 'result.sealed', '', true);
     return o as unknown as ResultFrame;
   },
+  capacity(o) {
+    exactKeys(o, ['t', 'node', 'production', 'exhausted', 'orders_left'], [], 'capacity');
+    node(o.node, 'capacity.node');
+    oneOf(o.production, ['running', 'idle', 'stopped'], 'capacity.production');
+    if (typeof o.exhausted !== 'boolean') fail('capacity.exhausted must be a boolean');
+    if (o.orders_left !== '') dec(o.orders_left, 'capacity.orders_left', 0n);
+    return o as unknown as CapacityFrame;
+  },
 };
 
 /** Serialises a frame to its JSON text. */
@@ -332,7 +340,7 @@ export const decodeGatewayToSequencer = decoder<GatewayToSequencer>(['submit', '
 export const decodeSequencerToGateway = decoder<SequencerToGateway>(['ack', 'nack', 'quote', 'proof', ...SEQUENCER_AUTH], 'sequencer->gateway');
 export const decodeNodeToSequencer = decoder<NodeToSequencer>(['feed', 'challenge', 'auth'], 'node->sequencer');
 export const decodeSequencerToNode = decoder<SequencerToNode>(['quote', 'proof', 'op', 'nack', ...SEQUENCER_AUTH], 'sequencer->node');
-export const decodeNodeToGateway = decoder<NodeToGateway>(['hello', 'result'], 'node->gateway');
+export const decodeNodeToGateway = decoder<NodeToGateway>(['hello', 'result', 'capacity'], 'node->gateway');
 export const decodeGatewayToNode = decoder<GatewayToNode>(['resume', 'auth_challenge', 'auth_refused'], 'gateway->node');
 /** Anything a client may send the sequencer (gateway and node frames share one listener). */
 export const decodeToSequencer = decoder<GatewayToSequencer | NodeToSequencer>(['submit', 'challenge', 'feed', 'auth'], 'to-sequencer');

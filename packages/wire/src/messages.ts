@@ -85,6 +85,22 @@ export interface ResultFrame {
   sealed: string;
 }
 
+/**
+ * node -> gateway, on the results link every few seconds and when it changes: what this node's
+ * preprocessing reserve still covers (docs/decisions/0016-outage-capacity.md). `production`:
+ * `running` (making items), `idle` (reserve at target), `stopped` (fewer nodes alive than production
+ * needs: the reserve only shrinks); `exhausted`: the node's current job failed for want of
+ * preprocessing and waits for production to resume. `orders_left`: ops the reserve covers at the
+ * measured cost per applied op (decimal), '' before any cost is known.
+ */
+export interface CapacityFrame {
+  t: 'capacity';
+  node: number;
+  production: 'running' | 'idle' | 'stopped';
+  exhausted: boolean;
+  orders_left: string;
+}
+
 // client -> sequencer, after the quote: prove that you hold the quoted enclave key (anti-replay).
 export interface ChallengeFrame { t: 'challenge'; nonce: string }
 // sequencer -> client: hex Ed25519 signature by the enclave key over the challenge (see @tenebra/seal).
@@ -97,7 +113,7 @@ export type SequencerToGateway = AckFrame | NackFrame | QuoteFrame | ProofFrame 
 export type NodeToSequencer = FeedHelloFrame | ChallengeFrame | AuthFrame;
 /** NackFrame here (rid '') reports a refused feed request, e.g. from_seq beyond the journal. */
 export type SequencerToNode = QuoteFrame | ProofFrame | SequencedFrame | NackFrame | SequencerAuthFrame;
-export type NodeToGateway = ResultHelloFrame | ResultFrame;
+export type NodeToGateway = ResultHelloFrame | ResultFrame | CapacityFrame;
 export type GatewayToNode = ResumeFrame | AuthChallengeFrame | AuthRefusedFrame;
 
 /** Outcome of a 'place' op. Secret output vector (sealed to the gateway): per fill, [qty_steps, price_ticks]. */

@@ -24,6 +24,8 @@ const good: Frame[] = [
   { t: 'auth_refused', code: 'BAD_SIGNATURE', message: 'x' },
   { t: 'resume', from_seq: '42', key: hex(64), sig: hex(128) },
   { t: 'result', node: 2, seq: '7', pub: { kind: 'place', fills: ['a'], nested: { ok: true } }, sealed: '' },
+  { t: 'capacity', node: 4, production: 'stopped', exhausted: false, orders_left: '130' },
+  { t: 'capacity', node: 1, production: 'idle', exhausted: true, orders_left: '' },
 ];
 
 describe('codec', () => {
@@ -50,6 +52,9 @@ describe('codec', () => {
     ['node 0', { t: 'feed', node: 0, from_seq: '1' }, /node must be an integer/],
     ['number seq', { t: 'resume', from_seq: 5, key: hex(64), sig: hex(128) }, /decimal integer string/],
     ['short signature', { t: 'proof', nonce: hex(64), sig: hex(64) }, /sig must be 128/],
+    ['unknown production state', { t: 'capacity', node: 1, production: 'paused', exhausted: false, orders_left: '1' }, /production must be one of/],
+    ['negative orders_left', { t: 'capacity', node: 1, production: 'idle', exhausted: false, orders_left: '-1' }, /orders_left must be a decimal/],
+    ['exhausted as string', { t: 'capacity', node: 1, production: 'idle', exhausted: 'yes', orders_left: '1' }, /exhausted must be a boolean/],
     ['batch_end missing', { t: 'op', seq: '1', ts_ns: '1', kind: 'k', symbol: 's', pub: {}, sealed: b64 }, /missing field 'batch_end'/],
   ];
   for (const [name, value, msg] of bad) {
