@@ -54,7 +54,8 @@ export class CapacityTracker {
    * upper end), which the measurements then move: a few cheap ops on a shallow book would otherwise
    * promise far more than a deeper book delivers (outage test: 140 promised, 59 delivered).
    */
-  constructor(private readonly n: number, private readonly dealer = false, prior?: KindCounts) {
+  /** needed: parties that must be up to produce (productionQuorum(n, t): all n at 5/2, five at 7/2) */
+  constructor(private readonly needed: number, private readonly dealer = false, prior?: KindCounts) {
     if (prior) this.cost = { ...prior };
   }
 
@@ -95,7 +96,7 @@ export class CapacityTracker {
     if (!st) return { production: 'stopped', exhausted: this.exhaustedNow, costPerOp: cost, opsLeft: null };
     const reserve = reserveOf(st);
     const below = CAPACITY_KINDS.some((k) => reserve[k] < targets[k]);
-    const production: Production = !this.dealer && st.alive.length < this.n ? 'stopped' : below ? 'running' : 'idle';
+    const production: Production = !this.dealer && st.alive.length < this.needed ? 'stopped' : below ? 'running' : 'idle';
     const left = cost ? opsCovered(reserve, cost) : null;
     return { production, exhausted: this.exhaustedNow, costPerOp: cost, opsLeft: left === null || !Number.isFinite(left) ? null : left };
   }

@@ -4,7 +4,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { COMPARISON_BITS, crash, KAPPA_OF_OLDER_CONFIGS, ORDER_PREP_COST, withDealerLabel, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
-import { assertComparisonFits, createParty, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
+import { assertComparisonFits, createParty, productionQuorum, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 import { readKeyFile, fromHex } from '@tenebra/seal';
@@ -155,7 +155,7 @@ export class CommitteeNode {
   }
 
   private get capacityTracker(): CapacityTracker {
-    return (this.tracker ??= new CapacityTracker(this.cfg.n, this.cfg.preprocessing.mode === 'dealer', ORDER_PREP_COST));
+    return (this.tracker ??= new CapacityTracker(productionQuorum(this.cfg.n, this.cfg.t), this.cfg.preprocessing.mode === 'dealer', ORDER_PREP_COST));
   }
 
   /** What the reserve covers now; the status line, the metrics and the gateway's report read it. */
@@ -504,7 +504,8 @@ export class CommitteeNode {
   }
 
   /**
-   * Waits at least EXHAUSTED_RETRY_MS, then until every node is up (production needs all n). A retry
+   * Waits at least EXHAUSTED_RETRY_MS, then until production can run (every node up at n = 2t + 1,
+   * productionQuorum otherwise: docs/decisions/0017). A retry
    * before that fails again and adds two jobs a second (attempt and rollback marker): a returning
    * node, which must first recover its shares as of the others' current job, then chased them, fell
    * more than the 8 jobs they keep behind and went stale again (outage test, 2026-11-27). False

@@ -2,6 +2,7 @@
 // production state a node reports (docs/decisions/0016-outage-capacity.md).
 import { describe, expect, it } from 'vitest';
 import type { PartyStatus } from '@tenebra/mpc';
+import { productionQuorum } from '@tenebra/mpc';
 import { CapacityTracker, consumed, opsCovered, type KindCounts } from '../src/capacity';
 
 const k = (bits: number, lex4: number, prod4: number, triples: number): KindCounts => ({ bits, lex4, prod4, triples });
@@ -70,6 +71,15 @@ describe('capacity', () => {
     expect(c.read(status([1, 2, 3, 4, 5], targets), targets).production).toBe('idle');
     expect(c.read(status([1, 2, 3, 4], targets), targets).production).toBe('stopped');
     expect(new CapacityTracker(5, true).read(status([1, 2, 3], targets), targets).production).toBe('idle');
+  });
+
+  it('a committee of 7 with t = 2 still produces with two down (ADR 0017), not with three', () => {
+    expect(productionQuorum(5, 2)).toBe(5);
+    expect(productionQuorum(7, 2)).toBe(5);
+    expect(productionQuorum(7, 3)).toBe(7);
+    const c = new CapacityTracker(productionQuorum(7, 2));
+    expect(c.read(status([1, 2, 4, 5, 7], k(10_000, 3_400, 1_000, 2_000)), targets).production).toBe('running');
+    expect(c.read(status([1, 2, 4, 5], targets), targets).production).toBe('stopped');
   });
 
   it('exhausted from a failed attempt until the next completed job', () => {

@@ -25,7 +25,7 @@ export * from './shamir';
 export * from './prss';
 export * from './messages';
 export { Reserve, KINDS, WIDTH, NIBBLE_WIDTH, TRIPLE_WIDTH, type Kind, type Counts, type Items } from './reserve';
-export { Preprocessor, DEALER_LABEL, nibblesFrom, seededRng, type PreprocessingOptions, type Needs } from './preprocessing';
+export { Preprocessor, productionQuorum, DEALER_LABEL, nibblesFrom, seededRng, type PreprocessingOptions, type Needs } from './preprocessing';
 export { costOf, geometry, PREPROCESSING_TABLE, type OpCost } from './protocols';
 export { LEX4, PROD4, FAN_IN, type ClosureShape } from './closure';
 export { createParty, type Party, type PartyOptions, type PartyStatus, type JobProgress, type PartyEvent } from './runtime';

@@ -131,6 +131,15 @@ function planOf(kind: ClosureKind): ClosurePlan {
   return CLOSURES.find((c) => c.kind === kind)!.plan;
 }
 
+/**
+ * Parties that must be up for a preprocessing batch to start (docs/decisions/0017): all n when
+ * n = 2t + 1 (degree reduction needs 2t + 1), else max(2t + 1, majority), the least participant set.
+ */
+export function productionQuorum(n: number, t: number): number {
+  const least = Math.max(2 * t + 1, Math.floor(n / 2) + 1);
+  return least < n ? least : n;
+}
+
 /** Preprocessing options (identical at every party). */
 export interface PreprocessingOptions {
   /** 'committee' (default): the parties make their own material. 'dealer': a seeded dealer, INSECURE. */
@@ -726,8 +735,7 @@ export class Preprocessor {
 
   /** Whether a batch can start now: all n up, or (n >= 2t+2) at least minMembers() up. */
   private canProduce(): boolean {
-    const { n } = this.host;
-    return this.host.allUp() || (this.minMembers() < n && this.host.aliveCount() >= this.minMembers());
+    return this.host.allUp() || this.host.aliveCount() >= productionQuorum(this.host.n, this.host.t);
   }
 
   /** The participant set of a batch this party proposes now: undefined (all n) when all are up. */
