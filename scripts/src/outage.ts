@@ -12,7 +12,7 @@ export const OUTAGE_FLAGS = ['outage-minutes', 'outage-rate'];
 
 export const OUTAGE_USAGE = `  --outage-minutes M --outage-rate R
                size every node's preprocessing reserve to keep trading M minutes at R orders a second
-               with nodes down (production needs every node; matching any t+1), at ${ORDER_PREP_COST.bits} random bits,
+               with nodes down (production needs every node at n = 2t+1, 2t+1 of 7 at 7/2; matching any t+1), at ${ORDER_PREP_COST.bits} random bits,
                ${ORDER_PREP_COST.lex4} lex4, ${ORDER_PREP_COST.prod4} prod4 and ${ORDER_PREP_COST.triples} triple per order; kept on disk, refilled while all are up.
                Written into the node configs (new or resumed folder); absent: the configs' targets`;
 
