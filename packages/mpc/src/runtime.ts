@@ -1342,8 +1342,15 @@ class Ctx implements JobContext, proto.RoundEngine {
     return bits;
   }
 
-  async ltz(a: Sec): Promise<Sec> {
-    return this.wrap(await proto.ltz(this, vecOf(a)));
+  async ltz(a: Sec, width?: number): Promise<Sec> {
+    if (width === undefined) return this.wrap(await proto.ltz(this, vecOf(a)));
+    // |a| < 2^width is ltz's bound for L = width - 1 (M = 4 ceil(width / 4) >= width).
+    if (!Number.isInteger(width) || width < 2) throw new RangeError(`ltz: width of ${width} bits is not an integer >= 2`);
+    return this.wrap(await proto.ltz(this, vecOf(a), this.boundOf(width - 1, 'ltz')));
+  }
+
+  async randomMultiple(x: Sec): Promise<Sec> {
+    return this.wrap(await proto.randomMultiple(this, vecOf(x)));
   }
 
   async eq(a: Sec, b: Sec): Promise<Sec> {
