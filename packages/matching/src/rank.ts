@@ -14,12 +14,15 @@ import { BookInvariantError } from './types';
  * the top of their side). Later steps are always 'even'. Default: 'head' for k > 2, 'even' for k = 2
  * (so arity 2 is exactly the former binary search).
  */
-export type SearchStart = 'even' | 'head' | 'gallop';
+export type SearchStart = 'even' | 'head' | 'gallop' | 'ends';
 // 'gallop' (exponential search from the head, Bentley & Yao, "An almost optimal algorithm for
 // unbounded searching", IPL 1976): while every bit so far is 1, a step's pivots are the next k − 1 of
 // the ranks 0, 1, 3, 7, ..., 2^j − 1; once a bit is 0 the bracket is searched k-ary ('even'). A rank
 // r costs about 2 log2(r + 2) comparisons at k = 2 whatever the side's length: cheaper than binary
 // search when new orders rest near the head, as most do on a busy book.
+// 'ends': the first step probes the head and the tail together (two pivots, whatever k), then
+// gallops from the head while no bit but the tail's is 0: an order behind the whole side (the worst
+// price level, often the most common one on a deep book) settles in that first step.
 
 /**
  * Default arity: 4 (3 comparisons per step, half the steps of binary search). Measured on the
@@ -84,6 +87,10 @@ export function searchPivots(lo: number, hi: number, k: number, start: SearchSta
  */
 export function stepPivots(lo: number, hi: number, n: number, k: number, step: number, start: SearchStart): number[] {
   if (start === 'gallop') return searchPivots(lo, hi, k, hi === n ? 'gallop' : 'even');
+  if (start === 'ends') {
+    if (step === 0) return n <= 1 ? searchPivots(lo, hi, 2, 'even') : [lo, hi - 1];
+    return searchPivots(lo, hi, k, hi === n - 1 ? 'gallop' : 'even');
+  }
   return searchPivots(lo, hi, k, step === 0 ? start : 'even');
 }
 

@@ -217,6 +217,9 @@ export class IdealJobContext implements JobContext {
   max(a: Sec, b: Sec): Promise<Sec> {
     return this.round('max', () => this.zip(a, b, (x, y) => (this.checked(x) >= this.checked(y) ? x : y)), a.length);
   }
+  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number } {
+    return { triples: this.stats.triples, lex4: 0, prod4: 0, nibbles: this.stats.nibbles };
+  }
   randomMultiple(x: Sec): Promise<Sec> {
     return this.round('randomMultiple', () => new IdealSec(this.vals(x).map((v) => {
       this.rho = (this.rho * 7n) % P; // never 0: 7 generates a subgroup of the nonzero elements

@@ -9,14 +9,14 @@ import { bookRows, runIdeal, runPlain } from './harness';
 import { Scenario } from './helpers';
 
 /** Runs the search on plain after() bits for a rank; returns the bits opened per step. */
-function simulate(n: number, rank: number, k: number, start: 'even' | 'head' | 'gallop'): { found: number; steps: bigint[][] } {
+function simulate(n: number, rank: number, k: number, start: 'even' | 'head' | 'gallop' | 'ends'): { found: number; steps: bigint[][] } {
   let lo = 0;
   let hi = n;
   const steps: bigint[][] = [];
   for (let step = 0; lo < hi; step += 1) {
     const pivots = stepPivots(lo, hi, n, k, step, start);
     expect(pivots.length).toBeGreaterThan(0);
-    expect(pivots.length).toBeLessThanOrEqual(k - 1);
+    expect(pivots.length).toBeLessThanOrEqual(start === 'ends' && step === 0 ? 2 : k - 1);
     const bits = pivots.map((p) => (p < rank ? 1n : 0n));
     steps.push(bits);
     [lo, hi] = narrow(lo, hi, pivots, bits, 'T');
@@ -68,6 +68,10 @@ describe('k-ary rank search', () => {
           const cmps = g.steps.reduce((a, b) => a + b.length, 0);
           if (k === 2) expect(cmps).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(rank + 2)) + 1);
           if (rank === 0 && n > 0) expect(g.steps.length).toBe(1);
+          const e = simulate(n, rank, k, 'ends');
+          expect(e.found).toBe(rank);
+          if ((rank === 0 || rank === n) && n > 0) expect(e.steps.length).toBe(1);
+          if (k === 2) expect(e.steps.reduce((a, b) => a + b.length, 0)).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(rank + 2)) + 2);
         }
       }
     }
@@ -94,6 +98,7 @@ describe('k-ary rank search', () => {
       { searchArity: 8, searchStart: 'even' }, { searchArity: 8 }, { searchArity: 2, searchStart: 'head' },
       { searchArity: 4, prefetchRank: true, pipelineCross: true },
       { searchArity: 2, searchStart: 'gallop' }, { searchArity: 4, searchStart: 'gallop', prefetchRank: true },
+      { searchArity: 2, searchStart: 'ends' }, { searchArity: 3, searchStart: 'ends', prefetchRank: true, pipelineCross: true },
     ];
     for (let seed = 200; seed < 212; seed += 1) {
       const ops = generateStream({ seed, orders: 1200, symbols: 2, features: seed % 3 === 0 ? 'all' : 'limit', spreadTicks: seed % 2 === 0 ? 6 : 30 });
@@ -111,7 +116,7 @@ describe('k-ary rank search', () => {
 
   it('plaintext and MPC backends reveal identical transcripts for every arity and option', async () => {
     const ops = generateStream({ seed: 77, orders: 800, symbols: 1, features: 'all', spreadTicks: 8 });
-    for (const opts of [{ searchArity: 2 }, { searchArity: 3 }, { searchArity: 8, searchStart: 'even' as const }, { prefetchRank: true, pipelineCross: true }, { prefetchRank: true, speculate: true }, { searchArity: 2, searchStart: 'gallop' as const }]) {
+    for (const opts of [{ searchArity: 2 }, { searchArity: 3 }, { searchArity: 8, searchStart: 'even' as const }, { prefetchRank: true, pipelineCross: true }, { prefetchRank: true, speculate: true }, { searchArity: 2, searchStart: 'gallop' as const }, { searchArity: 3, searchStart: 'ends' as const, prefetchRank: true }]) {
       const plain = await runPlain(ops, opts);
       const mpc = await runIdeal(ops, opts);
       expect(mpc.results).toEqual(plain.results);

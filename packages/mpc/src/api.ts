@@ -76,6 +76,11 @@ export interface JobContext {
    * exactly [x == 0]. For a zero test whose outcome is opened anyway (self-trade, equal quantities).
    */
   randomMultiple(x: Sec): Promise<Sec>;
+  /**
+   * Preprocessing items this job has consumed so far, per kind (nibbles are 4 random bits each).
+   * Identical at every party: items are assigned in issue order. Lets a host budget its spending.
+   */
+  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number };
 
   /**
    * Transactional store of named secret values that survives across jobs and is covered by share

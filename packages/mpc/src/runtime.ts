@@ -1223,7 +1223,11 @@ class Ctx implements JobContext, proto.RoundEngine {
   readonly kappa: number;
   readonly jobId: string;
 
+  /** The reserve cursors when the job started (consumed() is the difference). */
+  private readonly start: Counts;
+
   constructor(private readonly p: PartyImpl, private readonly job: JobRun) {
+    this.start = { ...p.prep.reserve.cursor };
     this.party = p.id;
     this.n = p.n;
     this.t = p.t;
@@ -1347,6 +1351,11 @@ class Ctx implements JobContext, proto.RoundEngine {
     // |a| < 2^width is ltz's bound for L = width - 1 (M = 4 ceil(width / 4) >= width).
     if (!Number.isInteger(width) || width < 2) throw new RangeError(`ltz: width of ${width} bits is not an integer >= 2`);
     return this.wrap(await proto.ltz(this, vecOf(a), this.boundOf(width - 1, 'ltz')));
+  }
+
+  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number } {
+    const c = this.p.prep.reserve.cursor;
+    return { triples: c.triples - this.start.triples, lex4: c.lex4 - this.start.lex4, prod4: c.prod4 - this.start.prod4, nibbles: c.nibbles - this.start.nibbles };
   }
 
   async randomMultiple(x: Sec): Promise<Sec> {

@@ -160,9 +160,10 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
     const outs = await run(async (ctx, pid) => {
       const [ash, zsh] = inputs[pid - 1]!;
       const [l, r] = await Promise.all([ctx.ltz(ctx.fromShares(ash!), W), ctx.randomMultiple(ctx.fromShares(zsh!))]);
-      return { lt: await ctx.open(l), rm: await ctx.open(r) };
+      return { lt: await ctx.open(l), rm: await ctx.open(r), used: ctx.consumed() };
     });
     const after = cursor();
+    for (const o of outs) expect(o.used).toEqual({ triples: zs.length, lex4: after.lex4! - before.lex4!, prod4: 0, nibbles: as.length * Math.ceil(W / 4) });
     expect(after.nibbles! - before.nibbles!).toBe(as.length * Math.ceil(W / 4));
     expect(after.triples! - before.triples!).toBe(zs.length);
     for (const o of outs) {
