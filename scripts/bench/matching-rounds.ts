@@ -76,6 +76,8 @@ const CONFIGS: [string, ExchangeOptions][] = [
   ['k=3 ends +pipeline', { ...W, searchArity: 3, searchStart: 'ends', pipelineCross: true }],
   ['k=4 ends +prefetch +pipeline', { ...W, searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
   ['k=3 ends +prefetch +pipeline', { ...W, searchArity: 3, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
+  ['k=4 gallop +prefetch +pipeline', { ...W, searchArity: 4, searchStart: 'gallop', prefetchRank: true, pipelineCross: true }],
+  ['k=3 gallop +prefetch +pipeline', { ...W, searchArity: 3, searchStart: 'gallop', prefetchRank: true, pipelineCross: true }],
 ];
 
 interface Figures { rounds: number; cmps: number; nibbles: number; triples: number; reveals: Map<string, number>; ops: number }
