@@ -233,6 +233,14 @@ describe('matching options by job size', () => {
     const alone = await run([place('buy', 'IOC')]);
     await run([place('sell', 'GTC')]);
     const withOther = await run([place('buy', 'IOC'), cancelUnknown()]);
+    // a self-trade on the last maker ends the op while its exhaustion test was still in flight:
+    // the job must not return before it (the engine fails a job that leaves operations pending)
+    const own = (side: 'buy' | 'sell', tif: 'GTC' | 'IOC'): Op<bigint> =>
+      ({ kind: 'place', symbol: 'ETH-USDC-PERP', orderId: `o${++seq}`, seq, nowNs: 0n, side, type: 'limit', tif, price: 3000n, qty: 5n, owner: 77n });
+    await run([own('sell', 'GTC')]);
+    await run([own('buy', 'IOC')]); // speculating (one op)
+    await run([own('sell', 'GTC')]);
+    await run([own('buy', 'IOC'), cancelUnknown()]); // not speculating
     expect(rounds.get(alone)).toBe(6);
     // cross (3) and its opening; then the owners' zero mask (1) and its opening beside the exhaustion
     // comparison (3), and the exhaustion pair's opening: 4 + 3 + 1

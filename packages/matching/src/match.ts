@@ -144,6 +144,12 @@ async function runTaker<S>(
   let remaining = t.qty;
   const side = opposite(t.side);
   const pipe: { next: { maker: RestingOrder<S>; bit: Promise<S> } | null } = { next: null };
+  // Comparisons issued ahead and not needed (a prefetched rank step, a pipelined cross) are never
+  // opened, but the op must not end before they do: the engine fails a job that returns with
+  // operations in flight (they usually finish together with what was awaited; widths can differ).
+  const settleAhead = async (): Promise<void> => {
+    await Promise.allSettled([...(firstStep?.bits ?? []), ...(pipe.next ? [pipe.next.bit] : [])]);
+  };
   for (let i = 0; ; i += 1) {
     const maker = book.side(side)[0];
     if (maker === undefined) break;
@@ -180,9 +186,14 @@ async function runTaker<S>(
     if (opts.speculate) {
       selfQ = selfP();
       [lessP, zeroP] = exhaust();
-      for (const q of [lessP, zeroP, selfQ !== null && 'mask' in selfQ ? selfQ.mask : null]) q?.catch(() => undefined); // unused when the order does not cross
+      const ahead = [lessP, zeroP, ...(selfQ !== null && 'mask' in selfQ ? [selfQ.mask] : [])];
+      for (const q of ahead) q.catch(() => undefined); // unused when the order does not cross
       crossS = await crossP;
-      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) break;
+      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) {
+        // never opened, but settled: no operation may outlive the op (the engine fails such a job)
+        await Promise.allSettled(ahead);
+        break;
+      }
     } else {
       crossS = await crossP;
       if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) break;
@@ -197,6 +208,9 @@ async function runTaker<S>(
       zeroP.catch(() => undefined);
     }
     if (selfOpen !== null && (await selfOpen) === 1n) {
+      // the exhaustion tests (3 rounds) outlast the zero test (2): settle them unopened, or the op
+      // could end, and its job return, with them still in flight
+      await Promise.allSettled([lessP, zeroP]);
       book.remove(maker.orderId); // self-trade prevention: cancel the resting order, keep matching
       ex.selfTradeCancelled.push(maker.orderId);
       continue;
@@ -217,6 +231,7 @@ async function runTaker<S>(
     }
     if (tDone === 1n) {
       ex.takerFilled = true;
+      await settleAhead();
       return ex;
     }
   }
@@ -224,6 +239,7 @@ async function runTaker<S>(
   if (allOrNone) throw new BookInvariantError(`${scope}: ${t.orderId} covered by liquidity but not filled`);
   if (t.tif === 'IOC' || t.tif === 'FOK') {
     ex.cancelReason = 'IOC_REMAINDER';
+    await settleAhead();
     return ex;
   }
   // GTC / GTT remainder rests at the rank found by k-ary search (equal price → behind): per step,
