@@ -57,18 +57,25 @@ export const LEAN_MATCH_OPTIONS = { searchArity: 2, searchStart: 'gallop', prefe
  * The committee's model of its random-bit reserve (docs/decisions/0014-random-bits-per-order.md). The
  * real reserve differs from node to node for a moment (a batch commit reaches them at different
  * times), and the options decide the order preprocessing is consumed in, so they must be decided
- * from values identical everywhere: a bucket filled at `bitsPerSecond` of SEQUENCED time (the ops'
- * ts_ns), capped at `capBits`, drained by the bits each job actually consumed (JobContext.consumed),
- * kept in the job's public store (transactional, and handed back by share recovery). Below
- * `leanBelowBits` a job matches with LEAN_MATCH_OPTIONS. It does not see an outage (production stops
- * with a party down): the model keeps refilling; the real reserve still bounds what is spent.
+ * from values identical everywhere: a bucket capped at `capBits`, drained by the bits each job
+ * actually consumed (JobContext.consumed), refilled for the time that passed as the nodes can tell
+ * it alike: `bitsPerSecond` of SEQUENCED time between jobs (the ops' ts_ns: idle time) plus
+ * `bitsPerRound` for each round a job ran (its processing time: under a backlog, sequenced time is
+ * compressed while the rounds go on, and production with them). Kept in the job's public store
+ * (transactional, handed back by share recovery). Below `leanBelowBits` a job matches with
+ * LEAN_MATCH_OPTIONS. So one book under a backlog, bound by its sequential rounds (10.7 per order,
+ * 257 bits of credit against 154 spent), keeps the latency options, while many books sharing rounds
+ * (bound by bits) go lean. It does not see an outage (production stops with a party down): the
+ * model keeps refilling; the real reserve still bounds what is spent.
  */
-export interface BitBudget { capBits: number; bitsPerSecond: number; leanBelowBits: number }
+export interface BitBudget { capBits: number; bitsPerSecond: number; bitsPerRound: number; leanBelowBits: number }
 export const BIT_BUDGET: Readonly<BitBudget> = {
   /** the default preprocessing target (targetBits, scripts/src/cluster.ts) */
   capBits: 40_000,
   /** about half of what five nodes make alone on a 2-core host (26,500-30,900 bits/s): matching shares the cores */
   bitsPerSecond: 12_000,
+  /** 12,000 bits/s at about 2 ms a round (a warm round over loopback libp2p under load) */
+  bitsPerRound: 24,
   leanBelowBits: 10_000,
 };
 /** What a job's matching options were chosen as: one-op speculation, the latency options, or lean. */
@@ -168,8 +175,9 @@ export class BatchApplier {
         const book = ex.book(symbol);
         if (book) saveBook(ctx, book);
       }
-      const spent = 4 * ctx.consumed().nibbles;
-      ctx.savePublic(BUDGET, JSON.stringify({ bits: Math.max(-budget.capBits, bits - spent), tsNs: nowNs.toString() } satisfies BudgetState));
+      const used = ctx.consumed();
+      const left = Math.min(budget.capBits, Math.max(-budget.capBits, bits - 4 * used.nibbles + budget.bitsPerRound * used.rounds));
+      ctx.savePublic(BUDGET, JSON.stringify({ bits: left, tsNs: nowNs.toString() } satisfies BudgetState));
       ctx.savePublic(CURSOR, JSON.stringify(lastSeq.toString()));
       this.exchange = ex;
       this.lastPlan = { plan, bits };

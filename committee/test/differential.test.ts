@@ -69,7 +69,7 @@ function incoming(op: Op<bigint>, pub: Record<string, unknown>, shares: bigint[]
 }
 
 /** A small modelled reserve, so a few hundred ops run through every plan (lean, latency, speculate). */
-const SMALL_BUDGET: BitBudget = { capBits: 6_000, bitsPerSecond: 12_000, leanBelowBits: 3_000 };
+const SMALL_BUDGET: BitBudget = { capBits: 6_000, bitsPerSecond: 12_000, bitsPerRound: 4, leanBelowBits: 3_000 };
 
 async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'committee', features: 'limit' | 'all' = 'limit', given?: Op<bigint>[]): Promise<Set<MatchPlan>> {
   const stream = given ?? generateStream({ seed, orders, symbols: SYMBOLS, features, accounts: 12 });

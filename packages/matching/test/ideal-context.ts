@@ -217,8 +217,8 @@ export class IdealJobContext implements JobContext {
   max(a: Sec, b: Sec): Promise<Sec> {
     return this.round('max', () => this.zip(a, b, (x, y) => (this.checked(x) >= this.checked(y) ? x : y)), a.length);
   }
-  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number } {
-    return { triples: this.stats.triples, lex4: 0, prod4: 0, nibbles: this.stats.nibbles };
+  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number; rounds: number } {
+    return { triples: this.stats.triples, lex4: 0, prod4: 0, nibbles: this.stats.nibbles, rounds: this.stats.rounds };
   }
   randomMultiple(x: Sec): Promise<Sec> {
     return this.round('randomMultiple', () => new IdealSec(this.vals(x).map((v) => {

@@ -77,10 +77,11 @@ export interface JobContext {
    */
   randomMultiple(x: Sec): Promise<Sec>;
   /**
-   * Preprocessing items this job has consumed so far, per kind (nibbles are 4 random bits each).
-   * Identical at every party: items are assigned in issue order. Lets a host budget its spending.
+   * Preprocessing items this job has consumed so far, per kind (nibbles are 4 random bits each),
+   * and the rounds it has run. Identical at every party: items are assigned in issue order. Lets a
+   * host budget its spending.
    */
-  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number };
+  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number; rounds: number };
 
   /**
    * Transactional store of named secret values that survives across jobs and is covered by share

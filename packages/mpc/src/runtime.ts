@@ -1353,9 +1353,9 @@ class Ctx implements JobContext, proto.RoundEngine {
     return this.wrap(await proto.ltz(this, vecOf(a), this.boundOf(width - 1, 'ltz')));
   }
 
-  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number } {
+  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number; rounds: number } {
     const c = this.p.prep.reserve.cursor;
-    return { triples: c.triples - this.start.triples, lex4: c.lex4 - this.start.lex4, prod4: c.prod4 - this.start.prod4, nibbles: c.nibbles - this.start.nibbles };
+    return { triples: c.triples - this.start.triples, lex4: c.lex4 - this.start.lex4, prod4: c.prod4 - this.start.prod4, nibbles: c.nibbles - this.start.nibbles, rounds: this.job.round };
   }
 
   async randomMultiple(x: Sec): Promise<Sec> {

@@ -163,7 +163,7 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
       return { lt: await ctx.open(l), rm: await ctx.open(r), used: ctx.consumed() };
     });
     const after = cursor();
-    for (const o of outs) expect(o.used).toEqual({ triples: zs.length, lex4: after.lex4! - before.lex4!, prod4: 0, nibbles: as.length * Math.ceil(W / 4) });
+    for (const o of outs) expect(o.used).toEqual({ triples: zs.length, lex4: after.lex4! - before.lex4!, prod4: 0, nibbles: as.length * Math.ceil(W / 4), rounds: costOf('lt', W - 1).rounds + 2 }); // the comparison (randomMultiple's round overlaps it), then two openings
     expect(after.nibbles! - before.nibbles!).toBe(as.length * Math.ceil(W / 4));
     expect(after.triples! - before.triples!).toBe(zs.length);
     for (const o of outs) {
