@@ -6,9 +6,9 @@ import type { JobContext, Sec } from '@tenebra/mpc';
 import { decodeFieldVector, encodeFieldVector } from '@tenebra/mpc';
 import {
   Exchange, MpcBackend, saveBook, loadBook, storedBookSymbols, CountingRecorder,
-  type ExpireOp, type Op, type OpResult, type Outcome, type PlaceOp,
+  type BookWidths, type ExpireOp, type MatchOptions, type Op, type OpResult, type Outcome, type PlaceOp,
 } from '@tenebra/matching';
-import { COMPARISON_BITS, INSTRUMENTS, MAX_BOOK_UNITS } from '@tenebra/config';
+import { INSTRUMENTS, MAX_BOOK_UNITS, bookWidthsOf, instrumentBySymbol, maxPriceTicks } from '@tenebra/config';
 import { PairBox, type KeyPair } from '@tenebra/seal';
 import { opAad, resultAad, PLACE_VECTOR, MODIFY_VECTOR, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 
@@ -31,17 +31,82 @@ export interface ApplierOptions {
   sealKey: KeyPair;
   gatewayPublicKey: Uint8Array;
   log: Logger;
+  /** The modelled reserve's parameters (default BIT_BUDGET); every node must use the same. */
+  budget?: BitBudget;
 }
 
 const CURSOR = 'committee/cursor';
 const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
 /**
- * Matching latency options of every committee node, whatever the job's size (docs: packages/matching
- * README, "Latency options"). Jobs of 16+ ops used to match with binary search and nothing
- * speculative (fewer comparisons); measured under a backlog (bench:orders, 2026-11-24) those jobs
- * took 48 ms per op against 26 with these options, and the rate rose from 31-32/s to 36/s without it.
+ * Matching latency options of every committee node while the (modelled) reserve affords them (docs:
+ * packages/matching README, "Latency options"). Jobs of 16+ ops used to match with binary search and
+ * nothing speculative (fewer comparisons); measured under a backlog (bench:orders, 2026-11-24) those
+ * jobs took 48 ms per op against 26 with these options, and the rate rose from 31-32/s to 36/s
+ * without it. On the bench:orders stream they spend 154 random bits per order at 10.7 rounds
+ * (scripts/bench/matching-rounds.ts; 312 before docs/decisions/0014).
  */
-export const COMMITTEE_MATCH_OPTIONS = { searchArity: 4, prefetchRank: true, pipelineCross: true } as const;
+export const COMMITTEE_MATCH_OPTIONS = { searchArity: 4, prefetchRank: true, pipelineCross: true } as const satisfies MatchOptions;
+/**
+ * Options when random bits are scarce: nothing speculative (no prefetched rank step, no pipelined
+ * cross), a galloping binary search from the head: 101 random bits per order of the bench:orders
+ * stream at 19.7 rounds (100 at 19.8 on the issue-3 stream, where the latency options take 118 at
+ * 8.9). Binary search from the middle takes 126 and 86 there: galloping is the steadier of the two.
+ */
+export const LEAN_MATCH_OPTIONS = { searchArity: 2, searchStart: 'gallop', prefetchRank: false, pipelineCross: false, speculate: false } as const satisfies MatchOptions;
+/**
+ * The committee's model of its random-bit reserve (docs/decisions/0014-random-bits-per-order.md). The
+ * real reserve differs from node to node for a moment (a batch commit reaches them at different
+ * times), and the options decide the order preprocessing is consumed in, so they must be decided
+ * from values identical everywhere: a bucket capped at `capBits`, drained by the bits each job
+ * actually consumed (JobContext.consumed), refilled for the time that passed as the nodes can tell
+ * it alike: `bitsPerSecond` of SEQUENCED time between jobs (the ops' ts_ns: idle time) plus
+ * `bitsPerRound` for each round a job ran (its processing time: under a backlog, sequenced time is
+ * compressed while the rounds go on, and production with them). Kept in the job's public store
+ * (transactional, handed back by share recovery). Below `leanBelowBits` a job matches with
+ * LEAN_MATCH_OPTIONS. So one book under a backlog, bound by its sequential rounds (10.7 per order,
+ * 257 bits of credit against 154 spent), keeps the latency options, while many books sharing rounds
+ * (bound by bits) go lean. It does not see an outage (production stops with a party down): the
+ * model keeps refilling; the real reserve still bounds what is spent.
+ */
+export interface BitBudget { capBits: number; bitsPerSecond: number; bitsPerRound: number; leanBelowBits: number }
+export const BIT_BUDGET: Readonly<BitBudget> = {
+  /** the default preprocessing target (targetBits, scripts/src/cluster.ts) */
+  capBits: 40_000,
+  /** about half of what five nodes make alone on a 2-core host (26,500-30,900 bits/s): matching shares the cores */
+  bitsPerSecond: 12_000,
+  /** 12,000 bits/s at about 2 ms a round (a warm round over loopback libp2p under load) */
+  bitsPerRound: 24,
+  leanBelowBits: 10_000,
+};
+/** What a job's matching options were chosen as: one-op speculation, the latency options, or lean. */
+export type MatchPlan = 'speculate' | 'latency' | 'lean';
+/** The options of a plan (every node passes the same to every op of the job). */
+export function matchOptionsOf(plan: MatchPlan): MatchOptions {
+  return plan === 'lean' ? LEAN_MATCH_OPTIONS : plan === 'speculate' ? { speculate: true } : {};
+}
+/** The modelled reserve as stored: bits (may go below 0 after an expensive job) and the sequenced time it was taken at. */
+interface BudgetState { bits: number; tsNs: string }
+const BUDGET = 'committee/bit-budget';
+
+/** The modelled reserve at sequenced time nowNs, refilled from the stored state (full when none). */
+export function budgetAt(stored: BudgetState | undefined, nowNs: bigint, b: BitBudget = BIT_BUDGET): number {
+  if (!stored) return b.capBits;
+  const dt = nowNs - BigInt(stored.tsNs);
+  const refill = dt > 0n ? (dt * BigInt(b.bitsPerSecond)) / 1_000_000_000n : 0n;
+  return Math.min(b.capBits, stored.bits + Number(refill > BigInt(b.capBits) ? BigInt(b.capBits) : refill));
+}
+
+/** The plan of a job of `ops` ops with `bits` in the modelled reserve. */
+export function planOf(ops: number, bits: number, b: BitBudget = BIT_BUDGET): MatchPlan {
+  if (bits < b.leanBelowBits) return 'lean';
+  return ops <= SPECULATE_MAX_OPS ? 'speculate' : 'latency';
+}
+
+/** Every book's public bounds: prices below the instrument's ceiling, quantities below 2^bitlength(max_qty). */
+export function committeeBookWidths(symbol: string): BookWidths | undefined {
+  const inst = instrumentBySymbol(symbol);
+  return inst ? bookWidthsOf(inst) : undefined;
+}
 /**
  * A job of this many ops or fewer (the committee is keeping up: a backlog makes jobs larger) also
  * speculates: a maker's cross, self-trade and exhaustion comparisons in one batch, so a crossing
@@ -56,6 +121,8 @@ export class BatchApplier {
   private exchange: Exchange<Sec> | null = null;
   /** reveals (leaks to nodes) counted by label, for the metrics log */
   readonly reveals = new CountingRecorder();
+  /** The plan of the last job that completed here, and the modelled reserve it started with (tests, logs). */
+  lastPlan: { plan: MatchPlan; bits: number } | null = null;
   /** shares from the gateway and results to it travel in pair boxes (keys agreed once; @tenebra/seal) */
   private readonly gatewayBox: PairBox;
 
@@ -93,8 +160,14 @@ export class BatchApplier {
     const arith = new MpcBackend(ctx, { recorder: this.reveals });
     try {
       const ex = this.exchange ?? this.load(ctx, arith);
+      // The plan: from the job's size and the modelled reserve, both identical at every node.
+      const nowNs = batch.reduce((m, op) => (op.tsNs > m ? op.tsNs : m), 0n);
+      const stored = ctx.loadPublic(BUDGET);
+      const budget = this.o.budget ?? BIT_BUDGET;
+      const bits = budgetAt(stored === undefined ? undefined : (JSON.parse(stored) as BudgetState), nowNs, budget);
+      const plan = planOf(batch.length, bits, budget);
+      const match = matchOptionsOf(plan);
       // apply() chains operations per symbol in call order; different symbols share MPC rounds.
-      const match = batch.length <= SPECULATE_MAX_OPS ? { speculate: true } : undefined;
       const pending = batch.map((op) => this.toMatchOp(ctx, op)).map((m) =>
         m.op ? ex.apply(m.op, arith, match) : Promise.resolve<OpResult<Sec>>({ outcome: m.reject!, outputs: [] }));
       const results = await Promise.all(pending);
@@ -102,8 +175,12 @@ export class BatchApplier {
         const book = ex.book(symbol);
         if (book) saveBook(ctx, book);
       }
+      const used = ctx.consumed();
+      const left = Math.min(budget.capBits, Math.max(-budget.capBits, bits - 4 * used.nibbles + budget.bitsPerRound * used.rounds));
+      ctx.savePublic(BUDGET, JSON.stringify({ bits: left, tsNs: nowNs.toString() } satisfies BudgetState));
       ctx.savePublic(CURSOR, JSON.stringify(lastSeq.toString()));
       this.exchange = ex;
+      this.lastPlan = { plan, bits };
       return results.map((r, i) => this.resultFrame(ctx, batch[i]!, r));
     } catch (e) {
       this.exchange = null;
@@ -122,7 +199,7 @@ export class BatchApplier {
     // 4-ary rank search + prefetch + pipelined cross cut rounds/op about half for ~35% more comparisons;
     // `speculate` only in one-op jobs (SPECULATE_MAX_OPS): under a backlog it buys little for 3 wasted
     // comparisons per resting order (scripts/bench/matching-rounds.ts), while preprocessing is a bound.
-    const ex = new Exchange<Sec>(arith, { symbols: SYMBOLS, ...COMMITTEE_MATCH_OPTIONS });
+    const ex = new Exchange<Sec>(arith, { symbols: SYMBOLS, bookWidths: committeeBookWidths, ...COMMITTEE_MATCH_OPTIONS });
     for (const symbol of storedBookSymbols(ctx)) {
       const book = loadBook(ctx, symbol);
       if (book) ex.restoreBook(book);
@@ -182,8 +259,10 @@ export function decodeOp<S>(o: OpInput<S>, constant: (v: bigint) => S): Op<S> | 
       let price: S | null;
       if (type === 'peg') {
         const ticks = publicInt(p.peg_price_ticks);
-        // comparison inputs stay below 2^COMPARISON_BITS, the width the committee's parties run at
-        if (ticks === null || ticks <= 0n || ticks > MAX_BOOK_UNITS) return bad(`place: peg orders need peg_price_ticks, a positive integer below 2^${COMPARISON_BITS}`);
+        // prices stay below the instrument's ceiling, the width its price comparisons run at
+        const inst = instrumentBySymbol(o.symbol);
+        const ceiling = inst ? maxPriceTicks(inst) : MAX_BOOK_UNITS;
+        if (ticks === null || ticks <= 0n || ticks > ceiling) return bad(`place: peg orders need peg_price_ticks, a positive integer at most ${ceiling} (the instrument's price ceiling)`);
         price = constant(ticks);
       } else if (type === 'market') {
         price = p.market_cap === true ? o.values[0]! : null;

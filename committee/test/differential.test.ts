@@ -13,7 +13,7 @@ import {
 import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { generateX25519, PairBox } from '@tenebra/seal';
 import { resultAad, type ResultFrame } from '@tenebra/wire';
-import { BatchApplier, COMMITTEE_MATCH_OPTIONS, toWireOutcome, type IncomingOp } from '../src/apply';
+import { BatchApplier, COMMITTEE_MATCH_OPTIONS, committeeBookWidths, matchOptionsOf, type BitBudget, type IncomingOp, type MatchPlan, toWireOutcome } from '../src/apply';
 
 const N = 5;
 const T = 2;
@@ -68,16 +68,20 @@ function incoming(op: Op<bigint>, pub: Record<string, unknown>, shares: bigint[]
   };
 }
 
-async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'committee', features: 'limit' | 'all' = 'limit'): Promise<void> {
-  const stream = generateStream({ seed, orders, symbols: SYMBOLS, features, accounts: 12 });
+/** A small modelled reserve, so a few hundred ops run through every plan (lean, latency, speculate). */
+const SMALL_BUDGET: BitBudget = { capBits: 6_000, bitsPerSecond: 12_000, bitsPerRound: 4, leanBelowBits: 3_000 };
+
+async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'committee', features: 'limit' | 'all' = 'limit', given?: Op<bigint>[]): Promise<Set<MatchPlan>> {
+  const stream = given ?? generateStream({ seed, orders, symbols: SYMBOLS, features, accounts: 12 });
   // Jobs of 1..24 ops (deterministic from the seed), small and large ones.
-  const jobs = batches(stream.map((op, i) => ({ op, i })), seed, 24);
-  expect(jobs.some((j) => j.length >= 16) && jobs.some((j) => j.length < 16)).toBe(true);
-  // Reference, job by job with the committee's options, so the reveals (counted per label) must match too.
+  const jobs = batches(stream.map((op, i) => ({ op, i })), seed, given ? 3 : 24);
+  if (!given) expect(jobs.some((j) => j.length >= 16) && jobs.some((j) => j.length < 16)).toBe(true);
+  // Reference, job by job with the options the committee chose for that job (its plan, from the
+  // modelled reserve), at the committee's widths, so the reveals (counted per label) must match too.
   const refReveals = new CountingRecorder();
-  const ref = new Exchange<bigint>(new PlaintextBackend({ recorder: refReveals, compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol), ...COMMITTEE_MATCH_OPTIONS });
+  const ref = new Exchange<bigint>(new PlaintextBackend({ recorder: refReveals, compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol), bookWidths: committeeBookWidths, ...COMMITTEE_MATCH_OPTIONS });
   const refResults: OpResult<bigint>[] = [];
-  for (const job of jobs) for (const { op } of job) refResults.push(await ref.apply(op));
+  const plans = new Set<MatchPlan>();
 
   // Committee on the simulated network.
   const net = new SimNetwork({ n: N, seed, link: { latencyMs: 1, jitterMs: 1 } });
@@ -87,7 +91,7 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
   const appliers: BatchApplier[] = [];
   for (let i = 1; i <= N; i++) {
     parties.push(createParty({ n: N, t: T, L: COMPARISON_BITS, transport: net.transport(i), preprocessing: { mode, targetTriples: 512, targetBits: 1024 } }));
-    appliers.push(new BatchApplier({ index: i, n: N, sealKey: sealKeys[i - 1]!, gatewayPublicKey: gw.publicKey, log: silent }));
+    appliers.push(new BatchApplier({ index: i, n: N, sealKey: sealKeys[i - 1]!, gatewayPublicKey: gw.publicKey, log: silent, budget: SMALL_BUDGET }));
   }
   await net.settle(Promise.all(parties.map((p) => p.start())));
 
@@ -101,6 +105,10 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
     const jobId = `batch:${batch[0]!.op.seq}-${last}:0`;
     const frames: ResultFrame[][] = await net.settle(Promise.all(parties.map((p, i) =>
       p.runJob(jobId, (ctx: JobContext) => appliers[i]!.apply(ctx, batch.map((b) => incoming(b.op, b.pub, b.shares, i + 1)), last)))));
+    const plan = appliers[0]!.lastPlan!;
+    for (const a of appliers) expect(a.lastPlan).toEqual(plan); // decided identically everywhere
+    plans.add(plan.plan);
+    for (const b of batch) refResults.push(await ref.apply(b.op, undefined, matchOptionsOf(plan.plan)));
     for (let j = 0; j < batch.length; j++, k++) {
       const want = refResults[k]!;
       for (const f of frames) expect(f[j]!.pub).toEqual(toWireOutcome(want.outcome));
@@ -141,12 +149,17 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
     expect(() => Book.fromSnapshot(got.pub as never, got.secrets)).not.toThrow();
   }
   await Promise.all(parties.map((p) => p.stop()));
+  return plans;
 }
 
 describe('plaintext reference and MPC committee give identical results', () => {
   for (const seed of [11, 12, 13, 14]) {
     it(`seed ${seed}: 400 ops over 3 symbols, committee-made preprocessing`, async () => {
-      await runDifferential(seed, 400, 'committee');
+      const plans = await runDifferential(seed, 400, 'committee');
+      // the (small) modelled reserve runs low part-way: the committee switches to the lean options
+      // and back, identically at every node
+      expect(plans.has('lean')).toBe(true);
+      expect(plans.has('latency')).toBe(true);
     }, 120_000);
   }
   it('seed 21: 150 ops with dealer preprocessing (same online protocol)', async () => {
@@ -165,8 +178,36 @@ describe('plaintext reference and MPC committee give identical results', () => {
   }
 });
 
+describe('values at the edges of the committee widths (price ceiling, max_qty), equal owners, zero remainders', () => {
+  it('ETH (prices < 2^20, quantities < 2^23) and BTC (prices < 2^24): identical to the reference', async () => {
+    const ops: Op<bigint>[] = [];
+    let seq = 0n;
+    const place = (symbol: string, side: 'buy' | 'sell', price: bigint, qty: bigint, owner: bigint, tif: 'GTC' | 'IOC' = 'GTC'): void => {
+      seq += 1n;
+      ops.push({ kind: 'place', symbol, orderId: `x${seq}`, seq, nowNs: seq * 1_000_000n, side, type: 'limit', tif, price, qty, owner });
+    };
+    const ETH = 'ETH-USDC-PERP';
+    const BTC = 'BTC-USDC-PERP';
+    const PE = (1n << 20n) - 1n; // ETH's price ceiling in ticks
+    const QE = 5_000_000n; // ETH's max_qty in steps (< 2^23)
+    const PB = (1n << 24n) - 1n;
+    place(ETH, 'sell', PE, QE, 1n); // the highest ask, the largest size
+    place(ETH, 'sell', 1n, 1n, 2n); // the lowest ask, the smallest size
+    place(ETH, 'buy', PE, QE, 3n); // fills 1 at 1 and QE - 1 at PE (maker exhausted twice), 1 rests at PE
+    place(ETH, 'sell', PE, 1n, 3n); // its own resting bid: self-trade prevention, then rests
+    place(ETH, 'buy', 7n, 9n, 4n);
+    place(ETH, 'sell', 7n, 9n, 5n, 'IOC'); // equal quantities: both exhausted, zero remainder
+    place(ETH, 'buy', PE, QE, 6n, 'IOC'); // takes the ask at PE: taker not exhausted, nothing left
+    place(BTC, 'sell', PB, 500_000n, 7n);
+    place(BTC, 'buy', PB, 500_000n, 8n, 'IOC'); // exact fill at BTC's ceiling
+    place(BTC, 'buy', 1n, 1n, 9n);
+    place(BTC, 'sell', 1n, 1n, 9n, 'IOC'); // own bid: self-trade at the lowest price
+    await runDifferential(41, ops.length, 'dealer', 'limit', ops);
+  }, 120_000);
+});
+
 describe('matching options by job size', () => {
-  it('a one-op job speculates (a crossing IOC fills in 6 rounds); in a larger job the same fill takes 9', async () => {
+  it('a one-op job speculates (a crossing IOC fills in 6 rounds); in a larger job the same fill takes 8 (9 before self-trade became a zero test)', async () => {
     const net = new SimNetwork({ n: N, seed: 5, link: { latencyMs: 1 } });
     const gw = generateX25519();
     const rounds = new Map<string, number>();
@@ -192,8 +233,18 @@ describe('matching options by job size', () => {
     const alone = await run([place('buy', 'IOC')]);
     await run([place('sell', 'GTC')]);
     const withOther = await run([place('buy', 'IOC'), cancelUnknown()]);
+    // a self-trade on the last maker ends the op while its exhaustion test was still in flight:
+    // the job must not return before it (the engine fails a job that leaves operations pending)
+    const own = (side: 'buy' | 'sell', tif: 'GTC' | 'IOC'): Op<bigint> =>
+      ({ kind: 'place', symbol: 'ETH-USDC-PERP', orderId: `o${++seq}`, seq, nowNs: 0n, side, type: 'limit', tif, price: 3000n, qty: 5n, owner: 77n });
+    await run([own('sell', 'GTC')]);
+    await run([own('buy', 'IOC')]); // speculating (one op)
+    await run([own('sell', 'GTC')]);
+    await run([own('buy', 'IOC'), cancelUnknown()]); // not speculating
     expect(rounds.get(alone)).toBe(6);
-    expect(rounds.get(withOther)).toBe(9);
+    // cross (3) and its opening; then the owners' zero mask (1) and its opening beside the exhaustion
+    // comparison (3), and the exhaustion pair's opening: 4 + 3 + 1
+    expect(rounds.get(withOther)).toBe(8);
     await Promise.all(parties.map((p) => p.stop()));
   });
 });

@@ -61,6 +61,7 @@ describe('orders', () => {
       [O({ price: '3e3' }), 1402, 'INVALID_PRICE', /decimal/],
       [O({ price: 1e30 }), 1402, 'INVALID_PRICE', /outside the acceptable range/],
       [O({ price: '42949672.96' }), 1402, 'INVALID_PRICE', /outside the acceptable range/], // 2^32 ticks of 0.01: above the committee's 32-bit comparisons
+      [O({ price: '10485.76' }), 1402, 'INVALID_PRICE', /outside the acceptable range for ETH-USDC-PERP \(at most 10485.75\)/], // 2^20 ticks: ETH's price ceiling (docs/decisions/0014)
       [O({ quantity: 0.0005 }), 1403, 'INVALID_QUANTITY', /not a multiple of step_size 0.001/],
       [O({ quantity: 0.1 + 0.2 }), 1403, 'INVALID_QUANTITY', /0.30000000000000004 is not a multiple/],
       [O({ quantity: 0 }), 1403, 'INVALID_QUANTITY', /greater than 0/],

@@ -1,68 +1,114 @@
-// Matching latency and comparison counts per operation (prints figures; asserts nothing). Runs seeded
-// streams (generateStream) through the MPC backend on the ideal-functionality test double with the
-// engine's declared round costs (ENGINE_ROUNDS: comparison 3 rounds, min 4, mul/open 1; operations in flight overlap), one op
-// after another on one book, as the committee applies one symbol. Deterministic: counts, not timings.
-//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3]
-import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
+// Matching latency, comparisons and random bits per operation (prints figures; asserts nothing). Runs
+// seeded streams through the MPC backend on the ideal-functionality test double with the engine's
+// declared costs (ENGINE_ROUNDS: comparison 3 rounds, min 4, mul/open/randomMultiple 1; operations in
+// flight overlap; random nibbles by costOf at each comparison's width, at the committee's
+// COMPARISON_BITS), one op after another on one book, as the committee applies one symbol.
+// Deterministic: counts, not timings. "bits" = random nibbles x 4, what bench:orders reports per
+// order from node 1's nibble cursor.
+//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>]
+import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type BookWidths, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
 import type { Sec } from '@tenebra/mpc';
+import { COMPARISON_BITS, bookWidthsOf, instrumentBySymbol } from '@tenebra/config';
 import { ENGINE_ROUNDS, IdealJobContext } from '../../packages/matching/test/ideal-context';
 import { parseFlags } from '../src/flags';
 
-const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only'], []);
+const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream'], []);
 const ORDERS = Number(flags.str.get('orders') ?? 3000);
 const SEEDS = Number(flags.str.get('seeds') ?? 3);
 const ONLY = flags.str.get('only');
+const ONLY_STREAM = flags.str.get('stream');
 
-const STREAMS: [string, Omit<StreamOptions, 'seed' | 'orders'>][] = [
-  ['limit (issue-3 mix, spread 30)', { symbols: 1 }],
-  ['limit, tight (spread 6)', { symbols: 1, spreadTicks: 6 }],
-  ['all kinds (owners, 20 accounts)', { symbols: 1, features: 'all' }],
+/**
+ * bench:orders' sustained section on one instrument (ETH): `clients` traders in turn, trader c's i-th
+ * order a GTC limit on side (i + c) even = buy, at mid + off for a buy and mid - off for a sell with
+ * off = ((7i + 3c) mod 11) - 5, 40 + (13i mod 90) steps, each trader its own owner: about half cross.
+ */
+function sustainedStream(seed: number, orders: number, clients = 24): Op<bigint>[] {
+  const mid = 300_000n; // ETH 3000 at tick 0.01
+  const ops: Op<bigint>[] = [];
+  const next = new Array<number>(clients).fill(0);
+  let seq = 1n;
+  // the seed rotates which trader starts, so seeds differ a little (acks return in varying order)
+  for (let r = 0; ops.length < orders; r += 1) {
+    for (let j = 0; j < clients && ops.length < orders; j += 1) {
+      const c = (j + seed + r * (seed % 5)) % clients;
+      const i = next[c]!++;
+      const side = (i + c) % 2 === 0 ? 'buy' : 'sell';
+      const off = BigInt(((i * 7 + c * 3) % 11) - 5);
+      ops.push({
+        kind: 'place', symbol: 'ETH-USDC-PERP', orderId: `s${seq}`, seq, nowNs: seq, side, type: 'limit', tif: 'GTC',
+        price: side === 'buy' ? mid + off : mid - off, qty: BigInt(40 + ((i * 13) % 90)), owner: BigInt(c + 1),
+      });
+      seq += 1n;
+    }
+  }
+  return ops;
+}
+
+const ETH = bookWidthsOf(instrumentBySymbol('ETH-USDC-PERP')!);
+const STREAMS: [string, (seed: number) => Op<bigint>[]][] = [
+  ['sustained (bench:orders: ±5 ticks, 24 owners, ~half crossing; ETH)', (seed) => sustainedStream(seed, ORDERS)],
+  ...([
+    ['limit (issue-3 mix, spread 30)', { symbols: 1 }],
+    ['limit, tight (spread 6)', { symbols: 1, spreadTicks: 6 }],
+    ['all kinds (owners, 20 accounts)', { symbols: 1, features: 'all' }],
+  ] as [string, Omit<StreamOptions, 'seed' | 'orders'>][]).map(([n, so]): [string, (seed: number) => Op<bigint>[]] => [n, (seed) => generateStream({ ...so, seed, orders: ORDERS })]),
 ];
 
+/** The widths each config runs at: ETH's (prices < 2^20 ticks, quantities < 2^23 steps) or none (every comparison at L). */
+const W: ExchangeOptions = { bookWidths: (): BookWidths => ETH };
 const CONFIGS: [string, ExchangeOptions][] = [
-  ['binary (before)', { searchArity: 2 }],
-  ['k=3 even', { searchArity: 3, searchStart: 'even' }],
-  ['k=4 even', { searchArity: 4, searchStart: 'even' }],
-  ['k=8 even', { searchArity: 8, searchStart: 'even' }],
-  ['k=3 head', { searchArity: 3, searchStart: 'head' }],
-  ['k=4 head (default)', { searchArity: 4, searchStart: 'head' }],
-  ['k=8 head', { searchArity: 8, searchStart: 'head' }],
-  ['k=4 head +prefetch', { searchArity: 4, prefetchRank: true }],
-  ['k=4 head +pipeline', { searchArity: 4, pipelineCross: true }],
-  ['k=3 head +prefetch +pipeline', { searchArity: 3, searchStart: 'head', prefetchRank: true, pipelineCross: true }],
-  ['k=4 head +prefetch +pipeline', { searchArity: 4, searchStart: 'head', prefetchRank: true, pipelineCross: true }], // committee
-  ['k=5 head +prefetch +pipeline', { searchArity: 5, searchStart: 'head', prefetchRank: true, pipelineCross: true }],
-  ['k=2 +speculate', { searchArity: 2, speculate: true }],
-  ['k=4 head +prefetch +speculate', { searchArity: 4, prefetchRank: true, speculate: true }],
+  ['committee, multi-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true }],
+  ['committee, one-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['k=4 +prefetch +pipeline', { ...W, searchArity: 4, prefetchRank: true, pipelineCross: true }],
+  ['k=4 +prefetch +speculate', { ...W, searchArity: 4, prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['k=4 head', { ...W, searchArity: 4 }],
+  ['k=4 +pipeline', { ...W, searchArity: 4, pipelineCross: true }],
+  ['k=4 gallop', { ...W, searchArity: 4, searchStart: 'gallop' }],
+  ['k=3 gallop +pipeline', { ...W, searchArity: 3, searchStart: 'gallop', pipelineCross: true }],
+  ['k=2 binary', { ...W, searchArity: 2 }],
+  ['k=2 gallop', { ...W, searchArity: 2, searchStart: 'gallop' }],
+  ['k=2 gallop +pipeline', { ...W, searchArity: 2, searchStart: 'gallop', pipelineCross: true }],
+  ['k=2 gallop +speculate', { ...W, searchArity: 2, searchStart: 'gallop', speculate: true }],
+  ['k=2 ends', { ...W, searchArity: 2, searchStart: 'ends' }],
+  ['k=2 ends +pipeline', { ...W, searchArity: 2, searchStart: 'ends', pipelineCross: true }],
+  ['k=3 ends', { ...W, searchArity: 3, searchStart: 'ends' }],
+  ['k=3 ends +pipeline', { ...W, searchArity: 3, searchStart: 'ends', pipelineCross: true }],
+  ['k=4 ends +prefetch +pipeline', { ...W, searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
+  ['k=3 ends +prefetch +pipeline', { ...W, searchArity: 3, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
+  ['k=4 gallop +prefetch +pipeline', { ...W, searchArity: 4, searchStart: 'gallop', prefetchRank: true, pipelineCross: true }],
+  ['k=3 gallop +prefetch +pipeline', { ...W, searchArity: 3, searchStart: 'gallop', prefetchRank: true, pipelineCross: true }],
 ];
 
-interface Figures { rounds: number; cmps: number; reveals: Map<string, number>; ops: number }
+interface Figures { rounds: number; cmps: number; nibbles: number; triples: number; reveals: Map<string, number>; ops: number }
 
 async function run(ops: readonly Op<bigint>[], opts: ExchangeOptions): Promise<Figures> {
-  const ctx = new IdealJobContext(48, ENGINE_ROUNDS);
+  const ctx = new IdealJobContext(COMPARISON_BITS, ENGINE_ROUNDS);
   const rec = new CountingRecorder();
   const ex = new Exchange<Sec>(new MpcBackend(ctx, { recorder: rec }), opts);
   for (const op of ops) await ex.apply(mapOp(op, (v) => ctx.fromShares([v])));
   const o = ctx.stats.ops;
-  const cmps = (o.le ?? 0) + (o.lt ?? 0) + (o.eq ?? 0) + (o.min ?? 0);
-  return { rounds: ctx.stats.rounds, cmps, reveals: new Map([...rec.counts].map(([k, v]) => [k, v.total])), ops: ops.length };
+  const cmps = (o.le ?? 0) + (o.lt ?? 0) + (o.ltz ?? 0) + (o.eq ?? 0) + (o.min ?? 0);
+  return { rounds: ctx.stats.rounds, cmps, nibbles: ctx.stats.nibbles, triples: ctx.stats.triples, reveals: new Map([...rec.counts].map(([k, v]) => [k, v.total])), ops: ops.length };
 }
 
 const f2 = (x: number) => x.toFixed(2).padStart(6);
-for (const [name, so] of STREAMS) {
-  const streams = Array.from({ length: SEEDS }, (_, i) => generateStream({ ...so, seed: 100 + i, orders: ORDERS }));
-  console.log(`\n${name}: ${SEEDS} seeds × ${ORDERS} ops, one book, sequential; per op:`);
-  console.log(`${'config'.padEnd(28)} ${'rounds'.padStart(6)} ${'≈cmp+open'.padStart(9)} ${'cmps'.padStart(6)} ${'cross'.padStart(6)} ${'rank'.padStart(6)} ${'self'.padStart(6)} ${'exh'.padStart(6)}`);
+const f1 = (x: number) => x.toFixed(1).padStart(6);
+for (const [name, make] of STREAMS) {
+  if (ONLY_STREAM && !name.includes(ONLY_STREAM)) continue;
+  const streams = Array.from({ length: SEEDS }, (_, i) => make(100 + i));
+  console.log(`\n${name}: ${SEEDS} seeds × ${ORDERS} ops, one book, sequential; per op (comparisons at ${COMPARISON_BITS} bits unless the config has widths: prices ${ETH.priceBits}, quantities ${ETH.qtyBits}):`);
+  console.log(`${'config'.padEnd(38)} ${'bits'.padStart(6)} ${'rounds'.padStart(6)} ${'cmps'.padStart(6)} ${'triples'.padStart(7)} ${'cross'.padStart(6)} ${'rank'.padStart(6)} ${'self'.padStart(6)} ${'exh'.padStart(6)}`);
   for (const [cname, opts] of CONFIGS) {
     if (ONLY && !cname.includes(ONLY)) continue;
-    let rounds = 0, cmps = 0, n = 0;
+    let rounds = 0, cmps = 0, nibbles = 0, triples = 0, n = 0;
     const rv = new Map<string, number>();
     for (const ops of streams) {
       const f = await run(ops, opts);
-      rounds += f.rounds; cmps += f.cmps; n += f.ops;
+      rounds += f.rounds; cmps += f.cmps; nibbles += f.nibbles; triples += f.triples; n += f.ops;
       for (const [k, v] of f.reveals) rv.set(k, (rv.get(k) ?? 0) + v);
     }
     const r = (l: string) => f2((rv.get(l) ?? 0) / n);
-    console.log(`${cname.padEnd(28)} ${f2(rounds / n)} ${f2(rounds / n / (ENGINE_ROUNDS.lt! + 1)).padStart(9)} ${f2(cmps / n)} ${r('cross')} ${r('insert-rank')} ${r('self-trade')} ${r('maker-exhausted')}`);
+    console.log(`${cname.padEnd(38)} ${f1((4 * nibbles) / n)} ${f2(rounds / n)} ${f2(cmps / n)} ${f2(triples / n).padStart(7)} ${r('cross')} ${r('insert-rank')} ${r('self-trade')} ${r('maker-exhausted')}`);
   }
 }

@@ -8,7 +8,7 @@
 // Skipped: orders whose placement outcome is not applied yet, with a modify or cancel in flight,
 // or whose symbol has no fresh reference (a stale oracle re-prices nothing: the order keeps its last
 // price until the feed is fresh again, rather than following a price nobody publishes).
-import { MAX_BOOK_UNITS } from '@tenebra/config';
+import { MAX_BOOK_UNITS, instrumentBySymbol, maxPriceTicks } from '@tenebra/config';
 import type { Logger } from 'pino';
 import type { GatewayDb } from '../store/db';
 import type { GatewayClock } from '../clock';
@@ -161,7 +161,8 @@ export class Repegger {
     const ref = this.oracle.reference(o.symbol);
     if (!ref.ok) return null; // stale or missing reference: keep the last price (fail closed)
     const p = ref.quote[o.peg_reference];
-    if (p <= 0n || p > MAX_BOOK_UNITS) return null;
+    const inst = instrumentBySymbol(o.symbol);
+    if (p <= 0n || p > (inst ? maxPriceTicks(inst) : MAX_BOOK_UNITS)) return null; // above the book's price ceiling: keep the last price
     const cur = big(o.price_ticks);
     const move = p > cur ? p - cur : cur - p;
     return move >= this.minMoveTicks && move > 0n ? p : null;

@@ -5,7 +5,7 @@
 //   leverage    an order that adds exposure may not leave the position more than 10% above
 //               max_leverage at the mark (an account's own leverage setting is capped, not refused)
 //   margin      initial margin + worst-case fee of what stays live <= free collateral (margin.ts)
-import { MAX_BOOK_UNITS, microPerTickStep, divRound, fromUnits, type InstrumentSpec } from '@tenebra/config';
+import { MAX_BOOK_UNITS, maxPriceTicks, microPerTickStep, divRound, fromUnits, type InstrumentSpec } from '@tenebra/config';
 import { fail } from '../errors';
 import type { AccountRec, PositionRec, Side } from '../store/records';
 import { big } from '../store/records';
@@ -67,7 +67,7 @@ export function priceOrder(intent: Pick<OrderIntent, 'inst' | 'type' | 'priceTic
   const markTicks = ref.quote.mid;
   if (intent.type === 'peg') {
     const p = ref.quote[intent.pegReference!];
-    if (p <= 0n || p > MAX_BOOK_UNITS) fail('INVALID_PRICE', `the ${intent.pegReference} reference ${p} ticks is outside the acceptable range`);
+    if (p <= 0n || p > maxPriceTicks(intent.inst)) fail('INVALID_PRICE', `the ${intent.pegReference} reference ${p} ticks is outside the acceptable range`);
     return { priceTicks: p, riskTicks: p, markTicks };
   }
   if (intent.priceTicks === null) {

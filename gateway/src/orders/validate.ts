@@ -12,7 +12,7 @@
 //   aon       ✗    ✗    ✓    ✓      AON_TIF: IOC+aon behaves as FOK
 //   min_fill  ✗    ✗    ✓    ✓      MIN_FILL_TIF: the minimum of the entry execution
 import {
-  MAX_BOOK_UNITS, compareDecimal, decimalOfNumber, formatDecimal, parseDecimal, toUnits,
+  MAX_BOOK_UNITS, maxPriceTicks, fromUnits, compareDecimal, decimalOfNumber, formatDecimal, parseDecimal, toUnits,
   type Dec, type InstrumentSpec,
 } from '@tenebra/config';
 import { ApiError, fail } from '../errors';
@@ -165,7 +165,8 @@ export function ticksField(v: unknown, field: string, inst: InstrumentSpec): big
   const text = formatDecimal(d);
   const ticks = toUnits(text, inst.tick_size);
   if (ticks === null) fail('INVALID_PRICE', `${field} ${text} is not a multiple of tick_size ${inst.tick_size} for ${inst.symbol}`);
-  if (ticks > MAX_BOOK_UNITS) fail('INVALID_PRICE', `${field} ${text} is outside the acceptable range for ${inst.symbol}`);
+  // the instrument's price ceiling: its book compares prices at that width (docs/decisions/0014)
+  if (ticks > maxPriceTicks(inst)) fail('INVALID_PRICE', `${field} ${text} is outside the acceptable range for ${inst.symbol} (at most ${fromUnits(maxPriceTicks(inst), inst.tick_size)})`);
   return ticks;
 }
 

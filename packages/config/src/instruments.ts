@@ -77,6 +77,31 @@ const ROWS: Row[] = [
   ['XRP', '0.0001', '1', '1', '3000000', '10', 10, '0.05'],
 ];
 
+/**
+ * Price ceiling per instrument, as a bit width: a book of that instrument holds prices (ticks) in
+ * [1, 2^bits), and the gateway refuses a limit price, a market order's cap or a peg reference at or
+ * above 2^bits with INVALID_PRICE (the committee's decode refuses such a peg too). Catrina-de Hoogh
+ * needs a bound on the compared difference only, so a price comparison costs ceil(bits / 4) random
+ * nibbles: 5 (20 bits) against 9 at COMPARISON_BITS (docs/decisions/0014-random-bits-per-order.md).
+ * Sized at more than 3x the listing reference price (the simulated oracle stays within 2x of it and
+ * a limit price within the mark +/- 50%): 20 bits (1,048,575 ticks) fits every listed instrument but
+ * BTC (650,000 ticks at 65,000 USDC), which takes 24.
+ */
+export const DEFAULT_PRICE_BITS = 20;
+const PRICE_BITS: Readonly<Record<string, number>> = { BTC: 24 };
+
+/** The public value bounds of an instrument's book: prices in [0, 2^priceBits), quantities in [0, 2^qtyBits) (qtyBits from max_qty). */
+export function bookWidthsOf(inst: Pick<InstrumentSpec, 'base_asset' | 'max_qty' | 'step_size'>): { priceBits: number; qtyBits: number } {
+  const maxSteps = toUnits(inst.max_qty, inst.step_size);
+  if (maxSteps === null || maxSteps < 1n) throw new Error(`instrument ${inst.base_asset}: max_qty off the step grid`);
+  return { priceBits: PRICE_BITS[inst.base_asset] ?? DEFAULT_PRICE_BITS, qtyBits: maxSteps.toString(2).length };
+}
+
+/** The largest price in ticks an instrument's book accepts: 2^priceBits - 1 (the gateway's INVALID_PRICE bound). */
+export function maxPriceTicks(inst: Pick<InstrumentSpec, 'base_asset' | 'max_qty' | 'step_size'>): bigint {
+  return (1n << BigInt(bookWidthsOf(inst).priceBits)) - 1n;
+}
+
 /** The built-in catalogue, ordered by symbol_id. */
 export const INSTRUMENTS: readonly InstrumentSpec[] = Object.freeze(
   ROWS.map(([base, tick, step, minQty, maxQty, minNotional, maxLev, mmr], i): InstrumentSpec => Object.freeze({
@@ -265,6 +290,8 @@ export function checkInstrument(inst: InstrumentSpec): void {
   if (minSteps === null || maxSteps === null) throw new Error(`${where}: min_qty/max_qty off the step grid`);
   if (minSteps < 1n || minSteps > maxSteps) throw new Error(`${where}: need 0 < min_qty <= max_qty`);
   if (maxSteps > MAX_BOOK_UNITS) throw new Error(`${where}: max_qty is ${maxSteps} steps, above ${MAX_BOOK_UNITS}`);
+  const { priceBits } = bookWidthsOf(inst);
+  if (!Number.isInteger(priceBits) || priceBits < 2 || priceBits > COMPARISON_BITS) throw new Error(`${where}: price ceiling of ${priceBits} bits outside 2..${COMPARISON_BITS}`);
   if (!Number.isInteger(inst.max_leverage) || inst.max_leverage < 1) throw new Error(`${where}: max_leverage must be a positive integer`);
   if (!/^-?\d+(\.\d+)?$/.test(inst.maker_fee_bps) || !/^\d+(\.\d+)?$/.test(inst.taker_fee_bps)) throw new Error(`${where}: bad fee fields`);
   if (compareDecimal(parseDecimal(inst.initial_margin_ratio)!, parseDecimal(inst.maintenance_margin_ratio)!) <= 0) {

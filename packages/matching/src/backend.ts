@@ -9,6 +9,17 @@ export type LeakLabel = string;
 /** leWide's headroom over the comparison bound: it compares sums of up to 2^16 − 1 book values. */
 export const SUM_EXTRA_BITS = 16;
 
+/**
+ * Public bounds of one book's values, declared by whoever admits them (the gateway refuses larger
+ * ones): comparisons at these widths take fewer random bits than at the backend's bound L.
+ */
+export interface BookWidths {
+  /** Every price the book compares (resting, limit, cap; ticks) lies in [0, 2^priceBits). */
+  priceBits: number;
+  /** Every quantity the book compares (resting, incoming, remaining; steps) lies in [0, 2^qtyBits). */
+  qtyBits: number;
+}
+
 export interface Arith<S> {
   readonly kind: 'plaintext' | 'mpc';
   constant(v: bigint): S;
@@ -22,6 +33,19 @@ export interface Arith<S> {
    */
   leWide(a: S, b: S): Promise<S>;
   eq(a: S, b: S): Promise<S>;
+  /**
+   * [a < b] for integers a, b in [0, 2^bits): Catrina-de Hoogh needs a bound on a - b only
+   * (|a - b| < 2^bits), so ceil(bits / 4) random nibbles where lt at bound L takes ceil((L + 1) / 4).
+   * The plaintext backend refuses inputs outside [0, 2^bits); on shares they give a wrong bit.
+   */
+  ltU(a: S, b: S, bits: number): Promise<S>;
+  /** [a <= b] for integers a, b in [0, 2^bits) (as ltU). */
+  leU(a: S, b: S, bits: number): Promise<S>;
+  /**
+   * rho (a - b) for a fresh secret uniform rho: zero iff a == b (error 1/p), otherwise uniform on the
+   * nonzero values. Only for revealZero / revealOrder, which open it. One product, no random bits.
+   */
+  zeroMask(a: S, b: S): Promise<S>;
   min(a: S, b: S): Promise<S>;
   mul(a: S, b: S): Promise<S>;
   select(c: S, x: S, y: S): Promise<S>;
@@ -31,6 +55,21 @@ export interface Arith<S> {
    * concurrently can be compared per book, whatever the interleaving of their rounds.
    */
   reveal(b: S, label: LeakLabel, scope?: string): Promise<bigint>;
+  /** Opens a zeroMask(a, b) to the nodes and records [a == b] under label (what the opening tells). */
+  revealZero(z: S, label: LeakLabel, scope?: string): Promise<bigint>;
+  /**
+   * Opens lt = [a < b] and z = zeroMask(a, b) in one round, and records [a <= b] = lt or [z = 0] under
+   * leLabel, then [b <= a] = not lt under geLabel: the same information as the two bits, one
+   * comparison instead of two. Returns [a <= b, b <= a].
+   */
+  revealOrder(lt: S, z: S, leLabel: LeakLabel, geLabel: LeakLabel, scope?: string): Promise<[bigint, bigint]>;
+}
+
+/** [a <= b], [b <= a] from lt = [a < b] and isZero = [a == b] (revealOrder's public pair); throws on an impossible pair. */
+export function orderPair(lt: bigint, isZero: boolean, what: string): [bigint, bigint] {
+  if (lt !== 0n && lt !== 1n) throw new RangeError(`${what}: less-than opened ${lt}, not a bit`);
+  if (lt === 1n && isZero) throw new RangeError(`${what}: a < b and a == b both opened`);
+  return [lt === 1n || isZero ? 1n : 0n, 1n - lt];
 }
 
 /** One revealed value, in order; both backends must produce identical transcripts for one stream. */

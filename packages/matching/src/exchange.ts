@@ -2,7 +2,7 @@
 // (a promise chain per book); different symbols run concurrently, so an MPC runtime batches their
 // rounds together. A book whose operation failed part-way is poisoned: later operations on it fail
 // with the original error rather than run on a half-updated book.
-import type { Arith } from './backend';
+import type { Arith, BookWidths } from './backend';
 import type { BookSnapshotPub } from './book';
 import { Book, DEFAULT_MAX_DEPTH } from './book';
 import type { MatchOptions } from './match';
@@ -18,6 +18,8 @@ export interface ExchangeOptions extends MatchOptions {
   maxPendingPerSymbol?: number;
   /** Bound on books created on demand when no symbol list is given (default 1,000). */
   maxSymbols?: number;
+  /** Public value bounds per symbol (MatchOptions.widths): narrower, cheaper comparisons. */
+  bookWidths?: (symbol: string) => BookWidths | undefined;
 }
 
 /** Raised by apply() when a book's queue is full (the caller outran matching). */
@@ -85,8 +87,10 @@ export class Exchange<S> {
    * count, never the results).
    */
   apply(op: Op<S>, arith: Arith<S> = this.arith, match?: MatchOptions): Promise<OpResult<S>> {
-    const opts = match ? { ...this.opts, ...match } : this.opts;
+    let opts: MatchOptions = match ? { ...this.opts, ...match } : this.opts;
     if (op.kind === 'expire') return this.expire(op);
+    const widths = this.opts.bookWidths?.(op.symbol);
+    if (widths && !opts.widths) opts = { ...opts, widths };
     const book = this.book(op.symbol);
     if (!book) return Promise.resolve(unknownSymbol(op));
     return this.enqueue(op.symbol, () => {

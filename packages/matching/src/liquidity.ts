@@ -3,7 +3,7 @@
 // final yes/no is revealed: the nodes do not learn how many makers cross or how much they hold.
 // The per-maker cross and self-trade bits computed here are kept (never opened) so the execution
 // that follows a "yes" reuses them instead of recomputing.
-import { SUM_EXTRA_BITS, type Arith } from './backend';
+import { SUM_EXTRA_BITS, type Arith, type BookWidths } from './backend';
 import type { RestingOrder } from './book';
 import type { Side } from './types';
 
@@ -21,10 +21,11 @@ export interface MakerBits<S> {
 }
 
 /** [maker's price is acceptable to the taker], or null when the taker has no price cap. */
-export function crossTest<S>(arith: Arith<S>, taker: TakerView<S>, maker: RestingOrder<S>): Promise<S> | null {
+export function crossTest<S>(arith: Arith<S>, taker: TakerView<S>, maker: RestingOrder<S>, widths?: BookWidths): Promise<S> | null {
   if (taker.price === null) return null;
   // A buy crosses an ask priced at or below its limit; a sell crosses a bid priced at or above it.
-  return taker.side === 'buy' ? arith.le(maker.price, taker.price) : arith.le(taker.price, maker.price);
+  const [a, b] = taker.side === 'buy' ? [maker.price, taker.price] : [taker.price, maker.price];
+  return widths ? arith.leU(a, b, widths.priceBits) : arith.le(a, b);
 }
 
 /** [taker and maker have the same owner], or null when either has no owner (no self-trade check). */
@@ -52,10 +53,11 @@ export async function coversTarget<S>(
   taker: TakerView<S>,
   target: S,
   chunk = SUM_CHUNK,
+  widths?: BookWidths,
 ): Promise<{ covers: S; bits: MakerBits<S> }> {
   // Rounds 1-3: cross and self bits of every maker, in one batch.
   const [cross, self] = await Promise.all([
-    Promise.all(makers.map((m) => crossTest(arith, taker, m))),
+    Promise.all(makers.map((m) => crossTest(arith, taker, m, widths))),
     Promise.all(makers.map((m) => selfTest(arith, taker, m))),
   ]);
   // Round 4: usable_i = cross_i · (1 − self_i).

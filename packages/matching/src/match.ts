@@ -1,13 +1,13 @@
 // Price-time-priority matching, written once against Arith<S>. Control flow depends only on public
 // fields and on values passed through reveal(); every reveal label is listed in leaks.ts and in the
 // README's leak table. Operations on one book must run strictly one after another (Exchange does it).
-import type { Arith } from './backend';
+import type { Arith, BookWidths } from './backend';
 import type { Book, RestingOrder } from './book';
 import type { MakerBits, TakerView } from './liquidity';
 import { coversTarget, crossTest, selfTest } from './liquidity';
 import { LEAK } from './leaks';
 import type { SearchStart } from './rank';
-import { DEFAULT_SEARCH_ARITY, checkArity, defaultStart, narrow, searchPivots } from './rank';
+import { DEFAULT_SEARCH_ARITY, checkArity, defaultStart, narrow, stepPivots } from './rank';
 import type {
   CancelOp,
   CancelOutcome,
@@ -54,6 +54,12 @@ export interface MatchOptions {
    * Reveals identical. Default false.
    */
   pipelineCross?: boolean;
+  /**
+   * The book's public value bounds (Exchange resolves them per symbol from ExchangeOptions.bookWidths):
+   * price comparisons at priceBits and the exhaustion test at qtyBits instead of the backend's bound.
+   * Absent: every comparison at the backend's bound. Same results and reveals either way.
+   */
+  widths?: BookWidths;
 }
 
 /** An incoming order (a placement, or the new order of a replace). */
@@ -87,6 +93,7 @@ async function runTaker<S>(
 ): Promise<Execution> {
   const ex = emptyExecution();
   const scope = book.symbol;
+  const w = opts.widths;
   const reveal = (b: S, label: string): Promise<bigint> => arith.reveal(b, label, scope);
 
   if (t.tif === 'GTT' && t.expiresAtNs !== null && t.expiresAtNs <= book.clockNs) {
@@ -102,7 +109,7 @@ async function runTaker<S>(
     let covered = false;
     if (makers.length > 0) {
       const target = allOrNone ? t.qty : (t.minFill as S);
-      const r = await coversTarget(arith, makers, t, target);
+      const r = await coversTarget(arith, makers, t, target, undefined, w);
       covered = (await reveal(r.covers, allOrNone ? LEAK.fokLiquidity : LEAK.minFillLiquidity)) === 1n;
       bits = r.bits;
     }
@@ -118,15 +125,17 @@ async function runTaker<S>(
   const mayRest = (t.tif === 'GTC' || t.tif === 'GTT') && t.type !== 'market' && t.price !== null;
   const k = opts.searchArity ?? DEFAULT_SEARCH_ARITY;
   checkArity(k);
+  const start = opts.searchStart ?? defaultStart(k);
+  const priceLe = (a: S, b: S): Promise<S> => (w ? arith.leU(a, b, w.priceBits) : arith.le(a, b));
   const afterTest = (i: number): Promise<S> => {
     const other = restSide[i] as RestingOrder<S>;
     const price = t.price as S;
     // Goes after `other` iff other's price is at least as good as ours.
-    return t.side === 'buy' ? arith.le(price, other.price) : arith.le(other.price, price);
+    return t.side === 'buy' ? priceLe(price, other.price) : priceLe(other.price, price);
   };
   let firstStep: { pivots: number[]; bits: Promise<S>[] } | null = null;
   if (opts.prefetchRank && mayRest && restSide.length > 0) {
-    const pivots = searchPivots(0, restSide.length, k, opts.searchStart ?? defaultStart(k));
+    const pivots = stepPivots(0, restSide.length, restSide.length, k, 0, start);
     const bits = pivots.map(afterTest);
     for (const b of bits) b.catch(() => undefined); // unused when the order does not rest
     firstStep = { pivots, bits };
@@ -135,20 +144,35 @@ async function runTaker<S>(
   let remaining = t.qty;
   const side = opposite(t.side);
   const pipe: { next: { maker: RestingOrder<S>; bit: Promise<S> } | null } = { next: null };
+  // Comparisons issued ahead and not needed (a prefetched rank step, a pipelined cross) are never
+  // opened, but the op must not end before they do: the engine fails a job that returns with
+  // operations in flight (they usually finish together with what was awaited; widths can differ).
+  const settleAhead = async (): Promise<void> => {
+    await Promise.allSettled([...(firstStep?.bits ?? []), ...(pipe.next ? [pipe.next.bit] : [])]);
+  };
   for (let i = 0; ; i += 1) {
     const maker = book.side(side)[0];
     if (maker === undefined) break;
     // Each iteration either stops or removes the head, so maker i is the i-th maker of `bits`.
     const pre = pipe.next !== null && pipe.next.maker === maker ? pipe.next.bit : null;
     pipe.next = null;
-    const crossP = t.price === null ? null : (bits?.cross[i] ?? pre ?? crossTest(arith, t, maker));
-    const selfP = (): S | Promise<S> | null => (bits ? (bits.self[i] ?? null) : selfTest(arith, t, maker));
+    const crossP = t.price === null ? null : (bits?.cross[i] ?? pre ?? crossTest(arith, t, maker, w));
+    // Self-trade: the liquidity pass's secret bit (opened as is), else a zero mask of the owners'
+    // difference, opened by revealZero: the same bit with no random bits (no equality comparison).
+    const selfP = (): { bit: S } | { mask: Promise<S> } | null => {
+      if (bits) return bits.self[i] === null || bits.self[i] === undefined ? null : { bit: bits.self[i] as S };
+      if (t.owner === null || maker.owner === null) return null;
+      return { mask: arith.zeroMask(t.owner, maker.owner) };
+    };
+    // Exhaustion: ONE strict comparison [maker.qty < remaining] and a zero mask of the same difference;
+    // revealOrder opens both and records [maker.qty <= remaining], [remaining <= maker.qty] as before.
     const exhaust = (): [Promise<S>, Promise<S>] => {
-      const tests: [Promise<S>, Promise<S>] = [arith.le(maker.qty, remaining), arith.le(remaining, maker.qty)];
+      const less = w ? arith.ltU(maker.qty, remaining, w.qtyBits) : arith.lt(maker.qty, remaining);
+      const tests: [Promise<S>, Promise<S>] = [less, arith.zeroMask(maker.qty, remaining)];
       // Whatever this maker's outcome, the next head (if the loop goes on) is today's second order.
       const second = book.side(side)[1];
       if (opts.pipelineCross && !opts.speculate && !bits && second !== undefined && t.price !== null) {
-        const bit = crossTest(arith, t, second) as Promise<S>;
+        const bit = crossTest(arith, t, second, w) as Promise<S>;
         bit.catch(() => undefined); // unused when the taker is exhausted here
         pipe.next = { maker: second, bit };
       }
@@ -156,26 +180,45 @@ async function runTaker<S>(
     };
 
     let crossS: S | null;
-    let selfS: S | null;
-    let makerEx: S;
-    let takerEx: S;
+    let selfQ: { bit: S } | { mask: Promise<S> } | null;
+    let lessP: Promise<S>;
+    let zeroP: Promise<S>;
     if (opts.speculate) {
-      [crossS, selfS, makerEx, takerEx] = await Promise.all([crossP, selfP(), ...exhaust()]);
-      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) break;
+      selfQ = selfP();
+      [lessP, zeroP] = exhaust();
+      const ahead = [lessP, zeroP, ...(selfQ !== null && 'mask' in selfQ ? [selfQ.mask] : [])];
+      for (const q of ahead) q.catch(() => undefined); // unused when the order does not cross
+      crossS = await crossP;
+      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) {
+        // never opened, but settled: no operation may outlive the op (the engine fails such a job)
+        await Promise.allSettled(ahead);
+        break;
+      }
     } else {
       crossS = await crossP;
       if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) break;
-      [selfS, makerEx, takerEx] = await Promise.all([selfP(), ...exhaust()]);
+      selfQ = selfP();
+      [lessP, zeroP] = exhaust();
     }
-
-    if (selfS !== null && (await reveal(selfS, LEAK.selfTrade)) === 1n) {
+    // The self-trade bit may be opened only now (after cross = 1) and before the exhaustion pair.
+    const selfOpen = selfQ === null ? null : 'bit' in selfQ ? reveal(selfQ.bit, LEAK.selfTrade) : selfQ.mask.then((m) => arith.revealZero(m, LEAK.selfTrade, scope));
+    if (selfOpen !== null) {
+      // a self-trade leaves the exhaustion tests unopened
+      lessP.catch(() => undefined);
+      zeroP.catch(() => undefined);
+    }
+    if (selfOpen !== null && (await selfOpen) === 1n) {
+      // the exhaustion tests (3 rounds) outlast the zero test (2): settle them unopened, or the op
+      // could end, and its job return, with them still in flight
+      await Promise.allSettled([lessP, zeroP]);
       book.remove(maker.orderId); // self-trade prevention: cancel the resting order, keep matching
       ex.selfTradeCancelled.push(maker.orderId);
       continue;
     }
 
-    // Both bits in one opening round; the fill quantity then follows by public selection.
-    const [mDone, tDone] = await Promise.all([reveal(makerEx, LEAK.makerExhausted), reveal(takerEx, LEAK.takerExhausted)]);
+    // Both bits from one opening round; the fill quantity then follows by public selection.
+    const [less, zero] = await Promise.all([lessP, zeroP]);
+    const [mDone, tDone] = await arith.revealOrder(less, zero, LEAK.makerExhausted, LEAK.takerExhausted, scope);
     if (mDone === 0n && tDone === 0n) throw new BookInvariantError(`${scope}: neither maker nor taker exhausted`);
     const fillQty = mDone === 1n ? maker.qty : remaining;
     outputs.push(fillQty, maker.price);
@@ -188,6 +231,7 @@ async function runTaker<S>(
     }
     if (tDone === 1n) {
       ex.takerFilled = true;
+      await settleAhead();
       return ex;
     }
   }
@@ -195,6 +239,7 @@ async function runTaker<S>(
   if (allOrNone) throw new BookInvariantError(`${scope}: ${t.orderId} covered by liquidity but not filled`);
   if (t.tif === 'IOC' || t.tif === 'FOK') {
     ex.cancelReason = 'IOC_REMAINDER';
+    await settleAhead();
     return ex;
   }
   // GTC / GTT remainder rests at the rank found by k-ary search (equal price → behind): per step,
@@ -204,7 +249,7 @@ async function runTaker<S>(
   let lo = 0;
   let hi = restSide.length;
   for (let step = 0; lo < hi; step += 1) {
-    const pivots = firstStep?.pivots ?? searchPivots(lo, hi, k, step === 0 ? (opts.searchStart ?? defaultStart(k)) : 'even');
+    const pivots = firstStep?.pivots ?? stepPivots(lo, hi, restSide.length, k, step, start);
     const tests = firstStep?.bits ?? pivots.map(afterTest);
     firstStep = null;
     const secret = await Promise.all(tests);

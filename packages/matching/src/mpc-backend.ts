@@ -2,7 +2,7 @@
 // straight to the JobContext, whose runtime batches everything issued before its next flush into one
 // round, so code that issues comparisons together (Promise.all) shares rounds, across books too.
 import type { JobContext, Sec } from '@tenebra/mpc';
-import { SUM_EXTRA_BITS, type Arith, type LeakLabel } from './backend';
+import { SUM_EXTRA_BITS, orderPair, type Arith, type LeakLabel } from './backend';
 import type { LeakRecorder } from './leaks';
 import { TranscriptRecorder } from './leaks';
 import { ArithRangeError } from './plaintext';
@@ -42,6 +42,17 @@ export class MpcBackend implements Arith<Sec> {
   eq(a: Sec, b: Sec): Promise<Sec> {
     return this.ctx.eq(one(a), one(b));
   }
+  /** [a < b] = ltz(a - b) at `bits`: the difference of two values in [0, 2^bits) is below 2^bits in size. */
+  ltU(a: Sec, b: Sec, bits: number): Promise<Sec> {
+    return this.ctx.ltz(this.ctx.sub(one(a), one(b)), bits);
+  }
+  async leU(a: Sec, b: Sec, bits: number): Promise<Sec> {
+    const gt = await this.ctx.ltz(this.ctx.sub(one(b), one(a)), bits);
+    return this.ctx.sub(this.ctx.constant([1n]), gt);
+  }
+  zeroMask(a: Sec, b: Sec): Promise<Sec> {
+    return this.ctx.randomMultiple(this.ctx.sub(one(a), one(b)));
+  }
   min(a: Sec, b: Sec): Promise<Sec> {
     return this.ctx.min(one(a), one(b));
   }
@@ -59,6 +70,29 @@ export class MpcBackend implements Arith<Sec> {
     }
     this.recorder.record(scope === undefined ? { label, value: v } : { label, value: v, scope });
     return v;
+  }
+
+  /** Opens a zeroMask: the value is uniform nonzero unless the masked difference was 0; records only that bit. */
+  async revealZero(z: Sec, label: LeakLabel, scope?: string): Promise<bigint> {
+    const [v] = await this.ctx.open(one(z));
+    if (v === undefined) throw new ArithRangeError(`reveal '${label}': nothing opened`);
+    const bit = v === 0n ? 1n : 0n;
+    this.recorder.record(scope === undefined ? { label, value: bit } : { label, value: bit, scope });
+    return bit;
+  }
+  async revealOrder(lt: Sec, z: Sec, leLabel: LeakLabel, geLabel: LeakLabel, scope?: string): Promise<[bigint, bigint]> {
+    const [l, v] = await this.ctx.open(this.ctx.concat([one(lt), one(z)]));
+    if (l === undefined || v === undefined) throw new ArithRangeError(`reveal '${leLabel}'/'${geLabel}': nothing opened`);
+    let pair: [bigint, bigint];
+    try {
+      pair = orderPair(l, v === 0n, `reveal '${leLabel}'/'${geLabel}'`);
+    } catch (e) {
+      throw new ArithRangeError((e as Error).message);
+    }
+    for (const [label, value] of [[leLabel, pair[0]], [geLabel, pair[1]]] as const) {
+      this.recorder.record(scope === undefined ? { label, value } : { label, value, scope });
+    }
+    return pair;
   }
 
   /** This party's shares of xs, in order (to persist a book snapshot or seal outputs to the gateway). */

@@ -1,7 +1,7 @@
 // The reference backend: S = bigint in the clear. It enforces the same preconditions as the MPC
 // engine (comparison inputs are signed integers below 2^L, selectors are bits) so a range bug shows
 // up in plaintext runs too, not only on shares.
-import { SUM_EXTRA_BITS, type Arith, type LeakLabel } from './backend';
+import { SUM_EXTRA_BITS, orderPair, type Arith, type LeakLabel } from './backend';
 import type { LeakRecorder } from './leaks';
 import { TranscriptRecorder } from './leaks';
 
@@ -70,6 +70,25 @@ export class PlaintextBackend implements Arith<bigint> {
     this.inRange(a, b);
     return a === b ? 1n : 0n;
   }
+  /** Inputs of ltU/leU: integers in [0, 2^bits), else ArithRangeError (on shares they would give a wrong bit). */
+  private inWidth(bits: number, ...xs: bigint[]): void {
+    if (!Number.isInteger(bits) || bits < 2) throw new ArithRangeError(`width of ${bits} bits is not an integer >= 2`);
+    const top = 1n << BigInt(bits);
+    for (const x of xs) {
+      if (x < 0n || x >= top) throw new ArithRangeError(`comparison input ${x} outside [0, 2^${bits})`);
+    }
+  }
+  async ltU(a: bigint, b: bigint, bits: number): Promise<bigint> {
+    this.inWidth(bits, a, b);
+    return a < b ? 1n : 0n;
+  }
+  async leU(a: bigint, b: bigint, bits: number): Promise<bigint> {
+    this.inWidth(bits, a, b);
+    return a <= b ? 1n : 0n;
+  }
+  async zeroMask(a: bigint, b: bigint): Promise<bigint> {
+    return a - b; // zero iff equal; only its zero-ness is ever recorded
+  }
   async min(a: bigint, b: bigint): Promise<bigint> {
     this.inRange(a, b);
     return a < b ? a : b;
@@ -85,5 +104,22 @@ export class PlaintextBackend implements Arith<bigint> {
     if (b < 0n || b > 0xffff_ffffn) throw new ArithRangeError(`reveal '${label}' of ${b}: not a bit or small count`);
     this.recorder.record(scope === undefined ? { label, value: b } : { label, value: b, scope });
     return b;
+  }
+  async revealZero(z: bigint, label: LeakLabel, scope?: string): Promise<bigint> {
+    const v = z === 0n ? 1n : 0n;
+    this.recorder.record(scope === undefined ? { label, value: v } : { label, value: v, scope });
+    return v;
+  }
+  async revealOrder(lt: bigint, z: bigint, leLabel: LeakLabel, geLabel: LeakLabel, scope?: string): Promise<[bigint, bigint]> {
+    let pair: [bigint, bigint];
+    try {
+      pair = orderPair(lt, z === 0n, `reveal '${leLabel}'/'${geLabel}'`);
+    } catch (e) {
+      throw new ArithRangeError((e as Error).message);
+    }
+    for (const [label, value] of [[leLabel, pair[0]], [geLabel, pair[1]]] as const) {
+      this.recorder.record(scope === undefined ? { label, value } : { label, value, scope });
+    }
+    return pair;
   }
 }

@@ -14,7 +14,15 @@ import { BookInvariantError } from './types';
  * the top of their side). Later steps are always 'even'. Default: 'head' for k > 2, 'even' for k = 2
  * (so arity 2 is exactly the former binary search).
  */
-export type SearchStart = 'even' | 'head';
+export type SearchStart = 'even' | 'head' | 'gallop' | 'ends';
+// 'gallop' (exponential search from the head, Bentley & Yao, "An almost optimal algorithm for
+// unbounded searching", IPL 1976): while every bit so far is 1, a step's pivots are the next k − 1 of
+// the ranks 0, 1, 3, 7, ..., 2^j − 1; once a bit is 0 the bracket is searched k-ary ('even'). A rank
+// r costs about 2 log2(r + 2) comparisons at k = 2 whatever the side's length: cheaper than binary
+// search when new orders rest near the head, as most do on a busy book.
+// 'ends': the first step probes the head and the tail together (two pivots, whatever k), then
+// gallops from the head while no bit but the tail's is 0: an order behind the whole side (the worst
+// price level, often the most common one on a deep book) settles in that first step.
 
 /**
  * Default arity: 4 (3 comparisons per step, half the steps of binary search). Measured on the
@@ -48,6 +56,15 @@ export function searchPivots(lo: number, hi: number, k: number, start: SearchSta
   const push = (p: number): void => {
     if (p >= lo && p < hi && out[out.length - 1] !== p) out.push(p);
   };
+  if (start === 'gallop') {
+    // the next k − 1 ranks 2^j − 1 at or after lo (lo is 0 or one past such a rank), the last clamped to hi − 1
+    let p = lo === 0 ? 0 : 2 * lo - 1;
+    for (let j = 0; j < k - 1 && out[out.length - 1] !== hi - 1; j += 1) {
+      push(Math.min(p, hi - 1));
+      p = 2 * p + 1;
+    }
+    return out;
+  }
   if (start === 'head' && k > 2) {
     // The head, then k − 2 pivots evenly over the rest.
     push(lo);
@@ -61,6 +78,20 @@ export function searchPivots(lo: number, hi: number, k: number, start: SearchSta
   }
   for (let j = 1; j < k; j += 1) push(lo + Math.floor((j * m) / k));
   return out;
+}
+
+/**
+ * Pivots of search step `step` over [lo, hi) on a side of n orders: the first step follows `start`;
+ * a galloping search keeps galloping while no bit has been 0 (hi is still n); every other step is
+ * k-ary 'even'. Depends only on public values.
+ */
+export function stepPivots(lo: number, hi: number, n: number, k: number, step: number, start: SearchStart): number[] {
+  if (start === 'gallop') return searchPivots(lo, hi, k, hi === n ? 'gallop' : 'even');
+  if (start === 'ends') {
+    if (step === 0) return n <= 1 ? searchPivots(lo, hi, 2, 'even') : [lo, hi - 1];
+    return searchPivots(lo, hi, k, hi === n - 1 ? 'gallop' : 'even');
+  }
+  return searchPivots(lo, hi, k, step === 0 ? start : 'even');
 }
 
 /** Number of steps plain k-ary search takes over n resting orders in the worst case: ⌈log_k(n + 1)⌉. */

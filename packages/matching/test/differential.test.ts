@@ -6,6 +6,9 @@ import type { LeakRecord } from '../src/backend';
 import { generateStream } from '../src/stream';
 import type { Op } from '../src/types';
 import { bookRows, runIdeal, runPlain } from './harness';
+import type { ExchangeOptions } from '../src/exchange';
+import type { PlaceOp } from '../src/types';
+import { ArithRangeError } from '../src/plaintext';
 
 function perScope(recs: readonly LeakRecord[]): Map<string, LeakRecord[]> {
   const m = new Map<string, LeakRecord[]>();
@@ -16,9 +19,9 @@ function perScope(recs: readonly LeakRecord[]): Map<string, LeakRecord[]> {
   return m;
 }
 
-async function differential(ops: Op<bigint>[], concurrent: boolean, speculate = false): Promise<number> {
-  const plain = await runPlain(ops, { concurrent });
-  const mpc = await runIdeal(ops, { concurrent, speculate });
+async function differential(ops: Op<bigint>[], concurrent: boolean, speculate = false, extra: ExchangeOptions = {}): Promise<number> {
+  const plain = await runPlain(ops, { concurrent, ...extra });
+  const mpc = await runIdeal(ops, { concurrent, speculate, ...extra });
   expect(mpc.results).toEqual(plain.results);
   for (const s of plain.exchange.symbols()) {
     expect(bookRows(mpc.exchange.book(s), mpc.value)).toEqual(bookRows(plain.exchange.book(s), plain.value));
@@ -59,5 +62,68 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
     const normal = await differential(ops, false, false);
     const spec = await differential(ops, false, true);
     expect(spec).toBeLessThan(normal);
+  });
+
+  describe('narrow widths (prices in [0, 2^priceBits), quantities in [0, 2^qtyBits)): same results, transcripts and books', () => {
+    const PB = 18;
+    const QB = 12;
+    const widths: ExchangeOptions = { bookWidths: () => ({ priceBits: PB, qtyBits: QB }) };
+    const TOP = (1n << BigInt(PB)) - 1n;
+    const QTOP = (1n << BigInt(QB)) - 1n;
+
+    it('full streams with owners, prices at the top of the band, every option', async () => {
+      for (let seed = 60; seed < 64; seed += 1) {
+        const ops = generateStream({ seed, orders: 1500, symbols: 2, accounts: 4, features: 'all', midTicks: TOP - 400n, spreadTicks: 30, maxQty: 1000 });
+        await differential(ops, seed % 2 === 0, seed % 3 === 0, { ...widths, prefetchRank: true, pipelineCross: seed % 3 !== 0, searchArity: seed === 61 ? 2 : 4, searchStart: seed === 61 ? 'gallop' : 'head' });
+      }
+    });
+
+    it('edge values: prices 1 and 2^B - 1 crossing, quantities 2^Q - 1 against 1, equal quantities (zero remainders), equal owners', async () => {
+      const ops: Op<bigint>[] = [];
+      let seq = 1n;
+      const place = (side: 'buy' | 'sell', price: bigint, qty: bigint, owner: bigint, tif: PlaceOp<bigint>['tif'] = 'GTC'): void => {
+        ops.push({ kind: 'place', symbol: 'EDGE', orderId: `e${seq}`, seq, nowNs: seq, side, type: 'limit', tif, price, qty, owner });
+        seq += 1n;
+      };
+      place('sell', TOP, QTOP, 1n); // the highest ask, the largest size
+      place('sell', 1n, 1n, 2n); // the lowest ask
+      place('buy', TOP, QTOP, 3n); // crosses both: 1 then QTOP - 1 of the top ask, maker exhausted, taker remainder QTOP - (QTOP - 1)... then rests
+      place('sell', 1n, 1n, 3n); // same owner as the resting bid: self-trade prevention
+      place('buy', 5n, 7n, 4n);
+      place('sell', 5n, 7n, 5n); // equal quantities at equal prices: both exhausted, remainder zero
+      place('buy', 1n, QTOP, 6n);
+      place('sell', 1n, QTOP, 7n, 'IOC'); // exact fill of the largest size at the lowest price
+      place('buy', TOP, 1n, 8n, 'IOC'); // nothing left to cross
+      place('sell', TOP, QTOP, 9n);
+      place('buy', TOP, QTOP, 9n, 'IOC'); // own order at the top: self-trade, nothing filled
+      for (const concurrent of [false, true]) await differential(ops, concurrent, false, widths);
+      await differential(ops, false, true, widths);
+      const plain = await runPlain(ops, widths);
+      const labels = plain.transcript.records.map((r) => `${r.label}=${r.value}`);
+      expect(labels).toContain('self-trade=1');
+      // an exact fill opens both exhaustion bits as 1, from one comparison and one zero test
+      const pairs = plain.transcript.records.flatMap((r, i, all) => (r.label === 'maker-exhausted' ? [`${r.value}${all[i + 1]!.value}`] : []));
+      expect(pairs).toContain('11');
+      expect(pairs).toContain('10');
+      expect(pairs).toContain('01');
+    });
+
+    it('a value beyond the declared width is refused by the plaintext backend (and by the engine double where the difference overflows)', async () => {
+      const over: Op<bigint>[] = [
+        { kind: 'place', symbol: 'EDGE', orderId: 'a', seq: 1n, nowNs: 1n, side: 'sell', type: 'limit', tif: 'GTC', price: 1n, qty: 3n, owner: 1n },
+        { kind: 'place', symbol: 'EDGE', orderId: 'b', seq: 2n, nowNs: 2n, side: 'buy', type: 'limit', tif: 'GTC', price: TOP + 2n, qty: 3n, owner: 2n },
+      ];
+      // the difference 2^18 is beyond what the engine's 18-bit comparison can tell: the plaintext run
+      // refuses it rather than match where shares would give a wrong bit
+      await expect(runPlain(over, widths)).rejects.toBeInstanceOf(ArithRangeError);
+      await expect(runIdeal(over, widths)).rejects.toThrow(/outside ±2\^18/);
+      // the plaintext backend refuses any input outside [0, 2^B), even where this difference would fit
+      await expect(runPlain([over[0]!, { ...(over[1] as PlaceOp<bigint>), price: TOP + 1n }].map((o, i) => (i === 0 ? { ...(o as PlaceOp<bigint>), price: TOP } : o)), widths)).rejects.toBeInstanceOf(ArithRangeError);
+      const bigQty: Op<bigint>[] = [
+        { ...(over[0] as PlaceOp<bigint>), qty: QTOP + 1n },
+        { ...(over[1] as PlaceOp<bigint>), price: TOP },
+      ];
+      await expect(runPlain(bigQty, widths)).rejects.toBeInstanceOf(ArithRangeError);
+    });
   });
 });

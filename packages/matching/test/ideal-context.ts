@@ -29,13 +29,17 @@ export interface IdealStats {
   ops: Record<string, number>;
   /** Largest number of operations in one round. */
   maxBatch: number;
+  /** Random nibbles the real engine would consume (4 bits each): costOf at each comparison's width. */
+  nibbles: number;
+  /** Beaver triples the real engine would consume (mul, select, randomMultiple, min, max). */
+  triples: number;
 }
 
 /** Rounds per operation kind of the real engine (its declared costs, L = 48): a latency model. */
 export const ENGINE_ROUNDS: Readonly<Record<string, number>> = {
   mul: costOf('mul', 48).rounds, select: costOf('select', 48).rounds, open: 1, openTo: 1,
   lt: costOf('lt', 48).rounds, le: costOf('le', 48).rounds, ltz: costOf('lt', 48).rounds, eq: costOf('eq', 48).rounds,
-  min: costOf('min', 48).rounds, max: costOf('max', 48).rounds,
+  min: costOf('min', 48).rounds, max: costOf('max', 48).rounds, randomMultiple: costOf('randomMultiple', 48).rounds,
 };
 
 /** Ideal-functionality JobContext (TEST DOUBLE: plain values, no privacy). */
@@ -44,7 +48,9 @@ export class IdealJobContext implements JobContext {
   readonly n = 5;
   readonly t = 2;
   readonly jobId = 'ideal-job';
-  readonly stats: IdealStats = { rounds: 0, ops: {}, maxBatch: 0 };
+  readonly stats: IdealStats = { rounds: 0, ops: {}, maxBatch: 0, nibbles: 0, triples: 0 };
+  /** rho of randomMultiple: a fixed nonzero sequence (no privacy here; only zero-ness matters). */
+  private rho = 3n;
   // Store: committed values plus this "job's" staged writes (null = removed), like the engine's.
   private readonly store = new Map<string, IdealSec>();
   private readonly pubStore = new Map<string, string>();
@@ -96,8 +102,9 @@ export class IdealJobContext implements JobContext {
   }
 
   /** Queues an interactive operation for the next flush (one round). */
-  private round<T>(kind: string, compute: () => T): Promise<T> {
+  private round<T>(kind: string, compute: () => T, elements = 1, width?: number): Promise<T> {
     this.stats.ops[kind] = (this.stats.ops[kind] ?? 0) + 1;
+    this.account(kind, elements, width);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         kind,
@@ -111,6 +118,32 @@ export class IdealJobContext implements JobContext {
       });
       this.schedule();
     });
+  }
+  /** Adds what `elements` operations of `kind` consume in the engine (width: ltz's bound, or lt's L). */
+  private account(kind: string, elements: number, width?: number): void {
+    const L = this.compareBits;
+    switch (kind) {
+      case 'lt':
+      case 'le':
+        this.stats.nibbles += elements * costOf('lt', width ?? L).nibbles;
+        break;
+      case 'ltz': // |a| < 2^width is lt's geometry at L = width - 1
+        this.stats.nibbles += elements * costOf('lt', (width ?? L + 1) - 1).nibbles;
+        break;
+      case 'eq':
+        this.stats.nibbles += elements * costOf('eq', L).nibbles;
+        break;
+      case 'min':
+      case 'max':
+        this.stats.nibbles += elements * costOf('min', L).nibbles;
+        this.stats.triples += elements;
+        break;
+      case 'mul':
+      case 'select':
+      case 'randomMultiple':
+        this.stats.triples += elements;
+        break;
+    }
   }
   private schedule(): void {
     if (!this.scheduled) {
@@ -167,22 +200,31 @@ export class IdealJobContext implements JobContext {
     return new IdealSec(va.map((x, i) => mod(x * (typeof c === 'bigint' ? c : (c[i] as bigint)))));
   }
   mul(a: Sec, b: Sec): Promise<Sec> {
-    return this.round('mul', () => this.zip(a, b, (x, y) => x * y));
+    return this.round('mul', () => this.zip(a, b, (x, y) => x * y), a.length);
   }
   lt(a: Sec, b: Sec, bits?: number): Promise<Sec> {
-    return this.round('lt', () => this.cmp(a, b, (x, y) => x < y, bits));
+    return this.round('lt', () => this.cmp(a, b, (x, y) => x < y, bits), a.length, bits);
   }
   le(a: Sec, b: Sec, bits?: number): Promise<Sec> {
-    return this.round('le', () => this.cmp(a, b, (x, y) => x <= y, bits));
+    return this.round('le', () => this.cmp(a, b, (x, y) => x <= y, bits), a.length, bits);
   }
   eq(a: Sec, b: Sec): Promise<Sec> {
-    return this.round('eq', () => this.cmp(a, b, (x, y) => x === y));
+    return this.round('eq', () => this.cmp(a, b, (x, y) => x === y), a.length);
   }
   min(a: Sec, b: Sec): Promise<Sec> {
-    return this.round('min', () => this.zip(a, b, (x, y) => (this.checked(x) <= this.checked(y) ? x : y)));
+    return this.round('min', () => this.zip(a, b, (x, y) => (this.checked(x) <= this.checked(y) ? x : y)), a.length);
   }
   max(a: Sec, b: Sec): Promise<Sec> {
-    return this.round('max', () => this.zip(a, b, (x, y) => (this.checked(x) >= this.checked(y) ? x : y)));
+    return this.round('max', () => this.zip(a, b, (x, y) => (this.checked(x) >= this.checked(y) ? x : y)), a.length);
+  }
+  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number; rounds: number } {
+    return { triples: this.stats.triples, lex4: 0, prod4: 0, nibbles: this.stats.nibbles, rounds: this.stats.rounds };
+  }
+  randomMultiple(x: Sec): Promise<Sec> {
+    return this.round('randomMultiple', () => new IdealSec(this.vals(x).map((v) => {
+      this.rho = (this.rho * 7n) % P; // never 0: 7 generates a subgroup of the nonzero elements
+      return mod(v * this.rho);
+    })), x.length);
   }
   select(c: Sec, x: Sec, y: Sec): Promise<Sec> {
     return this.round('select', () => {
@@ -195,19 +237,20 @@ export class IdealJobContext implements JobContext {
           return b === 1n ? (vx[i] as bigint) : (vy[i] as bigint);
         }),
       );
-    });
+    }, c.length);
   }
-  ltz(a: Sec): Promise<Sec> {
+  ltz(a: Sec, width?: number): Promise<Sec> {
     return this.round('ltz', () => {
       const va = this.vals(a);
+      const bound = width === undefined ? 2n * this.bound : 1n << BigInt(width);
       return new IdealSec(
         va.map((x) => {
           const v = signed(x);
-          if (v >= 2n * this.bound || v <= -2n * this.bound) throw new Error(`ltz input ${v} outside ±2^(L+1)`);
+          if (v >= bound || v <= -bound) throw new Error(`ltz input ${v} outside ±2^${width ?? `(L+1)`}`);
           return v < 0n ? 1n : 0n;
         }),
       );
-    });
+    }, a.length, width);
   }
   open(x: Sec): Promise<bigint[]> {
     return this.round('open', () => [...this.vals(x)]);

@@ -3,20 +3,20 @@
 // (the opened bits are a function of the rank alone).
 import { describe, expect, it } from 'vitest';
 import { generateStream } from '../src/stream';
-import { narrow, searchPivots, searchSteps } from '../src/rank';
+import { narrow, searchPivots, searchSteps, stepPivots } from '../src/rank';
 import type { ExchangeOptions } from '../src/exchange';
 import { bookRows, runIdeal, runPlain } from './harness';
 import { Scenario } from './helpers';
 
 /** Runs the search on plain after() bits for a rank; returns the bits opened per step. */
-function simulate(n: number, rank: number, k: number, start: 'even' | 'head'): { found: number; steps: bigint[][] } {
+function simulate(n: number, rank: number, k: number, start: 'even' | 'head' | 'gallop' | 'ends'): { found: number; steps: bigint[][] } {
   let lo = 0;
   let hi = n;
   const steps: bigint[][] = [];
   for (let step = 0; lo < hi; step += 1) {
-    const pivots = searchPivots(lo, hi, k, step === 0 ? start : 'even');
+    const pivots = stepPivots(lo, hi, n, k, step, start);
     expect(pivots.length).toBeGreaterThan(0);
-    expect(pivots.length).toBeLessThanOrEqual(k - 1);
+    expect(pivots.length).toBeLessThanOrEqual(start === 'ends' && step === 0 ? 2 : k - 1);
     const bits = pivots.map((p) => (p < rank ? 1n : 0n));
     steps.push(bits);
     [lo, hi] = narrow(lo, hi, pivots, bits, 'T');
@@ -54,6 +54,29 @@ describe('k-ary rank search', () => {
     }
   });
 
+  it('gallop: pivots 0, 1, 3, 7, ... until a 0, then k-ary; every rank found, in about 2 log2(rank + 2) comparisons at k = 2', () => {
+    expect(searchPivots(0, 100, 2, 'gallop')).toEqual([0]);
+    expect(searchPivots(4, 100, 2, 'gallop')).toEqual([7]);
+    expect(searchPivots(0, 100, 4, 'gallop')).toEqual([0, 1, 3]);
+    expect(searchPivots(4, 100, 4, 'gallop')).toEqual([7, 15, 31]);
+    expect(searchPivots(8, 10, 4, 'gallop')).toEqual([9]); // clamped to the tail
+    for (const k of [2, 3, 4]) {
+      for (let n = 0; n <= 140; n += 1) {
+        for (let rank = 0; rank <= n; rank += 1) {
+          const g = simulate(n, rank, k, 'gallop');
+          expect(g.found).toBe(rank);
+          const cmps = g.steps.reduce((a, b) => a + b.length, 0);
+          if (k === 2) expect(cmps).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(rank + 2)) + 1);
+          if (rank === 0 && n > 0) expect(g.steps.length).toBe(1);
+          const e = simulate(n, rank, k, 'ends');
+          expect(e.found).toBe(rank);
+          if ((rank === 0 || rank === n) && n > 0) expect(e.steps.length).toBe(1);
+          if (k === 2) expect(e.steps.reduce((a, b) => a + b.length, 0)).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(rank + 2)) + 2);
+        }
+      }
+    }
+  });
+
   it('each step’s bits are monotone and the whole transcript is a function of (n, rank) only', () => {
     // Two different price configurations with the same rank give the same opened bits.
     const k = 4;
@@ -74,6 +97,8 @@ describe('k-ary rank search', () => {
       { searchArity: 3, searchStart: 'even' }, { searchArity: 3 }, { searchArity: 4, searchStart: 'even' }, { searchArity: 4 },
       { searchArity: 8, searchStart: 'even' }, { searchArity: 8 }, { searchArity: 2, searchStart: 'head' },
       { searchArity: 4, prefetchRank: true, pipelineCross: true },
+      { searchArity: 2, searchStart: 'gallop' }, { searchArity: 4, searchStart: 'gallop', prefetchRank: true },
+      { searchArity: 2, searchStart: 'ends' }, { searchArity: 3, searchStart: 'ends', prefetchRank: true, pipelineCross: true },
     ];
     for (let seed = 200; seed < 212; seed += 1) {
       const ops = generateStream({ seed, orders: 1200, symbols: 2, features: seed % 3 === 0 ? 'all' : 'limit', spreadTicks: seed % 2 === 0 ? 6 : 30 });
@@ -91,7 +116,7 @@ describe('k-ary rank search', () => {
 
   it('plaintext and MPC backends reveal identical transcripts for every arity and option', async () => {
     const ops = generateStream({ seed: 77, orders: 800, symbols: 1, features: 'all', spreadTicks: 8 });
-    for (const opts of [{ searchArity: 2 }, { searchArity: 3 }, { searchArity: 8, searchStart: 'even' as const }, { prefetchRank: true, pipelineCross: true }, { prefetchRank: true, speculate: true }]) {
+    for (const opts of [{ searchArity: 2 }, { searchArity: 3 }, { searchArity: 8, searchStart: 'even' as const }, { prefetchRank: true, pipelineCross: true }, { prefetchRank: true, speculate: true }, { searchArity: 2, searchStart: 'gallop' as const }, { searchArity: 3, searchStart: 'ends' as const, prefetchRank: true }]) {
       const plain = await runPlain(ops, opts);
       const mpc = await runIdeal(ops, opts);
       expect(mpc.results).toEqual(plain.results);

@@ -63,8 +63,25 @@ export interface JobContext {
 
   /** The id this job runs under (identical at every party). */
   readonly jobId: string;
-  /** [a < 0] for one signed value |a| < 2^(L+1) (lt(a, b) is ltz(a - b)). */
-  ltz(a: Sec): Promise<Sec>;
+  /**
+   * [a < 0] for signed |a| < 2^width (default L + 1; lt(a, b) is ltz(a - b)). Catrina-de Hoogh needs
+   * a bound on the compared difference only: for a, b in [0, 2^B), ltz(a - b, B) costs ceil(B / 4)
+   * random nibbles where lt(a, b, B) costs ceil((B + 1) / 4). The caller guarantees the bound: a
+   * value outside it gives a wrong bit, silently.
+   */
+  ltz(a: Sec, width?: number): Promise<Sec>;
+  /**
+   * rho * x per element for a fresh uniform secret rho (one Beaver triple, one round, no random bits):
+   * zero iff x is (error 1/p), otherwise uniform on the nonzero elements, so opening it reveals
+   * exactly [x == 0]. For a zero test whose outcome is opened anyway (self-trade, equal quantities).
+   */
+  randomMultiple(x: Sec): Promise<Sec>;
+  /**
+   * Preprocessing items this job has consumed so far, per kind (nibbles are 4 random bits each),
+   * and the rounds it has run. Identical at every party: items are assigned in issue order. Lets a
+   * host budget its spending.
+   */
+  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number; rounds: number };
 
   /**
    * Transactional store of named secret values that survives across jobs and is covered by share

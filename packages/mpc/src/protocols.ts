@@ -16,6 +16,10 @@
 //  eq      equality to zero in the same style: open d + 2^(M-1) + r' + 2^M r'', then
 //          [d == 0] = prod_j [w_j == r_j] (local indicators, a tree of 4-factor closure products).
 //  select  y + c (x - y); min/max from lt and select.
+//  randomMultiple  rho * x with rho the `a` of a Beaver triple (a, b, ab): open x - b, then
+//          rho x = (x - b) a + ab. Opening it tests x == 0 (zero iff x is, else uniform on the nonzero
+//          elements; error 1/p): the masked zero test of Nishide & Ohta, PKC 2007, sec. 5 / Damgard et
+//          al., TCC 2006, with a public outcome, so no bits at all where eq spends ceil((L+1)/4) nibbles.
 
 import { groupSizes, lexProgram, prodProgram, type ClosureProgram } from './closure';
 import { DEFAULT_KAPPA, ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide, words } from './field';
@@ -93,6 +97,30 @@ export async function mul(eng: RoundEngine, x: readonly bigint[], y: readonly bi
   const m = x.length;
   if (m === 0) return [];
   return decodeFieldVector(await beaverEncoded(eng, encodeFieldVector([...x, ...y]), m));
+}
+
+/**
+ * rho * x for each element, rho a fresh uniform secret (the `a` of a Beaver triple (a, b, c = ab)):
+ * open f = x - b (uniform: b is), then rho x = f a + c. Zero iff x == 0 (wrong only when rho = 0,
+ * probability 1/p); otherwise uniform on the nonzero elements and independent of f, so OPENING it
+ * reveals [x == 0] and nothing else. One round, one triple, no random bits, no masks.
+ */
+export async function randomMultiple(eng: RoundEngine, x: readonly bigint[]): Promise<bigint[]> {
+  const m = x.length;
+  if (m === 0) return [];
+  const { opened, prep } = await eng.round({ ...NO_NEEDS, triples: m }, (p) => {
+    const t = decodeFieldVector(p.items.triples);
+    const out = new Array<bigint>(m);
+    for (let e = 0; e < m; e++) {
+      const d = x[e]! - t[3 * e + 1]!;
+      out[e] = d < 0n ? d + P : d;
+    }
+    return out;
+  });
+  const t = decodeFieldVector(prep.items.triples);
+  const out = new Array<bigint>(m);
+  for (let e = 0; e < m; e++) out[e] = reduceWide(opened[e]! * t[3 * e]! + t[3 * e + 2]!);
+  return out;
 }
 
 /** Geometry of the comparison for bound L (see field.ts): M bits in `blocks` 4-bit blocks, K = M + 1. */
@@ -429,7 +457,7 @@ function treeCost(width: number, lexicographic: boolean): { rounds: number; item
 }
 
 /** Per-element cost of each operation for bound L (the preprocessing map, as JIFF's). */
-export function costOf(op: 'mul' | 'select' | 'lt' | 'le' | 'eq' | 'min' | 'max' | 'open', L: number, kappa = DEFAULT_KAPPA): OpCost {
+export function costOf(op: 'mul' | 'select' | 'lt' | 'le' | 'eq' | 'min' | 'max' | 'open' | 'randomMultiple', L: number, kappa = DEFAULT_KAPPA): OpCost {
   const { blocks } = geometry(L, kappa);
   const c = (rounds: number, triples: number, lex4: number, prod4: number, nibbles: number, masks: number, opened: number): OpCost => ({
     rounds, triples, lex4, prod4, nibbles, bits: 4 * nibbles, masks, elementsPerPeer: opened,
@@ -440,6 +468,8 @@ export function costOf(op: 'mul' | 'select' | 'lt' | 'le' | 'eq' | 'min' | 'max'
     case 'mul':
     case 'select':
       return c(1, 1, 0, 0, 0, 0, 2);
+    case 'randomMultiple': // one Beaver opening (x - b); opening the result is one 'open' more
+      return c(1, 1, 0, 0, 0, 0, 1);
     case 'lt':
     case 'le': {
       const tr = treeCost(blocks, true);

@@ -1256,7 +1256,11 @@ class Ctx implements JobContext, proto.RoundEngine {
   readonly kappa: number;
   readonly jobId: string;
 
+  /** The reserve cursors when the job started (consumed() is the difference). */
+  private readonly start: Counts;
+
   constructor(private readonly p: PartyImpl, private readonly job: JobRun) {
+    this.start = { ...p.prep.reserve.cursor };
     this.party = p.id;
     this.n = p.n;
     this.t = p.t;
@@ -1375,8 +1379,20 @@ class Ctx implements JobContext, proto.RoundEngine {
     return bits;
   }
 
-  async ltz(a: Sec): Promise<Sec> {
-    return this.wrap(await proto.ltz(this, vecOf(a)));
+  async ltz(a: Sec, width?: number): Promise<Sec> {
+    if (width === undefined) return this.wrap(await proto.ltz(this, vecOf(a)));
+    // |a| < 2^width is ltz's bound for L = width - 1 (M = 4 ceil(width / 4) >= width).
+    if (!Number.isInteger(width) || width < 2) throw new RangeError(`ltz: width of ${width} bits is not an integer >= 2`);
+    return this.wrap(await proto.ltz(this, vecOf(a), this.boundOf(width - 1, 'ltz')));
+  }
+
+  consumed(): { triples: number; lex4: number; prod4: number; nibbles: number; rounds: number } {
+    const c = this.p.prep.reserve.cursor;
+    return { triples: c.triples - this.start.triples, lex4: c.lex4 - this.start.lex4, prod4: c.prod4 - this.start.prod4, nibbles: c.nibbles - this.start.nibbles, rounds: this.job.round };
+  }
+
+  async randomMultiple(x: Sec): Promise<Sec> {
+    return this.wrap(await proto.randomMultiple(this, vecOf(x)));
   }
 
   async eq(a: Sec, b: Sec): Promise<Sec> {

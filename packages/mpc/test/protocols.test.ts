@@ -160,6 +160,39 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
     expect(costOf('lt', 64).rounds).toBe(costOf('lt', 48).rounds + 1);
   });
 
+  it('ltz at a narrow width: exact at the edges of |a| < 2^width, ceil(width / 4) nibbles; randomMultiple opens zero iff zero, no nibbles', async () => {
+    type Internal = { prep: { reserve: { cursor: Record<string, number> } } };
+    const cursor = (): Record<string, number> => ({ ...(c.parties[0] as unknown as Internal).prep.reserve.cursor });
+    // width 20: |a| < 2^20 (differences of prices in [0, 2^20)); 5 blocks, M = 20
+    const W = 20;
+    const E = (1n << BigInt(W)) - 1n;
+    const as = [E, -E, 0n, -1n, 1n, 1n << 19n, -(1n << 19n), -5n];
+    const zs = [0n, 1n, -1n, E, -E, 0n, 123456789n];
+    const inputs = deal(5, 2, as, zs);
+    const before = cursor();
+    const outs = await run(async (ctx, pid) => {
+      const [ash, zsh] = inputs[pid - 1]!;
+      const [l, r] = await Promise.all([ctx.ltz(ctx.fromShares(ash!), W), ctx.randomMultiple(ctx.fromShares(zsh!))]);
+      return { lt: await ctx.open(l), rm: await ctx.open(r), used: ctx.consumed() };
+    });
+    const after = cursor();
+    for (const o of outs) expect(o.used).toEqual({ triples: zs.length, lex4: after.lex4! - before.lex4!, prod4: 0, nibbles: as.length * Math.ceil(W / 4), rounds: costOf('lt', W - 1).rounds + 2 }); // the comparison (randomMultiple's round overlaps it), then two openings
+    expect(after.nibbles! - before.nibbles!).toBe(as.length * Math.ceil(W / 4));
+    expect(after.triples! - before.triples!).toBe(zs.length);
+    for (const o of outs) {
+      expect(o.lt).toEqual(as.map((a) => (a < 0n ? 1n : 0n)));
+      expect(o.rm.map((v) => v === 0n)).toEqual(zs.map((z) => z === 0n));
+    }
+    // the opened multiple is the same at every party, and not the value itself (a fresh rho each)
+    expect(new Set(outs.map((o) => o.rm.join(','))).size).toBe(1);
+    expect(outs[0]!.rm[1]).not.toBe(1n);
+    expect(costOf('randomMultiple', 48)).toMatchObject({ rounds: 1, triples: 1, nibbles: 0, bits: 0 });
+    // a value beyond the width gives a wrong answer silently (the caller's bound): 2^20 >= 0, yet not 0
+    const wrong = deal(5, 2, [1n << 20n]);
+    const got = await run(async (ctx, pid) => ctx.open(await ctx.ltz(ctx.fromShares(wrong[pid - 1]![0]!), W)));
+    for (const g of got) expect(g).not.toEqual([0n]);
+  });
+
   it('declares its preprocessing', () => {
     // 13 blocks: groups of 4, 4, 4 (7 factors opened each) and a pass-through block, then one of 4
     // without eq (6); equality: 4 + 4 + 4 factors, then 4
