@@ -122,3 +122,12 @@ export function holdingRound(inner: Transport, round: number, hold: () => boolea
     return env.type === Msg.PrepRound && env.a === round;
   });
 }
+
+/** A job of products x * y on `team` (five parties, t = 2); resolves to each party's outcome. */
+export function products(net: SimNetwork, team: Party[], id: string, xs: bigint[], ys: bigint[], maxTimeMs = 60_000): Promise<PromiseSettledResult<bigint[]>[]> {
+  const inputs = deal(5, 2, xs, ys);
+  return net.settle(Promise.allSettled(team.map((p) => p.runJob(id, async (ctx) => {
+    const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
+    return ctx.open(await ctx.mul(x!, y!));
+  }))), { maxTimeMs });
+}

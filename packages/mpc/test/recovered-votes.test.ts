@@ -9,18 +9,10 @@ import { createParty, type Party } from '../src/runtime';
 import { prepLogOf } from '../src/state';
 import { PreprocessingExhaustedError } from '../src/api';
 import { priorVotesOn } from '../src/preprocessing';
-import { deal } from './helpers';
+import { products } from './helpers';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
 
-/** A job of products on `team`; resolves to each party's outcome. */
-function products(net: SimNetwork, team: Party[], id: string, xs: bigint[], ys: bigint[], maxTimeMs = 60_000): Promise<PromiseSettledResult<bigint[]>[]> {
-  const inputs = deal(5, 2, xs, ys);
-  return net.settle(Promise.allSettled(team.map((p) => p.runJob(id, async (ctx) => {
-    const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
-    return ctx.open(await ctx.mul(x!, y!));
-  }))), { maxTimeMs });
-}
 
 /**
  * Party 3 dies and comes back with its keys (and, if `withPrior`, the log of its last durable

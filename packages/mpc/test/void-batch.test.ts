@@ -13,18 +13,10 @@ import { PreprocessingExhaustedError } from '../src/api';
 import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
 import { prepLogOf } from '../src/state';
-import { deal, dropping } from './helpers';
+import { deal, dropping, products } from './helpers';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
 
-/** A job of products on `team`; resolves to each party's outcome. */
-function products(net: SimNetwork, team: Party[], id: string, xs: bigint[], ys: bigint[], maxTimeMs = 60_000): Promise<PromiseSettledResult<bigint[]>[]> {
-  const inputs = deal(5, 2, xs, ys);
-  return net.settle(Promise.allSettled(team.map((p) => p.runJob(id, async (ctx) => {
-    const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
-    return ctx.open(await ctx.mul(x!, y!));
-  }))), { maxTimeMs });
-}
 
 const range = (k: number, f: (i: number) => bigint): bigint[] => Array.from({ length: k }, (_, i) => f(i));
 
