@@ -72,6 +72,26 @@ export function orderPair(lt: bigint, isZero: boolean, what: string): [bigint, b
   return [lt === 1n || isZero ? 1n : 0n, 1n - lt];
 }
 
+/**
+ * revealOrder's common tail for both backends: the pair from the opened lt and zero test, recorded
+ * under leLabel then geLabel; an impossible pair throws `error`'s kind.
+ */
+export function recordOrder(
+  rec: { record(r: LeakRecord): void }, lt: bigint, isZero: boolean, leLabel: LeakLabel, geLabel: LeakLabel,
+  scope: string | undefined, error: new (message: string) => Error,
+): [bigint, bigint] {
+  let pair: [bigint, bigint];
+  try {
+    pair = orderPair(lt, isZero, `reveal '${leLabel}'/'${geLabel}'`);
+  } catch (e) {
+    throw new error((e as Error).message);
+  }
+  for (const [label, value] of [[leLabel, pair[0]], [geLabel, pair[1]]] as const) {
+    rec.record(scope === undefined ? { label, value } : { label, value, scope });
+  }
+  return pair;
+}
+
 /** One revealed value, in order; both backends must produce identical transcripts for one stream. */
 export interface LeakRecord {
   label: LeakLabel;

@@ -2,7 +2,7 @@
 // straight to the JobContext, whose runtime batches everything issued before its next flush into one
 // round, so code that issues comparisons together (Promise.all) shares rounds, across books too.
 import type { JobContext, Sec } from '@tenebra/mpc';
-import { SUM_EXTRA_BITS, orderPair, type Arith, type LeakLabel } from './backend';
+import { SUM_EXTRA_BITS, recordOrder, type Arith, type LeakLabel } from './backend';
 import type { LeakRecorder } from './leaks';
 import { TranscriptRecorder } from './leaks';
 import { ArithRangeError } from './plaintext';
@@ -83,16 +83,7 @@ export class MpcBackend implements Arith<Sec> {
   async revealOrder(lt: Sec, z: Sec, leLabel: LeakLabel, geLabel: LeakLabel, scope?: string): Promise<[bigint, bigint]> {
     const [l, v] = await this.ctx.open(this.ctx.concat([one(lt), one(z)]));
     if (l === undefined || v === undefined) throw new ArithRangeError(`reveal '${leLabel}'/'${geLabel}': nothing opened`);
-    let pair: [bigint, bigint];
-    try {
-      pair = orderPair(l, v === 0n, `reveal '${leLabel}'/'${geLabel}'`);
-    } catch (e) {
-      throw new ArithRangeError((e as Error).message);
-    }
-    for (const [label, value] of [[leLabel, pair[0]], [geLabel, pair[1]]] as const) {
-      this.recorder.record(scope === undefined ? { label, value } : { label, value, scope });
-    }
-    return pair;
+    return recordOrder(this.recorder, l, v === 0n, leLabel, geLabel, scope, ArithRangeError);
   }
 
   /** This party's shares of xs, in order (to persist a book snapshot or seal outputs to the gateway). */

@@ -1,7 +1,7 @@
 // The reference backend: S = bigint in the clear. It enforces the same preconditions as the MPC
 // engine (comparison inputs are signed integers below 2^L, selectors are bits) so a range bug shows
 // up in plaintext runs too, not only on shares.
-import { SUM_EXTRA_BITS, orderPair, type Arith, type LeakLabel } from './backend';
+import { SUM_EXTRA_BITS, recordOrder, type Arith, type LeakLabel } from './backend';
 import type { LeakRecorder } from './leaks';
 import { TranscriptRecorder } from './leaks';
 
@@ -111,15 +111,6 @@ export class PlaintextBackend implements Arith<bigint> {
     return v;
   }
   async revealOrder(lt: bigint, z: bigint, leLabel: LeakLabel, geLabel: LeakLabel, scope?: string): Promise<[bigint, bigint]> {
-    let pair: [bigint, bigint];
-    try {
-      pair = orderPair(lt, z === 0n, `reveal '${leLabel}'/'${geLabel}'`);
-    } catch (e) {
-      throw new ArithRangeError((e as Error).message);
-    }
-    for (const [label, value] of [[leLabel, pair[0]], [geLabel, pair[1]]] as const) {
-      this.recorder.record(scope === undefined ? { label, value } : { label, value, scope });
-    }
-    return pair;
+    return recordOrder(this.recorder, lt, z === 0n, leLabel, geLabel, scope, ArithRangeError);
   }
 }

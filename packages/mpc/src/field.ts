@@ -415,3 +415,17 @@ export function assertComparisonFits(L: number, kappa: number, n: number, t: num
     );
   }
 }
+
+/**
+ * Fractions nums[k] / dens[k] over their least common denominator D: integer numerators c[k] with
+ * c[k] / D = nums[k] / dens[k] (dens nonzero). Lagrange weights of small parties become small integers.
+ */
+export function overCommonDenominator(nums: readonly bigint[], dens: readonly bigint[]): { c: bigint[]; D: bigint } {
+  const gcd = (x: bigint, y: bigint): bigint => {
+    while (y) [x, y] = [y, x % y];
+    return x < 0n ? -x : x;
+  };
+  let D = 1n;
+  for (const d of dens) D = (D / gcd(D, d)) * d;
+  return { c: nums.map((nu, k) => nu * (D / dens[k]!)), D };
+}

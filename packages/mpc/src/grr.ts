@@ -20,7 +20,7 @@
 // real shares go to the other |S| - 1 - t members, and non-members get nothing. The argument above
 // holds as is (the points are still party ids; any t of them see uniform values).
 
-import { inv, mod, reduce } from './field';
+import { inv, mod, overCommonDenominator, reduce } from './field';
 import { lincombEncoded, lincombSmallRowsEncoded, SMALL_WEIGHT_LIMIT } from './kernel';
 
 /**
@@ -82,13 +82,7 @@ export function dealPlan(n: number, t: number, dealer: number, members?: readonl
       nums.push(num);
       dens.push(den);
     });
-    const gcd = (a: bigint, b: bigint): bigint => {
-      while (b) [a, b] = [b, a % b];
-      return a;
-    };
-    let D = 1n;
-    for (const d of dens) D = (D / gcd(D, d)) * d;
-    const c = nums.map((nu, k) => nu * (D / dens[k]!));
+    const { c, D } = overCommonDenominator(nums, dens);
     const field = c.map((ck) => reduce(mod(ck) * inv(mod(D))));
     const lim = BigInt(SMALL_WEIGHT_LIMIT);
     const fits = c.every((ck) => (ck < 0n ? -ck : ck) < lim);

@@ -15,7 +15,7 @@
 // nonce must be used once, which callers ensure by deriving it from (job id, round, slot) or batch id.
 
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { LIMB_WEIGHT_LIMIT, P, addLimbs, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
+import { LIMB_WEIGHT_LIMIT, P, addLimbs, overCommonDenominator, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
 import { scaleEncoded } from './kernel';
 import { SharingError, assertParams, assertParty } from './shamir';
 
@@ -140,13 +140,8 @@ function smallSubsetCoefficients(n: number, subsets: readonly (readonly number[]
     nums.push(num);
     dens.push(den);
   }
-  const gcd = (x: bigint, y: bigint): bigint => {
-    while (y) [x, y] = [y, x % y];
-    return x;
-  };
-  let D = 1n;
-  for (const d of dens) D = (D / gcd(D, d)) * d;
-  return { c: nums.map((nu, k) => nu * (D / dens[k]!)), dInv: D === 1n ? 1n : inv(D) };
+  const { c, D } = overCommonDenominator(nums, dens);
+  return { c, dInv: D === 1n ? 1n : inv(D) };
 }
 
 /** Pseudo-random share generation for one party. Stateless: every call is determined by its nonce. */
