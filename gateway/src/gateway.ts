@@ -191,7 +191,10 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const app = buildApp({ log, tokens, accounts, limiter, ...(opts.publicLimits ? { publicLimits: opts.publicLimits } : {}) });
   registerPublicRoutes(app, { tokens, accounts, registry, clock });
   registerMarketDataRoutes(app, { registry, oracle });
-  registerOrderRoutes(app, orders, limiter, { db, registry });
+  registerOrderRoutes(app, orders, limiter, { db, registry }, (id) => {
+    const rec = db.orders.get(id);
+    if (rec) ws.hub.live.addPlaced(rec); // ws exists before any request is served
+  });
   registerFillRoutes(app, { db, registry });
   registerAdminRoutes(app, { adminSecret, accounts, registry, db, clock });
   const venue = createVenue({ app, db, registry, events, limiter, clock, log, env: config.env, dataDir: config.dataDir, adminSecret, marks }, opts.venue);

@@ -974,12 +974,9 @@ function placeRid(orderId: string): string {
   return `p-${orderId}`;
 }
 
-/**
- * client_order_id of a placement answer: the spec types it as a string there (the order object's is
- * "string or null"), so a placement sent without one answers without the field rather than with null.
- */
-function clientIdField(id: string | null): { client_order_id?: string } {
-  return id === null ? {} : { client_order_id: id };
+/** client_order_id of a placement answer: always the key, null when none was sent (issue 26 item 10; docs/orders.md). */
+function clientIdField(id: string | null): { client_order_id: string | null } {
+  return { client_order_id: id };
 }
 
 /** p's value, or 'timeout' after ms (p keeps running; its own handlers finish the bookkeeping). */
