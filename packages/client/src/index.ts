@@ -31,3 +31,4 @@ export {
 export { newWithdrawalAddress } from './wallet';
 export { ChannelTracker, type ChannelAction, type ChannelPhase, type PushMeta } from './channel';
 export type { Ack, SystemHealth } from '@tenebra/session';
+export { OrderBook, subDecimal } from './reconcile';

@@ -1,5 +1,6 @@
 // Resource shapes of the spec (Resources and their fields), as the SDK returns them: decimals as
 // exact strings, nanosecond times as integer strings, the spec's nulls kept.
+import type { Ack } from '@tenebra/session';
 import type { OrderEventType, OrderStatus, OrderType, PegReference, PositionUpdateReason, Side, TimeInForce } from '@tenebra/session';
 import type { Decimal, DecimalInput } from './decimal';
 
@@ -317,3 +318,10 @@ export interface MassQuoteResult {
 
 /** The channels of the spec (subscribe / unsubscribe). */
 export type Channel = 'orders' | 'positions' | 'instruments' | 'transparency' | 'margin_alerts';
+
+/**
+ * A trading op's acknowledgement as the SDK returns it: the session's Ack with `reject_reason` and
+ * `client_order_id` null when empty (protobuf cannot tell an empty string from absent; a success has
+ * no reject_reason, never "").
+ */
+export type SocketAck = Omit<Ack, 'reject_reason' | 'client_order_id'> & { reject_reason: string | null; client_order_id: string | null };
