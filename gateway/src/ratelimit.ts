@@ -225,7 +225,7 @@ export class RateLimitPersistence {
 /** Why TradingGuard refused an action, with what to report. */
 export type Admission =
   | { ok: true }
-  | { ok: false; error: 'rate_limited' | 'VENUE_AT_CAPACITY' | 'tier_not_eligible'; detail: string; decision: RateDecision };
+  | { ok: false; error: 'rate_limited' | 'VENUE_AT_CAPACITY' | 'tier_not_eligible'; detail: string; decision: RateDecision; retryAfterMs?: number };
 
 interface SecondWindow {
   second: number;
@@ -268,6 +268,8 @@ export class TradingGuard {
       if (prev !== undefined && ns - prev < gap) {
         return {
           ok: false, error: 'rate_limited', decision: secondDecision(1),
+          // Retry-After is whole seconds; the spacing frees up within a millisecond (issue 24)
+          retryAfterMs: Math.max(1, Math.ceil(Number(gap - (ns - prev)) / 1e6)),
           detail: `at most one ${kind} per ${Number(gap) / 1000} µs per symbol and account on ${symbol}`,
         };
       }

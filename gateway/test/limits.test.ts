@@ -109,6 +109,8 @@ describe('rate limits', () => {
     const spaced = await call(rig.gw, 'POST', '/api/v1/orders', badOrder(), bearer(apex)); // same millisecond
     limited(spaced, 1, 1);
     expect(spaced.body.message).toMatch(/at most one place per 1000 µs per symbol and account on BTC-USDC-PERP/);
+    // the precise wait beside the whole-second Retry-After (ManualClock: the gap is a few ns short of 1 ms)
+    expect([spaced.headers['retry-after-ms'], spaced.body.data]).toEqual(['1', { retry_after_ms: 1 }]);
     expect((await call(rig.gw, 'POST', '/api/v1/orders', badOrder('ETH-USDC-PERP'), bearer(apex))).status).toBe(400); // other symbol
     clock.advance(1);
     // this rig caps a symbol at 3 weighted actions per second: BTC has 1 so far

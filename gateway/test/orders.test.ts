@@ -151,9 +151,8 @@ describe('orders', () => {
     await place(rig, c, { symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: 1, price: 100, time_in_force: 'GTC' });
     await place(rig, c, { symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: 2, price: 100.01, time_in_force: 'GTC' });
     const t = await place(rig, d, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: 3, price: 101, time_in_force: 'GTC' });
-    // the spec types the answer's client_order_id as a string: none sent, none answered (never null)
-    expect(t.body.data).toEqual({ order_id: expect.stringMatching(/^[1-9]\d*$/), status: 'NEW' });
-    expect(t.raw).not.toContain('client_order_id');
+    // every answer carrying an order carries client_order_id: null when none was sent (issue 26 item 10)
+    expect(t.body.data).toEqual({ order_id: expect.stringMatching(/^[1-9]\d*$/), client_order_id: null, status: 'NEW' });
     await settled(rig);
     const r = await call(rig.gw, 'GET', `/api/v1/orders/${t.body.data.order_id}`, undefined, bearer(d));
     expect(r.raw).toContain('"average_fill_price":100.006667'); // (100 + 2 × 100.01) / 3
@@ -278,7 +277,7 @@ describe('degraded sequencer', () => {
       expect(r.status, r.raw).toBe(202);
       expect(r.body.code).toBe(1502);
       expect(r.body.message).toMatch(/^QUEUED: .*do not resubmit/);
-      expect(r.body.data).toEqual({ order_id: expect.any(String) }); // no client_order_id sent: none answered
+      expect(r.body.data).toEqual({ order_id: expect.any(String), client_order_id: null }); // none sent: the key, null
       const id = r.body.data.order_id as string;
       rig.seq.release();
       await settled(rig);

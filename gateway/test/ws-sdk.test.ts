@@ -56,6 +56,33 @@ describe('on a gateway with the system clock', () => {
     expect(out.events.find((e) => e.order_id === out.wsOrder)).toMatchObject({ message_type: 'open', status: 'NEW', price: '3100.5' });
   });
 
+  it('one JSON type per field: every decimal of every typed answer is a string, whole or not (issue 24)', async () => {
+    const [c, d] = await Promise.all([newAccount(rig, 'Apex', '100000'), newAccount(rig)]);
+    const { rest, socket } = clients(rig, c);
+    const { rest: restD } = clients(rig, d);
+    /** Walks an answer and returns the paths of numbers (the SDK's decimals are strings; counts are numbers). */
+    const numbers = (v: unknown, path = ''): string[] =>
+      typeof v === 'number' ? [path] : v && typeof v === 'object' ? Object.entries(v).flatMap(([k, x]) => numbers(x, `${path}.${k}`)) : [];
+    const COUNTS = ['.open_orders', '.open_positions', '.config.leverage', '.config.max_open_orders', '.config.max_open_orders_per_symbol', '.volume_window_days'];
+    const before = await rest.account();
+    expect(before.balance).toBe('100000'); // a whole amount: still a string
+    await rest.placeOrder({ symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: '1', price: '150.37', time_in_force: 'GTC' }, { maxAgeMs: 10_000 });
+    await restD.placeOrder({ symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '150.37', time_in_force: 'IOC' }, { maxAgeMs: 10_000 });
+    await until(async () => (await rest.fills()).length === 1, 5_000, 'the fill');
+    const after = await rest.account();
+    expect(after.balance).toMatch(/^\d+\.\d+$/); // fee and margin make it fractional: the same type
+    expect(numbers(before).filter((p) => !COUNTS.includes(p))).toEqual([]);
+    expect(numbers(after).filter((p) => !COUNTS.includes(p))).toEqual([]);
+    expect(numbers(await rest.accountVip()).filter((p) => !COUNTS.includes(p))).toEqual([]);
+    expect(numbers(await rest.fills())).toEqual([]);
+    expect(numbers(await rest.closedOrders())).toEqual([]);
+    expect(numbers(await rest.positions())).toEqual([]);
+    expect(numbers(await rest.marketReference())).toEqual([]);
+    await socket.connect();
+    const info = await socket.accountInfo();
+    expect(Object.keys(info).sort()).toEqual(Object.keys(after).sort()); // account.info answers GET /account's fields
+  });
+
   it("system_health: the state right after connect, then every change, as 'systemHealth' events; socket.health keeps the last", async () => {
     const { socket, errors } = clients(rig, a);
     const seen: SystemHealth[] = [];

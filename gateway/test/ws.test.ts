@@ -189,6 +189,27 @@ describe('encrypted trading and the orders channel', () => {
   });
 });
 
+describe('orders snapshot and committee-pending placements', () => {
+  it('lists a REST placement answered NEW whose committee outcome is still pending (issue 26 item 11)', async () => {
+    rig.committee.close(); // outcomes wait: the order is NEW at the gateway, unknown to any event
+    let id = '';
+    try {
+      const r = await call(rig.gw, 'POST', '/api/v1/orders', { symbol: 'ETH-USDC-PERP', side: 'buy', type: 'limit', quantity: 0.1, price: 2500, time_in_force: 'GTC' }, bearer(a));
+      expect(r.body.data).toMatchObject({ status: 'NEW', client_order_id: null }); // the key always, null when none was sent (item 10)
+      const ca = await ready(a);
+      await ca.request('subscribe', { channel: 'orders' });
+      await ca.waitFor((f) => f.f.channel === 'orders' && f.f.snapshot_complete === true);
+      const snap = orderPushes(ca).filter((p) => p.type === 'snapshot' && p.u).map((p) => p.u);
+      id = r.body.data.order_id;
+      expect(snap.find((u) => u.order_id === id)).toMatchObject({ status: 'NEW', price: '2500' });
+    } finally {
+      await rig.committee.connect(rig.gw.urls.internalUrl);
+      await settled();
+      if (id) expect((await call(rig.gw, 'DELETE', `/api/v1/orders/${id}`, undefined, bearer(a))).status).toBe(200);
+    }
+  });
+});
+
 describe('encrypted channel errors', () => {
   it('altered ciphertext, wrong header fields: decrypt_failed; the socket stays usable; nothing executes', async () => {
     const c = await ready(a);
@@ -295,6 +316,13 @@ describe('channels', () => {
     const rejected = await ca.trade(bnbLimit({ quantity: '9000', price: '600', client_order_id: 'mt-rej' }), BNB);
     expect(rejected).toMatchObject({ code: 1410, status: 'REJECTED', reject_reason: 'MARGIN_INSUFFICIENT', client_order_id: 'mt-rej' });
     expect(rejected.message).toMatch(/^MARGIN_INSUFFICIENT: /);
+    // the refused order's id leads somewhere: REST answers it REJECTED with the same reason (issue 24)
+    const byId = await call(rig.gw, 'GET', `/api/v1/orders/${rejected.order_id}`, undefined, bearer(a));
+    expect(byId.body.data).toMatchObject({ order_id: rejected.order_id, status: 'REJECTED', reject_reason: 'MARGIN_INSUFFICIENT', client_order_id: 'mt-rej', quantity: 9000, filled_quantity: 0 });
+    const tooSmall = await ca.trade(bnbLimit({ quantity: '0.01', price: '600' }), BNB);
+    expect(tooSmall).toMatchObject({ code: 1404, status: 'REJECTED', reject_reason: 'MIN_NOTIONAL' }); // the reason that applied
+    const closed = await call(rig.gw, 'GET', '/api/v1/orders?status=closed&limit=2', undefined, bearer(a));
+    expect(closed.body.data.map((o: { order_id: string }) => o.order_id)).toEqual([tooSmall.order_id, rejected.order_id]);
     const resting = await ca.trade(bnbLimit({ side: 'sell', quantity: '0.5', price: '630', client_order_id: 'mt-fill' }), BNB);
     await cb.trade(bnbLimit({ side: 'buy', quantity: '0.5', price: '630' }), BNB);
     await settled();

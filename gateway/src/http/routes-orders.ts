@@ -1,4 +1,5 @@
 // POST /orders, GET/PATCH/DELETE /orders/{orderId}, GET/DELETE /orders?client_order_id=,
+// GET /orders?status=open|closed,
 // POST /orders/mass-quote. docs/orders.md describes bodies, answers and codes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors';
@@ -8,6 +9,8 @@ import { ACTION_WEIGHT_MILLI, TIER_INFO } from '../tiers';
 import type { AccountRec } from '../store/records';
 import { API_PREFIX, rateHeaders, requireAuth } from './app';
 import { sendData, sendJson } from './reply';
+import { listClosedOrders, listOpenOrders, type HistoryDeps } from './routes-history';
+import { rejectUnknownParams, singleParam } from '../stats/window';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,7 +19,11 @@ declare module 'fastify' {
   }
 }
 
-export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, limiter: RateLimiter): void {
+/**
+ * onPlaced: told of every order id a placement answered NEW (REST) so the orders channel's snapshot
+ * lists it before its committee outcome (issue 26 item 11; the socket's placements do the same).
+ */
+export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, limiter: RateLimiter, history: HistoryDeps, onPlaced: (orderId: string) => void = () => {}): void {
   // Idempotency first: registered before the venue's admission hook (gateway.ts), this answers a
   // repeated client_order_id with the original order before spacing or budgets can refuse it, and
   // makes the first request of an id hold it so that racing repeats wait for its outcome.
@@ -47,13 +54,18 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
       req.placementClaim?.release();
       throw e;
     }
-    return answer(req, reply, await orders.place(acct, req.body, req.placementClaim ?? null));
+    const a = await orders.place(acct, req.body, req.placementClaim ?? null);
+    const id = (a.data as { order_id?: unknown } | undefined)?.order_id;
+    if (typeof id === 'string') onPlaced(id);
+    return answer(req, reply, a);
   });
 
   app.post(`${API_PREFIX}/orders/mass-quote`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
     chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.massQuote);
-    return answer(req, reply, await orders.massQuote(acct, req.body));
+    const a = await orders.massQuote(acct, req.body);
+    for (const leg of legResults(a.data)) if (leg.code === 0 && typeof leg.order_id === 'string') onPlaced(leg.order_id);
+    return answer(req, reply, a);
   });
 
   app.get<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
@@ -69,6 +81,13 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
+    // One path, three reads: by client_order_id, or a listing by status (routes-history.ts).
+    const status = singleParam(req.query, 'status');
+    if (status === 'open') return sendData(req, reply, listOpenOrders(history, acct.user_id, req.query));
+    if (status === 'closed') return sendData(req, reply, listClosedOrders(history, acct.user_id, req.query));
+    if (status !== undefined) throw new ApiError('invalid_request', "status must be 'open' or 'closed'");
+    if (req.query.client_order_id === undefined) throw new ApiError('invalid_request', 'GET /orders needs status=open, status=closed or client_order_id');
+    rejectUnknownParams(req.query, ['client_order_id']);
     return sendData(req, reply, orders.getByClientId(acct, req.query.client_order_id));
   });
 
@@ -83,6 +102,13 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
     chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.cancel);
     return answer(req, reply, await orders.cancel(acct, req.params.orderId));
   });
+}
+
+/** The per-leg place results of a mass quote's answer (shape in docs/orders.md), [] when absent. */
+function legResults(data: unknown): { code?: unknown; order_id?: unknown }[] {
+  const legs = (data as { legs?: unknown } | undefined)?.legs;
+  if (!Array.isArray(legs)) return [];
+  return legs.map((l) => ((l as { place?: unknown }).place ?? {}) as { code?: unknown; order_id?: unknown });
 }
 
 /** Charges a trading action against the account's per-minute budget; 429 with that budget's headers when spent. */

@@ -40,7 +40,10 @@ export function registerTradingLimits(app: FastifyInstance, deps: { guard: Tradi
     const r = deps.guard.admit(a.account.user_id, a.account.tier, kind, symbolOf(req, kind, a.account.user_id));
     if (r.ok) return;
     if (r.error === 'rate_limited') rateHeaders(reply, r.decision);
-    throw new ApiError(r.error, r.detail, undefined, r.error === 'tier_not_eligible' ? undefined : { 'Retry-After': String(r.decision.retryAfter) });
+    if (r.error === 'tier_not_eligible') throw new ApiError(r.error, r.detail);
+    // Retry-After-Ms: the precise wait (Retry-After is whole seconds); docs/api.md "Rate limits"
+    const ms = r.retryAfterMs ?? r.decision.retryAfter * 1000;
+    throw new ApiError(r.error, r.detail, { retry_after_ms: ms }, { 'Retry-After': String(r.decision.retryAfter), 'Retry-After-Ms': String(ms) });
   });
 }
 

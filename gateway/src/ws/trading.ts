@@ -15,6 +15,8 @@ import type { AccountRec, OrderRec } from '../store/records';
 import type { GatewayDb } from '../store/db';
 import type { ChannelHub } from './hub';
 import { orderUpdate } from './views';
+import { toUnits, type InstrumentSpec } from '@tenebra/config';
+import { indexOrder } from '../store/history';
 
 /** The order service as the socket uses it (OrderService fits; modify once the service offers it). */
 export interface OrderPort {
@@ -22,17 +24,6 @@ export interface OrderPort {
   cancel(acct: AccountRec, orderId: string): Promise<Answer>;
   getByClientId(acct: AccountRec, clientOrderId: unknown): Record<string, unknown>;
   modify?: (acct: AccountRec, orderId: string, changes: Record<string, unknown>) => Promise<Answer>;
-}
-
-/** The spec's reject_reason values (Events: orders channel). */
-const SPEC_REJECT_REASONS = new Set([
-  'MARGIN_INSUFFICIENT', 'POSITION_LIMIT_EXCEEDED', 'LEVERAGE_EXCEEDED', 'INSUFFICIENT_LIQUIDITY', 'INVALID_PRICE',
-  'DUPLICATE_CLIENT_ORDER_ID', 'INSTRUMENT_HALTED', 'ACCOUNT_IN_LIQUIDATION', 'RISK_CHECK_FAILED',
-]);
-
-/** The spec's reject_reason for a gateway error name (its own when it is one, else RISK_CHECK_FAILED). */
-export function specRejectReason(errorName: string): string {
-  return SPEC_REJECT_REASONS.has(errorName) ? errorName : 'RISK_CHECK_FAILED';
 }
 
 /** Venue admission of one trading action (spacing per symbol, system caps, tier eligibility): null = admitted. */
@@ -99,11 +90,13 @@ export class SocketTrading {
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       this.d.onPlacement?.(e.kind.http, e.kind.code, (performance.now() - t0) / 1000);
-      // Refused before entering the book: announce it as a rejected order under a fresh id.
-      const orderId = freshOrderId();
-      const reason = specRejectReason(e.kind.error);
-      this.d.hub.emitLocal(ctx.acct.user_id, this.rejectedUpdate(orderId, p, reason));
-      return { ...refusal(e, orderId, p.client_order_id ?? ''), status: 'REJECTED', reject_reason: reason };
+      // Refused before entering the book: stored as a REJECTED order under a fresh id, so the id the
+      // ack and the `rejected` event carry answers GET /orders/{id} with the same reason; a placement
+      // that names no instrument or no valid size gets no id at all (there is no order to show).
+      const reason = e.kind.error;
+      const rec = inst ? this.storeRejected(ctx.acct, p, inst, reason) : null;
+      if (rec) this.d.hub.emitLocal(ctx.acct.user_id, orderUpdate(rec, inst!, 'rejected', reason));
+      return { ...refusal(e, rec?.order_id ?? '', p.client_order_id ?? ''), status: 'REJECTED', reject_reason: reason };
     }
     const data = answer.data as { order_id?: string; client_order_id?: string | null; status?: Ack['status'] };
     if (data.order_id) {
@@ -179,15 +172,24 @@ export class SocketTrading {
     if (!d.allowed) throw new ApiError('rate_limited', `trading action budget of ${d.limit} weighted actions per minute is spent; retry after ${d.retryAfter} s`);
   }
 
-  private rejectedUpdate(orderId: string, p: PlaceOrder, reason: string): OrderUpdate {
+  /** A placement refused before the book, as a stored REJECTED order (null when its quantity is not a size of the instrument). */
+  private storeRejected(acct: AccountRec, p: PlaceOrder, inst: InstrumentSpec, reason: string): OrderRec | null {
+    const qty = typeof p.quantity === 'string' ? toUnits(p.quantity, inst.step_size) : null;
+    if (qty === null || qty <= 0n) return null;
+    const price = typeof p.price === 'string' ? toUnits(p.price, inst.tick_size) : null;
     const now = this.d.clock.nowNs().toString();
-    return {
-      message_type: 'rejected', order_id: orderId, symbol: p.symbol, side: p.side, type: p.type, time_in_force: p.time_in_force,
-      quantity: p.quantity, filled_quantity: '0', remaining_quantity: '0', status: 'REJECTED', in_time_ns: now, out_time_ns: now,
-      reject_reason: reason,
-      ...(p.client_order_id !== undefined ? { client_order_id: p.client_order_id } : {}),
-      ...(p.price !== undefined ? { price: p.price } : {}),
+    const rec: OrderRec = {
+      order_id: freshOrderId(), user_id: acct.user_id, client_order_id: p.client_order_id ?? null, symbol: inst.symbol, side: p.side,
+      type: p.type, time_in_force: p.time_in_force, price_ticks: price === null ? null : price.toString(), qty_steps: qty.toString(),
+      filled_steps: '0', notional_ts: '0', last_fill_steps: null, last_fill_ticks: null, status: 'REJECTED', cancel_reason: null,
+      reject_reason: reason, in_time_ns: now, out_time_ns: now, leverage: acct.leverage, fee_pips: '0', reserved: '0',
+      journaled: false, seq: null, placed: true, in_book: false,
     };
+    this.d.db.tx(() => {
+      this.d.db.orders.putSync(rec.order_id, rec);
+      indexOrder(this.d.db, rec);
+    });
+    return rec;
   }
 }
 

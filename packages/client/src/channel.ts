@@ -7,7 +7,10 @@ export type ChannelPhase = 'subscribing' | 'snapshot' | 'live' | 'unsubscribing'
 
 export interface PushMeta {
   channel: string;
+  /** the push's seq; 0 for an event recovered after a reconnect (it came from REST, not the channel) */
   seq: number;
+  /** set on an order change the client missed while disconnected, found by the reconciliation */
+  recovered?: true;
 }
 
 export type ChannelAction<T> =

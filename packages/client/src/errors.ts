@@ -72,3 +72,24 @@ export class RequestTimeoutError extends Error {
     super(`'${op}' got no response within ${timeoutMs} ms`);
   }
 }
+
+/**
+ * A placement the SDK did not send (or send again) because it would have gone out later than the
+ * caller's maximum age (`maxAgeMs`): a reconnect, a retry or a spent budget would have placed it
+ * late. When `maybePlaced` is true an earlier attempt may have reached the venue: look it up (or
+ * cancel it) by `clientOrderId`, which stays its idempotency key.
+ */
+export class StaleOrderError extends Error {
+  override name = 'StaleOrderError';
+  constructor(
+    readonly op: string,
+    readonly clientOrderId: string | undefined,
+    readonly maxAgeMs: number,
+    /** How old the request was when the SDK gave up. */
+    readonly ageMs: number,
+    readonly maybePlaced: boolean,
+    override readonly cause?: unknown,
+  ) {
+    super(`${op} not sent: it would be older than its maximum age of ${maxAgeMs} ms (now ${ageMs} ms)${maybePlaced ? `; an earlier attempt may have placed it: look up client_order_id ${clientOrderId}` : ''}`);
+  }
+}

@@ -3,10 +3,12 @@ export * from './types';
 export * from './errors';
 export { RawNumber, parseJson, stringifyJson } from './json';
 export { toDecimal, decimalOut, type Decimal, type DecimalInput } from './decimal';
-export { toInstrument, toInstrumentList, toOrder, toOrderLike, toPosition, toPositions, orderEventFromUpdate } from './normalize';
+export { toInstrument, toInstrumentList, toOrder, toOrderLike, toPosition, toPositions, orderEventFromUpdate, toFill, toAccount, toAccountVip, toWithdrawal, toMarketReference } from './normalize';
+export { TIER_LIMITS, ACTION_WEIGHT, TokenBucket, RestPacer, jittered, type TradingAction } from './pacing';
 export {
   TenebraRestClient,
   DEFAULT_BASE_URL,
+  DEFAULT_PLACEMENT_MAX_AGE_MS,
   MAX_CLIENT_ORDER_ID,
   MAX_MASS_QUOTE_LEGS,
   newClientOrderId,
@@ -29,3 +31,4 @@ export {
 export { newWithdrawalAddress } from './wallet';
 export { ChannelTracker, type ChannelAction, type ChannelPhase, type PushMeta } from './channel';
 export type { Ack, SystemHealth } from '@tenebra/session';
+export { OrderBook, subDecimal } from './reconcile';

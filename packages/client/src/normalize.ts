@@ -2,7 +2,7 @@
 // Decimal fields become exact strings whatever the server sent (number literal or string).
 import type { OrderUpdate, PositionUpdate } from '@tenebra/session';
 import { bigIntText, decimalOrNull, decimalOut } from './decimal';
-import type { Instrument, InstrumentList, JsonObject, Order, OrderEvent, Position, ServerTime } from './types';
+import type { Account, AccountVip, Fill, Instrument, InstrumentList, JsonObject, MarketReference, Order, OrderEvent, Position, ServerTime, Withdrawal } from './types';
 
 function obj(v: unknown, what: string): JsonObject {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new TypeError(`${what} must be an object`);
@@ -125,4 +125,56 @@ export function toOrderLike(raw: unknown): Partial<Order> & JsonObject {
   for (const k of ORDER_NANOS) if (o[k] !== undefined && o[k] !== null) o[k] = bigIntText(o[k]);
   if (o['order_id'] !== undefined) o['order_id'] = String(o['order_id']);
   return o as Partial<Order> & JsonObject;
+}
+
+/** obj with the named fields as exact decimal strings (null kept): a field's type never depends on its value. */
+function withDecimals<T>(raw: unknown, what: string, keys: readonly string[]): T {
+  const o = { ...obj(raw, what) };
+  for (const k of keys) if (k in o) o[k] = decimalOrNull(o[k]);
+  return o as T;
+}
+
+/** A Fill from GET /fills. */
+export function toFill(raw: unknown): Fill {
+  const o = obj(raw, 'fill');
+  return {
+    fill_id: String(o['fill_id']),
+    order_id: String(o['order_id']),
+    client_order_id: strOrNull(o['client_order_id']),
+    symbol: String(o['symbol']),
+    side: o['side'] as Fill['side'],
+    price: decimalOut(o['price']),
+    quantity: decimalOut(o['quantity']),
+    fee: decimalOut(o['fee']),
+    liquidity: o['liquidity'] as Fill['liquidity'],
+    time_ns: bigIntText(o['time_ns']),
+  };
+}
+
+const ACCOUNT_DECIMALS = ['balance', 'reserved_margin', 'free_collateral', 'position_margin', 'unrealized_pnl', 'equity', 'total_deposited', 'total_withdrawn', 'maker_fee_bps', 'taker_fee_bps', 'volume_30d'];
+const FEE_DECIMALS = ['maker_fee_bps', 'taker_fee_bps', 'maker_fee_pct', 'taker_fee_pct', 'instant_taker_bonus_pct', 'hourly_taker_bonus_pct', 'min_notional'];
+
+/** GET /account (and the socket's account.info). */
+export function toAccount(raw: unknown): Account {
+  const a = withDecimals<Account>(raw, 'account', ACCOUNT_DECIMALS);
+  if (a.config) a.config = withDecimals<Account['config']>(a.config, 'account config', ['min_order_notional']);
+  return a;
+}
+
+/** GET /account/vip. */
+export function toAccountVip(raw: unknown): AccountVip {
+  const v = withDecimals<AccountVip>(raw, 'account vip', [...FEE_DECIMALS, 'volume_30d']);
+  if (v.next_tier) v.next_tier = withDecimals<NonNullable<AccountVip['next_tier']>>(v.next_tier, 'next_tier', ['min_volume_30d', 'volume_needed']);
+  if (v.bonuses_received) v.bonuses_received = withDecimals<AccountVip['bonuses_received']>(v.bonuses_received, 'bonuses_received', ['instant', 'hourly']);
+  return v;
+}
+
+/** A withdrawal object. */
+export function toWithdrawal(raw: unknown): Withdrawal {
+  return withDecimals<Withdrawal>(raw, 'withdrawal', ['amount', 'shielded_pool_total']);
+}
+
+/** A market reference object. */
+export function toMarketReference(raw: unknown): MarketReference {
+  return withDecimals<MarketReference>(raw, 'market reference', ['mid', 'bid', 'ask']);
 }

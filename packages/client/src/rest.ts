@@ -8,10 +8,19 @@
 // code 1502 (queued) is never resubmitted: it is an ApiError with `queued` true.
 import { randomUUID } from 'node:crypto';
 import { decimalLiteral, type DecimalInput } from './decimal';
-import { ApiError, NetworkError } from './errors';
+import { ApiError, NetworkError, StaleOrderError } from './errors';
+import { jittered, RestPacer, type TradingAction } from './pacing';
 import { parseJson, stringifyJson } from './json';
-import { toInstrument, toInstrumentList, toOrder, toOrderLike, toPositions, toServerTime } from './normalize';
+import { toAccount, toAccountVip, toFill, toInstrument, toInstrumentList, toMarketReference, toOrder, toOrderLike, toPositions, toServerTime, toWithdrawal } from './normalize';
 import type {
+  Account,
+  AccountVip,
+  Fill,
+  HistoryQuery,
+  MarketReference,
+  MassQuoteResult,
+  TierName,
+  Withdrawal,
   Instrument,
   InstrumentList,
   JsonObject,
@@ -61,11 +70,28 @@ export interface RestClientOptions {
   maxRetryDelayMs?: number;
   /** First backoff for 503 / network failures, doubled per attempt (default 1000 ms, the spec's). */
   backoffStartMs?: number;
+  /**
+   * Maximum age of a placement (POST /orders, mass quote), default 500 ms: no attempt (first send
+   * after client-side pacing, or a retry) starts later than this after the call; the SDK throws
+   * StaleOrderError instead. Per call: `placeOrder(req, {maxAgeMs})`. Infinity restores retrying
+   * until maxRetries.
+   */
+  placementMaxAgeMs?: number;
+  /**
+   * The account's tier: paces requests client-side with the tier table's token buckets (REST per
+   * second and minute, weighted trading actions per minute), so the budget is spent evenly instead
+   * of answered with 429s. Absent: no client-side pacing (set it later with setTier()).
+   */
+  tier?: TierName;
   fetch?: typeof fetch;
-  /** Clock and sleep, replaceable in tests. */
+  /** Clock, sleep and randomness (jitter), replaceable in tests. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
 }
+
+/** Default maximum age of a placement (RestClientOptions.placementMaxAgeMs). */
+export const DEFAULT_PLACEMENT_MAX_AGE_MS = 500;
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -80,6 +106,11 @@ interface Call {
   /** May be re-sent after a network failure or 503 without risk of doing it twice. */
   repeatable: boolean;
   headers?: Record<string, string>;
+  /** The trading action the request is (client-side pacing of the weighted action budget). */
+  action?: TradingAction;
+  /** No attempt starts later than this many ms after the call (placements): StaleOrderError instead. */
+  maxAgeMs?: number;
+  clientOrderId?: string;
 }
 
 interface Answer {
@@ -95,8 +126,10 @@ export function newClientOrderId(): string {
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Delay a 429 asks for: Retry-After (seconds or HTTP date), else X-RateLimit-Reset (unix seconds). */
+/** Delay a 429 asks for: Retry-After-Ms (the gateway's precise wait), Retry-After (seconds or HTTP date), else X-RateLimit-Reset (unix seconds). */
 export function rateLimitDelayMs(headers: Headers, nowMs: number): number | undefined {
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && /^\d+$/.test(ms.trim())) return Number(ms.trim());
   const ra = headers.get('retry-after');
   if (ra !== null) {
     if (/^\d+$/.test(ra.trim())) return Number(ra.trim()) * 1000;
@@ -148,6 +181,9 @@ export class TenebraRestClient {
   readonly #fetch: typeof fetch;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
+  readonly #random: () => number;
+  readonly #placementMaxAgeMs: number;
+  #pacer: RestPacer | undefined;
   #token: { value: string; expiresAt: number; scope: string } | undefined;
   #staticToken: string | undefined;
   #refreshing: Promise<string> | undefined;
@@ -160,6 +196,9 @@ export class TenebraRestClient {
     this.#fetch = options.fetch ?? fetch;
     this.#now = options.now ?? Date.now;
     this.#sleep = options.sleep ?? sleepReal;
+    this.#random = options.random ?? Math.random;
+    this.#placementMaxAgeMs = options.placementMaxAgeMs ?? DEFAULT_PLACEMENT_MAX_AGE_MS;
+    if (options.tier) this.#pacer = new RestPacer(options.tier, this.#now);
     this.#o = {
       refreshMarginMs: options.refreshMarginMs ?? 60_000,
       timeoutMs: options.timeoutMs ?? 10_000,
@@ -295,9 +334,12 @@ export class TenebraRestClient {
    * POST /orders. A client_order_id is generated when absent and re-sent unchanged on every retry,
    * so the order is placed at most once. Resolves when the order passed pre-trade checks (status NEW).
    */
-  async placeOrder(req: PlaceOrderRequest): Promise<PlaceOrderResult> {
+  async placeOrder(req: PlaceOrderRequest, opts: { maxAgeMs?: number } = {}): Promise<PlaceOrderResult> {
     const client_order_id = req.client_order_id ?? newClientOrderId();
-    const ans = await this.#call({ method: 'POST', path: '/orders', body: placementBody({ ...req, client_order_id }), auth: true, shape: 'envelope', repeatable: true });
+    const ans = await this.#call({
+      method: 'POST', path: '/orders', body: placementBody({ ...req, client_order_id }), auth: true, shape: 'envelope', repeatable: true,
+      action: 'place', maxAgeMs: opts.maxAgeMs ?? this.#placementMaxAgeMs, clientOrderId: client_order_id,
+    });
     const d = ans.data as JsonObject;
     return { order_id: String(d['order_id']), client_order_id: typeof d['client_order_id'] === 'string' ? d['client_order_id'] : client_order_id, status: d['status'] as PlaceOrderResult['status'] };
   }
@@ -312,14 +354,37 @@ export class TenebraRestClient {
     return toOrder((await this.#call({ method: 'GET', path: '/orders', query: { client_order_id: clientOrderId }, auth: true, shape: 'envelope', repeatable: true })).data);
   }
 
+  /** GET /orders?status=open: the live orders (NEW, including committee-pending, and PARTIALLY_FILLED), oldest first. */
+  async openOrders(q: { symbol?: string } = {}): Promise<Order[]> {
+    const ans = await this.#call({ method: 'GET', path: '/orders', query: { status: 'open', symbol: q.symbol }, auth: true, shape: 'envelope', repeatable: true });
+    return (ans.data as unknown[]).map(toOrder);
+  }
+
+  /** GET /orders?status=closed: FILLED, CANCELLED and REJECTED orders, newest first (out_time_ns >= since_ns). */
+  async closedOrders(q: HistoryQuery = {}): Promise<Order[]> {
+    const ans = await this.#call({ method: 'GET', path: '/orders', query: { status: 'closed', ...historyQuery(q) }, auth: true, shape: 'envelope', repeatable: true });
+    return (ans.data as unknown[]).map(toOrder);
+  }
+
+  /** GET /fills: the account's fills, newest first (time_ns >= since_ns; dedupe by fill_id). */
+  async fills(q: HistoryQuery = {}): Promise<Fill[]> {
+    const ans = await this.#call({ method: 'GET', path: '/fills', query: historyQuery(q), auth: true, shape: 'envelope', repeatable: true });
+    return (ans.data as unknown[]).map(toFill);
+  }
+
+  /** Paces later requests with the tier table's buckets for `tier` (null: no client-side pacing). */
+  setTier(tier: TierName | null): void {
+    this.#pacer = tier === null ? undefined : new RestPacer(tier, this.#now);
+  }
+
   /** DELETE /orders/{orderId}. The spec leaves the body open: order fields present are normalised. */
   async cancelOrder(orderId: string): Promise<OrderLike> {
-    return toOrderLike((await this.#call({ method: 'DELETE', path: `/orders/${encodeURIComponent(orderId)}`, auth: true, shape: 'envelope', repeatable: true })).data);
+    return toOrderLike((await this.#call({ method: 'DELETE', path: `/orders/${encodeURIComponent(orderId)}`, auth: true, shape: 'envelope', repeatable: true, action: 'cancel' })).data);
   }
 
   /** DELETE /orders?client_order_id=... */
   async cancelOrderByClientId(clientOrderId: string): Promise<OrderLike> {
-    return toOrderLike((await this.#call({ method: 'DELETE', path: '/orders', query: { client_order_id: clientOrderId }, auth: true, shape: 'envelope', repeatable: true })).data);
+    return toOrderLike((await this.#call({ method: 'DELETE', path: '/orders', query: { client_order_id: clientOrderId }, auth: true, shape: 'envelope', repeatable: true, action: 'cancel' })).data);
   }
 
   /** PATCH /orders/{orderId}. Not repeated after a network failure (only after 429/401). */
@@ -330,11 +395,11 @@ export class TenebraRestClient {
       time_in_force: changes.time_in_force,
       expiry_time: changes.expiry_time === undefined ? undefined : expiryLiteral(changes.expiry_time),
     };
-    return toOrderLike((await this.#call({ method: 'PATCH', path: `/orders/${encodeURIComponent(orderId)}`, body, auth: true, shape: 'envelope', repeatable: false })).data);
+    return toOrderLike((await this.#call({ method: 'PATCH', path: `/orders/${encodeURIComponent(orderId)}`, body, auth: true, shape: 'envelope', repeatable: false, action: 'modify' })).data);
   }
 
   /** POST /orders/mass-quote (Prime and Apex): at most 20 cancel-replace legs; place legs get client_order_ids. */
-  async massQuote(req: MassQuoteRequest): Promise<JsonObject> {
+  async massQuote(req: MassQuoteRequest, opts: { maxAgeMs?: number } = {}): Promise<MassQuoteResult> {
     if (!Array.isArray(req.legs) || req.legs.length === 0 || req.legs.length > MAX_MASS_QUOTE_LEGS) {
       throw new TypeError(`a mass quote holds 1 to ${MAX_MASS_QUOTE_LEGS} legs`);
     }
@@ -343,7 +408,8 @@ export class TenebraRestClient {
       cancel_client_order_id: l.cancel_client_order_id,
       place: l.place ? placementBody({ ...l.place, client_order_id: l.place.client_order_id ?? newClientOrderId() }) : undefined,
     }));
-    return (await this.#call({ method: 'POST', path: '/orders/mass-quote', body: { legs }, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+    const ans = await this.#call({ method: 'POST', path: '/orders/mass-quote', body: { legs }, auth: true, shape: 'envelope', repeatable: true, action: 'massQuote', maxAgeMs: opts.maxAgeMs ?? this.#placementMaxAgeMs });
+    return ans.data as MassQuoteResult;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -355,13 +421,13 @@ export class TenebraRestClient {
   }
 
   /** GET /account: balance, VIP tier and account config (fields left open by the spec). */
-  async account(): Promise<JsonObject> {
-    return (await this.#call({ method: 'GET', path: '/account', auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+  async account(): Promise<Account> {
+    return toAccount((await this.#call({ method: 'GET', path: '/account', auth: true, shape: 'envelope', repeatable: true })).data);
   }
 
   /** GET /account/vip: current tier, effective fees, rolling 30-day volume. */
-  async accountVip(): Promise<JsonObject> {
-    return (await this.#call({ method: 'GET', path: '/account/vip', auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+  async accountVip(): Promise<AccountVip> {
+    return toAccountVip((await this.#call({ method: 'GET', path: '/account/vip', auth: true, shape: 'envelope', repeatable: true })).data);
   }
 
   /** GET /settlement/status/{batchId}. */
@@ -374,21 +440,21 @@ export class TenebraRestClient {
    * an address no withdrawal has paid (make one with newWithdrawalAddress()). A client_withdrawal_id is
    * generated when absent and re-sent unchanged on every retry, so the withdrawal happens at most once.
    */
-  async withdraw(req: { amount: DecimalInput; recipient: string; client_withdrawal_id?: string }): Promise<JsonObject> {
+  async withdraw(req: { amount: DecimalInput; recipient: string; client_withdrawal_id?: string }): Promise<Withdrawal> {
     const body = { amount: decimalLiteral(req.amount, 'amount'), recipient: req.recipient, client_withdrawal_id: req.client_withdrawal_id ?? newClientOrderId() };
-    return (await this.#call({ method: 'POST', path: '/account/withdrawals', body, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+    return toWithdrawal((await this.#call({ method: 'POST', path: '/account/withdrawals', body, auth: true, shape: 'envelope', repeatable: true })).data);
   }
 
   /** GET /account/withdrawals: the caller's withdrawals, newest first (at most `limit`, 1..100). */
-  async withdrawals(limit?: number): Promise<JsonObject[]> {
+  async withdrawals(limit?: number): Promise<Withdrawal[]> {
     const query = { limit: limit === undefined ? undefined : String(limit) };
     const d = (await this.#call({ method: 'GET', path: '/account/withdrawals', query, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
-    return d['withdrawals'] as JsonObject[];
+    return (d['withdrawals'] as unknown[]).map(toWithdrawal);
   }
 
   /** GET /account/withdrawals/{withdrawalId}. */
-  async getWithdrawal(withdrawalId: string): Promise<JsonObject> {
-    return (await this.#call({ method: 'GET', path: `/account/withdrawals/${encodeURIComponent(withdrawalId)}`, auth: true, shape: 'envelope', repeatable: true })).data as JsonObject;
+  async getWithdrawal(withdrawalId: string): Promise<Withdrawal> {
+    return toWithdrawal((await this.#call({ method: 'GET', path: `/account/withdrawals/${encodeURIComponent(withdrawalId)}`, auth: true, shape: 'envelope', repeatable: true })).data);
   }
 
   /**
@@ -396,12 +462,14 @@ export class TenebraRestClient {
    * (mid, bid, ask, source, as_of; status stale or missing with null prices when no feed is fresh).
    * With a symbol, that instrument's object; without, the list for every instrument.
    */
-  async marketReference(symbol?: string): Promise<JsonObject | JsonObject[]> {
+  marketReference(symbol: string): Promise<MarketReference>;
+  marketReference(): Promise<MarketReference[]>;
+  async marketReference(symbol?: string): Promise<MarketReference | MarketReference[]> {
     if (symbol !== undefined) {
-      return (await this.#call({ method: 'GET', path: `/market-data/reference/${encodeURIComponent(symbol)}`, auth: false, shape: 'envelope', repeatable: true })).data as JsonObject;
+      return toMarketReference((await this.#call({ method: 'GET', path: `/market-data/reference/${encodeURIComponent(symbol)}`, auth: false, shape: 'envelope', repeatable: true })).data);
     }
     const d = (await this.#call({ method: 'GET', path: '/market-data/reference', auth: false, shape: 'envelope', repeatable: true })).data as JsonObject;
-    return d['references'] as JsonObject[];
+    return (d['references'] as unknown[]).map(toMarketReference);
   }
 
   /** GET /time. */
@@ -418,8 +486,23 @@ export class TenebraRestClient {
     const body = c.body === undefined ? undefined : stringifyJson(c.body);
     let refreshed = false;
     let backoff = this.#o.backoffStartMs;
+    const startedAt = this.#now();
+    /** An earlier attempt may have reached the venue (a network failure after sending). */
+    let maybeSent = false;
+    // Waits (pacing, retry) that would start an attempt past the request's maximum age end it instead.
+    const waitOrStale = async (ms: number, cause?: unknown): Promise<void> => {
+      if (c.maxAgeMs !== undefined && this.#now() + ms - startedAt > c.maxAgeMs) {
+        throw new StaleOrderError(`${c.method} ${c.path}`, c.clientOrderId, c.maxAgeMs, this.#now() + ms - startedAt, maybeSent, cause);
+      }
+      if (ms > 0) await this.#sleep(ms);
+    };
     for (let attempt = 0; ; attempt++) {
       const retriesLeft = attempt < this.#o.maxRetries;
+      // the tier's budgets count authenticated requests (the others count against the caller's IP)
+      if (this.#pacer && c.auth) {
+        await waitOrStale(this.#pacer.waitMs(c.action));
+        this.#pacer.take(c.action);
+      }
       const headers: Record<string, string> = { Accept: 'application/json', ...c.headers };
       if (body !== undefined) headers['Content-Type'] = 'application/json';
       if (c.auth) headers['Authorization'] = `Bearer ${await this.accessToken()}`;
@@ -431,8 +514,9 @@ export class TenebraRestClient {
         // Refused connections never reached the server; anything else (reset, timeout) may have.
         const code = (e as { cause?: { code?: string } }).cause?.code;
         const sent = code !== 'ECONNREFUSED' && code !== 'ENOTFOUND';
+        maybeSent ||= sent;
         if (retriesLeft && (c.repeatable || !sent)) {
-          await this.#sleep(backoff);
+          await waitOrStale(jittered(backoff, this.#random), e);
           backoff *= 2;
           continue;
         }
@@ -462,7 +546,8 @@ export class TenebraRestClient {
       if (res.status === 429) {
         const wait = rateLimitDelayMs(res.headers, this.#now()) ?? backoff;
         if (retriesLeft && wait <= this.#o.maxRetryDelayMs) {
-          await this.#sleep(Math.max(wait, 50));
+          // never earlier than asked (jitter only adds), at least 1 ms
+          await waitOrStale(Math.max(1, Math.round(wait * (1 + this.#random() * 0.25))), new ApiError(429, code, message, requestId, name, env['data'], wait));
           backoff *= 2;
           continue;
         }
@@ -474,7 +559,7 @@ export class TenebraRestClient {
         continue;
       }
       if (res.status === 503 && c.repeatable && retriesLeft) {
-        await this.#sleep(backoff);
+        await waitOrStale(jittered(backoff, this.#random), new ApiError(res.status, code, message, requestId, name, env['data']));
         backoff *= 2;
         continue;
       }
@@ -491,3 +576,11 @@ export class TenebraRestClient {
   }
 }
 
+
+function historyQuery(q: HistoryQuery): Record<string, string | undefined> {
+  return {
+    symbol: q.symbol,
+    since_ns: q.since_ns === undefined ? undefined : String(q.since_ns),
+    limit: q.limit === undefined ? undefined : String(q.limit),
+  };
+}

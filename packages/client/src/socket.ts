@@ -29,11 +29,14 @@ import {
 } from '@tenebra/session';
 import { ChannelTracker, type PushMeta } from './channel';
 import { toDecimal, type DecimalInput } from './decimal';
-import { ConnectionClosedError, RequestTimeoutError, SocketRequestError } from './errors';
+import { ConnectionClosedError, RequestTimeoutError, SocketRequestError, StaleOrderError } from './errors';
+import { OrderBook } from './reconcile';
+import { DEFAULT_PLACEMENT_MAX_AGE_MS } from './rest';
 import { parseJson } from './json';
 import { orderEventFromUpdate, toOrder, toPosition } from './normalize';
 import { newClientOrderId, type TenebraRestClient } from './rest';
-import type { JsonObject, OrderEvent, OrderType, PegReference, Position, Side, TimeInForce } from './types';
+import { jittered } from './pacing';
+import type { Channel, Fill, SocketAck, JsonObject, OrderEvent, OrderType, PegReference, Position, Side, TimeInForce } from './types';
 
 export const DEFAULT_WS_URL = 'ws://127.0.0.1:8080/ws/v1';
 
@@ -51,7 +54,11 @@ export interface SocketOptions {
   resolveSymbolId?: (symbol: string) => number | Promise<number>;
   /** Per-request timeout (default 10 s). */
   requestTimeoutMs?: number;
-  /** Reconnect with exponential backoff and jitter (default on: 250 ms doubling to 15 s, no attempt limit). */
+  /**
+   * Reconnect with exponential backoff and jitter (default on: 100 ms doubling to 1 s, no attempt
+   * limit). The short cap is deliberate: a reconnect that waits seconds after the gateway is back
+   * costs more than one refused connection a second.
+   */
   reconnect?: false | { initialDelayMs?: number; maxDelayMs?: number; maxAttempts?: number };
   /** App-level ping every intervalMs; no answer within timeoutMs drops the socket (default 15 s / 10 s). */
   heartbeat?: false | { intervalMs?: number; timeoutMs?: number };
@@ -72,6 +79,18 @@ export interface SocketOptions {
    * subscribed; trading, account.info and system_health need a login and refuse. Default false.
    */
   anonymous?: boolean;
+  /**
+   * Maximum age of a placement (order.place), default 500 ms: one queued during a reconnect, a
+   * rekey or a frame-budget backoff is not sent later than this after the call; StaleOrderError
+   * instead. Per call: `placeOrder(input, {maxAgeMs})`.
+   */
+  placementMaxAgeMs?: number;
+  /**
+   * After every reconnect, read each order this client knew as live (GET /orders/{id}) and the
+   * account's fills since the last event seen (GET /fills), and emit what it missed as `order`
+   * events (`recovered: true`) and `fill` events; `reconciled` when done. Needs `rest`. Default true.
+   */
+  reconcile?: boolean;
 }
 
 /** order.place input; decimals as strings, numbers or bigints; client_order_id generated when absent. */
@@ -109,8 +128,12 @@ export type SocketState = 'idle' | 'connecting' | 'ready' | 'reconnecting' | 'cl
 export interface SocketEvents {
   /** Logged in with an encrypted session (or, `anonymous`, just open); after connect() and after every reconnect. */
   ready: [{ userUuid: string; sessionId: string; reconnect: boolean }];
-  /** An orders-channel update (every message_type), after its snapshot. */
+  /** An orders-channel update (every message_type), after its snapshot; after a reconnect also each change missed meanwhile (meta.recovered). */
   order: [OrderEvent, PushMeta];
+  /** A fill found by the reconciliation after a reconnect (GET /fills), each fill_id once. */
+  fill: [Fill];
+  /** The reconciliation after a reconnect is done: how many missed order changes and fills it reported. */
+  reconciled: [{ orders: number; fills: number }];
   /** A positions-channel update, after its snapshot. */
   position: [Position, PushMeta];
   /** The complete snapshot of a channel (also after every resubscribe). */
@@ -178,6 +201,9 @@ export class TenebraSocket extends EventEmitter {
   #channels = new Map<string, ChannelTracker<unknown>>();
   #heartbeat: NodeJS.Timeout | undefined;
   #health: SystemHealth | undefined;
+  readonly #book = new OrderBook();
+  /** fills are looked for from here when no order event was seen yet (first connect, ns) */
+  #firstReadyNs: bigint | undefined;
 
   constructor(options: SocketOptions = {}) {
     super();
@@ -277,11 +303,38 @@ export class TenebraSocket extends EventEmitter {
       [...this.#wanted].map((ch) =>
         this.#subscribeChannel(ch).catch((e: Error) => {
           if (e instanceof ConnectionClosedError) throw e;
+          if (refusedChannel(e)) this.#wanted.delete(ch);
           this.#emitError(new Error(`resubscribe to '${ch}' failed: ${e.message}`));
         }),
       ),
     );
     this.#flushWaiters();
+    this.#firstReadyNs ??= BigInt(Date.now()) * 1_000_000n;
+    if (reconnect && this.#o.rest && this.#o.reconcile !== false && !this.#o.anonymous) {
+      void this.#reconcile(this.#o.rest).catch((e: Error) => this.#emitError(new Error(`reconciliation after reconnect failed: ${e.message}`)));
+    }
+  }
+
+  /** Reports what happened to the orders this client knew as live while it was disconnected. */
+  async #reconcile(rest: TenebraRestClient): Promise<void> {
+    let orders = 0;
+    let fills = 0;
+    for (const id of this.#book.liveIds) {
+      const o = await rest.getOrder(id);
+      const missed = this.#book.recover(o);
+      if (missed) {
+        orders++;
+        this.emit('order', missed, { channel: 'orders', seq: 0, recovered: true });
+      }
+    }
+    const since = this.#book.resumeNs ?? this.#firstReadyNs!;
+    // newest first: emit oldest first, each fill id once (GET /fills is inclusive of since_ns)
+    for (const f of (await rest.fills({ since_ns: since, limit: 500 })).reverse()) {
+      if (!this.#book.newFill(f)) continue;
+      fills++;
+      this.emit('fill', f);
+    }
+    this.emit('reconciled', { orders, fills });
   }
 
   #open(): Promise<void> {
@@ -331,8 +384,8 @@ export class TenebraSocket extends EventEmitter {
       return;
     }
     this.#state = 'reconnecting';
-    const initial = cfg?.initialDelayMs ?? 250;
-    const max = cfg?.maxDelayMs ?? 15_000;
+    const initial = cfg?.initialDelayMs ?? 100;
+    const max = cfg?.maxDelayMs ?? 1000;
     const maxAttempts = cfg?.maxAttempts ?? Number.POSITIVE_INFINITY;
     let delay = initial;
     let lastError: Error | undefined;
@@ -430,7 +483,7 @@ export class TenebraSocket extends EventEmitter {
   // Trading
 
   /** Encrypted order.place; resolves with the decrypted ack (check ack.code / ack.status). */
-  async placeOrder(input: SocketPlaceOrder): Promise<Ack> {
+  async placeOrder(input: SocketPlaceOrder, opts: { maxAgeMs?: number } = {}): Promise<SocketAck> {
     const place: PlaceOrder = {
       symbol: input.symbol,
       side: input.side,
@@ -444,17 +497,20 @@ export class TenebraSocket extends EventEmitter {
       ...(input.aon === undefined ? {} : { aon: input.aon }),
       ...(input.min_fill_size === undefined ? {} : { min_fill_size: toDecimal(input.min_fill_size, 'min_fill_size') }),
     };
-    return this.#trade({ place }, input.symbol);
+    const maxAgeMs = opts.maxAgeMs ?? this.#o.placementMaxAgeMs ?? DEFAULT_PLACEMENT_MAX_AGE_MS;
+    const ack = await this.#trade({ place }, input.symbol, false, 0, { at: Date.now(), maxAgeMs, clientOrderId: place.client_order_id });
+    if (ack.code === 0 || ack.code === 1502) this.#book.placed(ack.order_id);
+    return toSocketAck(ack);
   }
 
   /** Encrypted order.cancel by order_id or client_order_id. */
-  async cancelOrder(input: SocketCancelOrder): Promise<Ack> {
+  async cancelOrder(input: SocketCancelOrder): Promise<SocketAck> {
     const cancel: CancelOrder = { ...target(input), ...(input.symbol ? { symbol: input.symbol } : {}) };
-    return this.#trade({ cancel }, input.symbol);
+    return toSocketAck(await this.#trade({ cancel }, input.symbol));
   }
 
   /** Encrypted order.modify. */
-  async modifyOrder(input: SocketModifyOrder): Promise<Ack> {
+  async modifyOrder(input: SocketModifyOrder): Promise<SocketAck> {
     const modify: ModifyOrder = {
       ...target(input),
       ...(input.symbol ? { symbol: input.symbol } : {}),
@@ -463,17 +519,27 @@ export class TenebraSocket extends EventEmitter {
       ...(input.time_in_force === undefined ? {} : { time_in_force: input.time_in_force }),
       ...(input.expiry_time === undefined ? {} : { expiry_time: BigInt(input.expiry_time).toString() }),
     };
-    return this.#trade({ modify }, input.symbol);
+    return toSocketAck(await this.#trade({ modify }, input.symbol));
   }
 
-  async #trade(request: EdgeSequencerRequest, symbol: string | undefined, resent = false, throttled = 0): Promise<Ack> {
+  async #trade(request: EdgeSequencerRequest, symbol: string | undefined, resent = false, throttled = 0, age?: { at: number; maxAgeMs: number; clientOrderId: string | undefined }, sentBefore = false): Promise<Ack> {
     this.#requireLogin('trading');
     const symbolId = symbol === undefined ? 0 : await this.#symbolId(symbol);
+    const stale = (cause?: unknown) => new StaleOrderError(Object.keys(request)[0] === 'place' ? 'order.place' : 'order', age?.clientOrderId, age!.maxAgeMs, Date.now() - age!.at, sentBefore, cause);
     for (;;) {
-      await this.#whenReady();
+      // a placement waits for the session (reconnect, rekey) only as long as its maximum age allows
+      const left = age ? age.at + age.maxAgeMs - Date.now() : undefined;
+      if (left !== undefined && left <= 0) throw stale();
+      try {
+        await this.#whenReady(left);
+      } catch (e) {
+        if (age && e instanceof RequestTimeoutError) throw stale(e);
+        throw e;
+      }
       if (this.#cipher && !this.#cipher.exhausted) break;
       await this.rekey('nonce_overflow');
     }
+    if (age && Date.now() - age.at > age.maxAgeMs) throw stale();
     // From here to send() nothing awaits: the frame's counter is the next one on the wire.
     const id = this.#nextId();
     const frame = encryptRequest(this.#cipher as ClientSessionCipher, id, symbolId, request);
@@ -488,13 +554,17 @@ export class TenebraSocket extends EventEmitter {
     } catch (e) {
       if (!resent && e instanceof SocketRequestError && e.error !== undefined && RESEND_AFTER_REKEY.has(e.error)) {
         await this.rekey(e.error);
-        return this.#trade(request, symbol, true, throttled);
+        return this.#trade(request, symbol, true, throttled, age, sentBefore);
       }
-      // Over the socket's frame budget: the frame was refused unexecuted; back off and send it again.
+      // Over the socket's frame budget: the frame was refused unexecuted; back off (jittered) and send it again.
       if (throttled < MAX_THROTTLED_RETRIES && e instanceof SocketRequestError && e.error === 'rate_limited') {
-        await new Promise((r) => setTimeout(r, 250 * 2 ** throttled));
-        return this.#trade(request, symbol, resent, throttled + 1);
+        const wait = jittered(250 * 2 ** throttled);
+        if (age && Date.now() + wait - age.at > age.maxAgeMs) throw stale(e);
+        await new Promise((r) => setTimeout(r, wait));
+        return this.#trade(request, symbol, resent, throttled + 1, age, sentBefore);
       }
+      // The socket closed with the frame in flight: it may have executed. A placement is not resent here
+      // (ConnectionClosedError tells the caller to look it up by client_order_id).
       throw e;
     }
   }
@@ -530,13 +600,20 @@ export class TenebraSocket extends EventEmitter {
   // Channels
 
   /** Subscribes (now if ready, else on connect) and keeps the subscription across reconnects. */
-  async subscribe(channel: string): Promise<void> {
+  async subscribe(channel: Channel): Promise<void> {
     this.#wanted.add(channel);
-    if (this.#state === 'ready') await this.#subscribeChannel(channel);
+    if (this.#state !== 'ready') return;
+    try {
+      await this.#subscribeChannel(channel);
+    } catch (e) {
+      // refused by the server: not kept, so it is not asked again on every reconnect
+      if (refusedChannel(e)) this.#wanted.delete(channel);
+      throw e;
+    }
   }
 
   /** Unsubscribes and forgets the channel. */
-  async unsubscribe(channel: string): Promise<void> {
+  async unsubscribe(channel: Channel): Promise<void> {
     this.#wanted.delete(channel);
     const t = this.#channels.get(channel);
     if (!t) return;
@@ -696,6 +773,7 @@ export class TenebraSocket extends EventEmitter {
     for (const a of t.onFrame(frame, item)) {
       switch (a.kind) {
         case 'snapshot':
+          if (channel === 'orders') for (const o of a.items as OrderEvent[]) this.#book.saw(o, true);
           this.emit('snapshot', { channel, items: a.items });
           if (channel === 'orders') this.emit('ordersSnapshot', a.items as OrderEvent[]);
           if (channel === 'positions') this.emit('positionsSnapshot', a.items as Position[]);
@@ -703,7 +781,10 @@ export class TenebraSocket extends EventEmitter {
           break;
         case 'update':
           this.emit('update', { channel, seq: a.meta.seq, data: a.item });
-          if (channel === 'orders') this.emit('order', a.item as OrderEvent, a.meta);
+          if (channel === 'orders') {
+            this.#book.saw(a.item as OrderEvent);
+            this.emit('order', a.item as OrderEvent, a.meta);
+          }
           if (channel === 'positions') this.emit('position', a.item as Position, a.meta);
           if (channel === 'transparency') this.emit('transparency', a.item as JsonObject);
           break;
@@ -770,7 +851,7 @@ export class TenebraSocket extends EventEmitter {
   // ------------------------------------------------------------------------------------------
   // Readiness, heartbeat, errors
 
-  #whenReady(): Promise<void> {
+  #whenReady(timeoutMs = this.#timeoutMs): Promise<void> {
     if (this.#state === 'ready' && !this.#rekeying) return Promise.resolve();
     if (this.#state === 'closed' || this.#state === 'idle') return Promise.reject(new Error(`socket is ${this.#state}; call connect()`));
     return new Promise((resolve, reject) => {
@@ -779,8 +860,8 @@ export class TenebraSocket extends EventEmitter {
         reject,
         timer: setTimeout(() => {
           this.#waiters.delete(w);
-          reject(new RequestTimeoutError('wait for session', this.#timeoutMs));
-        }, this.#timeoutMs),
+          reject(new RequestTimeoutError('wait for session', timeoutMs));
+        }, timeoutMs),
       };
       this.#waiters.add(w);
     });
@@ -833,6 +914,15 @@ export class TenebraSocket extends EventEmitter {
     if (this.listenerCount('error') > 0) this.emit('error', e);
     else console.warn(`[tenebra socket] ${e.message}`);
   }
+}
+
+function toSocketAck(a: Ack): SocketAck {
+  return { ...a, reject_reason: a.reject_reason === '' ? null : a.reject_reason, client_order_id: a.client_order_id === '' ? null : a.client_order_id };
+}
+
+/** A subscribe the server refused for good (unknown channel, scope, limits), as opposed to a dropped socket. */
+function refusedChannel(e: unknown): boolean {
+  return e instanceof SocketRequestError && e.error !== 'rate_limited' && !(e.error !== undefined && RESEND_AFTER_REKEY.has(e.error));
 }
 
 function target(input: SocketCancelOrder): { order_id: string } | { client_order_id: string } {

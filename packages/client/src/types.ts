@@ -1,5 +1,6 @@
 // Resource shapes of the spec (Resources and their fields), as the SDK returns them: decimals as
 // exact strings, nanosecond times as integer strings, the spec's nulls kept.
+import type { Ack } from '@tenebra/session';
 import type { OrderEventType, OrderStatus, OrderType, PegReference, PositionUpdateReason, Side, TimeInForce } from '@tenebra/session';
 import type { Decimal, DecimalInput } from './decimal';
 
@@ -194,3 +195,133 @@ export interface RateLimitState {
   /** Unix seconds at which the window resets. */
   reset: number | null;
 }
+
+/** GET /fills item: one side of one execution (docs/api.md, "Order history and fills"). */
+export interface Fill {
+  /** `<seq>-<n>-<M|T>`, stable across restarts: dedupe by it. */
+  fill_id: string;
+  order_id: string;
+  client_order_id: string | null;
+  symbol: string;
+  side: Side;
+  price: Decimal;
+  quantity: Decimal;
+  /** USDC at the tier's rate; negative for a maker rebate. */
+  fee: Decimal;
+  liquidity: 'maker' | 'taker';
+  /** Nanoseconds since the epoch, as an integer string. */
+  time_ns: string;
+}
+
+/** Filters of GET /orders?status=closed and GET /fills. */
+export interface HistoryQuery {
+  symbol?: string;
+  /** Inclusive lower bound in ns (closed orders: out_time_ns; fills: time_ns). */
+  since_ns?: string | bigint;
+  /** 1 to 500 (default 100). */
+  limit?: number;
+}
+
+export type TierName = 'Core' | 'Select' | 'Advanced' | 'Prime' | 'Apex';
+
+/** GET /account. Every money field is an exact decimal string, whatever its value (never a number for whole amounts). */
+export interface Account {
+  user_id: string;
+  environment: 'production' | 'test';
+  currency: 'USDC';
+  balance: Decimal;
+  reserved_margin: Decimal;
+  free_collateral: Decimal;
+  position_margin: Decimal;
+  unrealized_pnl: Decimal;
+  equity: Decimal;
+  total_deposited: Decimal;
+  total_withdrawn: Decimal;
+  open_orders: number;
+  open_positions: number;
+  vip_tier: TierName;
+  maker_fee_bps: Decimal;
+  taker_fee_bps: Decimal;
+  volume_30d: Decimal;
+  config: {
+    leverage: number;
+    margin_mode: 'isolated';
+    api_key: string;
+    api_key_scopes: Scope[];
+    token_scopes: Scope[];
+    max_open_orders: number;
+    max_open_orders_per_symbol: number;
+    min_order_notional: Decimal;
+  };
+  created_at: string;
+}
+
+/** Fee fields shared by GET /account/vip and GET /vip/tiers. */
+export interface TierFees {
+  maker_fee_bps: Decimal;
+  taker_fee_bps: Decimal;
+  maker_fee_pct: Decimal;
+  taker_fee_pct: Decimal;
+  instant_taker_bonus_pct: Decimal;
+  hourly_taker_bonus_pct: Decimal;
+  min_notional: Decimal;
+}
+
+/** GET /account/vip. */
+export interface AccountVip extends TierFees {
+  tier: TierName;
+  volume_30d: Decimal;
+  volume_window_days: number;
+  volume_tier: TierName;
+  assigned_tier: TierName;
+  next_tier: { tier: TierName; min_volume_30d: Decimal; volume_needed: Decimal } | null;
+  as_of: string;
+  bonuses_received: { instant: Decimal; hourly: Decimal };
+}
+
+/** POST /account/withdrawals answer and GET /account/withdrawals[/{id}] items. */
+export interface Withdrawal {
+  withdrawal_id: string;
+  client_withdrawal_id: string | null;
+  amount: Decimal;
+  recipient: string;
+  status: 'pending' | 'released';
+  created_at: string;
+  released_at: string | null;
+  shielded_pool_total: Decimal;
+  block: { height: number; hash: string; tx_hash: string; time: string } | null;
+}
+
+/** GET /market-data/reference[/{symbol}] item. */
+export interface MarketReference {
+  symbol: string;
+  status: 'fresh' | 'stale' | 'missing';
+  detail?: string;
+  mid: Decimal | null;
+  bid: Decimal | null;
+  ask: Decimal | null;
+  source: string | null;
+  as_of: string | null;
+}
+
+/** One leg's result of a mass quote: its cancel and/or its place, each with code 0 on success. */
+export interface MassQuoteLegResult {
+  cancel?: { code: number; order_id: string; status?: OrderStatus; cancel_reason?: string | null; error?: string; message?: string };
+  place?: { code: number; order_id?: string; client_order_id?: string | null; status?: OrderStatus; error?: string; message?: string };
+}
+
+/** POST /orders/mass-quote data. */
+export interface MassQuoteResult {
+  symbol: string;
+  legs: MassQuoteLegResult[];
+}
+
+/** The channels of the spec (subscribe / unsubscribe). */
+export type Channel = 'orders' | 'positions' | 'instruments' | 'transparency' | 'margin_alerts';
+
+/**
+ * A trading op's acknowledgement as the SDK returns it: the session's Ack with `reject_reason` and
+ * `client_order_id` null when empty (protobuf cannot tell an empty string from absent; a success has
+ * no reject_reason, never "").
+ */
+export type SocketAck = Omit<Ack, 'reject_reason' | 'client_order_id'> & { reject_reason: string | null; client_order_id: string | null };

@@ -1,7 +1,7 @@
 // The REST client against the mock gateway (node:http, the spec's envelope and headers).
 import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError, NetworkError, TenebraRestClient, type RestClientOptions } from '@tenebra/client';
+import { ApiError, NetworkError, StaleOrderError, TenebraRestClient, TokenBucket, type RestClientOptions } from '@tenebra/client';
 import { API_KEY, MockGateway } from './mock-gateway';
 
 const gw = new MockGateway();
@@ -9,7 +9,8 @@ let baseUrl = '';
 let sleeps: number[] = [];
 
 function client(extra: Partial<RestClientOptions> = {}): TenebraRestClient {
-  return new TenebraRestClient({ baseUrl, credentials: API_KEY, sleep: async (ms) => void sleeps.push(ms), ...extra });
+  // random 0: retries wait exactly the nominal delay (jitter only adds); placements may retry past their maximum age
+  return new TenebraRestClient({ baseUrl, credentials: API_KEY, sleep: async (ms) => void sleeps.push(ms), random: () => 0, placementMaxAgeMs: Infinity, ...extra });
 }
 
 const count = (method: string, path: RegExp) => gw.requests.filter((r) => r.method === method && path.test(r.path)).length;
@@ -125,6 +126,46 @@ describe('orders', () => {
     expect(gw.orders.size).toBe(before + 1);
   });
 
+  it('a placement is never sent later than its maximum age: StaleOrderError instead of a late retry', async () => {
+    let now = 1_000_000;
+    const c = client({ placementMaxAgeMs: undefined, now: () => now, sleep: async (ms) => { sleeps.push(ms); now += ms; } });
+    await c.time();
+    gw.failNext(/^\/orders$/, 1, 429, { 'Retry-After': '26' }); // a spent trading budget: 26 s
+    const before = count('POST', /^\/orders$/);
+    const e = (await c.placeOrder({ symbol: 'BTC-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '1', time_in_force: 'GTC', client_order_id: 'stale-1' }).catch((x: unknown) => x)) as StaleOrderError;
+    expect(e).toBeInstanceOf(StaleOrderError);
+    expect(e).toMatchObject({ clientOrderId: 'stale-1', maxAgeMs: 500, maybePlaced: false });
+    expect(sleeps).toEqual([]); // did not sleep 26 s first
+    expect(count('POST', /^\/orders$/)).toBe(before + 1);
+    // 503 backoff of 1 s also exceeds the default 500 ms; a caller can allow more per call
+    gw.failNext(/^\/orders$/, 1, 503);
+    await expect(c.placeOrder({ symbol: 'BTC-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '1', time_in_force: 'GTC' })).rejects.toBeInstanceOf(StaleOrderError);
+    gw.failNext(/^\/orders$/, 1, 503);
+    expect((await c.placeOrder({ symbol: 'BTC-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '1', time_in_force: 'GTC' }, { maxAgeMs: 5000 })).status).toBe('NEW');
+    expect(sleeps).toEqual([1000]);
+  });
+
+  it('waits the precise Retry-After-Ms of the 1 ms spacing rule, not the whole-second Retry-After', async () => {
+    const c = client();
+    await c.time();
+    gw.failNext(/^\/orders$/, 1, 429, { 'Retry-After': '1', 'Retry-After-Ms': '1' });
+    await c.placeOrder({ symbol: 'BTC-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '1', time_in_force: 'GTC' });
+    expect(sleeps).toEqual([1]);
+  });
+
+  it('paces requests client-side with the tier table (Core: burst 5, 2/s; 10 weighted actions/min)', async () => {
+    let now = 5_000_000;
+    const c = client({ tier: 'Core', now: () => now, sleep: async (ms) => { sleeps.push(ms); now += ms; } });
+    for (let i = 0; i < 5; i++) await c.time();
+    expect(sleeps).toEqual([]); // the burst
+    await c.time();
+    expect(sleeps).toEqual([500]); // then 2 per second
+    const b = new TokenBucket(10, 10 / 60_000, () => now);
+    b.take(10);
+    expect(b.waitMs(1)).toBe(6000); // one weighted placement per 6 s once the minute's 10 are spent
+    expect(b.waitMs(0.2)).toBe(1200); // a cancel weighs 0.2
+  });
+
   it('uses X-RateLimit-Reset when there is no Retry-After; too long a wait is thrown', async () => {
     const c = client();
     await c.time();
@@ -191,7 +232,7 @@ describe('orders', () => {
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     const port = (srv.address() as net.AddressInfo).port;
     await new Promise<void>((r) => srv.close(() => r()));
-    const c = new TenebraRestClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, maxRetries: 2, sleep: async (ms) => void sleeps.push(ms) });
+    const c = new TenebraRestClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, maxRetries: 2, sleep: async (ms) => void sleeps.push(ms), random: () => 0 });
     const e = (await c.listInstruments().catch((x: unknown) => x)) as NetworkError;
     expect(e).toBeInstanceOf(NetworkError);
     expect(e.maybeExecuted).toBe(false);

@@ -102,15 +102,16 @@ describe('encrypted trading', () => {
     const o = gw.orders.get(ack.order_id)!;
     expect(o).toMatchObject({ price: '65000.1', quantity: '0.001', client_order_id: ack.client_order_id });
     expect(gw.last.cipher!.recvCounter).toBe(1);
-    const cancel = await socket.cancelOrder({ client_order_id: ack.client_order_id, symbol: 'BTC-USDC-PERP' });
-    expect(cancel).toMatchObject({ code: 0, status: 'CANCELLED', order_id: ack.order_id });
+    expect(ack.reject_reason).toBeNull(); // a success has no reject_reason (the wire's '' is protobuf's default)
+    const cancel = await socket.cancelOrder({ client_order_id: ack.client_order_id!, symbol: 'BTC-USDC-PERP' });
+    expect(cancel).toMatchObject({ code: 0, status: 'CANCELLED', order_id: ack.order_id, reject_reason: null });
     const missing = await socket.modifyOrder({ order_id: 'nope', price: '1' });
     expect(missing).toMatchObject({ code: 1420, reject_reason: 'ORDER_NOT_FOUND' });
   });
 
   it('many concurrent ops keep the counters in wire order', async () => {
     const { socket } = await connect();
-    const acks = await Promise.all(Array.from({ length: 30 }, (_, i) => socket.placeOrder(limit(String(60000 + i)))));
+    const acks = await Promise.all(Array.from({ length: 30 }, (_, i) => socket.placeOrder(limit(String(60000 + i)), { maxAgeMs: 30_000 })));
     expect(new Set(acks.map((a) => a.order_id)).size).toBe(30);
     expect(gw.last.cipher!.recvCounter).toBe(30);
   });
