@@ -89,6 +89,7 @@ export class SocketTrading {
       ...(p.min_fill_size !== undefined ? { min_fill_size: p.min_fill_size } : {}),
       ...(p.client_order_id !== undefined ? { client_order_id: p.client_order_id } : {}),
       ...(p.peg_reference !== undefined ? { peg_reference: p.peg_reference } : {}),
+      ...(p.leverage !== undefined ? { leverage: p.leverage } : {}),
     };
     let answer: Answer;
     const t0 = performance.now();
