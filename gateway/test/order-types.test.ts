@@ -68,7 +68,7 @@ describe('order types and time in force', () => {
     expect((await summary(rig as unknown as Rig, t.user_id)).reserved).toBe('0');
   });
 
-  it('aon and min_fill_size on IOC: all or nothing, and a minimum entry execution', async () => {
+  it('aon and min_fill_size on IOC: all or nothing, and a minimum per execution', async () => {
     const mk = await post(rig, m, { symbol: 'BNB-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.5, price: 600, time_in_force: 'GTC' });
     const aon = await post(rig, t, { symbol: 'BNB-USDC-PERP', side: 'buy', type: 'limit', quantity: 1, price: 600, time_in_force: 'IOC', aon: true });
     expect(lastOp().pub).toMatchObject({ aon: true });
@@ -82,6 +82,15 @@ describe('order types and time in force', () => {
     await settled(rig);
     expect(await getOrder(rig, t, ok.body.data.order_id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'IOC_REMAINDER', filled_quantity: 0.5, remaining_quantity: 0.5 });
     expect((await getOrder(rig, m, mk.body.data.order_id)).status).toBe('FILLED');
+    // per execution: a 0.2 maker (below 0.3) is passed over in place, the 0.5 behind it fills
+    const small = await post(rig, m, { symbol: 'BNB-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.2, price: 600, time_in_force: 'GTC' });
+    const large = await post(rig, m, { symbol: 'BNB-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.5, price: 600, time_in_force: 'GTC' });
+    const per = await post(rig, t, { symbol: 'BNB-USDC-PERP', side: 'buy', type: 'limit', quantity: 1, price: 600, time_in_force: 'IOC', min_fill_size: 0.3 });
+    await settled(rig);
+    expect(await getOrder(rig, t, per.body.data.order_id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'IOC_REMAINDER', filled_quantity: 0.5 });
+    expect(await getOrder(rig, m, small.body.data.order_id)).toMatchObject({ status: 'NEW', filled_quantity: 0 });
+    expect((await getOrder(rig, m, large.body.data.order_id)).status).toBe('FILLED');
+    await call(rig.gw, 'DELETE', `/api/v1/orders/${small.body.data.order_id}`, undefined, bearer(m));
   });
 
   it('GTT: a quiet book expires the order by an expire op at its time (GTT_EXPIRED), freeing its margin', async () => {
