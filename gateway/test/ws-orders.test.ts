@@ -3,7 +3,7 @@
 // and self-trade prevention exactly as the REST state says.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startOrderRig, account, settled, getOrder, spaced, type OrderRig } from './order-rig';
-import type { Account } from './harness';
+import { summary, type Account, type Rig } from './harness';
 import { until } from './fakes';
 import { RawWs, orderPushes, ETH } from './ws-helpers';
 
@@ -135,5 +135,17 @@ describe('orders channel with real matching', () => {
     const reasons = [mine.order_id, cross.order_id].flatMap((id) => eventsOf(ca, id).map((u) => u.cancel_reason)).filter(Boolean);
     expect(reasons).toContain('SELF_TRADE_PREVENTION');
     expect(eventsOf(ca, mine.order_id).every((u) => u.filled_quantity === '0')).toBe(true);
+  });
+
+  it('order.place carries a per-order leverage: above max_leverage it is rejected LEVERAGE_EXCEEDED (1406), within it reserves at that leverage', async () => {
+    const over = await trade(cb, sol({ side: 'buy', price: '140', quantity: '1', client_order_id: 'lev-11', leverage: 11 }));
+    expect(over).toMatchObject({ code: 1406, reject_reason: 'LEVERAGE_EXCEEDED', client_order_id: 'lev-11' });
+    await until(() => orderPushes(cb).some((p) => p.u?.client_order_id === 'lev-11'), 5_000, 'rejected event');
+    expect(orderPushes(cb).find((p) => p.u?.client_order_id === 'lev-11')!.u).toMatchObject({ message_type: 'rejected', reject_reason: 'LEVERAGE_EXCEEDED', status: 'REJECTED' });
+    const before = Number((await summary(rig as unknown as Rig, b.user_id)).reserved);
+    const ok = await trade(cb, sol({ side: 'buy', price: '140', quantity: '1', client_order_id: 'lev-2', leverage: 2 }));
+    expect(ok.code, ok.message).toBe(0);
+    const after = Number((await summary(rig as unknown as Rig, b.user_id)).reserved);
+    expect(after - before).toBeCloseTo(70.028, 6); // 140 / 2 + the 0.02% taker fee
   });
 });
