@@ -1,6 +1,7 @@
 // Leverage per symbol and isolated margin (issue 26 item 2): GET/POST /positions/{symbol}/leverage,
 // POST /positions/{symbol}/margin, the per-order `leverage` field, and the codes of each refusal.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { ApiError, TenebraRestClient } from '@tenebra/client';
 import { call, bearer, summary, type Account, type Rig } from './harness';
 import type { PositionEvent } from '../src/events';
 import { startOrderRig, account, post, settled, getOrder, type OrderRig } from './order-rig';
@@ -138,5 +139,20 @@ describe('leverage and isolated margin', () => {
     const r = await lev(poor, ETH, { leverage: 5 });
     expect([r.status, r.body.code, r.body.error], r.raw).toEqual([400, 1410, 'MARGIN_INSUFFICIENT']);
     expect((await lev(poor, ETH)).body.data.leverage).toBe(10);
+  });
+
+  it('the SDK speaks the routes: leverage, setLeverage, adjustMargin, and a per-order leverage', async () => {
+    const rest = new TenebraRestClient({ baseUrl: rig.gw.urls.baseUrl, credentials: { apiKey: a.api_key, apiSecret: a.api_secret, passphrase: a.passphrase } });
+    expect(await rest.setLeverage('SOL-USDC-PERP', 4)).toEqual({ symbol: 'SOL-USDC-PERP', leverage: 4, max_leverage: 10 });
+    expect(await rest.leverage('SOL-USDC-PERP')).toEqual({ symbol: 'SOL-USDC-PERP', leverage: 4, max_leverage: 10 });
+    const over = await rest.setLeverage('SOL-USDC-PERP', 20).catch((e: unknown) => e);
+    expect(over).toBeInstanceOf(ApiError);
+    expect(over).toMatchObject({ httpStatus: 400, code: 1406, error: 'LEVERAGE_EXCEEDED' });
+    const p = await rest.adjustMargin(ETH, 'add', '1.5');
+    expect(p).toMatchObject({ symbol: ETH, side: 'long' });
+    expect((await rest.adjustMargin(ETH, 'remove', '1.5')).margin).not.toBe(p.margin);
+    expect(await rest.adjustMargin('SOL-USDC-PERP', 'add', 1).catch((e: unknown) => e)).toMatchObject({ httpStatus: 404, error: 'not_found' });
+    const placed = await rest.placeOrder({ symbol: ETH, side: 'buy', type: 'limit', quantity: '0.1', price: '2900', time_in_force: 'GTC', leverage: 11 }).catch((e: unknown) => e);
+    expect(placed).toMatchObject({ code: 1406, error: 'LEVERAGE_EXCEEDED' });
   });
 });

@@ -87,6 +87,8 @@ export interface SocketPlaceOrder {
   aon?: boolean;
   min_fill_size?: DecimalInput;
   client_order_id?: string;
+  /** this order's leverage (1 to max_leverage) */
+  leverage?: number;
 }
 
 /** order.cancel input: one of order_id / client_order_id; symbol fills the header's symbol_id (else 0). */
@@ -443,6 +445,7 @@ export class TenebraSocket extends EventEmitter {
       ...(input.expiry_time === undefined ? {} : { expiry_time: BigInt(input.expiry_time).toString() }),
       ...(input.aon === undefined ? {} : { aon: input.aon }),
       ...(input.min_fill_size === undefined ? {} : { min_fill_size: toDecimal(input.min_fill_size, 'min_fill_size') }),
+      ...(input.leverage === undefined ? {} : { leverage: input.leverage }),
     };
     return this.#trade({ place }, input.symbol);
   }
