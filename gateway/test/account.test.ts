@@ -229,7 +229,7 @@ describe('account, positions, VIP tiers and settlement over REST', () => {
     const r = await get(rig, '/openapi.json');
     expect(r.status).toBe(200);
     expect(r.body.openapi).toBe('3.1.0');
-    for (const p of ['/account', '/account/vip', '/vip/tiers', '/positions', '/stats/platform/overview', '/stats/platform/series', '/settlement/status/{batchId}']) expect(r.body.paths[p], p).toBeDefined();
+    for (const p of ['/account', '/account/vip', '/vip/tiers', '/positions', '/positions/{symbol}/leverage', '/positions/{symbol}/margin', '/stats/platform/overview', '/stats/platform/series', '/settlement/status/{batchId}']) expect(r.body.paths[p], p).toBeDefined();
     expect(r.body.paths['/account'].get['x-required-scope']).toBe('read');
   });
 });

@@ -3,7 +3,7 @@
 // and self-trade prevention exactly as the REST state says.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startOrderRig, account, settled, getOrder, spaced, type OrderRig } from './order-rig';
-import type { Account } from './harness';
+import { summary, type Account, type Rig } from './harness';
 import { until } from './fakes';
 import { RawWs, orderPushes, ETH } from './ws-helpers';
 
@@ -57,7 +57,7 @@ describe('orders channel with real matching', () => {
     expect(await getOrder(rig, a, m.order_id)).toMatchObject({ price: 152.5, status: 'NEW' });
   });
 
-  it('IOC remainder, FOK and GTT expiry are reported with their cancel reasons', async () => {
+  it('IOC remainder and GTT expiry are reported with their cancel reasons, an unfillable FOK as rejected', async () => {
     const rest = await trade(ca, sol({ price: '149', quantity: '1', client_order_id: 'ioc-maker' }));
     await settled(rig);
     const ioc = await trade(cb, sol({ side: 'buy', price: '149', quantity: '3', time_in_force: 'IOC', client_order_id: 'ioc-1' }));
@@ -70,16 +70,13 @@ describe('orders channel with real matching', () => {
     expect(eventsOf(cb, ioc.order_id).map((u) => u.message_type)).toEqual(['partial_fill', 'cancelled']);
     expect(eventsOf(cb, ioc.order_id).at(-1)).toMatchObject({ cancel_reason: 'IOC_REMAINDER', filled_quantity: '1', remaining_quantity: '2' });
     expect(eventsOf(ca, rest.order_id).at(-1)).toMatchObject({ message_type: 'filled' });
-    // FOK without the liquidity: refused or cancelled with the spec's reason, never filled
-    const fokEvents = eventsOf(cb, fok.order_id);
-    const last = fokEvents.at(-1) ?? null;
-    if (fok.code === 0) {
-      await until(() => eventsOf(cb, fok.order_id).some((u) => u.status !== 'NEW'), 5_000, 'FOK outcome');
-      const u = eventsOf(cb, fok.order_id).at(-1)!;
-      expect(u.status === 'CANCELLED' ? u.cancel_reason : u.reject_reason).toMatch(/FOK_NOT_FILLED|INSUFFICIENT_LIQUIDITY/);
-    } else {
-      expect(last).toMatchObject({ message_type: 'rejected' });
-    }
+    // FOK without the liquidity: acknowledged (it passed the pre-trade checks), then rejected by
+    // matching with INSUFFICIENT_LIQUIDITY, never filled; REST shows the same (docs/orders.md)
+    expect(fok.code, fok.message).toBe(0);
+    await until(() => eventsOf(cb, fok.order_id).some((u) => u.status !== 'NEW'), 5_000, 'FOK outcome');
+    expect(eventsOf(cb, fok.order_id).map((u) => u.message_type)).toEqual(['rejected']);
+    expect(eventsOf(cb, fok.order_id).at(-1)).toMatchObject({ status: 'REJECTED', reject_reason: 'INSUFFICIENT_LIQUIDITY', filled_quantity: '0' });
+    expect(await getOrder(rig, b, fok.order_id)).toMatchObject({ status: 'REJECTED', reject_reason: 'INSUFFICIENT_LIQUIDITY', cancel_reason: null });
     await until(() => eventsOf(cb, gtt.order_id).some((u) => u.message_type === 'cancelled'), 10_000, 'GTT expiry');
     expect(eventsOf(cb, gtt.order_id).at(-1)).toMatchObject({ cancel_reason: 'GTT_EXPIRED', status: 'CANCELLED' });
   });
@@ -138,5 +135,17 @@ describe('orders channel with real matching', () => {
     const reasons = [mine.order_id, cross.order_id].flatMap((id) => eventsOf(ca, id).map((u) => u.cancel_reason)).filter(Boolean);
     expect(reasons).toContain('SELF_TRADE_PREVENTION');
     expect(eventsOf(ca, mine.order_id).every((u) => u.filled_quantity === '0')).toBe(true);
+  });
+
+  it('order.place carries a per-order leverage: above max_leverage it is rejected LEVERAGE_EXCEEDED (1406), within it reserves at that leverage', async () => {
+    const over = await trade(cb, sol({ side: 'buy', price: '140', quantity: '1', client_order_id: 'lev-11', leverage: 11 }));
+    expect(over).toMatchObject({ code: 1406, reject_reason: 'LEVERAGE_EXCEEDED', client_order_id: 'lev-11' });
+    await until(() => orderPushes(cb).some((p) => p.u?.client_order_id === 'lev-11'), 5_000, 'rejected event');
+    expect(orderPushes(cb).find((p) => p.u?.client_order_id === 'lev-11')!.u).toMatchObject({ message_type: 'rejected', reject_reason: 'LEVERAGE_EXCEEDED', status: 'REJECTED' });
+    const before = Number((await summary(rig as unknown as Rig, b.user_id)).reserved);
+    const ok = await trade(cb, sol({ side: 'buy', price: '140', quantity: '1', client_order_id: 'lev-2', leverage: 2 }));
+    expect(ok.code, ok.message).toBe(0);
+    const after = Number((await summary(rig as unknown as Rig, b.user_id)).reserved);
+    expect(after - before).toBeCloseTo(70.028, 6); // 140 / 2 + the 0.02% taker fee
   });
 });

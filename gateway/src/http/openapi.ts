@@ -143,6 +143,19 @@ export const OPENAPI = {
       delete: op('cancel an order', 'trade', envelope({ type: 'object' }), {}, [404, 503]),
     },
     '/positions': { get: op('open positions', 'read', envelope(obj({ positions: { type: 'array', items: ref('Position') } }))) },
+    '/positions/{symbol}/leverage': {
+      get: op('the account\'s leverage on a symbol (extension; docs/api.md)', 'read', envelope(obj({ symbol: str, leverage: int, max_leverage: int })), { parameters: [{ name: 'symbol', in: 'path', required: true, schema: str }] }, [404]),
+      post: {
+        ...op('set the account\'s leverage on a symbol, for new orders and its isolated position (extension); above max_leverage: 1406 LEVERAGE_EXCEEDED', 'trade', envelope(obj({ symbol: str, leverage: int, max_leverage: int })), { parameters: [{ name: 'symbol', in: 'path', required: true, schema: str }] }, [400, 404]),
+        requestBody: { content: { 'application/json': { schema: obj({ leverage: { type: 'integer', minimum: 1 } }) } } },
+      },
+    },
+    '/positions/{symbol}/margin': {
+      post: {
+        ...op('add or remove isolated margin on an open position (extension); remove below initial margin: 1410 MARGIN_INSUFFICIENT', 'trade', envelope(ref('Position')), { parameters: [{ name: 'symbol', in: 'path', required: true, schema: str }] }, [400, 404]),
+        requestBody: { content: { 'application/json': { schema: obj({ action: { enum: ['add', 'remove'] }, amount: num }) } } },
+      },
+    },
     '/account': { get: op('balance, VIP tier and account config', 'read', envelope(ref('Account'))) },
     '/account/vip': { get: op('current tier, effective fees, rolling 30-day volume', 'read', envelope(ref('AccountVip'))) },
     '/account/bonuses': {

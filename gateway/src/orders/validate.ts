@@ -10,7 +10,7 @@
 //   peg       ✓    ✓    ✓    ✓      (priced from the oracle reference; re-priced as it moves: repeg.ts)
 //   market    ✗    ✗    ✓    ✓      MARKET_TIF: a market order never rests; optional price = cap
 //   aon       ✗    ✗    ✓    ✓      AON_TIF: IOC+aon behaves as FOK
-//   min_fill  ✗    ✗    ✓    ✓      MIN_FILL_TIF: the minimum of the entry execution
+//   min_fill  ✗    ✗    ✓    ✗      MIN_FILL_TIF; a minimum per execution; MIN_FILL_AON with FOK or aon
 import {
   MAX_BOOK_UNITS, maxPriceTicks, fromUnits, compareDecimal, decimalOfNumber, formatDecimal, parseDecimal, toUnits,
   type Dec, type InstrumentSpec,
@@ -18,6 +18,7 @@ import {
 import { ApiError, fail } from '../errors';
 import type { InstrumentRegistry } from '../instruments';
 import type { OrderType, PegReference, Side, TimeInForce } from '../store/records';
+import { leverageField } from '../positions/leverage';
 
 export interface OrderIntent {
   inst: InstrumentSpec;
@@ -33,9 +34,11 @@ export interface OrderIntent {
   aon: boolean;
   minFillSteps: bigint | null;
   clientOrderId: string | null;
+  /** the order's own leverage (1..max_leverage); null: the account's leverage on the symbol */
+  leverage: number | null;
 }
 
-const FIELDS = new Set(['symbol', 'side', 'type', 'quantity', 'price', 'peg_reference', 'time_in_force', 'expiry_time', 'aon', 'min_fill_size', 'client_order_id']);
+const FIELDS = new Set(['symbol', 'side', 'type', 'quantity', 'price', 'peg_reference', 'time_in_force', 'expiry_time', 'aon', 'min_fill_size', 'client_order_id', 'leverage']);
 export const MAX_CLIENT_ORDER_ID = 64;
 const CLIENT_ORDER_ID = /^[\x21-\x7e]+$/;
 /** Farthest a GTT expiry may lie in the future. */
@@ -77,6 +80,8 @@ export function validateOrder(body: unknown, registry: InstrumentRegistry, tierM
   const type = oneOf(b.type, 'type', ['market', 'limit', 'peg'] as const);
   const tif = oneOf(b.time_in_force, 'time_in_force', ['GTC', 'GTT', 'IOC', 'FOK'] as const);
   const clientOrderId = clientOrderIdOf(b);
+  // above the instrument maximum: LEVERAGE_EXCEEDED, the spec's "requested leverage above instrument maximum"
+  const leverage = b.leverage === undefined || b.leverage === null ? null : leverageField(b.leverage, inst, 'INVALID_ORDER');
 
   // peg_reference: required for peg, refused otherwise.
   let pegReference: PegReference | null = null;
@@ -126,12 +131,13 @@ export function validateOrder(body: unknown, registry: InstrumentRegistry, tierM
   // Supported combinations (see the matrix above).
   const immediate = tif === 'IOC' || tif === 'FOK';
   if (type === 'market' && !immediate) fail('UNSUPPORTED_ORDER', `MARKET_TIF: market orders never rest: time_in_force must be IOC or FOK, not ${tif}`);
-  if (aon && !immediate) fail('UNSUPPORTED_ORDER', 'AON_TIF: aon is supported only with IOC or FOK (a resting all-or-none order would make takers skip it, breaking price-time priority)');
-  if (minFillSteps !== null && !immediate) fail('UNSUPPORTED_ORDER', 'MIN_FILL_TIF: min_fill_size is supported only with IOC or FOK (it applies to the entry execution)');
+  if (aon && !immediate) fail('UNSUPPORTED_ORDER', 'AON_TIF: aon is supported only with IOC or FOK: a resting all-or-none order would cost every taker one more secret test per such maker on the committee (docs/orders.md)');
+  if (minFillSteps !== null && !immediate) fail('UNSUPPORTED_ORDER', 'MIN_FILL_TIF: min_fill_size is supported only with IOC: a resting minimum per execution would cost every taker one more secret test per such maker on the committee (docs/orders.md)');
+  if (minFillSteps !== null && (tif === 'FOK' || aon)) fail('UNSUPPORTED_ORDER', 'MIN_FILL_AON: min_fill_size (a minimum per execution) is not supported with FOK or aon: send one or the other (docs/orders.md)');
 
   if (priceTicks !== null) checkMinNotional(inst, qtySteps, priceTicks, tierMinNotionalMicro);
   if (inst.status !== 'trading') fail('INSTRUMENT_HALTED', `${inst.symbol} is not accepting orders (status ${inst.status})`);
-  return { inst, side, type, tif, priceTicks, pegReference, qtySteps, expiresAtNs, aon, minFillSteps, clientOrderId };
+  return { inst, side, type, tif, priceTicks, pegReference, qtySteps, expiresAtNs, aon, minFillSteps, clientOrderId, leverage };
 }
 
 /** Throws MIN_NOTIONAL when quantity × price is below the larger of the instrument's and the tier's minimum. */

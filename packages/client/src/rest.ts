@@ -24,6 +24,7 @@ import type {
   Instrument,
   InstrumentList,
   JsonObject,
+  LeverageSetting,
   MassQuoteRequest,
   ModifyOrderRequest,
   Order,
@@ -169,6 +170,7 @@ export function placementBody(req: PlaceOrderRequest & { client_order_id: string
     aon: req.aon,
     min_fill_size: req.min_fill_size === undefined ? undefined : decimalLiteral(req.min_fill_size, 'min_fill_size'),
     client_order_id: req.client_order_id,
+    leverage: req.leverage,
   };
 }
 
@@ -418,6 +420,22 @@ export class TenebraRestClient {
   /** GET /positions: the open positions. */
   async positions(): Promise<Position[]> {
     return toPositions((await this.#call({ method: 'GET', path: '/positions', auth: true, shape: 'envelope', repeatable: true })).data);
+  }
+
+  /** GET /positions/{symbol}/leverage: the leverage new orders on the symbol use, and the maximum. */
+  async leverage(symbol: string): Promise<LeverageSetting> {
+    return (await this.#call({ method: 'GET', path: `/positions/${encodeURIComponent(symbol)}/leverage`, auth: true, shape: 'envelope', repeatable: true })).data as unknown as LeverageSetting;
+  }
+
+  /** POST /positions/{symbol}/leverage: sets it for new orders and the open position (above max_leverage: LEVERAGE_EXCEEDED). */
+  async setLeverage(symbol: string, leverage: number): Promise<LeverageSetting> {
+    return (await this.#call({ method: 'POST', path: `/positions/${encodeURIComponent(symbol)}/leverage`, body: { leverage }, auth: true, shape: 'envelope', repeatable: true })).data as unknown as LeverageSetting;
+  }
+
+  /** POST /positions/{symbol}/margin: adds or removes isolated margin (not retried: an add is not idempotent). */
+  async adjustMargin(symbol: string, action: 'add' | 'remove', amount: DecimalInput): Promise<Position> {
+    const body = { action, amount: decimalLiteral(amount, 'amount') };
+    return toPositions([(await this.#call({ method: 'POST', path: `/positions/${encodeURIComponent(symbol)}/margin`, body, auth: true, shape: 'envelope', repeatable: false })).data])[0]!;
   }
 
   /** GET /account: balance, VIP tier and account config (fields left open by the spec). */

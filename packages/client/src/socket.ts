@@ -106,6 +106,8 @@ export interface SocketPlaceOrder {
   aon?: boolean;
   min_fill_size?: DecimalInput;
   client_order_id?: string;
+  /** this order's leverage (1 to max_leverage) */
+  leverage?: number;
 }
 
 /** order.cancel input: one of order_id / client_order_id; symbol fills the header's symbol_id (else 0). */
@@ -496,6 +498,7 @@ export class TenebraSocket extends EventEmitter {
       ...(input.expiry_time === undefined ? {} : { expiry_time: BigInt(input.expiry_time).toString() }),
       ...(input.aon === undefined ? {} : { aon: input.aon }),
       ...(input.min_fill_size === undefined ? {} : { min_fill_size: toDecimal(input.min_fill_size, 'min_fill_size') }),
+      ...(input.leverage === undefined ? {} : { leverage: input.leverage }),
     };
     const maxAgeMs = opts.maxAgeMs ?? this.#o.placementMaxAgeMs ?? DEFAULT_PLACEMENT_MAX_AGE_MS;
     const ack = await this.#trade({ place }, input.symbol, false, 0, { at: Date.now(), maxAgeMs, clientOrderId: place.client_order_id });

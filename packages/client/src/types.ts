@@ -62,6 +62,15 @@ export interface PlaceOrderRequest {
   aon?: boolean;
   min_fill_size?: DecimalInput;
   client_order_id?: string;
+  /** this order's leverage, 1 to the instrument's max_leverage (above: LEVERAGE_EXCEEDED); absent: the account's on the symbol */
+  leverage?: number;
+}
+
+/** GET / POST /positions/{symbol}/leverage data. */
+export interface LeverageSetting {
+  symbol: string;
+  leverage: number;
+  max_leverage: number;
 }
 
 /** POST /orders success data. */
