@@ -1,1 +1,126 @@
-export default class {}
+// Tenebra for CCXT pro: watchOrders / watchPositions over the venue's authenticated WebSocket.
+// That socket is an encrypted session (login with the bearer token, X25519 session.setup, AES-GCM
+// pushes with a protobuf header as associated data: spec, "Encrypted WebSocket session"), which
+// CCXT's generic WsClient cannot speak. So the transport is @tenebra/client's TenebraSocket (login,
+// session, rekey, re-login on auth_expired, gap recovery, reconnect), fed with this exchange's own
+// bearer token, and its decrypted order / position events are parsed with the REST class's
+// parseOrder / parsePosition into CCXT's unified structures.
+import { ExchangeClosedByUser, type Dict, type Int, type Order, type Position, type Str, type Strings } from 'ccxt';
+import { TenebraSocket, type OrderEvent, type Position as VenuePosition } from '@tenebra/client';
+import tenebraRest from '../tenebra';
+import { UpdateQueue } from './updates';
+
+export default class tenebra extends tenebraRest {
+  #socket: Promise<TenebraSocket> | undefined;
+  readonly #subscribed = new Map<string, Promise<void>>();
+  readonly #orders = new UpdateQueue<Order>();
+  readonly #positions = new UpdateQueue<Position>();
+
+  override describe(): Dict {
+    return this.deepExtend(super.describe(), {
+      'has': {
+        'ws': true,
+        'watchOrders': true,
+        'watchPositions': true,
+        'watchMyTrades': false,
+        'watchBalance': false,
+        'watchOrderBook': false, // the book is secret-shared: nothing to watch
+        'watchTicker': false,
+        'watchTrades': false,
+      },
+      'urls': {
+        'api': {
+          'ws': 'ws://{hostname}/ws/v1',
+        },
+        'test': {
+          'ws': 'ws://127.0.0.1:9080/ws/v1',
+        },
+      },
+      'options': {
+        // passed to TenebraSocket (e.g. {reconnect: false}, {cancelOnDisconnect: true})
+        'socket': {},
+      },
+    });
+  }
+
+  /**
+   * watchOrders: every order event of the account (open, fills, modified, cancelled, rejected...)
+   * as CCXT orders, the ones not yet returned by an earlier call, oldest first; waits for the next
+   * one when there are none. `symbol` filters; `since` / `limit` as in CCXT.
+   */
+  override async watchOrders(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Order[]> {
+    await this.loadMarkets();
+    const wanted = symbol === undefined ? undefined : this.market(symbol)['symbol'];
+    await this.subscribeChannel('orders', params);
+    const orders = await this.#orders.next((o) => wanted === undefined || o['symbol'] === wanted);
+    return this.filterBySinceLimit(orders, since, limit, 'timestamp', true) as Order[];
+  }
+
+  /** watchPositions: position updates (fills, mark moves, funding, liquidation, closes, settlement). */
+  override async watchPositions(symbols: Strings = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Position[]> {
+    await this.loadMarkets();
+    const wanted = this.marketSymbols(symbols);
+    await this.subscribeChannel('positions', params);
+    const positions = await this.#positions.next((p) => wanted === undefined || wanted.includes(p['symbol'] as string));
+    return this.filterBySinceLimit(positions, since, limit, 'timestamp', true) as Position[];
+  }
+
+  /** Subscribes a channel once per socket (TenebraSocket keeps it across rekey, re-login and reconnect). */
+  async subscribeChannel(channel: 'orders' | 'positions', _params: Dict = {}): Promise<void> {
+    const socket = await this.authenticatedSocket();
+    let done = this.#subscribed.get(channel);
+    if (done === undefined) {
+      done = socket.subscribe(channel);
+      this.#subscribed.set(channel, done);
+      done.catch(() => this.#subscribed.delete(channel));
+    }
+    await done;
+  }
+
+  /** The account's encrypted WebSocket session, opened on first use. */
+  async authenticatedSocket(): Promise<TenebraSocket> {
+    if (this.#socket === undefined) {
+      this.#socket = this.#openSocket();
+      this.#socket.catch(() => {
+        this.#socket = undefined;
+      });
+    }
+    return this.#socket;
+  }
+
+  async #openSocket(): Promise<TenebraSocket> {
+    await this.loadMarkets();
+    const socket = new TenebraSocket({
+      ...(this.safeDict(this.options, 'socket', {}) ?? {}),
+      url: this.implodeHostname(this.urls['api']['ws']),
+      // the REST token: one credential exchange serves both (renewed when auth_expired asks)
+      token: ({ minValidityMs, forceRefresh }) => this.authenticate(minValidityMs, forceRefresh),
+      // the encrypted header's symbol_id comes from GET /instruments, already loaded as markets
+      resolveSymbolId: (venueSymbol: string) => {
+        const id = this.safeInteger(this.safeDict(this.safeMarket(venueSymbol), 'info', {}), 'symbol_id');
+        if (id === undefined) throw new Error(this.id + ' unknown symbol ' + venueSymbol);
+        return id;
+      },
+    });
+    socket.on('order', (event: OrderEvent) => this.#orders.push(this.parseOrder(event as unknown as Dict)));
+    socket.on('position', (p: VenuePosition) => this.#positions.push(this.parsePosition(p as unknown as Dict)));
+    // transport trouble is TenebraSocket's to recover (reconnect, resubscribe); keep the last for callers
+    socket.on('error', (e: Error) => {
+      this.options['lastSocketError'] = e.message;
+    });
+    await socket.connect();
+    return socket;
+  }
+
+  /** Closes the socket (logging out first, so cancel-on-disconnect does not fire) and fails pending watches. */
+  override async close(): Promise<void> {
+    const socket = this.#socket;
+    this.#socket = undefined;
+    this.#subscribed.clear();
+    const closed = new ExchangeClosedByUser(this.id + ' closed by user');
+    this.#orders.fail(closed);
+    this.#positions.fail(closed);
+    if (socket !== undefined) await (await socket).close();
+    await super.close();
+  }
+}
