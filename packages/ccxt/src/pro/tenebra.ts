@@ -44,9 +44,10 @@ export default class tenebra extends tenebraRest {
   }
 
   /**
-   * watchOrders: every order event of the account (open, fills, modified, cancelled, rejected...)
-   * as CCXT orders, the ones not yet returned by an earlier call, oldest first; waits for the next
-   * one when there are none. `symbol` filters; `since` / `limit` as in CCXT.
+   * watchOrders: the orders channel as CCXT orders — on (re)subscription the snapshot of open
+   * orders, then every event (open, fills, modified, cancelled, rejected...) — the ones no earlier
+   * call returned, oldest first; waits for the next one when there are none. `symbol` filters;
+   * `since` / `limit` as in CCXT.
    */
   override async watchOrders(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Order[]> {
     await this.loadMarkets();
@@ -56,7 +57,7 @@ export default class tenebra extends tenebraRest {
     return this.filterBySinceLimit(orders, since, limit, 'timestamp', true) as Order[];
   }
 
-  /** watchPositions: position updates (fills, mark moves, funding, liquidation, closes, settlement). */
+  /** watchPositions: the open positions' snapshot, then updates (fills, mark moves, funding, liquidation, closes, settlement). */
   override async watchPositions(symbols: Strings = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Position[]> {
     await this.loadMarkets();
     const wanted = this.marketSymbols(symbols);
@@ -102,7 +103,14 @@ export default class tenebra extends tenebraRest {
         return id;
       },
     });
+    // a (re)subscription's snapshot is the current state: delivered first, then the updates
+    socket.on('ordersSnapshot', (events: OrderEvent[]) => {
+      for (const e of events) this.#orders.push(this.parseOrder(e as unknown as Dict));
+    });
     socket.on('order', (event: OrderEvent) => this.#orders.push(this.parseOrder(event as unknown as Dict)));
+    socket.on('positionsSnapshot', (positions: VenuePosition[]) => {
+      for (const p of positions) this.#positions.push(this.parsePosition(p as unknown as Dict));
+    });
     socket.on('position', (p: VenuePosition) => this.#positions.push(this.parsePosition(p as unknown as Dict)));
     // transport trouble is TenebraSocket's to recover (reconnect, resubscribe); keep the last for callers
     socket.on('error', (e: Error) => {
