@@ -28,6 +28,8 @@ import { registerPublicRoutes } from './http/routes-public';
 import { registerMarketDataRoutes } from './http/routes-market-data';
 import { registerHealthRoutes } from './http/routes-health';
 import { registerOrderRoutes } from './http/routes-orders';
+import { registerFillRoutes } from './http/routes-history';
+import { backfillOrderIndex } from './store/history';
 import { registerAdminRoutes } from './http/routes-admin';
 import { accountView } from './account/view';
 import { positionsOf } from './positions/view';
@@ -138,6 +140,9 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const gatewayKey = readKeyFile(config.gatewayKeyFile, 'x25519');
 
   const db = new GatewayDb(config.dataDir);
+  // A store from before the order listing existed gets its index once (store/history.ts).
+  const indexed = backfillOrderIndex(db);
+  if (indexed > 0) log.info({ orders: indexed }, 'order history index built');
   const events = new GatewayEvents();
   const registry = new InstrumentRegistry(db);
   const tokens = new TokenService(new TextEncoder().encode(jwtSecret), config.env, db, clock);
@@ -186,7 +191,8 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
   const app = buildApp({ log, tokens, accounts, limiter, ...(opts.publicLimits ? { publicLimits: opts.publicLimits } : {}) });
   registerPublicRoutes(app, { tokens, accounts, registry, clock });
   registerMarketDataRoutes(app, { registry, oracle });
-  registerOrderRoutes(app, orders, limiter);
+  registerOrderRoutes(app, orders, limiter, { db, registry });
+  registerFillRoutes(app, { db, registry });
   registerAdminRoutes(app, { adminSecret, accounts, registry, db, clock });
   const venue = createVenue({ app, db, registry, events, limiter, clock, log, env: config.env, dataDir: config.dataDir, adminSecret, marks }, opts.venue);
   const ws = new WsServer(app, {

@@ -119,8 +119,24 @@ export const OPENAPI = {
     '/time': { get: op('server time', 'any', envelope(obj({ server_time: str, server_time_ns: int }))) },
     '/orders': {
       post: op('place an order (see gateway/README.md for the trade codes)', 'trade', envelope(obj({ order_id: str, client_order_id: { type: ['string', 'null'] }, status: str })), {}, [400, 503]),
-      get: op('fetch by client_order_id', 'read', envelope({ type: 'object' }), { parameters: [{ name: 'client_order_id', in: 'query', required: true, schema: str }] }, [404]),
+      get: op('fetch by client_order_id, or list: status=open (oldest first) or status=closed (newest first; docs/api.md "Order history and fills")', 'read', envelope({ oneOf: [{ type: 'object' }, { type: 'array' }] }), { parameters: [
+        { name: 'client_order_id', in: 'query', schema: str },
+        { name: 'status', in: 'query', schema: { enum: ['open', 'closed'] } },
+        { name: 'symbol', in: 'query', schema: str },
+        { name: 'since_ns', in: 'query', schema: { type: 'integer', minimum: 0 }, description: 'closed only: out_time_ns >= since_ns' },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 }, description: 'closed only' },
+      ] }, [400, 404]),
       delete: op('cancel by client_order_id', 'trade', envelope({ type: 'object' }), { parameters: [{ name: 'client_order_id', in: 'query', required: true, schema: str }] }, [404, 503]),
+    },
+    '/fills': {
+      get: op('the caller\'s fills, newest first (extension: docs/api.md "Order history and fills")', 'read', envelope({ type: 'array', items: obj({
+        fill_id: str, order_id: str, client_order_id: { type: ['string', 'null'] }, symbol: str, side: { enum: ['buy', 'sell'] }, price: { type: 'number' },
+        quantity: { type: 'number' }, fee: { type: 'number' }, liquidity: { enum: ['maker', 'taker'] }, time_ns: int,
+      }) }), { parameters: [
+        { name: 'symbol', in: 'query', schema: str },
+        { name: 'since_ns', in: 'query', schema: { type: 'integer', minimum: 0 }, description: 'time_ns >= since_ns' },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
+      ] }, [400]),
     },
     '/orders/{orderId}': {
       get: op('fetch an order', 'read', envelope({ type: 'object' }), {}, [404]),

@@ -1,4 +1,5 @@
 // POST /orders, GET/PATCH/DELETE /orders/{orderId}, GET/DELETE /orders?client_order_id=,
+// GET /orders?status=open|closed,
 // POST /orders/mass-quote. docs/orders.md describes bodies, answers and codes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors';
@@ -8,6 +9,8 @@ import { ACTION_WEIGHT_MILLI, TIER_INFO } from '../tiers';
 import type { AccountRec } from '../store/records';
 import { API_PREFIX, rateHeaders, requireAuth } from './app';
 import { sendData, sendJson } from './reply';
+import { listClosedOrders, listOpenOrders, type HistoryDeps } from './routes-history';
+import { rejectUnknownParams, singleParam } from '../stats/window';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,7 +19,7 @@ declare module 'fastify' {
   }
 }
 
-export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, limiter: RateLimiter): void {
+export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, limiter: RateLimiter, history: HistoryDeps): void {
   // Idempotency first: registered before the venue's admission hook (gateway.ts), this answers a
   // repeated client_order_id with the original order before spacing or budgets can refuse it, and
   // makes the first request of an id hold it so that racing repeats wait for its outcome.
@@ -69,6 +72,13 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
+    // One path, three reads: by client_order_id, or a listing by status (routes-history.ts).
+    const status = singleParam(req.query, 'status');
+    if (status === 'open') return sendData(req, reply, listOpenOrders(history, acct.user_id, req.query));
+    if (status === 'closed') return sendData(req, reply, listClosedOrders(history, acct.user_id, req.query));
+    if (status !== undefined) throw new ApiError('invalid_request', "status must be 'open' or 'closed'");
+    if (req.query.client_order_id === undefined) throw new ApiError('invalid_request', 'GET /orders needs status=open, status=closed or client_order_id');
+    rejectUnknownParams(req.query, ['client_order_id']);
     return sendData(req, reply, orders.getByClientId(acct, req.query.client_order_id));
   });
 

@@ -33,6 +33,7 @@ import { depthKey, riskTicksOf, type RequestedCancelReason } from './fields';
 import type { PriceOracle } from './oracle';
 import { GttScheduler } from './expiry';
 import { orderView } from './view';
+import { indexOrder } from '../store/history';
 
 /** client_order_id idempotency window (spec: 24 hours). */
 export const IDEMPOTENCY_MS = 24 * 3600 * 1000;
@@ -303,6 +304,7 @@ export class OrderService {
       pending_modify: null, cancel_requested: null,
     };
     this.db.orders.putSync(c.orderId, order);
+    indexOrder(this.db, order);
     const qk = openQtyKey(inst.symbol, intent.side);
     this.db.accounts.putSync(a.user_id, {
       ...a, reserved: str(big(a.reserved) + need), open_orders: a.open_orders + 1,
@@ -855,6 +857,7 @@ export class OrderService {
       if (o.in_book) this.db.meta.putSync(depthKey(o.symbol), Math.max(0, ((this.db.meta.get(depthKey(o.symbol)) as number | undefined) ?? 1) - 1));
       const next: OrderRec = { ...o, status: 'REJECTED', reject_reason: reason, reserved: '0', in_book: false, out_time_ns: str(this.clock.nowNs()) };
       this.db.orders.putSync(orderId, next);
+      indexOrder(this.db, next);
       return next;
     });
     if (ev) this.events.emit('order', { message_type: 'rejected', order: ev });

@@ -19,6 +19,7 @@ import type { OrderEvent, PositionEvent } from '../events';
 import { instantBonus } from '../bonus/arithmetic';
 import { reducePosition } from '../positions/reduce';
 import { HourlyAccrual } from '../bonus/store';
+import { indexOrder, recordFill } from '../store/history';
 
 export const CURSOR_KEY = 'results_cursor';
 /** meta key of the venue's fee income (micro-USDC): fees charged − maker rebates − taker bonuses paid */
@@ -94,7 +95,10 @@ class UnitOfWork {
   }
 
   flush(): void {
-    for (const [k, v] of this.orders) this.db.orders.putSync(k, v);
+    for (const [k, v] of this.orders) {
+      this.db.orders.putSync(k, v);
+      indexOrder(this.db, v);
+    }
     for (const [k, v] of this.accounts) this.db.accounts.putSync(k, v);
     for (const [k, v] of this.positions) this.db.positions.putSync(k, v);
     this.hourly.flush();
@@ -216,6 +220,12 @@ export class Clearing {
       const bonus = instantBonus(takerFee, makerTier.instantTakerBonusBps);
       this.fill(uow, inst, maker!, qty, price, makerFee, bonus, now, fx);
       this.fill(uow, inst, taker, qty, price, takerFee, 0n, now, fx);
+      for (const [o, fee, liquidity] of [[maker!, makerFee, 'maker'], [taker, takerFee, 'taker']] as const) {
+        recordFill(this.db, o.user_id, seq, i, {
+          order_id: o.order_id, client_order_id: o.client_order_id, symbol: o.symbol, side: o.side, price_ticks: str(price),
+          qty_steps: str(qty), fee: str(fee), liquidity, time_ns: str(now),
+        });
+      }
       uow.hourly.add(uow.hourly.windowAt(this.clock.nowMs()), takerFee, maker!.user_id, notionalMicro(inst, notional, 'floor'), makerTier.hourlyTakerBonusBps);
     }
   }

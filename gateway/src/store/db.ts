@@ -7,6 +7,7 @@ import { open, type RootDatabase, type RootDatabaseOptionsWithPath, type Databas
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AccountRec, DepositRec, OrderRec, OutboxRec, PositionRec } from './records';
+import type { FillRec } from './history';
 
 export interface ClientIdRec {
   order_id: string;
@@ -32,13 +33,17 @@ export class GatewayDb {
   readonly meta: Database<unknown, string>;
   /** taker bonuses: hourly window accruals and payouts (bonus/store.ts) */
   readonly bonuses: Database<unknown, string>;
+  /** per-account order listing keys -> order id (store/history.ts) */
+  readonly orderIndex: Database<string, string>;
+  /** per-account fills, by time (store/history.ts) */
+  readonly fills: Database<FillRec, string>;
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     // useRecords: false stores plain msgpack maps. With records but no shared structures (lmdb-js's
     // default here) every value carries its record definition and every get compiles a reader for
     // it again (~3x slower reads on the order path). Values written either way read back the same.
-    const opts: RootDatabaseOptionsWithPath & { useRecords: boolean } = { path: join(dataDir, 'gateway.lmdb'), maxDbs: 16, compression: false, useRecords: false };
+    const opts: RootDatabaseOptionsWithPath & { useRecords: boolean } = { path: join(dataDir, 'gateway.lmdb'), maxDbs: 32, compression: false, useRecords: false };
     this.root = open(opts);
     this.accounts = this.root.openDB<AccountRec, string>({ name: 'accounts' });
     this.apiKeys = this.root.openDB<string, string>({ name: 'api_keys' });
@@ -50,6 +55,8 @@ export class GatewayDb {
     this.deposits = this.root.openDB<DepositRec, string>({ name: 'deposits' });
     this.meta = this.root.openDB<unknown, string>({ name: 'meta' });
     this.bonuses = this.root.openDB<unknown, string>({ name: 'bonuses' });
+    this.orderIndex = this.root.openDB<string, string>({ name: 'order_index' });
+    this.fills = this.root.openDB<FillRec, string>({ name: 'fills' });
   }
 
   /** Runs fn in one synchronous write transaction, committed and flushed on return; a throw aborts it. */
