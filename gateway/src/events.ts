@@ -4,8 +4,11 @@ import { EventEmitter } from 'node:events';
 import type { OrderRec, PositionRec } from './store/records';
 
 export type OrderMessageType = 'open' | 'partial_fill' | 'filled' | 'cancelled' | 'rejected' | 'modified' | 'cancel_rejected' | 'modify_rejected';
-/** The spec's update reasons; clearing emits fill and closed, the risk monitor (risk-monitor/) mark_price, funding, liquidation (and closed), settlement batches settlement. */
-export type PositionUpdateReason = 'fill' | 'mark_price' | 'funding' | 'liquidation' | 'closed' | 'settlement';
+/**
+ * The spec's update reasons; clearing emits fill and closed, the risk monitor (risk-monitor/) mark_price, funding, liquidation (and closed), settlement batches settlement.
+ * `margin` is ours: a trader added or removed isolated margin or changed leverage (http/routes-positions.ts).
+ */
+export type PositionUpdateReason = 'fill' | 'mark_price' | 'funding' | 'liquidation' | 'closed' | 'settlement' | 'margin';
 
 export interface OrderEvent {
   message_type: OrderMessageType;

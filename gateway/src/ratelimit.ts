@@ -1,6 +1,7 @@
 // Per-key request budgets: a fixed one-minute window (the X-RateLimit-* headers report it) plus a
 // token bucket of `perSecond` refill and `burst` capacity, a weighted trading-action budget per
-// minute and a mass-quote batch count per minute. Keys are 'acct:<user_id>' for authenticated
+// minute (Orders/min: placements, modifies, mass quotes), a cancel count per minute (Cancels/min,
+// its own budget, so cancelling never competes with placing) and a mass-quote batch count per minute. Keys are 'acct:<user_id>' for authenticated
 // requests and 'ip:<address>' otherwise. Bounded by MAX_KEYS (least recently used keys are evicted).
 //
 // The minute windows survive a restart: RateLimitPersistence writes the changed windows to lmdb
@@ -41,6 +42,8 @@ interface KeyState {
   actionMilli: number;
   mqWindowStart: number;
   mqCount: number;
+  cancelWindowStart: number;
+  cancelCount: number;
 }
 
 /** The persisted part of a key's state: its minute windows. */
@@ -51,6 +54,9 @@ export interface SavedWindows {
   am: number;
   mw: number;
   mc: number;
+  /** cancel window and count (absent in windows saved before cancels had their own budget) */
+  xw?: number;
+  xc?: number;
 }
 
 export class RateLimiter {
@@ -65,7 +71,7 @@ export class RateLimiter {
       this.keys.delete(key); // re-insert: Map order is our LRU order
     } else {
       const w = windowOf(now);
-      s = { windowStart: w, count: 0, tokens: burst, tokensAt: now, actionWindowStart: w, actionMilli: 0, mqWindowStart: w, mqCount: 0 };
+      s = { windowStart: w, count: 0, tokens: burst, tokensAt: now, actionWindowStart: w, actionMilli: 0, mqWindowStart: w, mqCount: 0, cancelWindowStart: w, cancelCount: 0 };
       if (this.keys.size >= MAX_KEYS) {
         const oldest = this.keys.keys().next().value;
         if (oldest !== undefined) {
@@ -141,6 +147,23 @@ export class RateLimiter {
     return { allowed: true, limit: perMinute, remaining: perMinute - s.mqCount, reset, retryAfter: 0 };
   }
 
+  /** Counts one cancel against the per-minute cancel count (the Cancels/min column), apart from Orders/min. */
+  cancel(key: string, perMinute: number): RateDecision {
+    const now = this.nowMs();
+    const s = this.state(key, now, 0);
+    const w = windowOf(now);
+    if (w !== s.cancelWindowStart) {
+      s.cancelWindowStart = w;
+      s.cancelCount = 0;
+    }
+    const reset = Math.ceil((s.cancelWindowStart + MINUTE_MS) / 1000);
+    if (s.cancelCount >= perMinute) {
+      return { allowed: false, limit: perMinute, remaining: 0, reset, retryAfter: Math.max(1, reset - Math.floor(now / 1000)) };
+    }
+    s.cancelCount++;
+    return { allowed: true, limit: perMinute, remaining: perMinute - s.cancelCount, reset, retryAfter: 0 };
+  }
+
   /** Number of keys tracked (for tests and metrics). */
   get size(): number {
     return this.keys.size;
@@ -167,11 +190,12 @@ export class RateLimiter {
     const back = new Set<string>();
     for (const [key, v] of entries) {
       if (this.keys.size >= MAX_KEYS) break;
-      if (v.w !== w && v.aw !== w && v.mw !== w) continue;
+      if (v.w !== w && v.aw !== w && v.mw !== w && v.xw !== w) continue;
       this.keys.set(key, {
         // the token bucket starts full (request() caps it at the burst)
         windowStart: w, count: v.w === w ? v.c : 0, tokens: Number.MAX_SAFE_INTEGER, tokensAt: now,
         actionWindowStart: w, actionMilli: v.aw === w ? v.am : 0, mqWindowStart: w, mqCount: v.mw === w ? v.mc : 0,
+        cancelWindowStart: w, cancelCount: v.xw === w ? (v.xc ?? 0) : 0,
       });
       back.add(key);
     }
@@ -179,9 +203,25 @@ export class RateLimiter {
   }
 }
 
+/**
+ * Charges one trading action of acct against its tier's minute budgets (REST and WebSocket alike):
+ * a cancel counts one against Cancels/min; a placement, modify or mass quote its weight against
+ * Orders/min (docs/api.md, "Rate limits"). Null when admitted; else the refusal to report.
+ */
+export function minuteBudgetRefusal(limiter: RateLimiter, acct: { user_id: string; tier: Tier }, kind: TradingAction): { decision: RateDecision; detail: string } | null {
+  const info = TIER_INFO[acct.tier];
+  const key = `acct:${acct.user_id}`;
+  if (kind === 'cancel') {
+    const d = limiter.cancel(key, info.cancelsPerMinute);
+    return d.allowed ? null : { decision: d, detail: `the ${acct.tier} tier's budget of ${d.limit} cancels per minute is spent; retry after ${d.retryAfter} s` };
+  }
+  const d = limiter.action(key, info.ordersPerMinute, ACTION_WEIGHT_MILLI[kind]);
+  return d.allowed ? null : { decision: d, detail: `trading action budget of ${d.limit} weighted actions per minute is spent; retry after ${d.retryAfter} s` };
+}
+
 function save(s: KeyState, w: number): SavedWindows | null {
-  if (s.windowStart !== w && s.actionWindowStart !== w && s.mqWindowStart !== w) return null;
-  return { w: s.windowStart, c: s.count, aw: s.actionWindowStart, am: s.actionMilli, mw: s.mqWindowStart, mc: s.mqCount };
+  if (s.windowStart !== w && s.actionWindowStart !== w && s.mqWindowStart !== w && s.cancelWindowStart !== w) return null;
+  return { w: s.windowStart, c: s.count, aw: s.actionWindowStart, am: s.actionMilli, mw: s.mqWindowStart, mc: s.mqCount, xw: s.cancelWindowStart, xc: s.cancelCount };
 }
 
 function windowOf(nowMs: number): number {

@@ -97,7 +97,7 @@ export function createVenue(d: VenueDeps, opts: VenueOptions = {}): Venue {
 
   registerTradingLimits(d.app, { guard, db: d.db, registry: d.registry });
   registerAccountRoutes(d.app, { db: d.db, vip, clock: d.clock, env: d.env, registry: d.registry, ...(d.marks ? { marks: d.marks } : {}) });
-  registerPositionRoutes(d.app, { db: d.db, registry: d.registry, ...(d.marks ? { marks: d.marks } : {}) });
+  registerPositionRoutes(d.app, { db: d.db, registry: d.registry, events: d.events, clock: d.clock, ...(d.marks ? { marks: d.marks } : {}) });
   registerVipRoutes(d.app, { vip, clock: d.clock, adminSecret: d.adminSecret });
   registerStatsRoutes(d.app, stats);
   registerSettlementRoutes(d.app, { settlement, registry: d.registry, network: `tenebra-sim-${d.env}` });

@@ -1,6 +1,6 @@
 // Rate limits through REST with a manual clock (no timing): every tier's burst, per-second refill and
 // per-minute budget with the four headers and Retry-After; the weighted trading-action budget
-// (placement 1.0, cancel 0.2); the per-symbol spacing; the system-wide caps (503 VENUE_AT_CAPACITY);
+// (Orders/min) and the cancel budget (Cancels/min), apart; the per-symbol spacing; the system-wide caps (503 VENUE_AT_CAPACITY);
 // and minute windows that survive a gateway restart.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { ManualClock } from '../src/clock';
@@ -84,21 +84,46 @@ describe('rate limits', () => {
     }
   });
 
-  it('weighted trading actions per minute: placement 1.0, cancel 0.2 (Core: 10 weighted = 50 cancels)', async () => {
+  it('Cancels/min is its own budget: a spent Orders/min leaves cancels free, and 50 cancels do not touch placements (Core)', async () => {
     clock.advance(60_000 - ((clock.nowMs() - START) % 60_000));
     const core = accts.get('Core')!;
-    for (let i = 0; i < 5; i++) {
-      clock.advance(1_000);
-      expect((await call(rig.gw, 'POST', '/api/v1/orders', badOrder(), bearer(core))).status).toBe(400); // refused, still an action
+    // Orders/min: 10 for Core; refused placements (4xx) count, as every admitted action does
+    for (let i = 0; i < 10; i++) {
+      clock.advance(500);
+      expect((await call(rig.gw, 'POST', '/api/v1/orders', badOrder(), bearer(core))).status).toBe(400);
     }
-    for (let i = 0; i < 25; i++) {
+    clock.advance(500);
+    const spent = await call(rig.gw, 'POST', '/api/v1/orders', badOrder(), bearer(core));
+    limited(spent, 10, Number(spent.headers['x-ratelimit-reset']) - Math.floor(clock.nowMs() / 1000));
+    expect(spent.body.message).toMatch(/10 weighted actions per minute/);
+    // ... and cancelling is still possible (before this issue a cancel cost 0.2 of the spent Orders/min)
+    for (let i = 0; i < 5; i++) {
       clock.advance(500);
       expect((await call(rig.gw, 'DELETE', `/api/v1/orders/${1000 + i}`, undefined, bearer(core))).status).toBe(404);
     }
+
+    // next minute: 50 cancels (Core's Cancels/min), the 51st refused with that budget's headers
+    clock.advance(60_000 - ((clock.nowMs() - START) % 60_000));
+    for (let i = 0; i < 50; i++) {
+      clock.advance(500);
+      const r = await call(rig.gw, 'DELETE', `/api/v1/orders/${2000 + i}`, undefined, bearer(core));
+      expect(r.status, `cancel #${i}: ${r.raw}`).toBe(404);
+    }
     clock.advance(500);
-    const r = await call(rig.gw, 'DELETE', '/api/v1/orders/2000', undefined, bearer(core));
-    limited(r, 10, Number(r.headers['x-ratelimit-reset']) - Math.floor(clock.nowMs() / 1000));
-    expect(r.body.message).toMatch(/10 weighted actions per minute/);
+    const r = await call(rig.gw, 'DELETE', '/api/v1/orders/3000', undefined, bearer(core));
+    limited(r, 50, Number(r.headers['x-ratelimit-reset']) - Math.floor(clock.nowMs() / 1000));
+    expect(r.body.message).toMatch(/Core tier's budget of 50 cancels per minute is spent/);
+    clock.advance(500);
+    expect((await call(rig.gw, 'POST', '/api/v1/orders', badOrder(), bearer(core))).status).toBe(400); // placements untouched
+  });
+
+  it('every tier can cancel all the orders it may hold within one minute of its budgets', () => {
+    for (const t of TIERS) {
+      const i = TIER_INFO[t];
+      expect(i.cancelsPerMinute, t).toBeGreaterThanOrEqual(i.maxOpenOrders);
+      expect(i.rest.perMinute, t).toBeGreaterThanOrEqual(i.maxOpenOrders);
+      expect(i.cancelsPerMinute, t).toBeGreaterThanOrEqual(i.ordersPerMinute); // every order placed in a minute can be cancelled in it
+    }
   });
 
   it('spaces placements per symbol and account (1 ms) and caps a symbol venue-wide', async () => {

@@ -107,7 +107,7 @@ describe('pre-trade checks', () => {
     expect((await post(rig, big, order('ETH-USDC-PERP', 'sell', 5000, 9000))).status).toBe(200); // the other side is free
   });
 
-  it('LEVERAGE_EXCEEDED (1406): no adding to a position the mark has pushed past max leverage; reducing is fine', async () => {
+  it('MARGIN_INSUFFICIENT (1410), not LEVERAGE_EXCEEDED: no adding to a position the mark has pushed past max leverage; reducing is fine', async () => {
     expect((await post(rig, b, order('BTC-USDC-PERP', 'sell', 0.01, 65000))).status).toBe(200);
     const buy = await post(rig, a, order('BTC-USDC-PERP', 'buy', 0.01, 65000, { time_in_force: 'IOC' }));
     await settled(rig);
@@ -117,7 +117,8 @@ describe('pre-trade checks', () => {
     // tick (every 250 ms) put the account into liquidation and the reducing sell below raced it.
     rig.sim.market.set('BTC-USDC-PERP', 630_000n);
     rig.sim.primary.publish();
-    expectReject(await post(rig, a, order('BTC-USDC-PERP', 'buy', 0.01, 63000)), 400, 1406, 'LEVERAGE_EXCEEDED');
+    // LEVERAGE_EXCEEDED is the spec's "requested leverage above instrument maximum" (leverage.test.ts)
+    expectReject(await post(rig, a, order('BTC-USDC-PERP', 'buy', 0.01, 63000)), 400, 1410, 'MARGIN_INSUFFICIENT');
     await new Promise((r) => setTimeout(r, 600)); // two monitor ticks: still not liquidating
     const reduce = await post(rig, a, order('BTC-USDC-PERP', 'sell', 0.01, 70000));
     expect(reduce.status, reduce.raw).toBe(200);

@@ -4,8 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors';
 import type { OrderService, Answer, PlacementClaim } from '../orders/service';
-import type { RateLimiter } from '../ratelimit';
-import { ACTION_WEIGHT_MILLI, TIER_INFO } from '../tiers';
+import { minuteBudgetRefusal, type RateLimiter } from '../ratelimit';
+import type { TradingAction } from '../tiers';
 import type { AccountRec } from '../store/records';
 import { API_PREFIX, rateHeaders, requireAuth } from './app';
 import { sendData, sendJson } from './reply';
@@ -45,7 +45,7 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
   app.post(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
     try {
-      chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.place);
+      chargeAction(limiter, reply, acct, 'place');
     } catch (e) {
       req.placementClaim?.release();
       throw e;
@@ -55,7 +55,7 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.post(`${API_PREFIX}/orders/mass-quote`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
-    chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.massQuote);
+    chargeAction(limiter, reply, acct, 'massQuote');
     return answer(req, reply, await orders.massQuote(acct, req.body));
   });
 
@@ -66,7 +66,7 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.patch<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
-    chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.modify);
+    chargeAction(limiter, reply, acct, 'modify');
     return answer(req, reply, await orders.modify(acct, req.params.orderId, req.body));
   });
 
@@ -84,23 +84,23 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.delete<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
-    chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.cancel);
+    chargeAction(limiter, reply, acct, 'cancel');
     return answer(req, reply, await orders.cancelByClientId(acct, req.query.client_order_id));
   });
 
   app.delete<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
-    chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.cancel);
+    chargeAction(limiter, reply, acct, 'cancel');
     return answer(req, reply, await orders.cancel(acct, req.params.orderId));
   });
 }
 
 /** Charges a trading action against the account's per-minute budget; 429 with that budget's headers when spent. */
-function chargeAction(limiter: RateLimiter, reply: FastifyReply, acct: AccountRec, weightMilli: number): void {
-  const d = limiter.action(`acct:${acct.user_id}`, TIER_INFO[acct.tier].ordersPerMinute, weightMilli);
-  if (!d.allowed) {
-    rateHeaders(reply, d);
-    throw new ApiError('rate_limited', `trading action budget of ${d.limit} weighted actions per minute is spent; retry after ${d.retryAfter} s`, undefined, { 'Retry-After': String(d.retryAfter) });
+function chargeAction(limiter: RateLimiter, reply: FastifyReply, acct: AccountRec, kind: TradingAction): void {
+  const refused = minuteBudgetRefusal(limiter, acct, kind);
+  if (refused) {
+    rateHeaders(reply, refused.decision);
+    throw new ApiError('rate_limited', refused.detail, undefined, { 'Retry-After': String(refused.decision.retryAfter) });
   }
 }
 

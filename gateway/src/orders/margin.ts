@@ -3,9 +3,9 @@
 import { divRound, microPerTickStep, type InstrumentSpec } from '@tenebra/config';
 import type { AccountRec } from '../store/records';
 
-/** The leverage an order of this account uses on this instrument: its configured leverage capped by max_leverage. */
-export function effectiveLeverage(acct: Pick<AccountRec, 'leverage'>, inst: Pick<InstrumentSpec, 'max_leverage'>): number {
-  return Math.max(1, Math.min(acct.leverage, inst.max_leverage));
+/** The leverage an order of this account uses on this instrument: its choice for the symbol, else its configured leverage, capped by max_leverage. */
+export function effectiveLeverage(acct: Pick<AccountRec, 'leverage' | 'leverage_by_symbol'>, inst: Pick<InstrumentSpec, 'symbol' | 'max_leverage'>): number {
+  return Math.max(1, Math.min(acct.leverage_by_symbol?.[inst.symbol] ?? acct.leverage, inst.max_leverage));
 }
 
 /** ceil(notional / leverage) in micro-USDC, for a notional of tickSteps (price_ticks × qty_steps). */

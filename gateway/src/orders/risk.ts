@@ -3,7 +3,8 @@
 //   pricing     peg price from the oracle reference; the worst-case price of an uncapped market order
 //   position    |position + same-side live orders + this order| <= the instrument's position limit
 //   leverage    an order that adds exposure may not leave the position more than 10% above
-//               max_leverage at the mark (an account's own leverage setting is capped, not refused)
+//               max_leverage at the mark: MARGIN_INSUFFICIENT (the position's margin no longer
+//               carries it; LEVERAGE_EXCEEDED is a requested leverage above max, validate.ts)
 //   margin      initial margin + worst-case fee of what stays live <= free collateral (margin.ts)
 import { MAX_BOOK_UNITS, maxPriceTicks, microPerTickStep, divRound, fromUnits, type InstrumentSpec } from '@tenebra/config';
 import { fail } from '../errors';
@@ -114,7 +115,7 @@ export function checkPositionLimit(inst: InstrumentSpec, a: AccountRec, pos: Pos
 }
 
 /**
- * Throws LEVERAGE_EXCEEDED when an order that adds exposure would leave the position's leverage more
+ * Throws MARGIN_INSUFFICIENT when an order that adds exposure would leave the position's leverage more
  * than LEVERAGE_TOLERANCE_PCT above the instrument maximum: (|size| × mark + added × price) /
  * (margin + unrealised PnL at mark + the added initial margin). Orders that only reduce pass.
  */
@@ -136,6 +137,6 @@ export function checkLeverage(inst: InstrumentSpec, pos: PositionRec | undefined
   const exposure = micro(keptSize * markTicks + added * priceTicks);
   if (equity <= 0n || exposure * 100n > BigInt(inst.max_leverage) * equity * (100n + LEVERAGE_TOLERANCE_PCT)) {
     const lev = equity <= 0n ? 'unbounded' : `${(Number(exposure * 100n / equity) / 100).toFixed(2)}x`;
-    fail('LEVERAGE_EXCEEDED', `the position on ${inst.symbol} would run at ${lev} at the mark price, above the maximum leverage of ${inst.max_leverage}x`);
+    fail('MARGIN_INSUFFICIENT', `the position on ${inst.symbol} would run at ${lev} at the mark price, above the maximum leverage of ${inst.max_leverage}x; add margin (POST /positions/{symbol}/margin) or reduce it first`);
   }
 }

@@ -284,7 +284,7 @@ export class OrderService {
     }
     const pos = this.db.positions.get(positionKey(a.user_id, inst.symbol));
     checkPositionLimit(inst, a, pos, intent.side, intent.qtySteps);
-    const leverage = effectiveLeverage(a, inst);
+    const leverage = intent.leverage ?? effectiveLeverage(a, inst);
     checkLeverage(inst, pos, intent.side, intent.qtySteps, priced.riskTicks, priced.markTicks, leverage);
     const need = reservation(inst, intent.qtySteps, priced.riskTicks, leverage, tier.takerFeePips);
     const free = big(a.balance) - big(a.reserved);

@@ -18,6 +18,7 @@ import {
 import { ApiError, fail } from '../errors';
 import type { InstrumentRegistry } from '../instruments';
 import type { OrderType, PegReference, Side, TimeInForce } from '../store/records';
+import { leverageField } from '../positions/leverage';
 
 export interface OrderIntent {
   inst: InstrumentSpec;
@@ -33,9 +34,11 @@ export interface OrderIntent {
   aon: boolean;
   minFillSteps: bigint | null;
   clientOrderId: string | null;
+  /** the order's own leverage (1..max_leverage); null: the account's leverage on the symbol */
+  leverage: number | null;
 }
 
-const FIELDS = new Set(['symbol', 'side', 'type', 'quantity', 'price', 'peg_reference', 'time_in_force', 'expiry_time', 'aon', 'min_fill_size', 'client_order_id']);
+const FIELDS = new Set(['symbol', 'side', 'type', 'quantity', 'price', 'peg_reference', 'time_in_force', 'expiry_time', 'aon', 'min_fill_size', 'client_order_id', 'leverage']);
 export const MAX_CLIENT_ORDER_ID = 64;
 const CLIENT_ORDER_ID = /^[\x21-\x7e]+$/;
 /** Farthest a GTT expiry may lie in the future. */
@@ -77,6 +80,8 @@ export function validateOrder(body: unknown, registry: InstrumentRegistry, tierM
   const type = oneOf(b.type, 'type', ['market', 'limit', 'peg'] as const);
   const tif = oneOf(b.time_in_force, 'time_in_force', ['GTC', 'GTT', 'IOC', 'FOK'] as const);
   const clientOrderId = clientOrderIdOf(b);
+  // above the instrument maximum: LEVERAGE_EXCEEDED, the spec's "requested leverage above instrument maximum"
+  const leverage = b.leverage === undefined || b.leverage === null ? null : leverageField(b.leverage, inst, 'INVALID_ORDER');
 
   // peg_reference: required for peg, refused otherwise.
   let pegReference: PegReference | null = null;
@@ -131,7 +136,7 @@ export function validateOrder(body: unknown, registry: InstrumentRegistry, tierM
 
   if (priceTicks !== null) checkMinNotional(inst, qtySteps, priceTicks, tierMinNotionalMicro);
   if (inst.status !== 'trading') fail('INSTRUMENT_HALTED', `${inst.symbol} is not accepting orders (status ${inst.status})`);
-  return { inst, side, type, tif, priceTicks, pegReference, qtySteps, expiresAtNs, aon, minFillSteps, clientOrderId };
+  return { inst, side, type, tif, priceTicks, pegReference, qtySteps, expiresAtNs, aon, minFillSteps, clientOrderId, leverage };
 }
 
 /** Throws MIN_NOTIONAL when quantity × price is below the larger of the instrument's and the tier's minimum. */

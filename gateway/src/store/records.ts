@@ -17,8 +17,10 @@ export interface AccountRec {
   /** 32 hex chars (16 bytes): the user_uuid of the encrypted WebSocket header */
   user_uuid: string;
   tier: Tier;
-  /** configured leverage; an order uses min(leverage, instrument max_leverage) */
+  /** configured default leverage; an order uses min(leverage, instrument max_leverage) unless the symbol has its own */
   leverage: number;
+  /** leverage chosen per symbol (POST /positions/{symbol}/leverage; positions/leverage.ts); absent: the default */
+  leverage_by_symbol?: Record<string, number>;
   scopes: Scope[];
   api_key: string;
   /** scrypt hashes, see auth/secrets.ts */

@@ -9,8 +9,8 @@ import { ApiError } from '../errors';
 import type { GatewayClock } from '../clock';
 import type { InstrumentRegistry } from '../instruments';
 import type { Answer } from '../orders/service';
-import type { RateLimiter } from '../ratelimit';
-import { ACTION_WEIGHT_MILLI, TIER_INFO, type TradingAction } from '../tiers';
+import { minuteBudgetRefusal, type RateLimiter } from '../ratelimit';
+import type { TradingAction } from '../tiers';
 import type { AccountRec, OrderRec } from '../store/records';
 import type { GatewayDb } from '../store/db';
 import type { ChannelHub } from './hub';
@@ -89,6 +89,7 @@ export class SocketTrading {
       ...(p.min_fill_size !== undefined ? { min_fill_size: p.min_fill_size } : {}),
       ...(p.client_order_id !== undefined ? { client_order_id: p.client_order_id } : {}),
       ...(p.peg_reference !== undefined ? { peg_reference: p.peg_reference } : {}),
+      ...(p.leverage !== undefined ? { leverage: p.leverage } : {}),
     };
     let answer: Answer;
     const t0 = performance.now();
@@ -175,8 +176,8 @@ export class SocketTrading {
   private charge(acct: AccountRec, kind: TradingAction, symbol: string | null): void {
     const refused = this.d.admit?.(acct, kind, symbol);
     if (refused) throw refused;
-    const d = this.d.limiter.action(`acct:${acct.user_id}`, TIER_INFO[acct.tier].ordersPerMinute, ACTION_WEIGHT_MILLI[kind]);
-    if (!d.allowed) throw new ApiError('rate_limited', `trading action budget of ${d.limit} weighted actions per minute is spent; retry after ${d.retryAfter} s`);
+    const budget = minuteBudgetRefusal(this.d.limiter, acct, kind);
+    if (budget) throw new ApiError('rate_limited', budget.detail);
   }
 
   private rejectedUpdate(orderId: string, p: PlaceOrder, reason: string): OrderUpdate {

@@ -18,7 +18,7 @@ export type OrderEventType =
   | 'modified'
   | 'cancel_rejected'
   | 'modify_rejected';
-export type PositionUpdateReason = 'fill' | 'mark_price' | 'funding' | 'liquidation' | 'closed' | 'settlement';
+export type PositionUpdateReason = 'fill' | 'mark_price' | 'funding' | 'liquidation' | 'closed' | 'settlement' | 'margin';
 
 /** A decimal number as text, e.g. "65000.5" (never a float). */
 export type DecimalString = string;
@@ -38,6 +38,8 @@ export interface PlaceOrder {
   min_fill_size?: DecimalString;
   client_order_id?: string;
   peg_reference?: PegReference;
+  /** this order's leverage (1 to the instrument's max_leverage); absent: the account's leverage on the symbol */
+  leverage?: number;
 }
 
 /** order.cancel input: exactly one of order_id / client_order_id. */

@@ -50,7 +50,7 @@ export const ENUM_SPEC_VALUES = {
   PegReference: ['mid', 'bid', 'ask'],
   OrderStatus: ['NEW', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'REJECTED'],
   OrderEventType: ['open', 'partial_fill', 'filled', 'cancelled', 'rejected', 'modified', 'cancel_rejected', 'modify_rejected'],
-  PositionUpdateReason: ['fill', 'mark_price', 'funding', 'liquidation', 'closed', 'settlement'],
+  PositionUpdateReason: ['fill', 'mark_price', 'funding', 'liquidation', 'closed', 'settlement', 'margin'],
 } as const;
 export type EnumName = keyof typeof ENUM_SPEC_VALUES;
 

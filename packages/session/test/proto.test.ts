@@ -68,6 +68,7 @@ describe('session.proto follows the spec and the numbering rules', () => {
     ]);
     expect(fields('PlaceOrder').map((f) => f[0])).toEqual([
       'symbol', 'side', 'type', 'quantity', 'price', 'time_in_force', 'expiry_time', 'aon', 'min_fill_size', 'client_order_id', 'peg_reference',
+      'leverage', // ours, after the spec's fields (docs/orders.md)
     ]);
     expect(fields('Ack').map((f) => f[0])).toEqual(['code', 'message', 'order_id', 'client_order_id', 'status', 'reject_reason']);
     expect(fields('SystemHealth').map((f) => f[0])).toEqual([
@@ -92,7 +93,7 @@ const fullPosition: PositionUpdate = {
 describe('message codecs', () => {
   it('round-trips every request kind with every field', () => {
     const requests: EdgeSequencerRequest[] = [
-      { place: { symbol: 'PEPE-USDC-PERP', side: 'buy', type: 'peg', quantity: '1000000', time_in_force: 'GTT', expiry_time: '1736899200000000000', aon: true, min_fill_size: '1000', client_order_id: 'x'.repeat(64), peg_reference: 'mid' } },
+      { place: { symbol: 'PEPE-USDC-PERP', side: 'buy', type: 'peg', quantity: '1000000', time_in_force: 'GTT', expiry_time: '1736899200000000000', aon: true, min_fill_size: '1000', client_order_id: 'x'.repeat(64), peg_reference: 'mid', leverage: 7 } },
       { place: { symbol: 'BTC-USDC-PERP', side: 'sell', type: 'market', quantity: '0.001', price: '70000', time_in_force: 'IOC' } },
       { cancel: { order_id: '12345' } },
       { cancel: { client_order_id: 'abc', symbol: 'BTC-USDC-PERP' } },
