@@ -52,7 +52,7 @@ describe('Tenebra through CCXT (real processes)', () => {
     const [a, b] = await Promise.all([createAccount(tc.dataDir, 'Apex', '1000000'), createAccount(tc.dataDir, 'Apex', '1000000')]);
     maker = exchange(a);
     taker = exchange(b);
-  }, 180_000);
+  }, 420_000);
   afterAll(async () => {
     for (const ex of opened) await ex.close().catch(() => undefined);
     await tc?.cleanup();
@@ -74,7 +74,7 @@ describe('Tenebra through CCXT (real processes)', () => {
     const fees = await maker.fetchTradingFees();
     for (const [symbol, fee] of Object.entries(fees)) checkTradingFee('fetchTradingFees', fee as unknown as Record<string, unknown>, symbol);
     expect(fees[SOL]).toMatchObject({ maker: -0.0001, taker: 0.0002, percentage: true, tierBased: true }); // Apex: -0.01% / 0.02%
-  }, 60_000);
+  }, 180_000);
 
   it('the example script places, watches, amends and cancels an order', async () => {
     const lines: string[] = [];
@@ -91,7 +91,7 @@ describe('Tenebra through CCXT (real processes)', () => {
     const seen = await watchUntil(maker, (o) => o.id === r.placed.id && o.status === 'canceled');
     expect(seen.info).toMatchObject({ message_type: 'cancelled', cancel_reason: 'USER_REQUESTED' });
     expect(lines.join('\n')).toMatch(/cancelled \d+ canceled/);
-  }, 60_000);
+  }, 180_000);
 
   it('fills a resting order against a market order: orders, positions and trades on both sides', async () => {
     const positionWatch = taker.watchPositions([SOL]);
@@ -153,7 +153,7 @@ describe('Tenebra through CCXT (real processes)', () => {
     const all = await maker.cancelAllOrders(SOL);
     expect(all.map((o) => o.status)).toEqual(['canceled', 'canceled']);
     expect(await maker.fetchOpenOrders(SOL)).toEqual([]);
-  }, 120_000);
+  }, 240_000);
 
   it('reads and sets leverage', async () => {
     await taker.setLeverage(5, SOL);
@@ -162,7 +162,7 @@ describe('Tenebra through CCXT (real processes)', () => {
     expect(lev).toMatchObject({ marginMode: 'isolated', longLeverage: 5, shortLeverage: 5 });
     const max = taker.market(SOL).limits.leverage!.max!;
     await expect(taker.setLeverage(max + 1, SOL)).rejects.toThrow(InvalidOrder); // LEVERAGE_EXCEEDED
-  }, 60_000);
+  }, 180_000);
 
   it('maps the venue errors to CCXT error classes', async () => {
     await expect(maker.createOrder(SOL, 'limit', 'buy', 1, 300)).rejects.toThrow(InvalidOrder); // INVALID_PRICE: outside the band
@@ -185,5 +185,5 @@ describe('Tenebra through CCXT (real processes)', () => {
     const refused = burst.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as unknown);
     expect(refused.length).toBeGreaterThan(0);
     for (const e of refused) expect(e).toBeInstanceOf(RateLimitExceeded);
-  }, 60_000);
+  }, 180_000);
 });

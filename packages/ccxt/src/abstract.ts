@@ -18,6 +18,7 @@ export default abstract class TenebraApi extends Exchange {
   declare privateGetPositions: Implicit;
   declare privateGetPositionsSymbolLeverage: Implicit;
   declare privatePostPositionsSymbolLeverage: Implicit;
+  declare privatePostPositionsSymbolMargin: Implicit;
   declare privateGetOrders: Implicit;
   declare privateGetOrdersOrderId: Implicit;
   declare privateGetFills: Implicit;

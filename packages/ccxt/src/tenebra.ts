@@ -21,7 +21,7 @@ import {
   RequestTimeout,
   ArgumentsRequired,
 } from 'ccxt';
-import type { Balances, Dict, Int, Leverage, Market, Num, Order, OrderSide, OrderType, Position, Str, Strings, Trade, TradingFeeInterface, TradingFees } from 'ccxt';
+import type { Balances, Dict, Int, Leverage, MarginModification, Market, Num, Order, OrderSide, OrderType, Position, Str, Strings, Trade, TradingFeeInterface, TradingFees } from 'ccxt';
 import TenebraApi from './abstract';
 
 const { TICK_SIZE } = functions;
@@ -50,7 +50,7 @@ export default class tenebra extends TenebraApi {
         'swap': true,
         'future': false,
         'option': false,
-        'addMargin': false,
+        'addMargin': true,
         'cancelAllOrders': true,
         'cancelOrder': true,
         'cancelOrders': false,
@@ -80,7 +80,7 @@ export default class tenebra extends TenebraApi {
         'fetchTrades': false,
         'fetchTradingFee': true,
         'fetchTradingFees': true,
-        'reduceMargin': false,
+        'reduceMargin': true,
         'sandbox': true,
         'setLeverage': true,
         'setMarginMode': false,
@@ -127,6 +127,7 @@ export default class tenebra extends TenebraApi {
           'post': {
             'orders': 1,
             'positions/{symbol}/leverage': 1,
+            'positions/{symbol}/margin': 1,
           },
           'patch': {
             'orders/{orderId}': 1,
@@ -706,6 +707,41 @@ export default class tenebra extends TenebraApi {
     const response = await this.privatePostPositionsSymbolLeverage(this.extend({ 'symbol': market['id'], 'leverage': leverage }, params));
     //     { "code": 0, "data": { "symbol": "ETH-USDC-PERP", "leverage": 5, "max_leverage": 20 } }
     return response as Dict;
+  }
+
+  /** addMargin / reduceMargin: POST /positions/{symbol}/margin {action: add|remove, amount} (isolated margin). */
+  override async addMargin(symbol: string, amount: number, params: Dict = {}): Promise<MarginModification> {
+    return this.modifyMarginHelper(symbol, amount, 'add', params);
+  }
+
+  override async reduceMargin(symbol: string, amount: number, params: Dict = {}): Promise<MarginModification> {
+    return this.modifyMarginHelper(symbol, amount, 'reduce', params);
+  }
+
+  async modifyMarginHelper(symbol: string, amount: number, type: 'add' | 'reduce', params: Dict = {}): Promise<MarginModification> {
+    await this.loadMarkets();
+    const market = this.market(symbol);
+    await this.authenticate();
+    const response = await this.privatePostPositionsSymbolMargin(this.extend({
+      'symbol': market['id'],
+      'action': type === 'add' ? 'add' : 'remove',
+      'amount': this.numberToString(amount),
+    }, params));
+    //     { "code": 0, "data": { ...the Position object, "margin": 160.01 } }
+    const position = this.safeDict(response, 'data', {}) ?? {};
+    const timestamp = this.parse8601(this.safeString(position, 'updated_at'));
+    return {
+      'info': position,
+      'symbol': market['symbol'],
+      'type': type,
+      'marginMode': 'isolated',
+      'amount': amount,
+      'total': this.safeNumber(position, 'margin'),
+      'code': market['settle'],
+      'status': 'ok',
+      'timestamp': timestamp,
+      'datetime': this.iso8601(timestamp),
+    } as MarginModification;
   }
 
   override parseLeverage(leverage: Dict, market: Market = undefined): Leverage {
