@@ -12,7 +12,7 @@ import { tenebra, tenebrapro } from '@tenebra/ccxt';
 import { startTestCluster, createAccount, type Credentials, type TestCluster } from './harness';
 import { ccxtExample } from '../examples/ccxt';
 import {
-  checkBalance, checkLeverage, checkMarket, checkOrder, checkPosition, checkTrade, checkTradingFee,
+  checkBalance, checkLeverage, checkMarginModification, checkMarket, checkOrder, checkPosition, checkTrade, checkTradingFee,
 } from '../../packages/ccxt/test/ccxt-structures';
 
 const SOL = 'SOL/USDC:USDC'; // reference price 150.00 in the gateway's simulated oracle
@@ -155,13 +155,25 @@ describe('Tenebra through CCXT (real processes)', () => {
     expect(await maker.fetchOpenOrders(SOL)).toEqual([]);
   }, 240_000);
 
-  it('reads and sets leverage', async () => {
+  it('reads and sets leverage, adds and removes isolated margin', async () => {
     await taker.setLeverage(5, SOL);
     const lev = await taker.fetchLeverage(SOL);
     checkLeverage('fetchLeverage', lev as unknown as Record<string, unknown>, SOL);
     expect(lev).toMatchObject({ marginMode: 'isolated', longLeverage: 5, shortLeverage: 5 });
     const max = taker.market(SOL).limits.leverage!.max!;
     await expect(taker.setLeverage(max + 1, SOL)).rejects.toThrow(InvalidOrder); // LEVERAGE_EXCEEDED
+
+    // the long 1 SOL of the fill above: at 5x its margin is at least 150.2 / 5
+    const [before] = await taker.fetchPositions([SOL]);
+    expect(before).toMatchObject({ leverage: 5 });
+    const added = await taker.addMargin(SOL, 10);
+    checkMarginModification(taker, 'addMargin', added as unknown as Record<string, unknown>);
+    expect(added).toMatchObject({ type: 'add', amount: 10, code: 'USDC', symbol: SOL, status: 'ok' });
+    expect(added.total).toBeCloseTo(before!.collateral! + 10, 6);
+    const reduced = await taker.reduceMargin(SOL, 4);
+    checkMarginModification(taker, 'reduceMargin', reduced as unknown as Record<string, unknown>);
+    expect(reduced.total).toBeCloseTo(added.total! - 4, 6);
+    await expect(taker.reduceMargin(SOL, 1_000_000)).rejects.toThrow(InsufficientFunds); // MARGIN_INSUFFICIENT
   }, 180_000);
 
   it('maps the venue errors to CCXT error classes', async () => {

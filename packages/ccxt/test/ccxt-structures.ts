@@ -3,7 +3,7 @@
 //   ts/src/test/Exchange/base/test.sharedMethods.ts (assertStructure, assertTimestamp(AndDatetime),
 //     assertInArray, assertGreater(OrEqual), assertLessOrEqual, assertSymbol, assertCurrencyCode)
 //   ts/src/test/Exchange/base/test.market.ts, test.order.ts, test.trade.ts, test.position.ts,
-//   test.balance.ts, test.tradingFee.ts, and the Leverage structure of ccxt's types.
+//   test.balance.ts, test.tradingFee.ts, test.marginModification.ts, and the Leverage structure of ccxt's types.
 // Each check throws an Error naming the method, the key and the entry.
 import { Precise, type Exchange } from 'ccxt';
 
@@ -223,4 +223,15 @@ export function checkLeverage(method: string, leverage: Entry, symbol: string): 
   assertInArray(method, leverage, 'marginMode', ['cross', 'isolated']);
   assertGreater(method, leverage, 'longLeverage', '0');
   assertGreater(method, leverage, 'shortLeverage', '0');
+}
+
+/** test.marginModification.ts */
+export function checkMarginModification(ex: Exchange, method: string, entry: Entry): void {
+  assertStructure(method, entry, { info: {}, type: 'add', amount: 0.1, total: 0.1, code: 'USDC', symbol: 'x', status: 'ok' }, [], ['type', 'status']);
+  if (entry.code !== undefined && !(String(entry.code) in ex.currencies)) fail(method, entry, 'code should be in exchange.currencies');
+  assertGreaterOrEqual(method, entry, 'amount', '0');
+  assertGreaterOrEqual(method, entry, 'total', '0');
+  assertInArray(method, entry, 'type', ['add', 'reduce', 'set']);
+  assertInArray(method, entry, 'status', ['ok', 'pending', 'canceled', 'failed']);
+  assertSymbol(method, entry, 'symbol');
 }
