@@ -73,7 +73,7 @@ export default class tenebra extends TenebraApi {
         'fetchOpenOrders': true,
         'fetchOrder': true,
         'fetchOrderBook': false, // a dark pool: the book is secret-shared, never shown
-        'fetchOrders': false,
+        'fetchOrders': true,
         'fetchPositions': true,
         'fetchTicker': false,
         'fetchTime': true,
@@ -470,6 +470,14 @@ export default class tenebra extends TenebraApi {
 
   override async fetchClosedOrders(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Order[]> {
     return this.fetchOrdersByStatus('closed', symbol, since, limit, params);
+  }
+
+  /** fetchOrders: the open orders and the closed ones (since / limit apply to the closed listing), oldest first. */
+  override async fetchOrders(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Order[]> {
+    const open = await this.fetchOrdersByStatus('open', symbol, undefined, undefined, params);
+    const closed = await this.fetchOrdersByStatus('closed', symbol, since, limit, params);
+    const all = this.sortBy(this.arrayConcat(closed, open), 'timestamp') as Order[];
+    return this.filterBySinceLimit(all, since, limit) as Order[];
   }
 
   /** GET /orders?status=open|closed[&symbol][&since_ns][&limit] (closed: newest first, limit ≤ 500). */

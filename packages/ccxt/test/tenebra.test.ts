@@ -143,6 +143,10 @@ describe('tenebra (CCXT) against a stand-in gateway', () => {
     expect(seen.at(-1)!.query.get('client_order_id')).toBe('c-1');
     await ex.fetchClosedOrders('SOL/USDC:USDC', 1795811234000, 900);
     expect(Object.fromEntries(seen.at(-1)!.query)).toEqual({ status: 'closed', symbol: 'SOL-USDC-PERP', since_ns: '1795811234000000000', limit: '500' });
+    seen.length = 0;
+    const both = await ex.fetchOrders('SOL/USDC:USDC');
+    expect(seen.map((s) => s.query.get('status'))).toEqual(['open', 'closed']);
+    expect(both).toHaveLength(2);
   });
 
   it('maps every venue error name to its CCXT class', async () => {
