@@ -176,6 +176,21 @@ describe('Tenebra through CCXT (real processes)', () => {
     await expect(taker.reduceMargin(SOL, 1_000_000)).rejects.toThrow(InsufficientFunds); // MARGIN_INSUFFICIENT
   }, 180_000);
 
+  it('trades over the encrypted WebSocket: createOrderWs, editOrderWs, cancelOrderWs', async () => {
+    const placed = await maker.createOrderWs(SOL, 'limit', 'buy', 1, 140, { clientOrderId: 'ccxt-ws-1' });
+    checkOrder('createOrderWs', placed as unknown as Record<string, unknown>, SOL, Date.now(), ['id', 'symbol', 'type', 'side', 'amount', 'status']);
+    expect(placed).toMatchObject({ clientOrderId: 'ccxt-ws-1', status: 'open', price: 140, amount: 1 });
+    await watchUntil(maker, (o) => o.id === placed.id && o.status === 'open');
+    const edited = await maker.editOrderWs(placed.id!, SOL, 'limit', 'buy', 1, 141);
+    expect(edited).toMatchObject({ id: placed.id, price: 141 });
+    const modified = await watchUntil(maker, (o) => o.id === placed.id && o.price === 141);
+    expect(modified.info).toMatchObject({ message_type: 'modified' });
+    await maker.cancelOrderWs(placed.id!, SOL);
+    const gone = await watchUntil(maker, (o) => o.id === placed.id && o.status === 'canceled');
+    expect(gone.info).toMatchObject({ cancel_reason: 'USER_REQUESTED' });
+    await expect(maker.createOrderWs(SOL, 'limit', 'buy', 1, 300)).rejects.toThrow(InvalidOrder); // INVALID_PRICE
+  }, 180_000);
+
   it('maps the venue errors to CCXT error classes', async () => {
     await expect(maker.createOrder(SOL, 'limit', 'buy', 1, 300)).rejects.toThrow(InvalidOrder); // INVALID_PRICE: outside the band
     await expect(maker.fetchOrder('123456789012', SOL)).rejects.toThrow(OrderNotFound);

@@ -8,7 +8,7 @@ import {
   AuthenticationError, BadSymbol, DuplicateOrderId, ExchangeNotAvailable, InsufficientFunds, InvalidOrder, MarketClosed,
   NotSupported, OperationRejected, OrderNotFound, PermissionDenied, RateLimitExceeded, RequestTimeout, ArgumentsRequired,
 } from 'ccxt';
-import { tenebra } from '../src/index';
+import { tenebra, tenebrapro } from '../src/index';
 import { UpdateQueue } from '../src/pro/updates';
 import { checkBalance, checkMarket, checkOrder, checkPosition, checkTrade, checkTradingFee } from './ccxt-structures';
 
@@ -178,6 +178,18 @@ describe('tenebra (CCXT) against a stand-in gateway', () => {
       expect(e, error).toBeInstanceOf(cls);
       expect(String((e as Error).message)).toContain(error);
     }
+  });
+});
+
+describe('tenebrapro acks (order.place / modify / cancel over the encrypted session)', () => {
+  it('passes code 0 and raises the REST table\'s class for a refusal', () => {
+    const ex = new tenebrapro({});
+    const ack = { code: 0, message: '', order_id: '9', client_order_id: 'c', status: 'NEW' as const, reject_reason: '' };
+    expect(ex.checkAck(ack)).toBe(ack);
+    expect(() => ex.checkAck({ ...ack, code: 1410, message: 'MARGIN_INSUFFICIENT: needs 10', reject_reason: 'MARGIN_INSUFFICIENT' })).toThrow(InsufficientFunds);
+    expect(() => ex.checkAck({ ...ack, code: 1402, message: 'INVALID_PRICE: outside', reject_reason: '' })).toThrow(InvalidOrder);
+    expect(() => ex.checkAck({ ...ack, code: 1502, message: 'QUEUED', reject_reason: '' })).toThrow(RequestTimeout);
+    expect(ex.ackFields({ ...ack, client_order_id: '' })).toEqual({ order_id: '9', client_order_id: undefined, status: 'NEW' });
   });
 });
 

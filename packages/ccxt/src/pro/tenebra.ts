@@ -5,8 +5,8 @@
 // session, rekey, re-login on auth_expired, gap recovery, reconnect), fed with this exchange's own
 // bearer token, and its decrypted order / position events are parsed with the REST class's
 // parseOrder / parsePosition into CCXT's unified structures.
-import { ExchangeClosedByUser, type Dict, type Int, type Order, type Position, type Str, type Strings } from 'ccxt';
-import { TenebraSocket, type OrderEvent, type Position as VenuePosition } from '@tenebra/client';
+import { ExchangeClosedByUser, ExchangeError, type Dict, type Int, type Num, type Order, type OrderSide, type OrderType, type Position, type Str, type Strings } from 'ccxt';
+import { TenebraSocket, type Ack, type OrderEvent, type Position as VenuePosition, type SocketCancelOrder, type SocketModifyOrder, type SocketPlaceOrder } from '@tenebra/client';
 import tenebraRest from '../tenebra';
 import { UpdateQueue } from './updates';
 
@@ -22,6 +22,9 @@ export default class tenebra extends tenebraRest {
         'ws': true,
         'watchOrders': true,
         'watchPositions': true,
+        'createOrderWs': true,
+        'editOrderWs': true,
+        'cancelOrderWs': true,
         'watchMyTrades': false,
         'watchBalance': false,
         'watchOrderBook': false, // the book is secret-shared: nothing to watch
@@ -64,6 +67,60 @@ export default class tenebra extends tenebraRest {
     await this.subscribeChannel('positions', params);
     const positions = await this.#positions.next((p) => wanted === undefined || wanted.includes(p['symbol'] as string));
     return this.filterBySinceLimit(positions, since, limit, 'timestamp', true) as Position[];
+  }
+
+  /**
+   * createOrderWs: the same order as createOrder (same params), sent as the encrypted order.place.
+   * Resolves with the order as acknowledged (id, client id, status NEW); a refusal raises the CCXT
+   * class of its reason, as over REST.
+   */
+  override async createOrderWs(symbol: string, type: OrderType, side: OrderSide, amount: number, price: Num = undefined, params: Dict = {}): Promise<Order> {
+    await this.loadMarkets();
+    const market = this.market(symbol);
+    const request = this.createOrderRequest(symbol, type, side, amount, price, params);
+    const socket = await this.authenticatedSocket();
+    const ack = this.checkAck(await socket.placeOrder(request as unknown as SocketPlaceOrder));
+    return this.parseOrder(this.extend(request, this.ackFields(ack)), market);
+  }
+
+  /** editOrderWs: order.modify with the new total amount and/or price. */
+  override async editOrderWs(id: string, symbol: string, type: OrderType, side: OrderSide, amount: Num = undefined, price: Num = undefined, params: Dict = {}): Promise<Order> {
+    await this.loadMarkets();
+    const market = this.market(symbol);
+    const request: Dict = { 'order_id': id, 'symbol': market['id'] };
+    if (amount !== undefined) request['quantity'] = this.amountToPrecision(symbol, amount);
+    if (price !== undefined) request['price'] = this.priceToPrecision(symbol, price);
+    const socket = await this.authenticatedSocket();
+    const ack = this.checkAck(await socket.modifyOrder(this.extend(request, params) as unknown as SocketModifyOrder));
+    return this.parseOrder(this.extend({ 'symbol': market['id'], 'side': side, 'type': type, 'quantity': request['quantity'], 'price': request['price'] }, this.ackFields(ack)), market);
+  }
+
+  /** cancelOrderWs: order.cancel by id (or params.clientOrderId). */
+  override async cancelOrderWs(id: string, symbol: Str = undefined, params: Dict = {}): Promise<Order> {
+    await this.loadMarkets();
+    const market = symbol === undefined ? undefined : this.market(symbol);
+    const clientOrderId = this.safeString2(params, 'clientOrderId', 'client_order_id');
+    const request: Dict = clientOrderId !== undefined ? { 'client_order_id': clientOrderId } : { 'order_id': id };
+    if (market !== undefined) request['symbol'] = market['id'];
+    const socket = await this.authenticatedSocket();
+    const ack = this.checkAck(await socket.cancelOrder(request as unknown as SocketCancelOrder));
+    return this.parseOrder(this.extend(market === undefined ? {} : { 'symbol': market['id'] }, this.ackFields(ack)), market);
+  }
+
+  /** An ack with code 0 passes; otherwise the CCXT class of its reason (the REST table), as handleErrors does. */
+  checkAck(ack: Ack): Ack {
+    if (ack.code === 0) return ack;
+    //     { "code": 1410, "message": "MARGIN_INSUFFICIENT: ...", "order_id": "…", "client_order_id": "…", "reject_reason": "MARGIN_INSUFFICIENT" }
+    const name = ack.code === 1502 ? 'QUEUED' : (ack.reject_reason || ack.message.split(':')[0] || '');
+    const feedback = this.id + ' ' + this.json(ack);
+    this.throwExactlyMatchedException(this.exceptions['exact'], name, feedback);
+    throw new ExchangeError(feedback);
+  }
+
+  ackFields(ack: Ack): Dict {
+    const fields: Dict = { 'order_id': ack.order_id, 'client_order_id': ack.client_order_id === '' ? undefined : ack.client_order_id };
+    if (ack.status !== undefined) fields['status'] = ack.status;
+    return fields;
   }
 
   /** Subscribes a channel once per socket (TenebraSocket keeps it across rekey, re-login and reconnect). */
