@@ -24,6 +24,9 @@ describe('Tenebra through CCXT (real processes)', () => {
   let host: string;
   let maker: Pro;
   let taker: Pro;
+  let makerCreds: Credentials;
+  let takerCreds: Credentials;
+  let coreCreds: Credentials;
   const opened: Pro[] = [];
   const exchange = (c: Credentials, extra: Record<string, unknown> = {}): Pro => {
     // rateLimit 20 ms: the accounts are Apex (200 requests/s); Core's default is 500 ms
@@ -49,9 +52,10 @@ describe('Tenebra through CCXT (real processes)', () => {
   beforeAll(async () => {
     tc = await startTestCluster();
     host = new URL(tc.baseUrl).host;
-    const [a, b] = await Promise.all([createAccount(tc.dataDir, 'Apex', '1000000'), createAccount(tc.dataDir, 'Apex', '1000000')]);
-    maker = exchange(a);
-    taker = exchange(b);
+    // a Core account with 20 USDC for the error cases
+    [makerCreds, takerCreds, coreCreds] = await Promise.all([createAccount(tc.dataDir, 'Apex', '1000000'), createAccount(tc.dataDir, 'Apex', '1000000'), createAccount(tc.dataDir, 'Core', '20')]);
+    maker = exchange(makerCreds);
+    taker = exchange(takerCreds);
   }, 420_000);
   afterAll(async () => {
     for (const ex of opened) await ex.close().catch(() => undefined);
@@ -199,12 +203,11 @@ describe('Tenebra through CCXT (real processes)', () => {
     await maker.authenticate();
     await expect(maker.privatePostOrders({ symbol: 'NOPE-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '1', time_in_force: 'GTC' })).rejects.toThrow(BadSymbol);
 
-    const wrong = new tenebra({ apiKey: maker.apiKey, secret: maker.secret, password: 'not-the-passphrase', hostname: host });
+    const wrong = new tenebra({ apiKey: makerCreds.api_key, secret: makerCreds.api_secret, password: 'not-the-passphrase', hostname: host });
     await expect(wrong.fetchBalance()).rejects.toThrow(AuthenticationError);
 
-    // a Core account with 20 USDC: 3 SOL at 149 needs more margin than it has
-    const core = await createAccount(tc.dataDir, 'Core', '20');
-    const small = exchange(core, { enableRateLimit: false });
+    // the Core account with 20 USDC: 3 SOL at 149 needs more margin than it has
+    const small = exchange(coreCreds, { enableRateLimit: false });
     await small.loadMarkets();
     await expect(small.createOrder(SOL, 'limit', 'buy', 3, 149)).rejects.toThrow(InsufficientFunds);
     // Core's REST budget is 2/s with a burst of 5: ten at once cannot all pass

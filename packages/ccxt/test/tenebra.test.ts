@@ -149,6 +149,14 @@ describe('tenebra (CCXT) against a stand-in gateway', () => {
     expect(both).toHaveLength(2);
   });
 
+  it('close() after a watch whose socket never opened resolves', async () => {
+    // the stand-in speaks no WebSocket: the upgrade fails after markets and token are in
+    const ex = new tenebrapro({ apiKey: 'key', secret: 'secret', password: 'pass', hostname: host, enableRateLimit: false, options: { socket: { reconnect: false } } });
+    await expect(ex.watchOrders()).rejects.toThrow();
+    expect(seen.some((s) => s.path === '/api/v1/instruments')).toBe(true);
+    await expect(ex.close()).resolves.toBeUndefined();
+  });
+
   it('maps every venue error name to its CCXT class', async () => {
     const ex = make();
     await ex.loadMarkets();

@@ -185,7 +185,9 @@ export default class tenebra extends tenebraRest {
     const closed = new ExchangeClosedByUser(this.id + ' closed by user');
     this.#orders.fail(closed);
     this.#positions.fail(closed);
-    if (socket !== undefined) await (await socket).close();
+    // a socket that never opened has nothing to close (its failure went to the watch that opened it)
+    const opened = socket === undefined ? undefined : await socket.catch(() => undefined);
+    if (opened !== undefined) await opened.close();
     await super.close();
   }
 }
