@@ -206,6 +206,38 @@ describe('values at the edges of the committee widths (price ceiling, max_qty), 
   }, 120_000);
 });
 
+describe('min_fill_size per execution on shares (issue 26)', () => {
+  it('makers below the minimum passed over in place, a remainder below it cancelled, self-trades between: identical to the reference', async () => {
+    const ops: Op<bigint>[] = [];
+    let seq = 0n;
+    const place = (side: 'buy' | 'sell', price: bigint, qty: bigint, owner: bigint, extra: Partial<Op<bigint>> = {}): void => {
+      seq += 1n;
+      ops.push({ kind: 'place', symbol: 'SOL-USDC-PERP', orderId: `m${seq}`, seq, nowNs: seq * 1_000_000n, side, type: 'limit', tif: 'GTC', price, qty, owner, ...extra } as Op<bigint>);
+    };
+    place('sell', 15_000n, 2n, 1n); // below the minimum: skipped
+    place('sell', 15_001n, 5n, 2n); // filled whole
+    place('sell', 15_001n, 4n, 3n); // the taker's own: self-trade prevention
+    place('sell', 15_001n, 1n, 4n); // skipped
+    place('sell', 15_002n, 4n, 5n); // filled whole, remainder 1 < 3: stop
+    place('sell', 15_003n, 9n, 6n); // never reached
+    place('buy', 15_003n, 10n, 3n, { tif: 'IOC', minFill: 3n });
+    place('buy', 15_001n, 3n, 7n, { tif: 'IOC' }); // a plain taker finds the skipped makers first
+    place('buy', 15_003n, 20n, 8n, { tif: 'IOC', minFill: 10n }); // nothing reaches 10: cancelled unfilled
+    place('buy', 15_003n, 9n, 8n, { type: 'market', tif: 'IOC', price: null, minFill: 9n }); // uncapped market, exact
+    place('buy', 15_003n, 4n, 8n, { tif: 'FOK', minFill: 2n }); // refused: MIN_FILL_AON
+    await runDifferential(51, ops.length, 'dealer', 'limit', ops);
+    // ... and the stream does what it says (plaintext): the skips, the stop, the refusal
+    const ex = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: SYMBOLS });
+    const out: unknown[] = [];
+    for (const op of ops) out.push((await ex.apply(op)).outcome as unknown);
+    expect(out[6]).toMatchObject({ fills: ['m2', 'm5'], selfTradeCancelled: ['m3'], cancelReason: 'IOC_REMAINDER' });
+    expect(out[7]).toMatchObject({ fills: ['m1', 'm4'], takerFilled: true });
+    expect(out[8]).toMatchObject({ fills: [], cancelReason: 'IOC_REMAINDER' });
+    expect(out[9]).toMatchObject({ fills: ['m6'], takerFilled: true });
+    expect(out[10]).toMatchObject({ reject: { code: 'MIN_FILL_AON' } });
+  }, 120_000);
+});
+
 describe('matching options by job size', () => {
   it('a one-op job speculates (a crossing IOC fills in 6 rounds); in a larger job the same fill takes 8 (9 before self-trade became a zero test)', async () => {
     const net = new SimNetwork({ n: N, seed: 5, link: { latencyMs: 1 } });

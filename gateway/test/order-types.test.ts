@@ -47,13 +47,16 @@ describe('order types and time in force', () => {
     await call(rig.gw, 'DELETE', `/api/v1/orders/${far.body.data.order_id}`, undefined, bearer(m));
   });
 
-  it('FOK fills whole or not at all (FOK_NOT_FILLED, reject_reason INSUFFICIENT_LIQUIDITY)', async () => {
+  it('FOK fills whole or not at all: unfillable is REJECTED with INSUFFICIENT_LIQUIDITY (a rejected event), reservation released', async () => {
+    const events: { message_type: string; order: { order_id: string } }[] = [];
+    rig.gw.events.on('order', (e) => events.push(e));
     const mk = await post(rig, m, { symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: 1, price: 150, time_in_force: 'GTC' });
     const no = await post(rig, t, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: 2, price: 150, time_in_force: 'FOK' });
     await settled(rig);
     expect(await getOrder(rig, t, no.body.data.order_id)).toMatchObject({
-      status: 'CANCELLED', cancel_reason: 'FOK_NOT_FILLED', reject_reason: 'INSUFFICIENT_LIQUIDITY', filled_quantity: 0, remaining_quantity: 2, average_fill_price: null,
+      status: 'REJECTED', cancel_reason: null, reject_reason: 'INSUFFICIENT_LIQUIDITY', filled_quantity: 0, remaining_quantity: 2, average_fill_price: null,
     });
+    expect(events.filter((e) => e.order.order_id === no.body.data.order_id).map((e) => e.message_type)).toEqual(['rejected']);
     expect(await getOrder(rig, m, mk.body.data.order_id)).toMatchObject({ status: 'NEW', filled_quantity: 0 });
     const yes = await post(rig, t, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: 1, price: 150, time_in_force: 'FOK' });
     await settled(rig);
@@ -61,10 +64,11 @@ describe('order types and time in force', () => {
     // a market FOK on an empty side
     const mf = await post(rig, t, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'market', quantity: 1, time_in_force: 'FOK' });
     await settled(rig);
-    expect(await getOrder(rig, t, mf.body.data.order_id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'FOK_NOT_FILLED' });
+    expect(await getOrder(rig, t, mf.body.data.order_id)).toMatchObject({ status: 'REJECTED', reject_reason: 'INSUFFICIENT_LIQUIDITY' });
+    expect((await summary(rig as unknown as Rig, t.user_id)).reserved).toBe('0');
   });
 
-  it('aon and min_fill_size on IOC: all or nothing, and a minimum entry execution', async () => {
+  it('aon and min_fill_size on IOC: all or nothing, and a minimum per execution', async () => {
     const mk = await post(rig, m, { symbol: 'BNB-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.5, price: 600, time_in_force: 'GTC' });
     const aon = await post(rig, t, { symbol: 'BNB-USDC-PERP', side: 'buy', type: 'limit', quantity: 1, price: 600, time_in_force: 'IOC', aon: true });
     expect(lastOp().pub).toMatchObject({ aon: true });
@@ -78,6 +82,15 @@ describe('order types and time in force', () => {
     await settled(rig);
     expect(await getOrder(rig, t, ok.body.data.order_id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'IOC_REMAINDER', filled_quantity: 0.5, remaining_quantity: 0.5 });
     expect((await getOrder(rig, m, mk.body.data.order_id)).status).toBe('FILLED');
+    // per execution: a 0.2 maker (below 0.3) is passed over in place, the 0.5 behind it fills
+    const small = await post(rig, m, { symbol: 'BNB-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.2, price: 600, time_in_force: 'GTC' });
+    const large = await post(rig, m, { symbol: 'BNB-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.5, price: 600, time_in_force: 'GTC' });
+    const per = await post(rig, t, { symbol: 'BNB-USDC-PERP', side: 'buy', type: 'limit', quantity: 1, price: 600, time_in_force: 'IOC', min_fill_size: 0.3 });
+    await settled(rig);
+    expect(await getOrder(rig, t, per.body.data.order_id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'IOC_REMAINDER', filled_quantity: 0.5 });
+    expect(await getOrder(rig, m, small.body.data.order_id)).toMatchObject({ status: 'NEW', filled_quantity: 0 });
+    expect((await getOrder(rig, m, large.body.data.order_id)).status).toBe('FILLED');
+    await call(rig.gw, 'DELETE', `/api/v1/orders/${small.body.data.order_id}`, undefined, bearer(m));
   });
 
   it('GTT: a quiet book expires the order by an expire op at its time (GTT_EXPIRED), freeing its margin', async () => {

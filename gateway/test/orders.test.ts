@@ -50,6 +50,7 @@ describe('orders', () => {
       [O({ aon: true }), 1405, 'UNSUPPORTED_ORDER', /AON_TIF: aon is supported only with IOC or FOK/],
       [O({ aon: 'yes', time_in_force: 'IOC' }), 1400, 'INVALID_ORDER', /'aon' must be a boolean/],
       [O({ min_fill_size: 0.1 }), 1405, 'UNSUPPORTED_ORDER', /MIN_FILL_TIF/],
+      [O({ min_fill_size: 0.1, time_in_force: 'FOK' }), 1405, 'UNSUPPORTED_ORDER', /MIN_FILL_AON/],
       [O({ min_fill_size: 0.6, time_in_force: 'IOC' }), 1403, 'INVALID_QUANTITY', /'min_fill_size' must not exceed quantity/],
       [O({ min_fill_size: 0.0001, time_in_force: 'IOC' }), 1403, 'INVALID_QUANTITY', /min_fill_size 0.0001 is not a multiple of step_size/],
       [O({ leverage: 11 }), 1406, 'LEVERAGE_EXCEEDED', /requested leverage 11x is above the maximum of 10x/],

@@ -147,6 +147,19 @@ describe('rate limiter', () => {
     for (let i = 0; i < 5; i++) expect(rl.action('k', 10, 200).allowed).toBe(true);
     expect(rl.action('k', 10, 200).allowed).toBe(false);
   });
+  it('counts cancels against their own minute budget, apart from the weighted one', () => {
+    const rl = new RateLimiter(() => 0);
+    for (let i = 0; i < 10; i++) expect(rl.action('k', 10, 1000).allowed).toBe(true);
+    expect(rl.action('k', 10, 1000).allowed).toBe(false);
+    for (let i = 0; i < 50; i++) expect(rl.cancel('k', 50)).toMatchObject({ allowed: true, remaining: 49 - i });
+    expect(rl.cancel('k', 50)).toMatchObject({ allowed: false, limit: 50, remaining: 0 });
+    // the cancel window is persisted and restored with the others
+    const saved = rl.takeDirty();
+    const back = new RateLimiter(() => 1);
+    back.restore(saved);
+    expect(back.cancel('k', 50).allowed).toBe(false);
+    expect(back.action('k', 10, 1000).allowed).toBe(false);
+  });
 });
 
 describe('exact JSON', () => {

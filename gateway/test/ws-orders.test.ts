@@ -57,7 +57,7 @@ describe('orders channel with real matching', () => {
     expect(await getOrder(rig, a, m.order_id)).toMatchObject({ price: 152.5, status: 'NEW' });
   });
 
-  it('IOC remainder, FOK and GTT expiry are reported with their cancel reasons', async () => {
+  it('IOC remainder and GTT expiry are reported with their cancel reasons, an unfillable FOK as rejected', async () => {
     const rest = await trade(ca, sol({ price: '149', quantity: '1', client_order_id: 'ioc-maker' }));
     await settled(rig);
     const ioc = await trade(cb, sol({ side: 'buy', price: '149', quantity: '3', time_in_force: 'IOC', client_order_id: 'ioc-1' }));
@@ -70,16 +70,13 @@ describe('orders channel with real matching', () => {
     expect(eventsOf(cb, ioc.order_id).map((u) => u.message_type)).toEqual(['partial_fill', 'cancelled']);
     expect(eventsOf(cb, ioc.order_id).at(-1)).toMatchObject({ cancel_reason: 'IOC_REMAINDER', filled_quantity: '1', remaining_quantity: '2' });
     expect(eventsOf(ca, rest.order_id).at(-1)).toMatchObject({ message_type: 'filled' });
-    // FOK without the liquidity: refused or cancelled with the spec's reason, never filled
-    const fokEvents = eventsOf(cb, fok.order_id);
-    const last = fokEvents.at(-1) ?? null;
-    if (fok.code === 0) {
-      await until(() => eventsOf(cb, fok.order_id).some((u) => u.status !== 'NEW'), 5_000, 'FOK outcome');
-      const u = eventsOf(cb, fok.order_id).at(-1)!;
-      expect(u.status === 'CANCELLED' ? u.cancel_reason : u.reject_reason).toMatch(/FOK_NOT_FILLED|INSUFFICIENT_LIQUIDITY/);
-    } else {
-      expect(last).toMatchObject({ message_type: 'rejected' });
-    }
+    // FOK without the liquidity: acknowledged (it passed the pre-trade checks), then rejected by
+    // matching with INSUFFICIENT_LIQUIDITY, never filled; REST shows the same (docs/orders.md)
+    expect(fok.code, fok.message).toBe(0);
+    await until(() => eventsOf(cb, fok.order_id).some((u) => u.status !== 'NEW'), 5_000, 'FOK outcome');
+    expect(eventsOf(cb, fok.order_id).map((u) => u.message_type)).toEqual(['rejected']);
+    expect(eventsOf(cb, fok.order_id).at(-1)).toMatchObject({ status: 'REJECTED', reject_reason: 'INSUFFICIENT_LIQUIDITY', filled_quantity: '0' });
+    expect(await getOrder(rig, b, fok.order_id)).toMatchObject({ status: 'REJECTED', reject_reason: 'INSUFFICIENT_LIQUIDITY', cancel_reason: null });
     await until(() => eventsOf(cb, gtt.order_id).some((u) => u.message_type === 'cancelled'), 10_000, 'GTT expiry');
     expect(eventsOf(cb, gtt.order_id).at(-1)).toMatchObject({ cancel_reason: 'GTT_EXPIRED', status: 'CANCELLED' });
   });

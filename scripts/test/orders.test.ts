@@ -37,7 +37,7 @@ describe('every order kind on the MPC committee (real processes)', () => {
     const [ask1, ask2, bid1] = q.body.data!.legs.map((l) => l.place.order_id);
     expect(q.body.data!.legs.every((l) => l.place.code === 0)).toBe(true);
 
-    // FOK for more than the book holds at its limit: cancelled whole
+    // FOK for more than the book holds at its limit: rejected whole (INSUFFICIENT_LIQUIDITY)
     const fok = await t.place({ symbol: SOL, side: 'buy', type: 'limit', quantity: 5, price: 150.2, time_in_force: 'FOK' });
     await pause();
     // aon IOC for exactly what is there: fills whole
@@ -46,7 +46,7 @@ describe('every order kind on the MPC committee (real processes)', () => {
     // market without cap with a minimum fill: takes the rest of the asks, remainder cancelled
     const mkt = await t.place({ symbol: SOL, side: 'buy', type: 'market', quantity: 3, time_in_force: 'IOC', min_fill_size: 1 });
     expect([fok.status, aon.status, mkt.status]).toEqual([200, 200, 200]);
-    expect(await final(t, fok.body.data!.order_id, 'FOK')).toMatchObject({ status: 'CANCELLED', cancel_reason: 'FOK_NOT_FILLED', filled_quantity: 0 });
+    expect(await final(t, fok.body.data!.order_id, 'FOK')).toMatchObject({ status: 'REJECTED', reject_reason: 'INSUFFICIENT_LIQUIDITY', cancel_reason: null, filled_quantity: 0 });
     expect(await final(t, aon.body.data!.order_id, 'aon')).toMatchObject({ status: 'FILLED', average_fill_price: 150.1 });
     expect(await final(t, mkt.body.data!.order_id, 'market')).toMatchObject({ status: 'CANCELLED', cancel_reason: 'IOC_REMAINDER', filled_quantity: 2, average_fill_price: 150.2, price: null });
     expect((await mm.order(ask1!)).status).toBe('FILLED');

@@ -10,7 +10,7 @@
 //   peg       ✓    ✓    ✓    ✓      (priced from the oracle reference; re-priced as it moves: repeg.ts)
 //   market    ✗    ✗    ✓    ✓      MARKET_TIF: a market order never rests; optional price = cap
 //   aon       ✗    ✗    ✓    ✓      AON_TIF: IOC+aon behaves as FOK
-//   min_fill  ✗    ✗    ✓    ✓      MIN_FILL_TIF: the minimum of the entry execution
+//   min_fill  ✗    ✗    ✓    ✗      MIN_FILL_TIF; a minimum per execution; MIN_FILL_AON with FOK or aon
 import {
   MAX_BOOK_UNITS, maxPriceTicks, fromUnits, compareDecimal, decimalOfNumber, formatDecimal, parseDecimal, toUnits,
   type Dec, type InstrumentSpec,
@@ -131,8 +131,9 @@ export function validateOrder(body: unknown, registry: InstrumentRegistry, tierM
   // Supported combinations (see the matrix above).
   const immediate = tif === 'IOC' || tif === 'FOK';
   if (type === 'market' && !immediate) fail('UNSUPPORTED_ORDER', `MARKET_TIF: market orders never rest: time_in_force must be IOC or FOK, not ${tif}`);
-  if (aon && !immediate) fail('UNSUPPORTED_ORDER', 'AON_TIF: aon is supported only with IOC or FOK (a resting all-or-none order would make takers skip it, breaking price-time priority)');
-  if (minFillSteps !== null && !immediate) fail('UNSUPPORTED_ORDER', 'MIN_FILL_TIF: min_fill_size is supported only with IOC or FOK (it applies to the entry execution)');
+  if (aon && !immediate) fail('UNSUPPORTED_ORDER', 'AON_TIF: aon is supported only with IOC or FOK: a resting all-or-none order would cost every taker one more secret test per such maker on the committee (docs/orders.md)');
+  if (minFillSteps !== null && !immediate) fail('UNSUPPORTED_ORDER', 'MIN_FILL_TIF: min_fill_size is supported only with IOC: a resting minimum per execution would cost every taker one more secret test per such maker on the committee (docs/orders.md)');
+  if (minFillSteps !== null && (tif === 'FOK' || aon)) fail('UNSUPPORTED_ORDER', 'MIN_FILL_AON: min_fill_size (a minimum per execution) is not supported with FOK or aon: send one or the other (docs/orders.md)');
 
   if (priceTicks !== null) checkMinNotional(inst, qtySteps, priceTicks, tierMinNotionalMicro);
   if (inst.status !== 'trading') fail('INSTRUMENT_HALTED', `${inst.symbol} is not accepting orders (status ${inst.status})`);

@@ -234,12 +234,17 @@ export class Clearing {
   private settleRemainder(uow: UnitOfWork, taker: OrderRec, rested: boolean, cancelReason: string | null, fills: number, now: bigint, fx: Effects): void {
     if (!isLive(taker.status)) return; // FILLED in fill()
     if (!rested) {
+      if (cancelReason === 'FOK_NOT_FILLED' && fills === 0) {
+        // An FOK the book cannot fill whole is refused by matching at placement: the spec's status
+        // table sends a placement "matching rejects" to REJECTED, and lists INSUFFICIENT_LIQUIDITY
+        // ("FOK order could not be fully filled") among reject reasons (docs/orders.md, ADR 0019).
+        this.finish(uow, taker, 'REJECTED', now);
+        taker.reject_reason = 'INSUFFICIENT_LIQUIDITY';
+        fx.orderEvents.push({ message_type: 'rejected', order: { ...taker } });
+        return;
+      }
       this.finish(uow, taker, 'CANCELLED', now);
-      const reason = cancelReason ?? (taker.time_in_force === 'IOC' || taker.time_in_force === 'FOK' ? 'IOC_REMAINDER' : 'SYSTEM_CANCEL');
-      taker.cancel_reason = reason;
-      // An FOK that could not fill whole is cancelled (it passed pre-trade checks); the spec's
-      // reject_reason INSUFFICIENT_LIQUIDITY names the same event and is set with it.
-      if (reason === 'FOK_NOT_FILLED') taker.reject_reason = 'INSUFFICIENT_LIQUIDITY';
+      taker.cancel_reason = cancelReason ?? (taker.time_in_force === 'IOC' || taker.time_in_force === 'FOK' ? 'IOC_REMAINDER' : 'SYSTEM_CANCEL');
       fx.orderEvents.push({ message_type: 'cancelled', order: { ...taker } });
     } else if (fills === 0) {
       taker.out_time_ns = str(now);

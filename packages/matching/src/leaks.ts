@@ -16,8 +16,10 @@ export const LEAK = {
   insertRank: 'insert-rank',
   /** [crossing, non-self liquidity on the opposite side >= the order's quantity] (FOK, aon) */
   fokLiquidity: 'fok-liquidity',
-  /** [crossing, non-self liquidity on the opposite side >= min_fill_size] */
-  minFillLiquidity: 'min-fill-liquidity',
+  /** [min_fill_size <= maker.qty]: a crossing, non-self maker can give the taker an execution of its minimum (else skipped) */
+  minFillMaker: 'min-fill-maker',
+  /** [min_fill_size <= taker remaining] after a fill that did not exhaust the taker (else the remainder is cancelled) */
+  minFillRemainder: 'min-fill-remainder',
   /** [a modify leaves no remaining quantity] (the order had been filled down to the reduction) */
   modifyExhausted: 'modify-exhausted',
 } as const satisfies Record<string, LeakLabel>;

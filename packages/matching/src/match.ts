@@ -101,16 +101,16 @@ async function runTaker<S>(
     return ex;
   }
 
-  // FOK / aon / min_fill: reveal only whether crossing, non-self liquidity covers the target.
+  // FOK / aon: reveal only whether crossing, non-self liquidity covers the whole order.
   let bits: MakerBits<S> | undefined;
   const allOrNone = t.tif === 'FOK' || t.aon;
-  if (allOrNone || t.minFill !== null) {
+  if (allOrNone && t.minFill !== null) throw new BookInvariantError(`${scope}: ${t.orderId} combines all-or-none with min_fill (refused by checkPlace)`);
+  if (allOrNone) {
     const makers = book.side(opposite(t.side));
     let covered = false;
     if (makers.length > 0) {
-      const target = allOrNone ? t.qty : (t.minFill as S);
-      const r = await coversTarget(arith, makers, t, target, undefined, w);
-      covered = (await reveal(r.covers, allOrNone ? LEAK.fokLiquidity : LEAK.minFillLiquidity)) === 1n;
+      const r = await coversTarget(arith, makers, t, t.qty, undefined, w);
+      covered = (await reveal(r.covers, LEAK.fokLiquidity)) === 1n;
       bits = r.bits;
     }
     if (!covered) {
@@ -150,10 +150,16 @@ async function runTaker<S>(
   const settleAhead = async (): Promise<void> => {
     await Promise.allSettled([...(firstStep?.bits ?? []), ...(pipe.next ? [pipe.next.bit] : [])]);
   };
+  // min_fill_size is a minimum per execution (spec): a crossing maker holding less is skipped (it
+  // keeps its place), and once the remainder is below it no execution can reach it. `skipped` counts
+  // the makers passed over at the head of the side; without min_fill it stays 0.
+  const qtyLe = (a: S, b: S): Promise<S> => (w ? arith.leU(a, b, w.qtyBits) : arith.le(a, b));
+  let skipped = 0;
   for (let i = 0; ; i += 1) {
-    const maker = book.side(side)[0];
+    const maker = book.side(side)[skipped];
     if (maker === undefined) break;
-    // Each iteration either stops or removes the head, so maker i is the i-th maker of `bits`.
+    // Each iteration stops, skips or removes the head, so maker i is the i-th maker of `bits`
+    // (bits exist only for all-or-none orders, which never skip).
     const pre = pipe.next !== null && pipe.next.maker === maker ? pipe.next.bit : null;
     pipe.next = null;
     const crossP = t.price === null ? null : (bits?.cross[i] ?? pre ?? crossTest(arith, t, maker, w));
@@ -170,7 +176,7 @@ async function runTaker<S>(
       const less = w ? arith.ltU(maker.qty, remaining, w.qtyBits) : arith.lt(maker.qty, remaining);
       const tests: [Promise<S>, Promise<S>] = [less, arith.zeroMask(maker.qty, remaining)];
       // Whatever this maker's outcome, the next head (if the loop goes on) is today's second order.
-      const second = book.side(side)[1];
+      const second = book.side(side)[skipped + 1];
       if (opts.pipelineCross && !opts.speculate && !bits && second !== undefined && t.price !== null) {
         const bit = crossTest(arith, t, second, w) as Promise<S>;
         bit.catch(() => undefined); // unused when the taker is exhausted here
@@ -200,6 +206,9 @@ async function runTaker<S>(
       selfQ = selfP();
       [lessP, zeroP] = exhaust();
     }
+    // Per-execution minimum, maker side: [min_fill <= maker.qty], issued with the exhaustion tests.
+    const enoughP = t.minFill !== null ? qtyLe(t.minFill, maker.qty) : null;
+    enoughP?.catch(() => undefined); // unopened after a self-trade
     // The self-trade bit may be opened only now (after cross = 1) and before the exhaustion pair.
     const selfOpen = selfQ === null ? null : 'bit' in selfQ ? reveal(selfQ.bit, LEAK.selfTrade) : selfQ.mask.then((m) => arith.revealZero(m, LEAK.selfTrade, scope));
     if (selfOpen !== null) {
@@ -210,10 +219,21 @@ async function runTaker<S>(
     if (selfOpen !== null && (await selfOpen) === 1n) {
       // the exhaustion tests (3 rounds) outlast the zero test (2): settle them unopened, or the op
       // could end, and its job return, with them still in flight
-      await Promise.allSettled([lessP, zeroP]);
+      await Promise.allSettled([lessP, zeroP, ...(enoughP ? [enoughP] : [])]);
       book.remove(maker.orderId); // self-trade prevention: cancel the resting order, keep matching
       ex.selfTradeCancelled.push(maker.orderId);
       continue;
+    }
+
+    // Opened before the exhaustion pair: a maker below the minimum is passed over, the pair unopened.
+    if (enoughP !== null) {
+      if ((await reveal(await enoughP, LEAK.minFillMaker)) === 0n) {
+        lessP.catch(() => undefined);
+        zeroP.catch(() => undefined);
+        await Promise.allSettled([lessP, zeroP]);
+        skipped += 1;
+        continue;
+      }
     }
 
     // Both bits from one opening round; the fill quantity then follows by public selection.
@@ -234,6 +254,8 @@ async function runTaker<S>(
       await settleAhead();
       return ex;
     }
+    // Per-execution minimum, taker side: a remainder below it cannot execute again.
+    if (t.minFill !== null && (await reveal(await qtyLe(t.minFill, remaining), LEAK.minFillRemainder)) === 0n) break;
   }
 
   if (allOrNone) throw new BookInvariantError(`${scope}: ${t.orderId} covered by liquidity but not filled`);

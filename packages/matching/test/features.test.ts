@@ -26,9 +26,9 @@ describe('support matrix', () => {
       }
     }
     expect(ok).toEqual([
-      'limit/GTC/plain', 'limit/GTT/plain', 'limit/IOC/plain', 'limit/IOC/aon', 'limit/IOC/minFill', 'limit/FOK/plain', 'limit/FOK/aon', 'limit/FOK/minFill',
-      'peg/GTC/plain', 'peg/GTT/plain', 'peg/IOC/plain', 'peg/IOC/aon', 'peg/IOC/minFill', 'peg/FOK/plain', 'peg/FOK/aon', 'peg/FOK/minFill',
-      'market/IOC/plain', 'market/IOC/aon', 'market/IOC/minFill', 'market/FOK/plain', 'market/FOK/aon', 'market/FOK/minFill',
+      'limit/GTC/plain', 'limit/GTT/plain', 'limit/IOC/plain', 'limit/IOC/aon', 'limit/IOC/minFill', 'limit/FOK/plain', 'limit/FOK/aon',
+      'peg/GTC/plain', 'peg/GTT/plain', 'peg/IOC/plain', 'peg/IOC/aon', 'peg/IOC/minFill', 'peg/FOK/plain', 'peg/FOK/aon',
+      'market/IOC/plain', 'market/IOC/aon', 'market/IOC/minFill', 'market/FOK/plain', 'market/FOK/aon',
     ]);
     expect(checkPlace(op('limit', 'GTC', { price: null }))?.code).toBe('PRICE_REQUIRED');
     expect(checkPlace(op('limit', 'GTT', { expiresAtNs: null }))?.code).toBe('EXPIRY_REQUIRED');
@@ -114,17 +114,35 @@ describe('FOK and all-or-none', () => {
   });
 });
 
-describe('min_fill_size', () => {
-  it('the entry execution must reach the minimum, else the IOC is cancelled whole', async () => {
+describe('min_fill_size: a minimum per execution (spec)', () => {
+  it('passes over makers below the minimum (they keep their place), fills the others, and stops once the remainder is below it', async () => {
+    const s = new Scenario();
+    await askLadder(s, [[100n, 2n], [101n, 5n], [101n, 1n], [102n, 4n]]);
+    const r = await s.place('buy', 102n, 10n, { tif: 'IOC', minFill: 3n });
+    // 2 @ 100 skipped; 5 @ 101 filled (remainder 5); 1 @ 101 skipped; 4 @ 102 filled (remainder 1 < 3: stop)
+    expect(r.fills.map((f) => [f.qty, f.price])).toEqual([[5n, 101n], [4n, 102n]]);
+    expect(r.cancelReason).toBe('IOC_REMAINDER');
+    expect(s.leaks()).toEqual([
+      'cross=1', 'min-fill-maker=0',
+      'cross=1', 'min-fill-maker=1', 'maker-exhausted=1', 'taker-exhausted=0', 'min-fill-remainder=1',
+      'cross=1', 'min-fill-maker=0',
+      'cross=1', 'min-fill-maker=1', 'maker-exhausted=1', 'taker-exhausted=0', 'min-fill-remainder=0',
+    ]);
+    // the skipped makers still rest, in their places: a plain buy takes them first
+    const after = await s.place('buy', 101n, 3n, { tif: 'IOC' });
+    expect(after.fills.map((f) => [f.qty, f.price])).toEqual([[2n, 100n], [1n, 101n]]);
+  });
+
+  it('nothing reaches the minimum: the IOC is cancelled unfilled; a minimum is refused with FOK and aon (MIN_FILL_AON)', async () => {
     const s = new Scenario();
     await askLadder(s, [[100n, 2n], [101n, 2n]]);
-    const no = await s.place('buy', 101n, 10n, { tif: 'IOC', minFill: 5n });
+    const no = await s.place('buy', 101n, 10n, { tif: 'IOC', minFill: 3n });
     expect(no).toMatchObject({ fills: [], cancelReason: 'IOC_REMAINDER' });
-    expect(s.leaks()).toEqual(['min-fill-liquidity=0']);
-    const yes = await s.place('buy', 101n, 10n, { tif: 'IOC', minFill: 4n });
-    expect(yes.fills.map((f) => f.qty)).toEqual([2n, 2n]);
-    expect(yes.cancelReason).toBe('IOC_REMAINDER');
-    expect(s.leaks()[0]).toBe('min-fill-liquidity=1');
+    expect(s.leaks()).toEqual(['cross=1', 'min-fill-maker=0', 'cross=1', 'min-fill-maker=0']);
+    for (const extra of [{ tif: 'FOK' as const }, { tif: 'IOC' as const, aon: true }]) {
+      const r = await s.place('buy', 101n, 4n, { ...extra, minFill: 2n });
+      expect(r).toMatchObject({ reject: 'MIN_FILL_AON', fills: [] });
+    }
   });
 });
 

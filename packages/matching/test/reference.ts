@@ -105,6 +105,7 @@ export class ReferenceMatcher {
     if (op.type === 'market' && !now) return 'MARKET_TIF';
     if (op.aon && !now) return 'AON_TIF';
     if (op.minFill != null && !now) return 'MIN_FILL_TIF';
+    if (op.minFill != null && (op.tif === 'FOK' || op.aon === true)) return 'MIN_FILL_AON';
     if (op.type !== 'market' && op.price == null) return 'PRICE_REQUIRED';
     if (op.tif === 'GTT' && op.expiresAtNs == null) return 'EXPIRY_REQUIRED';
     if (op.tif !== 'GTT' && op.expiresAtNs != null) return 'EXPIRY_NOT_GTT';
@@ -196,20 +197,26 @@ export class ReferenceMatcher {
     const crosses = (m: RefOrder): boolean => op.price == null || (op.side === 'buy' ? m.price <= op.price : m.price >= op.price);
     const self = (m: RefOrder): boolean => op.owner != null && m.owner !== null && m.owner === op.owner;
     const allOrNone = op.tif === 'FOK' || op.aon === true;
-    if (allOrNone || op.minFill != null) {
-      const target = allOrNone ? op.qty : (op.minFill as bigint);
+    if (allOrNone) {
       let avail = 0n;
       for (const m of opp) if (crosses(m) && !self(m)) avail += m.qty;
-      if (opp.length === 0 || avail < target) return done(op.tif === 'FOK' ? 'FOK_NOT_FILLED' : 'IOC_REMAINDER');
+      if (opp.length === 0 || avail < op.qty) return done(op.tif === 'FOK' ? 'FOK_NOT_FILLED' : 'IOC_REMAINDER');
     }
+    // min_fill: every execution at least the minimum (a smaller maker is passed over in place)
+    const min = op.minFill ?? null;
     let rem = op.qty;
-    while (opp.length > 0 && rem > 0n) {
-      const m = opp[0]!;
+    let j = 0;
+    while (j < opp.length && rem > 0n) {
+      const m = opp[j]!;
       if (!crosses(m)) break;
       if (self(m)) {
-        opp.shift();
+        opp.splice(j, 1);
         r.selfTradeCancelled.push(m.id);
         this.setState(m.id, { status: 'CANCELLED', reason: 'SELF_TRADE_PREVENTION' });
+        continue;
+      }
+      if (min !== null && m.qty < min) {
+        j += 1;
         continue;
       }
       const q = m.qty < rem ? m.qty : rem;
@@ -218,7 +225,8 @@ export class ReferenceMatcher {
       rem -= q;
       const ms = this.states.get(m.id)!;
       this.setState(m.id, { remaining: m.qty, filled: ms.filled + q, status: m.qty === 0n ? 'FILLED' : 'PARTIALLY_FILLED' });
-      if (m.qty === 0n) opp.shift();
+      if (m.qty === 0n) opp.splice(j, 1);
+      if (min !== null && rem > 0n && rem < min) break;
     }
     const ts = this.states.get(id)!;
     const filledNow = op.qty - rem;
