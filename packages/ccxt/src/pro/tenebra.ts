@@ -1,10 +1,12 @@
-// Tenebra for CCXT pro: watchOrders / watchPositions over the venue's authenticated WebSocket.
+// Tenebra for CCXT pro: watchOrders / watchPositions and createOrderWs / editOrderWs / cancelOrderWs
+// over the venue's authenticated WebSocket.
 // That socket is an encrypted session (login with the bearer token, X25519 session.setup, AES-GCM
 // pushes with a protobuf header as associated data: spec, "Encrypted WebSocket session"), which
 // CCXT's generic WsClient cannot speak. So the transport is @tenebra/client's TenebraSocket (login,
 // session, rekey, re-login on auth_expired, gap recovery, reconnect), fed with this exchange's own
-// bearer token, and its decrypted order / position events are parsed with the REST class's
-// parseOrder / parsePosition into CCXT's unified structures.
+// bearer token, and its decrypted order / position events and acks are parsed with the REST class's
+// parseOrder / parsePosition into CCXT's unified structures. A watch call consumes what it returns:
+// updates its since / limit leave out are not handed to a later call.
 import { ExchangeClosedByUser, ExchangeError, type Dict, type Int, type Num, type Order, type OrderSide, type OrderType, type Position, type Str, type Strings } from 'ccxt';
 import { TenebraSocket, type Ack, type OrderEvent, type Position as VenuePosition, type SocketCancelOrder, type SocketModifyOrder, type SocketPlaceOrder } from '@tenebra/client';
 import tenebraRest from '../tenebra';
