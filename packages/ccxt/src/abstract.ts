@@ -4,7 +4,6 @@ import { Exchange } from 'ccxt';
 
 type Dict = Record<string, unknown>;
 // CCXT's implicit methods answer the parsed JSON body, whatever its shape.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Implicit = (params?: Dict) => Promise<any>;
 
 export default abstract class TenebraApi extends Exchange {
