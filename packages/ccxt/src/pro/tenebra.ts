@@ -8,7 +8,7 @@
 // parseOrder / parsePosition into CCXT's unified structures. A watch call consumes what it returns:
 // updates its since / limit leave out are not handed to a later call.
 import { ExchangeClosedByUser, ExchangeError, type Dict, type Int, type Num, type Order, type OrderSide, type OrderType, type Position, type Str, type Strings } from 'ccxt';
-import { TenebraSocket, type Ack, type OrderEvent, type Position as VenuePosition, type SocketCancelOrder, type SocketModifyOrder, type SocketPlaceOrder } from '@tenebra/client';
+import { TenebraSocket, type SocketAck, type OrderEvent, type Position as VenuePosition, type SocketCancelOrder, type SocketModifyOrder, type SocketPlaceOrder } from '@tenebra/client';
 import tenebraRest from '../tenebra';
 import { UpdateQueue } from './updates';
 
@@ -110,7 +110,7 @@ export default class tenebra extends tenebraRest {
   }
 
   /** An ack with code 0 passes; otherwise the CCXT class of its reason (the REST table), as handleErrors does. */
-  checkAck(ack: Ack): Ack {
+  checkAck(ack: SocketAck): SocketAck {
     if (ack.code === 0) return ack;
     //     { "code": 1410, "message": "MARGIN_INSUFFICIENT: ...", "order_id": "…", "client_order_id": "…", "reject_reason": "MARGIN_INSUFFICIENT" }
     const name = ack.code === 1502 ? 'QUEUED' : (ack.reject_reason || ack.message.split(':')[0] || '');
@@ -119,8 +119,8 @@ export default class tenebra extends tenebraRest {
     throw new ExchangeError(feedback);
   }
 
-  ackFields(ack: Ack): Dict {
-    const fields: Dict = { 'order_id': ack.order_id, 'client_order_id': ack.client_order_id === '' ? undefined : ack.client_order_id };
+  ackFields(ack: SocketAck): Dict {
+    const fields: Dict = { 'order_id': ack.order_id, 'client_order_id': ack.client_order_id === '' || ack.client_order_id === null ? undefined : ack.client_order_id };
     if (ack.status !== undefined) fields['status'] = ack.status;
     return fields;
   }
