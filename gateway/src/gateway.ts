@@ -40,6 +40,7 @@ import { createVenue, type Venue, type VenueOptions } from './venue';
 import { HourlyBonus, type HourlyBonusOptions } from './bonus/hourly';
 import { Repegger, type RepegOptions } from './orders/repeg';
 import { registerBonusRoutes } from './http/routes-bonus';
+import type { PriceBand } from './orders/risk';
 import { MarkBook } from './risk-monitor/mark-book';
 import { RiskMonitor, type RiskMonitorOptions } from './risk-monitor/monitor';
 import { accountUnrealizedMicro } from './risk-monitor/account-marks';
@@ -69,8 +70,8 @@ export interface GatewayOptions {
   oracle?: PriceOracle;
   /** per-symbol book depth cap (default 100,000) */
   maxBookDepth?: number;
-  /** limit prices must lie within the mark ± this many basis points (default 0 = no check; gateway/src/main.ts, the process, uses ± 50%) */
-  priceBandBps?: number;
+  /** limit prices must lie within the mark ± this many basis points, or each instrument's band ('instrument'; default 0 = no check; gateway/src/main.ts, the process, uses 'instrument') */
+  priceBandBps?: PriceBand;
   /** WebSocket server tunables (timers, limits; see ws/protocol.ts) */
   ws?: Partial<WsOptions>;
   /** server-sent events tunables (heartbeat, polling, stream caps; see sse/routes.ts) */

@@ -28,7 +28,8 @@ import {
   MAX_CLIENT_ORDER_ID, type OrderIntent,
 } from './validate';
 import { effectiveLeverage, reservation } from './margin';
-import { priceOrder, checkPositionLimit, checkLeverage, checkPriceBand, openQtyKey, type Priced } from './risk';
+import { priceOrder, checkPositionLimit, checkLeverage, checkPriceBand, openQtyKey, type PriceBand, type Priced } from './risk';
+import { checkFillLoss } from './fill-loss';
 import { depthKey, riskTicksOf, type RequestedCancelReason } from './fields';
 import type { PriceOracle } from './oracle';
 import { GttScheduler } from './expiry';
@@ -58,8 +59,8 @@ export interface OrderServiceOptions {
   cancelTimeoutMs?: number;
   /** per-symbol cap of live GTC/GTT orders (default 100,000) */
   maxBookDepth?: number;
-  /** a limit price must lie within the mark ± this many basis points (default 0: no check; the gateway process passes DEFAULT_PRICE_BAND_BPS) */
-  priceBandBps?: number;
+  /** a limit price must lie within the mark ± this many basis points, or each instrument's band ('instrument'; default 0: no check; the gateway process passes its config's or 'instrument') */
+  priceBandBps?: PriceBand;
   /**
    * Why the committee cannot match new orders now (its preprocessing reserve ran out while nodes are
    * down), or null: placements are then refused before anything is submitted (503 / 1505).
@@ -118,7 +119,7 @@ export class OrderService {
   private readonly ackTimeoutMs: number;
   private readonly cancelTimeoutMs: number;
   private readonly maxBookDepth: number;
-  private readonly priceBandBps: number;
+  private readonly priceBandBps: PriceBand;
   private readonly matchingPaused: () => string | null;
   private readonly db: GatewayDb;
   private readonly registry: InstrumentRegistry;
@@ -140,7 +141,7 @@ export class OrderService {
     this.maxBookDepth = opts.maxBookDepth ?? DEFAULT_MAX_BOOK_DEPTH;
     this.priceBandBps = opts.priceBandBps ?? 0;
     this.matchingPaused = opts.matchingPaused ?? (() => null);
-    if (!Number.isInteger(this.priceBandBps) || this.priceBandBps < 0) throw new RangeError(`priceBandBps must be a non-negative integer, got ${opts.priceBandBps}`);
+    if (this.priceBandBps !== 'instrument' && (!Number.isInteger(this.priceBandBps) || this.priceBandBps < 0)) throw new RangeError(`priceBandBps must be a non-negative integer, got ${opts.priceBandBps}`);
     this.expiry = new GttScheduler(this.db, this.clock, (symbol) => this.submitExpire(symbol), this.log);
   }
 
@@ -215,7 +216,7 @@ export class OrderService {
     const c = this.candidate(acct, b);
     const ownerId = await this.ownerId(acct.user_id);
     c.op = this.sealer.place(c.orderId, c.intent.inst.symbol, {
-      side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: c.priced.priceTicks, qtySteps: c.intent.qtySteps,
+      side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: c.priced.bookTicks, qtySteps: c.intent.qtySteps,
       ownerId, expiresAtNs: c.intent.expiresAtNs, aon: c.intent.aon, minFillSteps: c.intent.minFillSteps,
     });
     const outboxKey = await this.db.txAsync(() => this.admit(acct.user_id, c, new Set()));
@@ -285,6 +286,7 @@ export class OrderService {
     checkPositionLimit(inst, a, pos, intent.side, intent.qtySteps);
     const leverage = effectiveLeverage(a, inst);
     checkLeverage(inst, pos, intent.side, intent.qtySteps, priced.riskTicks, priced.markTicks, leverage);
+    checkFillLoss(inst, pos, intent.side, intent.qtySteps, priced.bookTicks, priced.markTicks, leverage);
     const need = reservation(inst, intent.qtySteps, priced.riskTicks, leverage, tier.takerFeePips);
     const free = big(a.balance) - big(a.reserved);
     if (need > free) {
@@ -527,6 +529,7 @@ export class OrderService {
           checkPositionLimit(inst, a, pos, o.side, delta);
           checkLeverage(inst, pos, o.side, delta, newPrice, ref.quote.mid, cur.leverage);
         }
+        if (priceChange || delta > 0n) checkFillLoss(inst, pos, o.side, newQty - big(cur.filled_steps), newPrice, ref.quote.mid, cur.leverage);
         const curFilled = big(cur.filled_steps);
         const need = newQty > curFilled ? reservation(inst, newQty - curFilled, newPrice, cur.leverage, big(cur.fee_pips)) : 0n;
         const hold = need > big(cur.reserved) ? need - big(cur.reserved) : 0n;
@@ -658,7 +661,7 @@ export class OrderService {
         if (leg.intent.priceTicks === null) checkMinNotional(leg.intent.inst, leg.intent.qtySteps, priced.priceTicks ?? priced.markTicks, tier.minNotionalMicro);
         const c: Candidate = { orderId: this.newOrderId(), intent: leg.intent, priced, nowNs, op: null as unknown as SealedOp };
         c.op = this.sealer.place(c.orderId, sym, {
-          side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: priced.priceTicks, qtySteps: c.intent.qtySteps,
+          side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: priced.bookTicks, qtySteps: c.intent.qtySteps,
           ownerId, expiresAtNs: c.intent.expiresAtNs, aon: c.intent.aon, minFillSteps: c.intent.minFillSteps,
         });
         candidates[i] = c;
