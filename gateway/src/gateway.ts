@@ -41,6 +41,7 @@ import { HourlyBonus, type HourlyBonusOptions } from './bonus/hourly';
 import { Repegger, type RepegOptions } from './orders/repeg';
 import { registerBonusRoutes } from './http/routes-bonus';
 import type { PriceBand } from './orders/risk';
+import { RestingOrderGuard } from './orders/resting-guard';
 import { MarkBook } from './risk-monitor/mark-book';
 import { RiskMonitor, type RiskMonitorOptions } from './risk-monitor/monitor';
 import { accountUnrealizedMicro } from './risk-monitor/account-marks';
@@ -230,6 +231,11 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     db, registry, events, clock, log: log.child({ component: 'risk' }), marks, orders,
     liveOrders: (userId) => ws.hub.live.liveOrders(userId),
     venueFees: () => clearing.venueFees(),
+    restingOrders: new RestingOrderGuard({
+      db, registry, oracle, log: log.child({ component: 'resting-guard' }),
+      liveOrders: () => ws.hub.live.allLiveOrders(),
+      cancel: (acct, orderId, reason) => orders.cancel(acct, orderId, reason),
+    }),
   }, opts.risk);
   const bonus = new HourlyBonus(db, clock, events, log.child({ component: 'bonus' }), opts.bonus);
   registerBonusRoutes(app, { db, hourly: bonus });
