@@ -3,6 +3,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { call, bearer, summary, type Account, type Rig } from './harness';
 import { ManualClock } from '../src/clock';
+import { until } from './fakes';
 import { DEFAULT_PRICE_BAND } from '../src/orders/risk';
 import { instrumentBandBps } from '../src/orders/fill-loss';
 import { instrumentBySymbol } from '@tenebra/config';
@@ -102,6 +103,23 @@ describe('pre-trade checks', () => {
     await spaced();
     expect((await call(rig.gw, 'DELETE', `/api/v1/orders/${live.body.data.order_id}`, undefined, bearer(a))).status).toBe(200);
     expect((await call(rig.gw, 'POST', '/admin/instruments/TRX-USDC-PERP/status', { status: 'trading' }, admin)).status).toBe(200);
+  });
+
+  it('halted: resting orders stay (the market resumes with its book); delisted: every live order ends with SYSTEM_CANCEL, new ones refused 1407', async () => {
+    const admin = { [ADMIN_SECRET_HEADER]: rig.env.adminSecret };
+    const live = await post(rig, a, order('POL-USDC-PERP', 'buy', 100, 0.4));
+    const other = await post(rig, b, order('POL-USDC-PERP', 'sell', 100, 0.6));
+    await settled(rig);
+    expect((await call(rig.gw, 'POST', '/admin/instruments/POL-USDC-PERP/status', { status: 'halted' }, admin)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 600)); // two risk-monitor sweeps
+    expect((await getOrder(rig, a, live.body.data.order_id)).status).toBe('NEW');
+    expect((await call(rig.gw, 'POST', '/admin/instruments/POL-USDC-PERP/status', { status: 'delisted' }, admin)).status).toBe(200);
+    expectReject(await post(rig, a, order('POL-USDC-PERP', 'buy', 100, 0.4)), 400, 1407, 'INSTRUMENT_HALTED');
+    await until(async () => (await getOrder(rig, b, other.body.data.order_id)).status === 'CANCELLED', 10_000);
+    await until(async () => (await getOrder(rig, a, live.body.data.order_id)).status === 'CANCELLED', 10_000);
+    for (const [acct, id] of [[a, live.body.data.order_id], [b, other.body.data.order_id]] as const) {
+      expect((await getOrder(rig, acct, id)).cancel_reason).toBe('SYSTEM_CANCEL');
+    }
   });
 
   it('POSITION_LIMIT_EXCEEDED (1409): position + live orders on a side may not pass 10 × max_qty', async () => {

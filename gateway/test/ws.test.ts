@@ -382,4 +382,23 @@ describe('channels', () => {
     expect(fresh.f.data).toEqual({});
     expect(other.pushes('margin_alerts').map((r) => r.f.data)).toEqual([{}]); // its empty snapshot only: a's alerts are not b's
   });
+
+  it("margin alerts reach every logged-in socket of the account, as a margin_alert event where not subscribed (issue 26)", async () => {
+    const subscribed = await ready(a);
+    const plain = await ready(a); // logged in and set up, no subscription
+    const other = await ready(b);
+    await subscribed.request('subscribe', { channel: 'margin_alerts' });
+    const alert = { user_id: a.user_id, symbol: 'SOL-USDC-PERP', tier: 'Critical120' as const, margin_ratio: '1.15', mark_price: '140', liquidation_price: '128.5', at_ns: 7n };
+    rig.gw.events.emit('margin_alert', alert);
+    const ev = await plain.waitFor((r) => r.f.event === 'margin_alert', 'margin_alert event');
+    expect(ev.f.data).toMatchObject({ symbol: 'SOL-USDC-PERP', health_tier: 'Critical120', margin_ratio: '1.15', liquidation_price: '128.5' });
+    expect(ev.f.channel).toBeUndefined();
+    const upd = await subscribed.waitFor((r) => r.f.channel === 'margin_alerts' && r.f.type === 'update', 'channel update');
+    expect(upd.f.data).toEqual(ev.f.data);
+    expect(subscribed.frames.some((r) => r.f.event === 'margin_alert')).toBe(false); // once per socket
+    await other.request('ping', {}); // a round trip: anything for b would have arrived before its answer
+    expect(other.frames.some((r) => r.f.event === 'margin_alert' || r.f.channel === 'margin_alerts')).toBe(false);
+    rig.gw.events.emit('margin_alert', { ...alert, tier: 'Healthy', margin_ratio: '1.6' });
+    await plain.waitFor((r) => r.f.event === 'margin_alert' && r.f.data.health_tier === 'Healthy', 'cleared');
+  });
 });

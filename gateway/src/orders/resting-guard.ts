@@ -3,7 +3,8 @@
 // far above a falling mark, an ask far below a rising one), a fill at its price would book a loss
 // its margin cannot carry and leave a position beyond bankruptcy whose deficit others would pay.
 // Every risk-monitor evaluation re-checks the resting orders of each symbol whose mark moved and
-// cancels those that would now breach, with cancel_reason SYSTEM_CANCEL (docs/orders.md).
+// cancels those that would now breach, with cancel_reason SYSTEM_CANCEL (docs/orders.md). The same
+// sweep ends every live order of a delisted instrument (SYSTEM_CANCEL; issue 26, item 8).
 import type { Logger } from 'pino';
 import { positionKey, type GatewayDb } from '../store/db';
 import { big, isLive, type AccountRec, type OrderRec } from '../store/records';
@@ -34,6 +35,12 @@ export class RestingOrderGuard {
     const marks = new Map<string, bigint>();
     let cancels = 0;
     for (const live of this.deps.liveOrders()) {
+      if (this.cancelling.has(live.order_id)) continue;
+      if (this.deps.registry.get(live.symbol)?.status === 'delisted') {
+        // A delisted market never trades again: its orders end (also those left by a restart).
+        if (this.requestCancel(live.order_id, 'the instrument is delisted')) cancels++;
+        continue;
+      }
       let mark = marks.get(live.symbol);
       if (mark === undefined) {
         const ref = this.deps.oracle.reference(live.symbol);
@@ -42,7 +49,7 @@ export class RestingOrderGuard {
         marks.set(live.symbol, mark);
       }
       // orders placed since passed this check at this very mark
-      if (this.checkedAt.get(live.symbol) === mark || this.cancelling.has(live.order_id)) continue;
+      if (this.checkedAt.get(live.symbol) === mark) continue;
       const o = this.deps.db.orders.get(live.order_id);
       if (!o || !isLive(o.status) || o.price_ticks === null || (o.cancel_requested ?? null) !== null) continue;
       const inst = this.deps.registry.get(o.symbol);
@@ -52,23 +59,31 @@ export class RestingOrderGuard {
       const pos = this.deps.db.positions.get(positionKey(o.user_id, o.symbol));
       const f = fillLoss(inst, pos, o.side, remaining, big(o.price_ticks), mark, o.leverage);
       if (!breaches(f)) continue;
-      const acct = this.deps.db.accounts.get(o.user_id);
-      if (!acct) continue;
-      this.cancelling.add(o.order_id);
-      cancels++;
       this.deps.log.warn({ order_id: o.order_id, symbol: o.symbol, price_ticks: o.price_ticks, mark_ticks: mark.toString(), loss_micro: f.lossMicro.toString(), credit_micro: f.creditMicro.toString() },
         'resting order cancelled: the mark moved so far that its fill would leave its margin below the first tranche');
-      this.deps.cancel(acct, o.order_id, 'SYSTEM_CANCEL').then(
-        () => this.cancelling.delete(o.order_id),
-        (e: unknown) => {
-          this.cancelling.delete(o.order_id);
-          this.checkedAt.delete(o.symbol); // look again at the next sweep
-          this.deps.log.warn({ order_id: o.order_id, err: e instanceof Error ? e.message : String(e) }, 'system cancel of a resting order failed; retried');
-        },
-      );
+      if (this.requestCancel(o.order_id, null)) cancels++;
     }
     for (const [symbol, mark] of marks) this.checkedAt.set(symbol, mark);
     if (this.cancelling.size > 10_000) this.cancelling.clear(); // only a duplicate guard
     return cancels;
+  }
+
+  /** Submits a SYSTEM_CANCEL of a live order (once at a time); false when there is nothing to cancel. */
+  private requestCancel(orderId: string, why: string | null): boolean {
+    const o = this.deps.db.orders.get(orderId);
+    if (!o || !isLive(o.status) || (o.cancel_requested ?? null) !== null) return false;
+    const acct = this.deps.db.accounts.get(o.user_id);
+    if (!acct) return false;
+    if (why !== null) this.deps.log.info({ order_id: orderId, symbol: o.symbol }, `resting order cancelled: ${why}`);
+    this.cancelling.add(orderId);
+    this.deps.cancel(acct, orderId, 'SYSTEM_CANCEL').then(
+      () => this.cancelling.delete(orderId),
+      (e: unknown) => {
+        this.cancelling.delete(orderId);
+        this.checkedAt.delete(o.symbol); // look again at the next sweep
+        this.deps.log.warn({ order_id: orderId, err: e instanceof Error ? e.message : String(e) }, 'system cancel of a live order failed; retried at the next sweep');
+      },
+    );
+    return true;
   }
 }

@@ -389,6 +389,15 @@ export class WsConnection implements Subscriber {
     if (sub && !this.closed) this.push(channel, sub, 'update', false, p);
   }
 
+  subscribed(channel: Channel): boolean {
+    return this.subs.has(channel);
+  }
+
+  /** Hub entry: a server event frame (margin alerts of a socket not subscribed to their channel). */
+  notify(event: string, data: Record<string, unknown>): void {
+    if (!this.closed) this.send(eventFrame(event, data));
+  }
+
   /** Test/chaos hook: the next n pushes of channel are lost (their seq numbers are consumed). */
   dropNext(channel: Channel, n: number): void {
     const sub = this.subs.get(channel);
