@@ -107,14 +107,14 @@ describe('pre-trade checks', () => {
 
   it('halted: resting orders stay (the market resumes with its book); delisted: every live order ends with SYSTEM_CANCEL, new ones refused 1407', async () => {
     const admin = { [ADMIN_SECRET_HEADER]: rig.env.adminSecret };
-    const live = await post(rig, a, order('POL-USDC-PERP', 'buy', 100, 0.4));
-    const other = await post(rig, b, order('POL-USDC-PERP', 'sell', 100, 0.6));
+    const live = await post(rig, a, order('POL-USDC-PERP', 'buy', 300, 0.4));
+    const other = await post(rig, b, order('POL-USDC-PERP', 'sell', 300, 0.6));
     await settled(rig);
     expect((await call(rig.gw, 'POST', '/admin/instruments/POL-USDC-PERP/status', { status: 'halted' }, admin)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 600)); // two risk-monitor sweeps
     expect((await getOrder(rig, a, live.body.data.order_id)).status).toBe('NEW');
     expect((await call(rig.gw, 'POST', '/admin/instruments/POL-USDC-PERP/status', { status: 'delisted' }, admin)).status).toBe(200);
-    expectReject(await post(rig, a, order('POL-USDC-PERP', 'buy', 100, 0.4)), 400, 1407, 'INSTRUMENT_HALTED');
+    expectReject(await post(rig, a, order('POL-USDC-PERP', 'buy', 300, 0.4)), 400, 1407, 'INSTRUMENT_HALTED');
     await until(async () => (await getOrder(rig, b, other.body.data.order_id)).status === 'CANCELLED', 10_000);
     await until(async () => (await getOrder(rig, a, live.body.data.order_id)).status === 'CANCELLED', 10_000);
     for (const [acct, id] of [[a, live.body.data.order_id], [b, other.body.data.order_id]] as const) {
