@@ -345,20 +345,28 @@ describe('channels', () => {
     expect((upd.plain as any).position_update).toMatchObject({ size: '0', status: 'CLOSED', position_id: eth.position_id });
   });
 
-  it('instruments (public, no login): snapshot of all 20, update on a status change', async () => {
-    const c = await open();
-    expect((await c.request('subscribe', { channel: 'instruments' })).f.code).toBe(0);
-    await c.waitFor((r) => r.f.channel === 'instruments' && r.f.snapshot_complete === true);
+  it('instruments (public, no login): snapshot of all 20 on connect, unasked; update on a status change; subscribe gives a fresh one', async () => {
+    const c = await open(); // no frame sent: the spec's "snapshot on connect"
+    await c.waitFor((r) => r.f.channel === 'instruments' && r.f.snapshot_complete === true, 'snapshot on connect');
     const snap = c.pushes('instruments');
     expect(snap).toHaveLength(20);
+    expect(snap.map((r) => r.f.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     expect(snap[0]!.f.data).toMatchObject({ symbol: 'AAVE-USDC-PERP', symbol_id: 1, status: 'trading', list_version: 1 });
     expect(snap[6]!.raw).toContain('"tick_size":0.1');
     const r = await call(rig.gw, 'POST', '/admin/instruments/SOL-USDC-PERP/status', { status: 'halted' }, { [ADMIN_SECRET_HEADER]: rig.env.adminSecret });
     expect(r.status).toBe(200);
     const upd = await c.waitFor((f) => f.f.channel === 'instruments' && f.f.type === 'update', 'instrument update');
     expect(upd.f).toMatchObject({ seq: 21, snapshot_complete: false, data: { symbol: 'SOL-USDC-PERP', status: 'halted', list_version: 2 } });
+    // the implicit subscription counts against nothing: the anonymous socket may still take its one
+    expect((await c.request('subscribe', { channel: 'transparency' })).f.code).toBe(0);
+    // subscribing (as before the change) makes it the client's own: a fresh snapshot from seq 1
+    const n = c.pushes('instruments').length;
+    const at = c.frames.length;
+    expect((await c.request('subscribe', { channel: 'instruments' })).f).toMatchObject({ code: 0, data: { channel: 'instruments', seq_start: 1 } });
+    await c.waitFor((f) => f.f.channel === 'instruments' && f.f.snapshot_complete === true, 'fresh snapshot', 5_000, at);
+    expect(c.pushes('instruments').slice(n).map((f) => f.f.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     await call(rig.gw, 'POST', '/admin/instruments/SOL-USDC-PERP/status', { status: 'trading' }, { [ADMIN_SECRET_HEADER]: rig.env.adminSecret });
-    await c.waitFor((f) => f.f.channel === 'instruments' && f.f.seq === 22, 'second update');
+    await c.waitFor((f) => f.f.channel === 'instruments' && f.f.type === 'update' && f.f.seq === 21, 'second update', 5_000, at);
     expect((await c.request('subscribe', { channel: 'orders' })).f.error).toBe('invalid_token');
   });
 
