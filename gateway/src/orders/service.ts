@@ -30,6 +30,7 @@ import {
 import { effectiveLeverage, reservation } from './margin';
 import { priceOrder, checkPositionLimit, checkLeverage, checkPriceBand, openQtyKey, type PriceBand, type Priced } from './risk';
 import { checkFillLoss } from './fill-loss';
+import { QuoteRest } from './quote-rest';
 import { depthKey, riskTicksOf, type RequestedCancelReason } from './fields';
 import type { PriceOracle } from './oracle';
 import { GttScheduler } from './expiry';
@@ -131,6 +132,8 @@ export class OrderService {
   private readonly log: Logger;
   private readonly oracle: PriceOracle;
   readonly expiry: GttScheduler;
+  /** the spec's quote-rest rule: 1 ms between price improvements per symbol and side */
+  private readonly quoteRest = new QuoteRest();
   private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(deps: OrderServiceDeps, opts: OrderServiceOptions = {}) {
@@ -287,6 +290,8 @@ export class OrderService {
     const leverage = effectiveLeverage(a, inst);
     checkLeverage(inst, pos, intent.side, intent.qtySteps, priced.riskTicks, priced.markTicks, leverage);
     checkFillLoss(inst, pos, intent.side, intent.qtySteps, priced.bookTicks, priced.markTicks, leverage);
+    const quote = resting && intent.type === 'limit';
+    if (quote) this.quoteRest.check(a.user_id, inst.symbol, intent.side, priced.bookTicks, c.nowNs);
     const need = reservation(inst, intent.qtySteps, priced.riskTicks, leverage, tier.takerFeePips);
     const free = big(a.balance) - big(a.reserved);
     if (need > free) {
@@ -318,6 +323,7 @@ export class OrderService {
     }
     const key = this.db.nextCounter('outbox');
     this.db.outbox.putSync(key, { rid: placeRid(c.orderId), kind: 'place', order_id: c.orderId, op: c.op, created_ns: nowStr });
+    if (quote) this.quoteRest.record(a.user_id, inst.symbol, intent.side, priced.bookTicks, c.nowNs);
     return key;
   }
 
@@ -530,6 +536,9 @@ export class OrderService {
           checkLeverage(inst, pos, o.side, delta, newPrice, ref.quote.mid, cur.leverage);
         }
         if (priceChange || delta > 0n) checkFillLoss(inst, pos, o.side, newQty - big(cur.filled_steps), newPrice, ref.quote.mid, cur.leverage);
+        const requote = priceChange && o.type === 'limit';
+        const nowNs = this.clock.nowNs();
+        if (requote) this.quoteRest.check(a.user_id, o.symbol, o.side, newPrice, nowNs);
         const curFilled = big(cur.filled_steps);
         const need = newQty > curFilled ? reservation(inst, newQty - curFilled, newPrice, cur.leverage, big(cur.fee_pips)) : 0n;
         const hold = need > big(cur.reserved) ? need - big(cur.reserved) : 0n;
@@ -538,7 +547,8 @@ export class OrderService {
         this.db.orders.putSync(orderId, { ...cur, pending_modify: { qty_steps: str(newQty), price_ticks: str(newPrice), hold: str(hold) } });
         if (hold > 0n) this.db.accounts.putSync(a.user_id, { ...a, reserved: str(big(a.reserved) + hold) });
         const k = this.db.nextCounter('outbox');
-        this.db.outbox.putSync(k, { rid: `m-${orderId}-${k}`, kind: 'modify', order_id: orderId, op, created_ns: str(this.clock.nowNs()) });
+        this.db.outbox.putSync(k, { rid: `m-${orderId}-${k}`, kind: 'modify', order_id: orderId, op, created_ns: str(nowNs) });
+        if (requote) this.quoteRest.record(a.user_id, o.symbol, o.side, newPrice, nowNs);
         return k;
       });
     } catch (e) {
