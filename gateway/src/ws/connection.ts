@@ -75,8 +75,8 @@ export class WsConnection implements Subscriber {
   readonly subs = new Map<Channel, Subscription>();
   /**
    * The instruments subscription the socket got on connect (spec: "snapshot on connect"), until the
-   * client subscribes to the channel itself or unsubscribes. It counts against no subscription
-   * budget and does not keep a socket that never logs in open.
+   * client subscribes to the channel itself or unsubscribes. It does not keep a socket that never
+   * logs in open; no instruments subscription counts against a budget.
    */
   private implicitInstruments = false;
   private tokens: number;
@@ -102,9 +102,9 @@ export class WsConnection implements Subscriber {
     this.tokensAtMs = Date.now();
   }
 
-  /** Subscriptions that count against the budgets (the implicit instruments one does not). */
+  /** Subscriptions that count against the budgets: instruments never does (every socket gets it on connect). */
   get countedSubscriptions(): number {
-    return this.subs.size - (this.implicitInstruments ? 1 : 0);
+    return this.subs.size - (this.subs.has('instruments') ? 1 : 0);
   }
 
   /** Right after the socket opened: the instruments snapshot, unasked (spec: "snapshot on connect"). */
@@ -535,7 +535,8 @@ export class WsConnection implements Subscriber {
   sweep(nowMs: number): void {
     if (this.closed) return;
     const o = this.ctx.options;
-    if (!this.acct && this.countedSubscriptions === 0 && nowMs - this.openedMs >= o.loginTimeoutMs) {
+    // the connect-time instruments subscription alone does not keep a socket that never logs in open
+    if (!this.acct && this.subs.size - (this.implicitInstruments ? 1 : 0) === 0 && nowMs - this.openedMs >= o.loginTimeoutMs) {
       this.close(CLOSE.loginTimeout, 'no login');
       return;
     }
