@@ -352,7 +352,7 @@ export class WsConnection implements Subscriber {
     if (this.subs.has(channel)) throw new WsError('invalid_request', `already subscribed to '${channel}'; unsubscribe first for a fresh snapshot`);
     const max = this.limits.subscriptions;
     const used = this.acct ? this.ctx.server.subscriptionCount(this.acct.user_id) : this.countedSubscriptions;
-    if (used >= max) throw new WsError('limit_exceeded', `${this.acct ? `the ${this.acct.tier} tier allows` : 'a socket that has not logged in may hold'} ${max} subscriptions`);
+    if (channel !== 'instruments' && used >= max) throw new WsError('limit_exceeded', `${this.acct ? `the ${this.acct.tier} tier allows` : 'a socket that has not logged in may hold'} ${max} subscriptions`);
     // A statistics change not announced yet goes to the current subscribers first, so this snapshot
     // is not followed by an update holding the same overview.
     if (channel === 'transparency') this.ctx.hub.announceTransparency();
