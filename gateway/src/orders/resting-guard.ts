@@ -50,6 +50,10 @@ export class RestingOrderGuard {
       }
       // orders placed since passed this check at this very mark
       if (this.checkedAt.get(live.symbol) === mark) continue;
+      // a bid at or below the mark, an ask at or above it, books no loss: most of a book, no store read
+      if (live.price_ticks === null) continue;
+      const px = big(live.price_ticks);
+      if (live.side === 'buy' ? px <= mark : px >= mark) continue;
       const o = this.deps.db.orders.get(live.order_id);
       if (!o || !isLive(o.status) || o.price_ticks === null || (o.cancel_requested ?? null) !== null) continue;
       const inst = this.deps.registry.get(o.symbol);
