@@ -42,6 +42,8 @@ import { createVenue, type Venue, type VenueOptions } from './venue';
 import { HourlyBonus, type HourlyBonusOptions } from './bonus/hourly';
 import { Repegger, type RepegOptions } from './orders/repeg';
 import { registerBonusRoutes } from './http/routes-bonus';
+import type { PriceBand } from './orders/risk';
+import { RestingOrderGuard } from './orders/resting-guard';
 import { MarkBook } from './risk-monitor/mark-book';
 import { RiskMonitor, type RiskMonitorOptions } from './risk-monitor/monitor';
 import { accountUnrealizedMicro } from './risk-monitor/account-marks';
@@ -71,8 +73,8 @@ export interface GatewayOptions {
   oracle?: PriceOracle;
   /** per-symbol book depth cap (default 100,000) */
   maxBookDepth?: number;
-  /** limit prices must lie within the mark ± this many basis points (default 0 = no check; gateway/src/main.ts, the process, uses ± 50%) */
-  priceBandBps?: number;
+  /** limit prices must lie within the mark ± this many basis points, or each instrument's band ('instrument'; default 0 = no check; gateway/src/main.ts, the process, uses 'instrument') */
+  priceBandBps?: PriceBand;
   /** WebSocket server tunables (timers, limits; see ws/protocol.ts) */
   ws?: Partial<WsOptions>;
   /** server-sent events tunables (heartbeat, polling, stream caps; see sse/routes.ts) */
@@ -238,6 +240,11 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     db, registry, events, clock, log: log.child({ component: 'risk' }), marks, orders,
     liveOrders: (userId) => ws.hub.live.liveOrders(userId),
     venueFees: () => clearing.venueFees(),
+    restingOrders: new RestingOrderGuard({
+      db, registry, oracle, log: log.child({ component: 'resting-guard' }),
+      liveOrders: () => ws.hub.live.allLiveOrders(),
+      cancel: (acct, orderId, reason) => orders.cancel(acct, orderId, reason),
+    }),
   }, opts.risk);
   const bonus = new HourlyBonus(db, clock, events, log.child({ component: 'bonus' }), opts.bonus);
   registerBonusRoutes(app, { db, hourly: bonus });

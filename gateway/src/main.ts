@@ -2,7 +2,7 @@
 import { checkPreprocessingMode, crash, crashOnUncaught, loadProcessConfig, type GatewayConfig } from '@tenebra/config';
 import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metrics';
 import { createGateway } from './gateway';
-import { DEFAULT_PRICE_BAND_BPS } from './orders/risk';
+import { DEFAULT_PRICE_BAND } from './orders/risk';
 import { createLogger } from './log';
 
 async function main(): Promise<void> {
@@ -24,9 +24,9 @@ async function main(): Promise<void> {
   let gw;
   let metrics: MetricsServer | null = null;
   try {
-    // The process checks limit prices against the mark (± 50% unless the config says otherwise);
-    // createGateway as a library does not, so in-process test rigs can price freely.
-    gw = createGateway(config, { log, metrics: processRegistry('gateway', 0), priceBandBps: config.priceBandBps ?? DEFAULT_PRICE_BAND_BPS });
+    // The process checks limit prices against each instrument's band around the mark (unless the
+    // config sets one for all); createGateway as a library does not, so in-process rigs price freely.
+    gw = createGateway(config, { log, metrics: processRegistry('gateway', 0), priceBandBps: config.priceBandBps ?? DEFAULT_PRICE_BAND });
     await gw.start();
     if (config.metricsPort !== undefined) {
       metrics = await serveMetrics(gw.metrics, config.host, config.metricsPort);

@@ -127,8 +127,8 @@ describe('account, positions, VIP tiers and settlement over REST', () => {
     const [pb] = expectOk(await get(rig, '/positions', b)).positions;
     const [pa] = expectOk(await get(rig, '/positions', a)).positions;
     expect(Object.keys(pb).sort()).toEqual(['entry_price', 'funding_accrued', 'leverage', 'liquidation_price', 'margin', 'mark_price', 'position_id', 'realized_pnl', 'side', 'size', 'status', 'symbol', 'unrealized_pnl', 'updated_at']);
-    expect(pb).toMatchObject({ symbol: 'ETH-USDC-PERP', side: 'long', size: 1, entry_price: 3000, mark_price: 3000, margin: 600, leverage: 5, unrealized_pnl: 0, realized_pnl: 0, funding_accrued: 0, liquidation_price: 2526.315789, status: 'OPEN' });
-    expect(pa).toMatchObject({ side: 'short', size: 1, margin: 600, liquidation_price: 3428.571429 });
+    expect(pb).toMatchObject({ symbol: 'ETH-USDC-PERP', side: 'long', size: 1, entry_price: 3000, mark_price: 3000, margin: 600, leverage: 5, unrealized_pnl: 0, realized_pnl: 0, funding_accrued: 0, liquidation_price: 2539.68254, status: 'OPEN' });
+    expect(pa).toMatchObject({ side: 'short', size: 1, margin: 600, liquidation_price: 3412.322275 }); // where the first tranche fires (110%): 3600 / 1.055
     expect(pb.position_id).toMatch(/^[0-9a-f]{24}$/);
     expect(pb.position_id).not.toBe(pa.position_id);
     expect(pb.updated_at).toMatch(ISO_MS);

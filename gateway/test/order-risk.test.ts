@@ -3,41 +3,50 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { call, bearer, summary, type Account, type Rig } from './harness';
 import { ManualClock } from '../src/clock';
-import { DEFAULT_PRICE_BAND_BPS } from '../src/orders/risk';
+import { until } from './fakes';
+import { DEFAULT_PRICE_BAND } from '../src/orders/risk';
+import { instrumentBandBps } from '../src/orders/fill-loss';
+import { instrumentBySymbol } from '@tenebra/config';
 import { ADMIN_SECRET_HEADER } from '../src/http/routes-admin';
 import { startOrderRig, account, post, getOrder, settled, relogin, spaced, type OrderRig } from './order-rig';
 
 const order = (symbol: string, side: string, quantity: number, price: number, over: Record<string, unknown> = {}) =>
   ({ symbol, side, type: 'limit', quantity, price, time_in_force: 'GTC', ...over });
 
-describe('the limit price band of the gateway process (priceBandBps, default ± 50% of the mark)', () => {
+describe("the limit price band of the gateway process (priceBandBps, default each instrument's band)", () => {
   let rig: OrderRig;
   let a: Account;
   beforeAll(async () => {
-    rig = await startOrderRig({ priceBandBps: DEFAULT_PRICE_BAND_BPS });
+    rig = await startOrderRig({ priceBandBps: DEFAULT_PRICE_BAND });
     a = await account(rig);
   });
   afterAll(async () => {
     await rig?.close();
   });
 
-  it('INVALID_PRICE (1402) for a limit price outside the mark ± 50%, placed or modified; market caps are not limited', async () => {
-    rig.sim.market.set('NEAR-USDC-PERP', 5_000n); // mark 5.000: limit prices 2.5 to 7.5
+  it('the bands: half of initial minus maintenance margin ratio (10x: 2.5%, 8x: 3.75%, 5x: 5%)', () => {
+    const band = (s: string) => instrumentBandBps(instrumentBySymbol(s)!);
+    expect([band('BTC-USDC-PERP'), band('ETH-USDC-PERP'), band('NEAR-USDC-PERP'), band('DOGE-USDC-PERP'), band('PEPE-USDC-PERP')]).toEqual([250, 250, 375, 500, 500]);
+  });
+
+  it("INVALID_PRICE (1402) for a limit price outside the instrument's band, placed or modified; market caps are not limited by it", async () => {
+    rig.sim.market.set('NEAR-USDC-PERP', 5_000n); // mark 5.000, NEAR's band 3.75%: limit prices 4.813 to 5.187
     rig.sim.primary.publish();
     const n = rig.seq.journal.length;
-    for (const [side, price] of [['buy', 7.501], ['sell', 2.499], ['buy', 100]] as const) {
+    for (const [side, price] of [['buy', 5.188], ['sell', 4.812], ['buy', 100], ['sell', 2.5]] as const) {
       const r = await post(rig, a, order('NEAR-USDC-PERP', side, 50, price));
       expect([r.status, r.body.code, r.body.error], JSON.stringify(r.body)).toEqual([400, 1402, 'INVALID_PRICE']);
-      expect(r.body.message).toMatch(/outside the acceptable range 2\.5 to 7\.5 \(the mark 5 ± 50%\)/);
+      expect(r.body.message).toMatch(/outside the acceptable range 4\.813 to 5\.187 \(the mark 5 ± 3\.75%, NEAR-USDC-PERP's price band\)/);
     }
     expect(rig.seq.journal.length).toBe(n); // nothing refused reached the sequencer
-    for (const price of [2.5, 7.5]) expect((await post(rig, a, order('NEAR-USDC-PERP', 'sell', 50, price))).status).toBe(200);
+    for (const price of [4.813, 5.187]) expect((await post(rig, a, order('NEAR-USDC-PERP', 'sell', 50, price))).status).toBe(200);
     const live = await post(rig, a, order('NEAR-USDC-PERP', 'buy', 50, 4.9));
     await spaced();
-    const mod = await call(rig.gw, 'PATCH', `/api/v1/orders/${live.body.data.order_id}`, { price: 2.4 }, bearer(a));
+    const mod = await call(rig.gw, 'PATCH', `/api/v1/orders/${live.body.data.order_id}`, { price: 4.7 }, bearer(a));
     expect([mod.status, mod.body.code, mod.body.error]).toEqual([400, 1402, 'INVALID_PRICE']);
-    // a market order's cap protects its sender: any cap is accepted
-    const capped = await post(rig, a, { symbol: 'NEAR-USDC-PERP', side: 'sell', type: 'market', quantity: 60, price: 2, time_in_force: 'IOC' }); // cap 2 < 2.5
+    // a market order's cap protects its sender: a cap outside the band is accepted while its fill
+    // would not book a loss at the mark that its margin cannot carry (4.8 on NEAR at 8x: 4% < 12.5% - 5.5%)
+    const capped = await post(rig, a, { symbol: 'NEAR-USDC-PERP', side: 'sell', type: 'market', quantity: 60, price: 4.8, time_in_force: 'IOC' });
     expect(capped.status, JSON.stringify(capped.body)).toBe(200);
   });
 });
@@ -96,6 +105,23 @@ describe('pre-trade checks', () => {
     expect((await call(rig.gw, 'POST', '/admin/instruments/TRX-USDC-PERP/status', { status: 'trading' }, admin)).status).toBe(200);
   });
 
+  it('halted: resting orders stay (the market resumes with its book); delisted: every live order ends with SYSTEM_CANCEL, new ones refused 1407', async () => {
+    const admin = { [ADMIN_SECRET_HEADER]: rig.env.adminSecret };
+    const live = await post(rig, a, order('POL-USDC-PERP', 'buy', 300, 0.4));
+    const other = await post(rig, b, order('POL-USDC-PERP', 'sell', 300, 0.6));
+    await settled(rig);
+    expect((await call(rig.gw, 'POST', '/admin/instruments/POL-USDC-PERP/status', { status: 'halted' }, admin)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 600)); // two risk-monitor sweeps
+    expect((await getOrder(rig, a, live.body.data.order_id)).status).toBe('NEW');
+    expect((await call(rig.gw, 'POST', '/admin/instruments/POL-USDC-PERP/status', { status: 'delisted' }, admin)).status).toBe(200);
+    expectReject(await post(rig, a, order('POL-USDC-PERP', 'buy', 300, 0.4)), 400, 1407, 'INSTRUMENT_HALTED');
+    await until(async () => (await getOrder(rig, b, other.body.data.order_id)).status === 'CANCELLED', 10_000);
+    await until(async () => (await getOrder(rig, a, live.body.data.order_id)).status === 'CANCELLED', 10_000);
+    for (const [acct, id] of [[a, live.body.data.order_id], [b, other.body.data.order_id]] as const) {
+      expect((await getOrder(rig, acct, id)).cancel_reason).toBe('SYSTEM_CANCEL');
+    }
+  });
+
   it('POSITION_LIMIT_EXCEEDED (1409): position + live orders on a side may not pass 10 × max_qty', async () => {
     // ETH: max_qty 5000, limit 50,000 ETH. Live buys count toward the long side.
     const big = await account(rig, 'Apex', '10000000');
@@ -126,11 +152,12 @@ describe('pre-trade checks', () => {
     rig.sim.primary.publish();
   });
 
-  it('MARGIN_INSUFFICIENT (1410): an uncapped market order reserves at the mark plus 10%', async () => {
+  it("MARGIN_INSUFFICIENT (1410): an uncapped market buy reserves at its implicit cap, the mark plus SOL's band (2.5%)", async () => {
     const poor = await account(rig, 'Apex', '400');
-    // 1 SOL at mark 150 × 1.1 = 165 → 16.5 margin; 25 SOL → 412.5 + fee > 400
-    expectReject(await post(rig, poor, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'market', quantity: 25, time_in_force: 'IOC' }), 400, 1410, 'MARGIN_INSUFFICIENT');
-    expect((await post(rig, poor, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'market', quantity: 20, time_in_force: 'IOC' })).status).toBe(200);
+    // 1 SOL at mark 150 × 1.025 = 153.75 → 15.375 margin; 27 SOL → 415.125 + fee > 400 (was: the
+    // mark plus 10%, before every market order carried the band's cap; 25 SOL → 384.375 + fee fits)
+    expectReject(await post(rig, poor, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'market', quantity: 27, time_in_force: 'IOC' }), 400, 1410, 'MARGIN_INSUFFICIENT');
+    expect((await post(rig, poor, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'market', quantity: 25, time_in_force: 'IOC' })).status).toBe(200);
     await settled(rig);
     expect((await summary(rig as unknown as Rig, poor.user_id)).reserved).toBe('0');
   });

@@ -20,12 +20,14 @@ describe('order types and time in force', () => {
   });
   const lastOp = () => rig.seq.journal[rig.seq.journal.length - 1]!.op;
 
-  it('market without a cap sweeps the book at the makers\' prices; the remainder is IOC_REMAINDER', async () => {
+  it("market without a cap sweeps the book at the makers' prices up to the implicit cap, the mark plus ETH's band; the remainder is IOC_REMAINDER", async () => {
     const s1 = await post(rig, m, { symbol: 'ETH-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.1, price: 3000, time_in_force: 'GTC' });
     const s2 = await post(rig, m, { symbol: 'ETH-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.1, price: 3001, time_in_force: 'GTC' });
+    const s3 = await post(rig, m, { symbol: 'ETH-USDC-PERP', side: 'sell', type: 'limit', quantity: 0.1, price: 3100, time_in_force: 'GTC' }); // above 3000 × 1.025
     const r = await post(rig, t, { symbol: 'ETH-USDC-PERP', side: 'buy', type: 'market', quantity: 0.3, time_in_force: 'IOC' });
     expect(r.status, r.raw).toBe(200);
-    expect(lastOp().pub).toEqual({ order_id: r.body.data.order_id, side: 'buy', type: 'market', time_in_force: 'IOC', market_cap: false });
+    // every market order carries a cap to the committee now, so the public flag is always true (docs/leakage.md)
+    expect(lastOp().pub).toEqual({ order_id: r.body.data.order_id, side: 'buy', type: 'market', time_in_force: 'IOC', market_cap: true });
     await settled(rig);
     expect(await getOrder(rig, t, r.body.data.order_id)).toMatchObject({
       type: 'market', price: null, status: 'CANCELLED', cancel_reason: 'IOC_REMAINDER', filled_quantity: 0.2, remaining_quantity: 0.1,
@@ -33,7 +35,9 @@ describe('order types and time in force', () => {
     });
     expect((await getOrder(rig, m, s1.body.data.order_id)).status).toBe('FILLED');
     expect((await getOrder(rig, m, s2.body.data.order_id)).status).toBe('FILLED');
+    expect((await getOrder(rig, m, s3.body.data.order_id)).status).toBe('NEW');
     expect((await summary(rig as unknown as Rig, t.user_id)).reserved).toBe('0');
+    await call(rig.gw, 'DELETE', `/api/v1/orders/${s3.body.data.order_id}`, undefined, bearer(m));
   });
 
   it('market with a price cap stops at the cap', async () => {

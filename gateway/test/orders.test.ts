@@ -151,15 +151,16 @@ describe('orders', () => {
 
   it('reports an exact volume-weighted average over fills at different prices', async () => {
     const [c, d] = await Promise.all([newAccount(rig), newAccount(rig)]);
-    await place(rig, c, { symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: 1, price: 100, time_in_force: 'GTC' });
-    await place(rig, c, { symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: 2, price: 100.01, time_in_force: 'GTC' });
-    const t = await place(rig, d, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: 3, price: 101, time_in_force: 'GTC' });
+    // priced at SOL's mark (150): sells far below it are refused by the fill-loss check
+    await place(rig, c, { symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: 1, price: 150, time_in_force: 'GTC' });
+    await place(rig, c, { symbol: 'SOL-USDC-PERP', side: 'sell', type: 'limit', quantity: 2, price: 150.01, time_in_force: 'GTC' });
+    const t = await place(rig, d, { symbol: 'SOL-USDC-PERP', side: 'buy', type: 'limit', quantity: 3, price: 151, time_in_force: 'GTC' });
     // every answer carrying an order carries client_order_id: null when none was sent (issue 26 item 10)
     expect(t.body.data).toEqual({ order_id: expect.stringMatching(/^[1-9]\d*$/), client_order_id: null, status: 'NEW' });
     await settled(rig);
     const r = await call(rig.gw, 'GET', `/api/v1/orders/${t.body.data.order_id}`, undefined, bearer(d));
-    expect(r.raw).toContain('"average_fill_price":100.006667'); // (100 + 2 × 100.01) / 3
-    expect(r.body.data).toMatchObject({ status: 'FILLED', last_fill_qty: 2, last_fill_price: 100.01 });
+    expect(r.raw).toContain('"average_fill_price":150.006667'); // (150 + 2 × 150.01) / 3
+    expect(r.body.data).toMatchObject({ status: 'FILLED', last_fill_qty: 2, last_fill_price: 150.01 });
   });
 
   it('reserves margin for resting orders and rejects with MARGIN_INSUFFICIENT (1410) beyond free collateral', async () => {
@@ -212,14 +213,15 @@ describe('orders', () => {
 
   it('cancels the orders an outcome lists as expired or removed by self-trade prevention', async () => {
     const reservedBefore = (await summary(rig, a.user_id)).reserved;
-    const m1 = await place(rig, a, O({ symbol: 'AVAX-USDC-PERP', side: 'sell', quantity: 10, price: 25 }));
-    const m2 = await place(rig, a, O({ symbol: 'AVAX-USDC-PERP', side: 'sell', quantity: 10, price: 26 }));
+    // near AVAX's mark (30): a buy far above it would book a loss its margin cannot carry
+    const m1 = await place(rig, a, O({ symbol: 'AVAX-USDC-PERP', side: 'sell', quantity: 10, price: 30.1 }));
+    const m2 = await place(rig, a, O({ symbol: 'AVAX-USDC-PERP', side: 'sell', quantity: 10, price: 30.2 }));
     await settled(rig);
     const [id1, id2] = [m1.body.data.order_id as string, m2.body.data.order_id as string];
     rig.committee.forget(id1);
     rig.committee.forget(id2);
     rig.committee.amendNext = (pub) => ({ ...pub, self_trade_cancelled: [id1], expired: [id2] });
-    const t = await place(rig, a, O({ symbol: 'AVAX-USDC-PERP', side: 'buy', quantity: 10, price: 26 }));
+    const t = await place(rig, a, O({ symbol: 'AVAX-USDC-PERP', side: 'buy', quantity: 10, price: 30.2 }));
     await settled(rig);
     expect(await order(rig, a, id1)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'SELF_TRADE_PREVENTION' });
     expect(await order(rig, a, id2)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'GTT_EXPIRED' });
@@ -229,7 +231,7 @@ describe('orders', () => {
   });
 
   it('is idempotent on client_order_id: the second request creates nothing and returns the order', async () => {
-    const body = O({ symbol: 'XRP-USDC-PERP', quantity: 100, price: 2, client_order_id: 'idem-1' });
+    const body = O({ symbol: 'XRP-USDC-PERP', quantity: 200, price: 0.6, client_order_id: 'idem-1' }); // at the mark (a buy at 2 would lose 70% at once)
     const first = await place(rig, b, body);
     const n = rig.seq.journal.length;
     const second = await place(rig, b, body);
@@ -253,7 +255,7 @@ describe('orders', () => {
   it('answers a placement only once the sequencer has journaled it', async () => {
     const slow = await newAccount(rig);
     rig.seq.hold = true;
-    const p = place(rig, slow, O({ symbol: 'LINK-USDC-PERP', quantity: 10, price: 20 }));
+    const p = place(rig, slow, O({ symbol: 'LINK-USDC-PERP', quantity: 10, price: 15 })); // at the mark
     const early = await Promise.race([p, new Promise<null>((res) => setTimeout(() => res(null), 300))]);
     expect(early).toBeNull(); // no answer while the journal has not acknowledged
     rig.seq.release();
@@ -294,12 +296,13 @@ describe('degraded sequencer', () => {
 describe('results from faulty or missing nodes', () => {
   async function crossing(rig: Rig): Promise<Record<string, any>> {
     const [m, t] = await Promise.all([newAccount(rig), newAccount(rig)]);
-    await place(rig, m, O({ side: 'sell', quantity: 1.234, price: 3210.5 }));
-    const r = await place(rig, t, O({ side: 'buy', quantity: 2, price: 3300, time_in_force: 'IOC' }));
+    // near the mark (3000 ± the walk): a buy 10% above it would book a loss its margin cannot carry (fill-loss check)
+    await place(rig, m, O({ side: 'sell', quantity: 1.234, price: 3010.5 }));
+    const r = await place(rig, t, O({ side: 'buy', quantity: 2, price: 3030, time_in_force: 'IOC' }));
     await settled(rig);
     return order(rig, t, r.body.data.order_id);
   }
-  const expected = { status: 'CANCELLED', filled_quantity: 1.234, remaining_quantity: 0.766, average_fill_price: 3210.5, cancel_reason: 'IOC_REMAINDER' };
+  const expected = { status: 'CANCELLED', filled_quantity: 1.234, remaining_quantity: 0.766, average_fill_price: 3010.5, cancel_reason: 'IOC_REMAINDER' };
 
   it('corrects a wrong share from the first node when all five report, and names it', async () => {
     const rig = await startRig();

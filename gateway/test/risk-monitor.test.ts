@@ -123,8 +123,8 @@ describe('mark-to-market', () => {
     await tick();
     p = (await position(long, SOL))!;
     expect(p).toMatchObject({ mark_price: 151.37, unrealized_pnl: 13.7 });
-    // spec formula: long liquidation price = (size×entry − collateral) / (size × (1 − mmr)) = 1350 / 9.5
-    expect(p.liquidation_price).toBe(142.105263);
+    // where the first tranche fires (110%): (size×entry − collateral) / (size × (1 − 1.1 × mmr)) = 1350 / 9.45
+    expect(p.liquidation_price).toBe(142.857143);
     expect(await position(short, SOL)).toMatchObject({ side: 'short', mark_price: 151.37, unrealized_pnl: -13.7 });
     setMark(SOL, '149.99');
     await tick();
@@ -200,7 +200,7 @@ describe('health tiers and the liquidation ladder', () => {
     setMark(ETH, '2900'); // 200 / 145 = 137.9%
     await tick();
     expect(alertsOf(long.user_id, ETH)).toEqual(['Warning150']);
-    expect(alerts.at(-1)).toMatchObject({ tier: 'Warning150', margin_ratio: '1.3793', mark_price: '2900', liquidation_price: '2842.105263' });
+    expect(alerts.at(-1)).toMatchObject({ tier: 'Warning150', margin_ratio: '1.3793', mark_price: '2900', liquidation_price: '2857.142857' });
     setMark(ETH, '2865'); // 165 / 143.25 = 115.2%
     await tick();
     expect(alertsOf(long.user_id, ETH)).toEqual(['Warning150', 'Critical120']);

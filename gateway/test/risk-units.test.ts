@@ -1,7 +1,8 @@
 // Pure arithmetic of the risk monitor (gateway/src/risk-monitor): tier bands at their exact edges,
 // tranche sizes of the original size, funding rounding, and the tranche accounting with a deficit.
 import { describe, it, expect } from 'vitest';
-import { instrumentBySymbol } from '@tenebra/config';
+import { instrumentBySymbol, toUnits } from '@tenebra/config';
+import { liquidationPrice } from '../src/positions/view';
 import { tierOf, recovered } from '../src/risk-monitor/health-tiers';
 import { dueTranche, trancheSteps, applyTranche, emptyVaultPosition, tradeAt } from '../src/risk-monitor/liquidation-ladder';
 import { fundingPaymentMicro, settleFunding } from '../src/risk-monitor/funding';
@@ -152,4 +153,38 @@ describe('bankruptcy backstop (deleveraging.ts)', () => {
     expect(all.uncovered).toBe(80_000_000n);
     expect(socializeLoss([], ETH, 180_000n, 5n, new Set()).uncovered).toBe(5n);
   });
+});
+
+describe('the published liquidation price is where the first tranche fires (issue 26, item 7)', () => {
+  // a position one tick on the safe side of its liquidation price is Critical120 (or better); at the
+  // last tick at or past it, T1: the ladder and the price agree, long and short, across instruments
+  const cases: [string, bigint, bigint, bigint][] = [
+    // symbol, signed size (steps), entry (ticks), margin (micro-USDC)
+    ['ETH-USDC-PERP', 1000n, 300_000n, 300_000_000n], // 1 ETH at 3000, 10x
+    ['ETH-USDC-PERP', -1000n, 300_000n, 600_000_000n], // short 1 ETH at 3000, 5x
+    ['SOL-USDC-PERP', 1000n, 15_000n, 150_000_000n], // 10 SOL at 150
+    ['DOGE-USDC-PERP', -5000n, 15_000n, 150_000_000n], // short 5000 DOGE at 0.15, 5x (maintenance 10%)
+    ['BTC-USDC-PERP', 7n, 650_000n, 45_500_000n], // 0.007 BTC at 65000, 10x
+  ];
+  for (const [symbol, size, entry, margin] of cases) {
+    it(`${symbol} ${size > 0n ? 'long' : 'short'}`, () => {
+      const inst = instrumentBySymbol(symbol)!;
+      const p: PositionRec = {
+        user_id: 'u', symbol, size_steps: size.toString(), basis_ts: ((size < 0n ? -size : size) * entry).toString(), margin: margin.toString(),
+        realized_pnl: '0', fees_paid: '0', leverage: 10, updated_ns: '0',
+      };
+      const liq = liquidationPrice(p, inst);
+      const ticks = toUnits(liq.includes('.') ? liq.slice(0, liq.indexOf('.') + inst.tick_size.split('.')[1]!.length + 1) : liq, inst.tick_size)!; // truncated to the tick grid
+      const tier = (markTicks: bigint) => { const m = markPosition(p, inst, markTicks); return tierOf(m.equityMicro, m.maintenanceMicro); };
+      if (size > 0n) {
+        // a long is liquidated when the mark falls to the price: the tick at or below it is T1, the next one above is not
+        expect(tier(ticks)).toBe('T1');
+        expect(tier(ticks + 1n)).toBe('Critical120');
+      } else {
+        const past = toUnits(liq, inst.tick_size) === null ? ticks + 1n : ticks; // the first tick at or above it
+        expect(tier(past)).toBe('T1');
+        expect(tier(past - 1n)).toBe('Critical120');
+      }
+    });
+  }
 });

@@ -67,7 +67,8 @@ describe('token lifetime', () => {
     await c.waitFor((r) => r.f.event === 'rekey_required', 'rekey_required');
     expect((await c.setup()).f.code).toBe(0);
     const again = await c.login(await freshToken(a));
-    expect(again.f).toMatchObject({ code: 0, data: { subscriptions: ['orders'], expires_in: 900 } });
+    // instruments: the socket's connect-time subscription (issue 26: snapshot on connect)
+    expect(again.f).toMatchObject({ code: 0, data: { subscriptions: ['instruments', 'orders'], expires_in: 900 } });
     await advance(120_000); // past the first token's expiry: the socket stays
     expect(c.closed).toBeNull();
     const ack = await c.trade(ethLimit({ price: '1000', client_order_id: 'relogin-2' }), ETH);

@@ -373,20 +373,28 @@ describe('channels', () => {
     expect((upd.plain as any).position_update).toMatchObject({ size: '0', status: 'CLOSED', position_id: eth.position_id });
   });
 
-  it('instruments (public, no login): snapshot of all 20, update on a status change', async () => {
-    const c = await open();
-    expect((await c.request('subscribe', { channel: 'instruments' })).f.code).toBe(0);
-    await c.waitFor((r) => r.f.channel === 'instruments' && r.f.snapshot_complete === true);
+  it('instruments (public, no login): snapshot of all 20 on connect, unasked; update on a status change; subscribe gives a fresh one', async () => {
+    const c = await open(); // no frame sent: the spec's "snapshot on connect"
+    await c.waitFor((r) => r.f.channel === 'instruments' && r.f.snapshot_complete === true, 'snapshot on connect');
     const snap = c.pushes('instruments');
     expect(snap).toHaveLength(20);
+    expect(snap.map((r) => r.f.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     expect(snap[0]!.f.data).toMatchObject({ symbol: 'AAVE-USDC-PERP', symbol_id: 1, status: 'trading', list_version: 1 });
     expect(snap[6]!.raw).toContain('"tick_size":0.1');
     const r = await call(rig.gw, 'POST', '/admin/instruments/SOL-USDC-PERP/status', { status: 'halted' }, { [ADMIN_SECRET_HEADER]: rig.env.adminSecret });
     expect(r.status).toBe(200);
     const upd = await c.waitFor((f) => f.f.channel === 'instruments' && f.f.type === 'update', 'instrument update');
     expect(upd.f).toMatchObject({ seq: 21, snapshot_complete: false, data: { symbol: 'SOL-USDC-PERP', status: 'halted', list_version: 2 } });
+    // the implicit subscription counts against nothing: the anonymous socket may still take its one
+    expect((await c.request('subscribe', { channel: 'transparency' })).f.code).toBe(0);
+    // subscribing (as before the change) makes it the client's own: a fresh snapshot from seq 1
+    const n = c.pushes('instruments').length;
+    const at = c.frames.length;
+    expect((await c.request('subscribe', { channel: 'instruments' })).f).toMatchObject({ code: 0, data: { channel: 'instruments', seq_start: 1 } });
+    await c.waitFor((f) => f.f.channel === 'instruments' && f.f.snapshot_complete === true, 'fresh snapshot', 5_000, at);
+    expect(c.pushes('instruments').slice(n).map((f) => f.f.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     await call(rig.gw, 'POST', '/admin/instruments/SOL-USDC-PERP/status', { status: 'trading' }, { [ADMIN_SECRET_HEADER]: rig.env.adminSecret });
-    await c.waitFor((f) => f.f.channel === 'instruments' && f.f.seq === 22, 'second update');
+    await c.waitFor((f) => f.f.channel === 'instruments' && f.f.type === 'update' && f.f.seq === 21, 'second update', 5_000, at);
     expect((await c.request('subscribe', { channel: 'orders' })).f.error).toBe('invalid_token');
   });
 
@@ -409,5 +417,24 @@ describe('channels', () => {
     expect(fresh.f).toMatchObject({ seq: 1, type: 'snapshot', snapshot_complete: true });
     expect(fresh.f.data).toEqual({});
     expect(other.pushes('margin_alerts').map((r) => r.f.data)).toEqual([{}]); // its empty snapshot only: a's alerts are not b's
+  });
+
+  it("margin alerts reach every logged-in socket of the account, as a margin_alert event where not subscribed (issue 26)", async () => {
+    const subscribed = await ready(a);
+    const plain = await ready(a); // logged in and set up, no subscription
+    const other = await ready(b);
+    await subscribed.request('subscribe', { channel: 'margin_alerts' });
+    const alert = { user_id: a.user_id, symbol: 'SOL-USDC-PERP', tier: 'Critical120' as const, margin_ratio: '1.15', mark_price: '140', liquidation_price: '128.5', at_ns: 7n };
+    rig.gw.events.emit('margin_alert', alert);
+    const ev = await plain.waitFor((r) => r.f.event === 'margin_alert', 'margin_alert event');
+    expect(ev.f.data).toMatchObject({ symbol: 'SOL-USDC-PERP', health_tier: 'Critical120', margin_ratio: '1.15', liquidation_price: '128.5' });
+    expect(ev.f.channel).toBeUndefined();
+    const upd = await subscribed.waitFor((r) => r.f.channel === 'margin_alerts' && r.f.type === 'update', 'channel update');
+    expect(upd.f.data).toEqual(ev.f.data);
+    expect(subscribed.frames.some((r) => r.f.event === 'margin_alert')).toBe(false); // once per socket
+    await other.request('ping', {}); // a round trip: anything for b would have arrived before its answer
+    expect(other.frames.some((r) => r.f.event === 'margin_alert' || r.f.channel === 'margin_alerts')).toBe(false);
+    rig.gw.events.emit('margin_alert', { ...alert, tier: 'Healthy', margin_ratio: '1.6' });
+    await plain.waitFor((r) => r.f.event === 'margin_alert' && r.f.data.health_tier === 'Healthy', 'cleared');
   });
 });

@@ -68,7 +68,7 @@ describe('every order kind on the MPC committee (real processes)', () => {
     expect(peg.status, JSON.stringify(peg.body)).toBe(200);
     const pegOrder = await waitFor(async () => { const o = await mm.order(peg.body.data!.order_id); return o.status === 'NEW' ? o : null; }, 30_000, 'the peg to rest');
     expect(Number(pegOrder.price)).toBeGreaterThan(148);
-    const hit = await t.place({ symbol: SOL, side: 'sell', type: 'limit', quantity: 1, price: 140, time_in_force: 'IOC' });
+    const hit = await t.place({ symbol: SOL, side: 'sell', type: 'limit', quantity: 1, price: 147, time_in_force: 'IOC' }); // inside SOL's band (mark ± 2.5%)
     const hitDone = await final(t, hit.body.data!.order_id, 'the hit on the peg');
     expect(hitDone).toMatchObject({ filled_quantity: 1 });
 
@@ -80,7 +80,7 @@ describe('every order kind on the MPC committee (real processes)', () => {
 
     // GTT: expires on a quiet book
     const expiry = (BigInt(Date.now()) * 1_000_000n + 1_500_000_000n).toString();
-    const gtt = await t.place({ symbol: SOL, side: 'buy', type: 'limit', quantity: 1, price: 140, time_in_force: 'GTT', expiry_time: expiry });
+    const gtt = await t.place({ symbol: SOL, side: 'buy', type: 'limit', quantity: 1, price: 147, time_in_force: 'GTT', expiry_time: expiry }); // inside the band, below every ask
     expect(gtt.status, JSON.stringify(gtt.body)).toBe(200);
     const gone = await waitFor(async () => { const o = await t.order(gtt.body.data!.order_id); return o.status === 'CANCELLED' ? o : null; }, 30_000, 'the GTT order to expire');
     expect(gone.cancel_reason).toBe('GTT_EXPIRED');

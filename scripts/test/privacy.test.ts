@@ -14,7 +14,8 @@ import { Cluster, ensureCluster } from '../src/cluster';
 import { createAccount, freePortBlock, testPorts, Trader, waitFor } from './harness';
 
 // ETH-USDC-PERP: tick 0.01, step 0.001.
-const PRICE = { text: '3172.83', ticks: 317283n };
+// within ETH's price band around the mark (3000 ± 2.5%; ADR 0020), still a distinctive value
+const PRICE = { text: '3017.83', ticks: 301783n };
 const QTY = { text: '1234.567', steps: 1234567n };
 const TAKE = { text: '617.283', steps: 617283n };
 

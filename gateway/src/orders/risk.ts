@@ -13,29 +13,34 @@ import { big } from '../store/records';
 import type { PriceOracle } from './oracle';
 import type { OrderIntent } from './validate';
 import { initialMargin } from './margin';
+import { bandFor, marketCapTicks } from './fill-loss';
 
-/** An uncapped market order reserves margin as if it filled this far (bps) beyond the mark. */
+/** A market sell sent without a cap reserves margin as if it filled this far (bps) above the mark (a sell's margin grows with its price). */
 export const MARKET_RISK_BAND_BPS = 1_000n;
 /**
- * Default band around the mark a limit price must lie in (basis points): the spec's INVALID_PRICE,
- * "price outside the acceptable range". Fat-finger protection: a buy far above the mark would sweep
- * the book at any price up to it (the trader cannot see the book to know), and an order far from
- * the market on either side only lengthens the committee's rank searches. Market caps and pegs are
- * not limited (a cap only protects its sender; a peg is the reference). The gateway process uses it
- * (main.ts; `priceBandBps` in its config, 0 turns the check off); createGateway as a library checks
- * nothing unless given priceBandBps, so in-process rigs price freely.
+ * Band around the mark a limit price must lie in: the spec's INVALID_PRICE, "price outside the
+ * acceptable range". The gateway process uses each instrument's own band ('instrument':
+ * orders/fill-loss.ts, instrumentBandBps: 2.5% to 5% in the catalogue) unless its config sets
+ * `priceBandBps` (a number for every instrument, 0 turns the check off); createGateway as a library
+ * checks nothing unless given priceBandBps, so in-process rigs price limits freely (the fill-loss
+ * check and the implicit market cap apply everywhere). Fat-finger protection: a buy far above the
+ * mark would sweep the book at any price up to it (the trader cannot see the book), and a fill far
+ * from the mark books a loss at once. Market caps and pegs are not limited by it (a cap only
+ * protects its sender; a peg is the reference).
  */
-export const DEFAULT_PRICE_BAND_BPS = 5_000;
+export type PriceBand = number | 'instrument';
+export const DEFAULT_PRICE_BAND: PriceBand = 'instrument';
 
 /** Fails with INVALID_PRICE when a limit price lies outside the mark ± bandBps (bandBps 0: never). */
-export function checkPriceBand(inst: InstrumentSpec, priceTicks: bigint, markTicks: bigint, bandBps: number): void {
+export function checkPriceBand(inst: InstrumentSpec, priceTicks: bigint, markTicks: bigint, bandSetting: PriceBand): void {
+  const bandBps = bandFor(inst, bandSetting);
   if (bandBps <= 0) return;
   const band = BigInt(bandBps);
   const lo = divRound(markTicks * (10_000n - (band > 10_000n ? 10_000n : band)), 10_000n, 'ceil');
   const hi = divRound(markTicks * (10_000n + band), 10_000n, 'floor');
   if (priceTicks < lo || priceTicks > hi) {
     const px = (t: bigint): string => fromUnits(t, inst.tick_size);
-    fail('INVALID_PRICE', `price ${px(priceTicks)} is outside the acceptable range ${px(lo)} to ${px(hi)} (the mark ${px(markTicks)} ± ${bandBps / 100}%)`);
+    fail('INVALID_PRICE', `price ${px(priceTicks)} is outside the acceptable range ${px(lo)} to ${px(hi)} (the mark ${px(markTicks)} ± ${bandBps / 100}%, ${inst.symbol}'s price band)`);
   }
 }
 /** Position limit per instrument: this many times max_qty (the spec leaves numeric limits open). */
@@ -52,6 +57,8 @@ export interface Priced {
   priceTicks: bigint | null;
   /** the price reservations and risk checks use (ticks) */
   riskTicks: bigint;
+  /** the price sent to the committee: priceTicks, or the implicit cap of a market order sent without one */
+  bookTicks: bigint;
   /** the mark (reference mid, ticks) the checks used */
   markTicks: bigint;
 }
@@ -62,22 +69,27 @@ export interface Priced {
  * already on the tick grid, a bid rounded down and an ask up); an uncapped market order is risked
  * at the mark plus MARKET_RISK_BAND_BPS.
  */
-export function priceOrder(intent: Pick<OrderIntent, 'inst' | 'type' | 'priceTicks' | 'pegReference'>, oracle: PriceOracle, bandBps = 0): Priced {
+export function priceOrder(intent: Pick<OrderIntent, 'inst' | 'type' | 'side' | 'priceTicks' | 'pegReference'>, oracle: PriceOracle, band: PriceBand = 0): Priced {
   const ref = oracle.reference(intent.inst.symbol);
   if (!ref.ok) fail('MARK_PRICE_UNAVAILABLE', `${ref.detail}; orders are refused until the mark price is fresh`);
   const markTicks = ref.quote.mid;
   if (intent.type === 'peg') {
     const p = ref.quote[intent.pegReference!];
     if (p <= 0n || p > maxPriceTicks(intent.inst)) fail('INVALID_PRICE', `the ${intent.pegReference} reference ${p} ticks is outside the acceptable range`);
-    return { priceTicks: p, riskTicks: p, markTicks };
+    return { priceTicks: p, riskTicks: p, bookTicks: p, markTicks };
   }
   if (intent.priceTicks === null) {
-    let risk = divRound(markTicks * (10_000n + MARKET_RISK_BAND_BPS), 10_000n, 'ceil');
+    // No market order trades unbounded (issue 26: uncapped sells halted markets): it carries the
+    // band's cap to the committee. A sell's margin still grows with its fill price, so it reserves
+    // as if it filled MARKET_RISK_BAND_BPS above the mark.
+    let cap = marketCapTicks(intent.inst, intent.side, markTicks, band);
+    if (cap > MAX_BOOK_UNITS) cap = MAX_BOOK_UNITS;
+    let risk = intent.side === 'buy' ? cap : divRound(markTicks * (10_000n + MARKET_RISK_BAND_BPS), 10_000n, 'ceil');
     if (risk > MAX_BOOK_UNITS) risk = MAX_BOOK_UNITS;
-    return { priceTicks: null, riskTicks: risk, markTicks };
+    return { priceTicks: null, riskTicks: risk, bookTicks: cap, markTicks };
   }
-  if (intent.type === 'limit') checkPriceBand(intent.inst, intent.priceTicks, markTicks, bandBps);
-  return { priceTicks: intent.priceTicks, riskTicks: intent.priceTicks, markTicks };
+  if (intent.type === 'limit') checkPriceBand(intent.inst, intent.priceTicks, markTicks, band);
+  return { priceTicks: intent.priceTicks, riskTicks: intent.priceTicks, bookTicks: intent.priceTicks, markTicks };
 }
 
 /** Maximum absolute position (steps) on an instrument. */

@@ -28,7 +28,9 @@ import {
   MAX_CLIENT_ORDER_ID, type OrderIntent,
 } from './validate';
 import { effectiveLeverage, reservation } from './margin';
-import { priceOrder, checkPositionLimit, checkLeverage, checkPriceBand, openQtyKey, type Priced } from './risk';
+import { priceOrder, checkPositionLimit, checkLeverage, checkPriceBand, openQtyKey, type PriceBand, type Priced } from './risk';
+import { checkFillLoss } from './fill-loss';
+import { QuoteRest } from './quote-rest';
 import { depthKey, riskTicksOf, type RequestedCancelReason } from './fields';
 import type { PriceOracle } from './oracle';
 import { GttScheduler } from './expiry';
@@ -59,8 +61,8 @@ export interface OrderServiceOptions {
   cancelTimeoutMs?: number;
   /** per-symbol cap of live GTC/GTT orders (default 100,000) */
   maxBookDepth?: number;
-  /** a limit price must lie within the mark ± this many basis points (default 0: no check; the gateway process passes DEFAULT_PRICE_BAND_BPS) */
-  priceBandBps?: number;
+  /** a limit price must lie within the mark ± this many basis points, or each instrument's band ('instrument'; default 0: no check; the gateway process passes its config's or 'instrument') */
+  priceBandBps?: PriceBand;
   /**
    * Why the committee cannot match new orders now (its preprocessing reserve ran out while nodes are
    * down), or null: placements are then refused before anything is submitted (503 / 1505).
@@ -119,7 +121,7 @@ export class OrderService {
   private readonly ackTimeoutMs: number;
   private readonly cancelTimeoutMs: number;
   private readonly maxBookDepth: number;
-  private readonly priceBandBps: number;
+  private readonly priceBandBps: PriceBand;
   private readonly matchingPaused: () => string | null;
   private readonly db: GatewayDb;
   private readonly registry: InstrumentRegistry;
@@ -131,6 +133,8 @@ export class OrderService {
   private readonly log: Logger;
   private readonly oracle: PriceOracle;
   readonly expiry: GttScheduler;
+  /** the spec's quote-rest rule: 1 ms between price improvements per symbol and side */
+  private readonly quoteRest = new QuoteRest();
   private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(deps: OrderServiceDeps, opts: OrderServiceOptions = {}) {
@@ -141,7 +145,7 @@ export class OrderService {
     this.maxBookDepth = opts.maxBookDepth ?? DEFAULT_MAX_BOOK_DEPTH;
     this.priceBandBps = opts.priceBandBps ?? 0;
     this.matchingPaused = opts.matchingPaused ?? (() => null);
-    if (!Number.isInteger(this.priceBandBps) || this.priceBandBps < 0) throw new RangeError(`priceBandBps must be a non-negative integer, got ${opts.priceBandBps}`);
+    if (this.priceBandBps !== 'instrument' && (!Number.isInteger(this.priceBandBps) || this.priceBandBps < 0)) throw new RangeError(`priceBandBps must be a non-negative integer, got ${opts.priceBandBps}`);
     this.expiry = new GttScheduler(this.db, this.clock, (symbol) => this.submitExpire(symbol), this.log);
   }
 
@@ -216,7 +220,7 @@ export class OrderService {
     const c = this.candidate(acct, b);
     const ownerId = await this.ownerId(acct.user_id);
     c.op = this.sealer.place(c.orderId, c.intent.inst.symbol, {
-      side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: c.priced.priceTicks, qtySteps: c.intent.qtySteps,
+      side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: c.priced.bookTicks, qtySteps: c.intent.qtySteps,
       ownerId, expiresAtNs: c.intent.expiresAtNs, aon: c.intent.aon, minFillSteps: c.intent.minFillSteps,
     });
     const outboxKey = await this.db.txAsync(() => this.admit(acct.user_id, c, new Set()));
@@ -286,6 +290,9 @@ export class OrderService {
     checkPositionLimit(inst, a, pos, intent.side, intent.qtySteps);
     const leverage = intent.leverage ?? effectiveLeverage(a, inst);
     checkLeverage(inst, pos, intent.side, intent.qtySteps, priced.riskTicks, priced.markTicks, leverage);
+    checkFillLoss(inst, pos, intent.side, intent.qtySteps, priced.bookTicks, priced.markTicks, leverage);
+    const quote = resting && intent.type === 'limit';
+    if (quote) this.quoteRest.check(a.user_id, inst.symbol, intent.side, priced.bookTicks, c.nowNs);
     const need = reservation(inst, intent.qtySteps, priced.riskTicks, leverage, tier.takerFeePips);
     const free = big(a.balance) - big(a.reserved);
     if (need > free) {
@@ -318,6 +325,7 @@ export class OrderService {
     }
     const key = this.db.nextCounter('outbox');
     this.db.outbox.putSync(key, { rid: placeRid(c.orderId), kind: 'place', order_id: c.orderId, op: c.op, created_ns: nowStr });
+    if (quote) this.quoteRest.record(a.user_id, inst.symbol, intent.side, priced.bookTicks, c.nowNs);
     return key;
   }
 
@@ -529,6 +537,10 @@ export class OrderService {
           checkPositionLimit(inst, a, pos, o.side, delta);
           checkLeverage(inst, pos, o.side, delta, newPrice, ref.quote.mid, cur.leverage);
         }
+        if (priceChange || delta > 0n) checkFillLoss(inst, pos, o.side, newQty - big(cur.filled_steps), newPrice, ref.quote.mid, cur.leverage);
+        const requote = priceChange && o.type === 'limit';
+        const nowNs = this.clock.nowNs();
+        if (requote) this.quoteRest.check(a.user_id, o.symbol, o.side, newPrice, nowNs);
         const curFilled = big(cur.filled_steps);
         const need = newQty > curFilled ? reservation(inst, newQty - curFilled, newPrice, cur.leverage, big(cur.fee_pips)) : 0n;
         const hold = need > big(cur.reserved) ? need - big(cur.reserved) : 0n;
@@ -537,7 +549,8 @@ export class OrderService {
         this.db.orders.putSync(orderId, { ...cur, pending_modify: { qty_steps: str(newQty), price_ticks: str(newPrice), hold: str(hold) } });
         if (hold > 0n) this.db.accounts.putSync(a.user_id, { ...a, reserved: str(big(a.reserved) + hold) });
         const k = this.db.nextCounter('outbox');
-        this.db.outbox.putSync(k, { rid: `m-${orderId}-${k}`, kind: 'modify', order_id: orderId, op, created_ns: str(this.clock.nowNs()) });
+        this.db.outbox.putSync(k, { rid: `m-${orderId}-${k}`, kind: 'modify', order_id: orderId, op, created_ns: str(nowNs) });
+        if (requote) this.quoteRest.record(a.user_id, o.symbol, o.side, newPrice, nowNs);
         return k;
       });
     } catch (e) {
@@ -660,7 +673,7 @@ export class OrderService {
         if (leg.intent.priceTicks === null) checkMinNotional(leg.intent.inst, leg.intent.qtySteps, priced.priceTicks ?? priced.markTicks, tier.minNotionalMicro);
         const c: Candidate = { orderId: this.newOrderId(), intent: leg.intent, priced, nowNs, op: null as unknown as SealedOp };
         c.op = this.sealer.place(c.orderId, sym, {
-          side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: priced.priceTicks, qtySteps: c.intent.qtySteps,
+          side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: priced.bookTicks, qtySteps: c.intent.qtySteps,
           ownerId, expiresAtNs: c.intent.expiresAtNs, aon: c.intent.aon, minFillSteps: c.intent.minFillSteps,
         });
         candidates[i] = c;

@@ -42,9 +42,13 @@ export function positionView(p: PositionRec, inst: InstrumentSpec, markTicks: bi
 }
 
 /**
- * The spec's approximate liquidation price (States: Margin model) in exact integers:
- * long = (size×entry − collateral) / (size×(1 − mmr)); short = (collateral + size×entry) / (size×(1 + mmr)),
- * rounded half up to four digits beyond the tick; "0" when flat or not positive.
+ * The liquidation price: the mark at which the first tranche fires, margin ratio 110% (issue 26:
+ * the spec's Position table calls it "the boundary between Critical120 and T1", which is 110% in its
+ * tier table, while its formula gives the 100% point a trader would never reach before the ladder
+ * starts). The spec's formula with the maintenance rate raised by that 10%, in exact integers:
+ * long = (size×entry − collateral) / (size×(1 − 1.1×mmr)); short = (collateral + size×entry) / (size×(1 + 1.1×mmr)),
+ * rounded half up to four digits beyond the tick; "0" when flat or not positive. A mark at or past it
+ * (by the position's side) puts the position in T1 (docs/risk.md).
  */
 export function liquidationPrice(p: PositionRec, inst: InstrumentSpec): string {
   const size = big(p.size_steps);
@@ -54,14 +58,18 @@ export function liquidationPrice(p: PositionRec, inst: InstrumentSpec): string {
   const step = parseDecimal(inst.step_size)!;
   const tick = parseDecimal(inst.tick_size)!;
   const mmr = parseDecimal(inst.maintenance_margin_ratio)!;
-  const one = 10n ** BigInt(mmr.scale);
+  const one = 10n ** BigInt(mmr.scale) * 100n; // 100% in units of mmr / 100
+  const floorRate = mmr.units * FIRST_TRANCHE_PERCENT; // 1.1 × mmr in the same units
   const basis = big(p.basis_ts) * num; // size×entry in micro-USDC, times den
   const collateral = big(p.margin) * den;
   const top = size > 0n ? basis - collateral : basis + collateral;
-  const factor = size > 0n ? one - mmr.units : one + mmr.units;
+  const factor = size > 0n ? one - floorRate : one + floorRate;
   if (top <= 0n || factor <= 0n) return '0';
   return ratioToDecimal(top * 10n ** BigInt(step.scale) * one, den * 1_000_000n * abs * step.units * factor, tick.scale + AVERAGE_EXTRA_DIGITS);
 }
+
+/** The margin ratio (percent) at which the first tranche fires; the liquidation price is that point. */
+export const FIRST_TRANCHE_PERCENT = 110n;
 
 /** The account's stored positions (open and closed), in symbol order. */
 export function positionsOf(db: GatewayDb, userId: string): PositionRec[] {

@@ -84,6 +84,8 @@ export interface RiskMonitorDeps {
   liveOrders: (userId: string) => readonly OrderRec[];
   /** net venue fee income so far, micro-USDC (funds the insurance fund) */
   venueFees: () => bigint;
+  /** re-checks resting orders against the mark after each evaluation (orders/resting-guard.ts) */
+  restingOrders?: { sweep(): number };
 }
 
 const FUNDING_AT = (symbol: string): string => `risk:funding_at:${symbol}`;
@@ -216,6 +218,7 @@ export class RiskMonitor {
       for (const p of watched) if (await this.evaluate(positionKey(p.user_id, symbol), inst, r.ticks, now, market)) liquidating.add(p.user_id);
     }
     await this.syncLockouts(liquidating);
+    this.deps.restingOrders?.sweep();
   }
 
   /** A position worth evaluating: open, in a ladder, or with a tier / mark state to clear. */

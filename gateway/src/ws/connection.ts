@@ -73,6 +73,12 @@ export class WsConnection implements Subscriber {
   private retiredCipher: ServerSessionCipher | null = null;
   private setups = 0;
   readonly subs = new Map<Channel, Subscription>();
+  /**
+   * The instruments subscription the socket got on connect (spec: "snapshot on connect"), until the
+   * client subscribes to the channel itself or unsubscribes. It does not keep a socket that never
+   * logs in open; no instruments subscription counts against a budget.
+   */
+  private implicitInstruments = false;
   private tokens: number;
   private tokensAtMs: number;
   private floodWindowMs = 0;
@@ -94,6 +100,20 @@ export class WsConnection implements Subscriber {
     this.openedMs = ctx.clock.nowMs();
     this.tokens = ANONYMOUS_LIMITS.msgPerSec;
     this.tokensAtMs = Date.now();
+  }
+
+  /** Subscriptions that count against the budgets: instruments never does (every socket gets it on connect). */
+  get countedSubscriptions(): number {
+    return this.subs.size - (this.subs.has('instruments') ? 1 : 0);
+  }
+
+  /** Right after the socket opened: the instruments snapshot, unasked (spec: "snapshot on connect"). */
+  greet(): void {
+    if (this.closed || this.subs.has('instruments')) return;
+    const sub: Subscription = { seq: 1, drop: 0 };
+    this.subs.set('instruments', sub);
+    this.implicitInstruments = true;
+    this.snapshot('instruments', sub);
   }
 
   get loggedIn(): boolean {
@@ -324,10 +344,15 @@ export class WsConnection implements Subscriber {
       this.requireLogin('read');
       if (ENCRYPTED_CHANNELS.has(channel)) this.liveSession();
     }
+    // The connect-time instruments subscription becomes the client's own: a fresh snapshot, seq from 1.
+    if (channel === 'instruments' && this.implicitInstruments) {
+      this.subs.delete(channel);
+      this.implicitInstruments = false;
+    }
     if (this.subs.has(channel)) throw new WsError('invalid_request', `already subscribed to '${channel}'; unsubscribe first for a fresh snapshot`);
     const max = this.limits.subscriptions;
-    const used = this.acct ? this.ctx.server.subscriptionCount(this.acct.user_id) : this.subs.size;
-    if (used >= max) throw new WsError('limit_exceeded', `${this.acct ? `the ${this.acct.tier} tier allows` : 'a socket that has not logged in may hold'} ${max} subscriptions`);
+    const used = this.acct ? this.ctx.server.subscriptionCount(this.acct.user_id) : this.countedSubscriptions;
+    if (channel !== 'instruments' && used >= max) throw new WsError('limit_exceeded', `${this.acct ? `the ${this.acct.tier} tier allows` : 'a socket that has not logged in may hold'} ${max} subscriptions`);
     // A statistics change not announced yet goes to the current subscribers first, so this snapshot
     // is not followed by an update holding the same overview.
     if (channel === 'transparency') this.ctx.hub.announceTransparency();
@@ -340,6 +365,7 @@ export class WsConnection implements Subscriber {
   private unsubscribe(f: Frame): void {
     const channel = this.channelArg(f);
     if (!this.subs.delete(channel)) throw new WsError('invalid_request', `not subscribed to '${channel}'`);
+    if (channel === 'instruments') this.implicitInstruments = false;
     this.send(responseFrame(f.id, f.op, { channel }));
   }
 
@@ -387,6 +413,15 @@ export class WsConnection implements Subscriber {
   deliver(channel: Channel, p: Push): void {
     const sub = this.subs.get(channel);
     if (sub && !this.closed) this.push(channel, sub, 'update', false, p);
+  }
+
+  subscribed(channel: Channel): boolean {
+    return this.subs.has(channel);
+  }
+
+  /** Hub entry: a server event frame (margin alerts of a socket not subscribed to their channel). */
+  notify(event: string, data: Record<string, unknown>): void {
+    if (!this.closed) this.send(eventFrame(event, data));
   }
 
   /** Test/chaos hook: the next n pushes of channel are lost (their seq numbers are consumed). */
@@ -500,7 +535,8 @@ export class WsConnection implements Subscriber {
   sweep(nowMs: number): void {
     if (this.closed) return;
     const o = this.ctx.options;
-    if (!this.acct && this.subs.size === 0 && nowMs - this.openedMs >= o.loginTimeoutMs) {
+    // the connect-time instruments subscription alone does not keep a socket that never logs in open
+    if (!this.acct && this.subs.size - (this.implicitInstruments ? 1 : 0) === 0 && nowMs - this.openedMs >= o.loginTimeoutMs) {
       this.close(CLOSE.loginTimeout, 'no login');
       return;
     }

@@ -29,6 +29,10 @@ export interface Subscriber {
   readonly userId: string | null;
   /** Sends an update frame if the socket is subscribed to channel. */
   deliver(channel: Channel, push: Push): void;
+  /** True when the socket is subscribed to channel. */
+  subscribed(channel: Channel): boolean;
+  /** Sends a server event frame {event, data} (no channel, no seq). */
+  notify(event: string, data: Record<string, unknown>): void;
 }
 
 /** The margin_alerts channel payload (docs/websocket.md). */
@@ -215,8 +219,13 @@ export class ChannelHub {
       if (!m) this.alerts.set(e.user_id, (m = new Map()));
       m.set(e.symbol, e);
     }
+    // The spec pushes margin alerts to the account's connected clients: every logged-in socket gets
+    // it, on the margin_alerts channel (with its seq) if subscribed, else as a `margin_alert` event.
     const data = marginAlertData(e);
-    for (const s of this.byUser.get(e.user_id) ?? []) s.deliver('margin_alerts', { kind: 'plain', data });
+    for (const s of this.byUser.get(e.user_id) ?? []) {
+      if (s.subscribed('margin_alerts')) s.deliver('margin_alerts', { kind: 'plain', data });
+      else s.notify('margin_alert', data);
+    }
   }
 
   /** Timers: releases held mark_price updates whose second is over; announces instrument changes. */

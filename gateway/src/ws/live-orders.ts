@@ -74,6 +74,11 @@ export class LiveState {
     return [...(this.orders.get(userId)?.values() ?? [])].sort((a, b) => cmp(BigInt(a.in_time_ns), BigInt(b.in_time_ns)));
   }
 
+  /** Every account's live orders (no order): the resting-order guard's scan (orders/resting-guard.ts). */
+  *allLiveOrders(): IterableIterator<OrderRec> {
+    for (const m of this.orders.values()) yield* m.values();
+  }
+
   /** The account's open positions, by symbol. */
   openPositions(userId: string): PositionRec[] {
     return [...(this.positions.get(userId)?.values() ?? [])].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));

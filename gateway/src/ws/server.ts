@@ -138,7 +138,7 @@ export class WsServer {
   /** Channel subscriptions of the account over all its sockets. */
   subscriptionCount(userId: string): number {
     let n = 0;
-    for (const s of this.hub.subscribersOf(userId)) n += (s as WsConnection).subs.size;
+    for (const s of this.hub.subscribersOf(userId)) n += (s as WsConnection).countedSubscriptions;
     return n;
   }
 
@@ -181,6 +181,7 @@ export class WsServer {
     this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
     this.hub.join(conn);
     ws.on('message', (data, isBinary) => conn.onMessage(toBuffer(data), isBinary));
+    conn.greet();
     ws.on('pong', () => (conn.alive = true));
     ws.on('error', (e) => log.debug({ conn: conn.id, err: e.message }, 'socket error'));
     ws.on('close', () => {

@@ -180,7 +180,7 @@ export interface GatewayConfig {
   logLevel?: string;
   /** Prometheus `GET /metrics` on host:metricsPort (absent: no metrics server) */
   metricsPort?: number;
-  /** a limit price must lie within the mark ± this many basis points (absent: the process default, ± 50%; 0 = no check) */
+  /** a limit price must lie within the mark ± this many basis points for every instrument (absent: each instrument's own band, gateway/src/orders/fill-loss.ts; 0 = no check) */
   priceBandBps?: number;
   /** the committee's preprocessing mode; 'dealer' puts dealer.ts's label on every log line and is refused in production (absent: committee) */
   committeePreprocessing?: PreprocessingMode;

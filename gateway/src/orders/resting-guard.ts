@@ -1,0 +1,93 @@
+// The maker side of the fill-loss check (orders/fill-loss.ts; issue 26, item 12). A resting order
+// passed the check against the mark at its placement; when the mark moves away from it (a bid left
+// far above a falling mark, an ask far below a rising one), a fill at its price would book a loss
+// its margin cannot carry and leave a position beyond bankruptcy whose deficit others would pay.
+// Every risk-monitor evaluation re-checks the resting orders of each symbol whose mark moved and
+// cancels those that would now breach, with cancel_reason SYSTEM_CANCEL (docs/orders.md). The same
+// sweep ends every live order of a delisted instrument (SYSTEM_CANCEL; issue 26, item 8).
+import type { Logger } from 'pino';
+import { positionKey, type GatewayDb } from '../store/db';
+import { big, isLive, type AccountRec, type OrderRec } from '../store/records';
+import type { InstrumentRegistry } from '../instruments';
+import type { PriceOracle } from './oracle';
+import { breaches, fillLoss } from './fill-loss';
+
+export interface RestingGuardDeps {
+  db: GatewayDb;
+  registry: InstrumentRegistry;
+  oracle: PriceOracle;
+  log: Logger;
+  /** every account's live orders (the channel hub's view of committed events) */
+  liveOrders: () => Iterable<OrderRec>;
+  cancel: (acct: AccountRec, orderId: string, reason: 'SYSTEM_CANCEL') => Promise<unknown>;
+}
+
+export class RestingOrderGuard {
+  /** mark (ticks) each symbol's orders were last checked at */
+  private readonly checkedAt = new Map<string, bigint>();
+  /** orders a cancel was requested for (a failed one is retried at the next sweep) */
+  private readonly cancelling = new Set<string>();
+
+  constructor(private readonly deps: RestingGuardDeps) {}
+
+  /** Re-checks the live orders of every symbol whose fresh mark moved since its last check; returns the cancels requested. */
+  sweep(): number {
+    const marks = new Map<string, bigint>();
+    let cancels = 0;
+    for (const live of this.deps.liveOrders()) {
+      if (this.cancelling.has(live.order_id)) continue;
+      if (this.deps.registry.get(live.symbol)?.status === 'delisted') {
+        // A delisted market never trades again: its orders end (also those left by a restart).
+        if (this.requestCancel(live.order_id, 'the instrument is delisted')) cancels++;
+        continue;
+      }
+      let mark = marks.get(live.symbol);
+      if (mark === undefined) {
+        const ref = this.deps.oracle.reference(live.symbol);
+        if (!ref.ok) continue; // no fresh mark: nothing is decided on stale data
+        mark = ref.quote.mid;
+        marks.set(live.symbol, mark);
+      }
+      // orders placed since passed this check at this very mark
+      if (this.checkedAt.get(live.symbol) === mark) continue;
+      // a bid at or below the mark, an ask at or above it, books no loss: most of a book, no store read
+      if (live.price_ticks === null) continue;
+      const px = big(live.price_ticks);
+      if (live.side === 'buy' ? px <= mark : px >= mark) continue;
+      const o = this.deps.db.orders.get(live.order_id);
+      if (!o || !isLive(o.status) || o.price_ticks === null || (o.cancel_requested ?? null) !== null) continue;
+      const inst = this.deps.registry.get(o.symbol);
+      if (!inst) continue;
+      const remaining = big(o.qty_steps) - big(o.filled_steps);
+      if (remaining <= 0n) continue;
+      const pos = this.deps.db.positions.get(positionKey(o.user_id, o.symbol));
+      const f = fillLoss(inst, pos, o.side, remaining, big(o.price_ticks), mark, o.leverage);
+      if (!breaches(f)) continue;
+      this.deps.log.warn({ order_id: o.order_id, symbol: o.symbol, price_ticks: o.price_ticks, mark_ticks: mark.toString(), loss_micro: f.lossMicro.toString(), credit_micro: f.creditMicro.toString() },
+        'resting order cancelled: the mark moved so far that its fill would leave its margin below the first tranche');
+      if (this.requestCancel(o.order_id, null)) cancels++;
+    }
+    for (const [symbol, mark] of marks) this.checkedAt.set(symbol, mark);
+    if (this.cancelling.size > 10_000) this.cancelling.clear(); // only a duplicate guard
+    return cancels;
+  }
+
+  /** Submits a SYSTEM_CANCEL of a live order (once at a time); false when there is nothing to cancel. */
+  private requestCancel(orderId: string, why: string | null): boolean {
+    const o = this.deps.db.orders.get(orderId);
+    if (!o || !isLive(o.status) || (o.cancel_requested ?? null) !== null) return false;
+    const acct = this.deps.db.accounts.get(o.user_id);
+    if (!acct) return false;
+    if (why !== null) this.deps.log.info({ order_id: orderId, symbol: o.symbol }, `resting order cancelled: ${why}`);
+    this.cancelling.add(orderId);
+    this.deps.cancel(acct, orderId, 'SYSTEM_CANCEL').then(
+      () => this.cancelling.delete(orderId),
+      (e: unknown) => {
+        this.cancelling.delete(orderId);
+        this.checkedAt.delete(o.symbol); // look again at the next sweep
+        this.deps.log.warn({ order_id: orderId, err: e instanceof Error ? e.message : String(e) }, 'system cancel of a live order failed; retried at the next sweep');
+      },
+    );
+    return true;
+  }
+}
