@@ -162,11 +162,22 @@ describe('on a gateway with the system clock', () => {
       ['BTC-USDC-PERP', '0.001', '61750'], ['ETH-USDC-PERP', '0.02', '2850'], ['SOL-USDC-PERP', '0.5', '142.5'], ['BNB-USDC-PERP', '0.1', '570'],
       ['AVAX-USDC-PERP', '2', '28.5'], ['LINK-USDC-PERP', '4', '14.25'], ['AAVE-USDC-PERP', '0.25', '237.5'], ['DOT-USDC-PERP', '10', '5.7'],
     ];
-    const acks = await Promise.all(legs.map(([symbol, quantity, price]) => socket.placeOrder({ symbol, side: 'buy', type: 'limit', quantity, price, time_in_force: 'GTC' })));
+    // a 10 s maximum age: the resends of this burst (250 ms, 500 ms, 1 s) may go out past the default 500 ms
+    const acks = await Promise.all(legs.map(([symbol, quantity, price]) => socket.placeOrder({ symbol, side: 'buy', type: 'limit', quantity, price, time_in_force: 'GTC' }, { maxAgeMs: 10_000 })));
     for (const ack of acks) expect(ack.code, ack.message).toBe(0);
     expect(new Set(acks.map((x) => x.order_id)).size).toBe(8);
     const info = await socket.accountInfo();
     expect(info.open_orders).toBe(8); // each executed exactly once
+  });
+
+  it('paced by the tier table (tier option), a burst of frames goes out at the tier rate without a refusal', async () => {
+    const core = await newAccount(rig, 'Core', '10000');
+    const { socket } = clients(rig, core, { tier: 'Core' });
+    await socket.connect();
+    const t0 = Date.now();
+    const pings = await Promise.all(Array.from({ length: 8 }, () => socket.ping().then(() => Date.now() - t0)));
+    // login and session.setup spent 2 of the 5 tokens: 3 pings at once, then one per 200 ms
+    expect(Math.max(...pings)).toBeGreaterThanOrEqual(900);
   });
 
   it('cancel_on_disconnect: a socket that drops without logout cancels the live orders', async () => {
