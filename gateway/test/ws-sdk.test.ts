@@ -170,6 +170,14 @@ describe('on a gateway with the system clock', () => {
     expect(info.open_orders).toBe(8); // each executed exactly once
   });
 
+  it('a channel the server refuses is not kept (so not asked again on every reconnect)', async () => {
+    const { socket } = clients(rig, a);
+    await socket.connect();
+    await socket.subscribe('orders');
+    await expect(socket.subscribe('order' as never)).rejects.toMatchObject({ op: 'subscribe' }); // a typo
+    expect(socket.subscriptions).toEqual(['orders']);
+  });
+
   it('paced by the tier table (tier option), a burst of frames goes out at the tier rate without a refusal', async () => {
     const core = await newAccount(rig, 'Core', '10000');
     const { socket } = clients(rig, core, { tier: 'Core' });
