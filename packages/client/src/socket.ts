@@ -36,7 +36,7 @@ import { parseJson } from './json';
 import { orderEventFromUpdate, toOrder, toPosition } from './normalize';
 import { newClientOrderId, type TenebraRestClient } from './rest';
 import { jittered, TIER_LIMITS, TokenBucket } from './pacing';
-import type { Channel, Fill, SocketAck, TierName, JsonObject, OrderEvent, OrderType, PegReference, Position, Side, TimeInForce } from './types';
+import type { Channel, Fill, Order, SocketAck, TierName, JsonObject, OrderEvent, OrderType, PegReference, Position, Side, TimeInForce } from './types';
 
 export const DEFAULT_WS_URL = 'ws://127.0.0.1:8080/ws/v1';
 
@@ -339,15 +339,23 @@ export class TenebraSocket extends EventEmitter {
   async #reconcile(rest: TenebraRestClient): Promise<void> {
     let orders = 0;
     let fills = 0;
-    for (const id of this.#book.liveIds) {
-      const o = await rest.getOrder(id);
+    const since = this.#book.resumeNs ?? this.#firstReadyNs!;
+    // Two listings cover every order that was live: still open, or finished since the last event seen
+    // (a page of 500; an order in neither is read by id).
+    const ids = this.#book.liveIds;
+    const byId = new Map<string, Order>();
+    if (ids.length > 2) {
+      for (const o of await rest.openOrders()) byId.set(o.order_id, o);
+      for (const o of await rest.closedOrders({ since_ns: since, limit: 500 })) byId.set(o.order_id, o);
+    }
+    for (const id of ids) {
+      const o = byId.get(id) ?? (await rest.getOrder(id));
       const missed = this.#book.recover(o);
       if (missed) {
         orders++;
         this.emit('order', missed, { channel: 'orders', seq: 0, recovered: true });
       }
     }
-    const since = this.#book.resumeNs ?? this.#firstReadyNs!;
     // newest first: emit oldest first, each fill id once (GET /fills is inclusive of since_ns)
     for (const f of (await rest.fills({ since_ns: since, limit: 500 })).reverse()) {
       if (!this.#book.newFill(f)) continue;
