@@ -195,10 +195,10 @@ describe('mass quote', () => {
     expect(rig.seq.journal.slice(n).map((j) => j.op.kind)).toEqual(['place']);
   });
 
-  it('a place leg without client_order_id answers none (the spec types it as a string, not null)', async () => {
+  it('a place leg without client_order_id answers it null (every answer carrying an order has the key: issue 26 item 10)', async () => {
     const r = await mq(mm, { legs: [{ place: SUI('buy', 100, 2.8) }] });
     expect(r.status, r.raw).toBe(200);
-    expect(r.body.data.legs).toEqual([{ place: { code: 0, order_id: expect.any(String), status: 'NEW' } }]);
+    expect(r.body.data.legs).toEqual([{ place: { code: 0, order_id: expect.any(String), client_order_id: null, status: 'NEW' } }]);
     await settled(rig);
   });
 

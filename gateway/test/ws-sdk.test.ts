@@ -162,11 +162,57 @@ describe('on a gateway with the system clock', () => {
       ['BTC-USDC-PERP', '0.001', '61750'], ['ETH-USDC-PERP', '0.02', '2850'], ['SOL-USDC-PERP', '0.5', '142.5'], ['BNB-USDC-PERP', '0.1', '570'],
       ['AVAX-USDC-PERP', '2', '28.5'], ['LINK-USDC-PERP', '4', '14.25'], ['AAVE-USDC-PERP', '0.25', '237.5'], ['DOT-USDC-PERP', '10', '5.7'],
     ];
-    const acks = await Promise.all(legs.map(([symbol, quantity, price]) => socket.placeOrder({ symbol, side: 'buy', type: 'limit', quantity, price, time_in_force: 'GTC' })));
+    // a 10 s maximum age: the resends of this burst (250 ms, 500 ms, 1 s) may go out past the default 500 ms
+    const acks = await Promise.all(legs.map(([symbol, quantity, price]) => socket.placeOrder({ symbol, side: 'buy', type: 'limit', quantity, price, time_in_force: 'GTC' }, { maxAgeMs: 10_000 })));
     for (const ack of acks) expect(ack.code, ack.message).toBe(0);
     expect(new Set(acks.map((x) => x.order_id)).size).toBe(8);
     const info = await socket.accountInfo();
     expect(info.open_orders).toBe(8); // each executed exactly once
+  });
+
+  it('a channel the server refuses is not kept (so not asked again on every reconnect)', async () => {
+    const { socket } = clients(rig, a);
+    await socket.connect();
+    await socket.subscribe('orders');
+    await expect(socket.subscribe('order' as never)).rejects.toMatchObject({ op: 'subscribe' }); // a typo
+    expect(socket.subscriptions).toEqual(['orders']);
+  });
+
+  it('paced by the tier table (tier option), a burst of frames goes out at the tier rate without a refusal', async () => {
+    const core = await newAccount(rig, 'Core', '10000');
+    const { socket } = clients(rig, core, { tier: 'Core' });
+    await socket.connect();
+    const t0 = Date.now();
+    const pings = await Promise.all(Array.from({ length: 8 }, () => socket.ping().then(() => Date.now() - t0)));
+    // login and session.setup spent 2 of the 5 tokens: 3 pings at once, then one per 200 ms
+    expect(Math.max(...pings)).toBeGreaterThanOrEqual(900);
+  });
+
+  it('after a gateway restart, reports fills whose pushes were lost, from the open and closed listings (issue 24)', async () => {
+    const [m, t] = await Promise.all([newAccount(rig), newAccount(rig)]);
+    const { socket } = clients(rig, m);
+    const { rest: takerRest } = clients(rig, t);
+    const events: { e: OrderEvent; recovered: boolean }[] = [];
+    const fills: string[] = [];
+    socket.on('order', (e, meta) => events.push({ e, recovered: meta.recovered === true }));
+    socket.on('fill', (f) => fills.push(`${f.order_id}:${f.quantity}`));
+    await socket.connect();
+    await socket.subscribe('orders');
+    const ids: string[] = [];
+    for (const price of ['20.1', '20.2', '20.3']) {
+      ids.push((await socket.placeOrder({ symbol: 'DOT-USDC-PERP', side: 'sell', type: 'limit', quantity: '10', price, time_in_force: 'GTC' }, { maxAgeMs: 10_000 })).order_id);
+    }
+    await until(() => events.filter(({ e }) => e.message_type === 'open').length === 3, 5_000, 'three open events');
+    rig.gw.ws.dropNextPushes(m.user_id, 'orders', 10); // the pushes of the fills are lost
+    await takerRest.placeOrder({ symbol: 'DOT-USDC-PERP', side: 'buy', type: 'limit', quantity: '15', price: '20.2', time_in_force: 'IOC' }, { maxAgeMs: 10_000 });
+    await until(() => rig.gw.resultsCursor === BigInt(rig.seq.journal.length + 1), 10_000, 'the fills applied');
+    const reconciled = new Promise<{ orders: number; fills: number }>((r) => socket.once('reconciled', r));
+    rig.env.config.port = Number(new URL(rig.gw.urls.baseUrl).port); // the restarted gateway listens where the socket reconnects
+    await rig.restart();
+    expect(await reconciled).toEqual({ orders: 2, fills: 2 });
+    const recovered = events.filter((x) => x.recovered).map(({ e }) => [e.order_id, e.message_type, e.status, e.last_fill_qty]);
+    expect(recovered).toEqual([[ids[0], 'filled', 'FILLED', '10'], [ids[1], 'partial_fill', 'PARTIALLY_FILLED', '5']]);
+    expect(fills).toEqual([`${ids[0]}:10`, `${ids[1]}:5`]);
   });
 
   it('cancel_on_disconnect: a socket that drops without logout cancels the live orders', async () => {

@@ -35,8 +35,8 @@ import { DEFAULT_PLACEMENT_MAX_AGE_MS } from './rest';
 import { parseJson } from './json';
 import { orderEventFromUpdate, toOrder, toPosition } from './normalize';
 import { newClientOrderId, type TenebraRestClient } from './rest';
-import { jittered } from './pacing';
-import type { Channel, Fill, SocketAck, JsonObject, OrderEvent, OrderType, PegReference, Position, Side, TimeInForce } from './types';
+import { jittered, TIER_LIMITS, TokenBucket } from './pacing';
+import type { Channel, Fill, Order, SocketAck, TierName, JsonObject, OrderEvent, OrderType, PegReference, Position, Side, TimeInForce } from './types';
 
 export const DEFAULT_WS_URL = 'ws://127.0.0.1:8080/ws/v1';
 
@@ -85,6 +85,12 @@ export interface SocketOptions {
    * instead. Per call: `placeOrder(input, {maxAgeMs})`.
    */
   placementMaxAgeMs?: number;
+  /**
+   * The account's tier: frames are paced client-side at the tier table's WebSocket messages per
+   * second (a token bucket, its capacity one second's worth), instead of being refused with
+   * rate_limited and resent. Absent: no client-side pacing.
+   */
+  tier?: TierName;
   /**
    * After every reconnect, read each order this client knew as live (GET /orders/{id}) and the
    * account's fills since the last event seen (GET /fills), and emit what it missed as `order`
@@ -204,6 +210,7 @@ export class TenebraSocket extends EventEmitter {
   #heartbeat: NodeJS.Timeout | undefined;
   #health: SystemHealth | undefined;
   readonly #book = new OrderBook();
+  readonly #frames: TokenBucket | undefined;
   /** fills are looked for from here when no order event was seen yet (first connect, ns) */
   #firstReadyNs: bigint | undefined;
 
@@ -212,6 +219,19 @@ export class TenebraSocket extends EventEmitter {
     this.#o = options;
     this.url = options.url ?? DEFAULT_WS_URL;
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
+    if (options.tier) {
+      const rate = TIER_LIMITS[options.tier].wsFramesPerSecond;
+      this.#frames = new TokenBucket(rate, rate / 1000, Date.now);
+    }
+  }
+
+  /** Waits for a frame token of the tier's budget (no-op without `tier`); the token is taken at once. */
+  async #pace(): Promise<void> {
+    const b = this.#frames;
+    if (!b) return;
+    const wait = b.waitMs();
+    b.take(); // taken now, so concurrent senders queue behind each other
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
 
   override on<K extends keyof SocketEvents>(event: K, listener: (...args: SocketEvents[K]) => void): this {
@@ -321,15 +341,23 @@ export class TenebraSocket extends EventEmitter {
   async #reconcile(rest: TenebraRestClient): Promise<void> {
     let orders = 0;
     let fills = 0;
-    for (const id of this.#book.liveIds) {
-      const o = await rest.getOrder(id);
+    const since = this.#book.resumeNs ?? this.#firstReadyNs!;
+    // Two listings cover every order that was live: still open, or finished since the last event seen
+    // (a page of 500; an order in neither is read by id).
+    const ids = this.#book.liveIds;
+    const byId = new Map<string, Order>();
+    if (ids.length > 2) {
+      for (const o of await rest.openOrders()) byId.set(o.order_id, o);
+      for (const o of await rest.closedOrders({ since_ns: since, limit: 500 })) byId.set(o.order_id, o);
+    }
+    for (const id of ids) {
+      const o = byId.get(id) ?? (await rest.getOrder(id));
       const missed = this.#book.recover(o);
       if (missed) {
         orders++;
         this.emit('order', missed, { channel: 'orders', seq: 0, recovered: true });
       }
     }
-    const since = this.#book.resumeNs ?? this.#firstReadyNs!;
     // newest first: emit oldest first, each fill id once (GET /fills is inclusive of since_ns)
     for (const f of (await rest.fills({ since_ns: since, limit: 500 })).reverse()) {
       if (!this.#book.newFill(f)) continue;
@@ -448,6 +476,7 @@ export class TenebraSocket extends EventEmitter {
   async #setupSession(): Promise<void> {
     const id = this.#nextId();
     const { keyPair, frame } = createSetupRequest(id);
+    this.#frames?.take(); // a frame of the budget too (not waited for: nothing else may go out before it)
     await this.#send(frame, 'session.setup', {
       transform: (data) => {
         this.#cipher = completeSessionSetup(keyPair, data, this.#userUuid as string);
@@ -541,6 +570,12 @@ export class TenebraSocket extends EventEmitter {
       }
       if (this.#cipher && !this.#cipher.exhausted) break;
       await this.rekey('nonce_overflow');
+    }
+    if (this.#frames) {
+      if (age && Date.now() + this.#frames.waitMs() - age.at > age.maxAgeMs) throw stale();
+      await this.#pace();
+      // pacing may have waited across a reconnect or rekey: the session must be ready again
+      if (this.#state !== 'ready' || !this.#cipher || this.#rekeying) return this.#trade(request, symbol, resent, throttled, age, sentBefore);
     }
     if (age && Date.now() - age.at > age.maxAgeMs) throw stale();
     // From here to send() nothing awaits: the frame's counter is the next one on the wire.
@@ -815,6 +850,7 @@ export class TenebraSocket extends EventEmitter {
   async #request(op: string, args: JsonObject, timeoutMs = this.#timeoutMs): Promise<unknown> {
     for (let throttled = 0; ; throttled++) {
       try {
+        await this.#pace();
         return await this.#send({ id: this.#nextId(), op, args }, op, { timeoutMs });
       } catch (e) {
         if (throttled >= MAX_THROTTLED_RETRIES || !(e instanceof SocketRequestError) || e.error !== 'rate_limited') throw e;

@@ -1,6 +1,6 @@
 // Pure pieces: exact JSON, decimals at the edge, the channel state machine.
 import { describe, expect, it } from 'vitest';
-import { ChannelTracker, RawNumber, parseJson, stringifyJson, toDecimal, rateLimitDelayMs } from '@tenebra/client';
+import { ChannelTracker, OrderBook, RawNumber, parseJson, stringifyJson, subDecimal, toDecimal, rateLimitDelayMs, type Order } from '@tenebra/client';
 
 describe('exact JSON', () => {
   it('keeps every non-safe-integer number as its literal', () => {
@@ -75,5 +75,40 @@ describe('channel tracker', () => {
     t.beginSubscribe();
     for (let s = 1; s <= 3; s++) expect(t.onFrame({ type: 'update', seq: s }, s)).toEqual([]);
     expect(t.onFrame({ type: 'update', seq: 4 }, 4)).toEqual([{ kind: 'overflow', limit: 3 }]);
+  });
+});
+
+describe('reconciliation book', () => {
+  const order = (over: Partial<Order>): Order => ({
+    order_id: '1', client_order_id: null, symbol: 'ETH-USDC-PERP', side: 'sell', type: 'limit', time_in_force: 'GTC', price: '3000', quantity: '2',
+    filled_quantity: '0', remaining_quantity: '2', average_fill_price: null, last_fill_qty: null, last_fill_price: null, status: 'NEW',
+    in_time_ns: '10', out_time_ns: '10', cancel_reason: null, reject_reason: null, ...over,
+  });
+
+  it('subtracts exact decimals', () => {
+    expect(subDecimal('1.5', '0.25')).toBe('1.25');
+    expect(subDecimal('2', '2')).toBe('0');
+    expect(subDecimal('0.001', '0.01')).toBe('-0.009');
+    expect(subDecimal('100000', '99866.278473')).toBe('133.721527');
+  });
+
+  it('reports only what the client did not see, each fill quantity once', () => {
+    const b = new OrderBook();
+    b.placed('1');
+    b.saw(order({ status: 'PARTIALLY_FILLED', filled_quantity: '0.5', out_time_ns: '20' }));
+    expect(b.recover(order({ status: 'PARTIALLY_FILLED', filled_quantity: '0.5' }))).toBeNull(); // nothing new
+    expect(b.recover(order({ status: 'FILLED', filled_quantity: '2', last_fill_price: '3000' }))).toMatchObject({ message_type: 'filled', last_fill_qty: '1.5' });
+    expect(b.recover(order({ status: 'FILLED', filled_quantity: '2' }))).toBeNull(); // reported once
+    expect(b.liveIds).toEqual([]);
+    b.placed('2');
+    expect(b.recover(order({ order_id: '2', status: 'CANCELLED', cancel_reason: 'CANCEL_ON_DISCONNECT' }))).toMatchObject({ message_type: 'cancelled', last_fill_qty: null });
+    // a snapshot does not overwrite what the client last saw (it would hide the change)
+    b.placed('3');
+    b.saw(order({ order_id: '3', status: 'PARTIALLY_FILLED', filled_quantity: '1' }), true);
+    expect(b.recover(order({ order_id: '3', status: 'PARTIALLY_FILLED', filled_quantity: '1' }))).toMatchObject({ message_type: 'partial_fill', last_fill_qty: '1' });
+    expect(b.resumeNs).toBe(20n);
+    const f = { fill_id: '5-0-M', order_id: '1', client_order_id: null, symbol: 'ETH-USDC-PERP', side: 'sell' as const, price: '3000', quantity: '1.5', fee: '-0.45', liquidity: 'maker' as const, time_ns: '30' };
+    expect([b.newFill(f), b.newFill(f)]).toEqual([true, false]);
+    expect(b.resumeNs).toBe(30n);
   });
 });
