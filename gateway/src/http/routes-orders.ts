@@ -8,6 +8,7 @@ import { ACTION_WEIGHT_MILLI, TIER_INFO } from '../tiers';
 import type { AccountRec } from '../store/records';
 import { API_PREFIX, rateHeaders, requireAuth } from './app';
 import { sendData, sendJson } from './reply';
+import { rejectUnknownParams } from './query';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,6 +42,7 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.post(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     try {
       chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.place);
     } catch (e) {
@@ -52,34 +54,40 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.post(`${API_PREFIX}/orders/mass-quote`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.massQuote);
     return answer(req, reply, await orders.massQuote(acct, req.body));
   });
 
   app.get<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     return sendData(req, reply, orders.get(acct, req.params.orderId));
   });
 
   app.patch<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.modify);
     return answer(req, reply, await orders.modify(acct, req.params.orderId, req.body));
   });
 
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
+    rejectUnknownParams(req.query as Record<string, unknown>, ['client_order_id']);
     return sendData(req, reply, orders.getByClientId(acct, req.query.client_order_id));
   });
 
   app.delete<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, ['client_order_id']);
     chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.cancel);
     return answer(req, reply, await orders.cancelByClientId(acct, req.query.client_order_id));
   });
 
   app.delete<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     chargeAction(limiter, reply, acct, ACTION_WEIGHT_MILLI.cancel);
     return answer(req, reply, await orders.cancel(acct, req.params.orderId));
   });
