@@ -9,7 +9,7 @@ import { startRig, newAccount, call, type Rig, type Account } from '../test/harn
 import { restInput, runRestInput, type RestTarget } from './rest';
 import { wsFrame, fuzzPreLogin, fuzzLoggedIn, fuzzEncrypted, tamper, LoggedIn } from './ws';
 import { linkFrame, fuzzLink, type LinkTarget } from './links';
-import { Tally } from './verdict';
+import { Tally, type Violation } from './verdict';
 
 export interface CampaignOptions {
   inputs: number;
@@ -17,6 +17,8 @@ export interface CampaignOptions {
   /** called every few seconds with the tally so far */
   progress?: (t: Tally, elapsedMs: number) => void;
   progressEveryMs?: number;
+  /** called with each violation as it happens */
+  onViolation?: (v: Violation) => void;
 }
 
 export interface CampaignResult {
@@ -26,11 +28,13 @@ export interface CampaignResult {
 }
 
 /** Shares of the inputs per surface (sum 1). */
-const MIX = { rest: 0.6, wsAnonymous: 0.2, wsLogin: 0.08, wsEncrypted: 0.06, link: 0.06 } as const;
+// Encrypted inputs cost ten REST inputs each (a session setup per input), so they get a smaller share.
+const MIX = { rest: 0.6, wsAnonymous: 0.25, wsLogin: 0.08, wsEncrypted: 0.03, link: 0.04 } as const;
 const BATCH = 200;
 
 export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
   const tally = new Tally();
+  tally.onViolation = o.onViolation ?? null;
   const onRejection = (e: unknown) => tally.fail('process', `unhandled rejection: ${String(e instanceof Error ? e.stack : e)}`, '');
   const onException = (e: Error) => tally.fail('process', `uncaught exception: ${e.stack ?? e.message}`, '');
   process.on('unhandledRejection', onRejection);

@@ -30,7 +30,11 @@ export class Tally {
     if (refused) this.refused.set(surface, (this.refused.get(surface) ?? 0) + 1);
   }
 
+  /** told of each violation as it happens (the CLI prints it, so a long run shows it early) */
+  onViolation: ((v: Violation) => void) | null = null;
+
   fail(surface: string, what: string, input: unknown): void {
+    this.onViolation?.({ surface, what, input: clip(input) });
     // keep the first 50 in full; a systematic failure would otherwise fill memory
     if (this.violations.length < 50) this.violations.push({ surface, what, input: clip(input) });
     else this.violations.push({ surface, what, input: '' });
