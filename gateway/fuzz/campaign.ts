@@ -17,6 +17,8 @@ export interface CampaignOptions {
   /** called every few seconds with the tally so far */
   progress?: (t: Tally, elapsedMs: number) => void;
   progressEveryMs?: number;
+  /** stop after this many minutes even if fewer inputs ran (the report says how many did) */
+  maxMinutes?: number;
   /** called with each violation as it happens */
   onViolation?: (v: Violation) => void;
 }
@@ -92,7 +94,8 @@ export async function runCampaign(o: CampaignOptions): Promise<CampaignResult> {
     };
     const order = { symbol: 'ETH-USDC-PERP', side: 'buy', type: 'limit', quantity: '0.01', price: '1000', time_in_force: 'GTC' };
 
-    while (Object.keys(quota).some((k) => done[k as keyof typeof done] < quota[k as keyof typeof quota])) {
+    const deadline = o.maxMinutes !== undefined ? t0 + o.maxMinutes * 60_000 : Infinity;
+    while (Object.keys(quota).some((k) => done[k as keyof typeof done] < quota[k as keyof typeof quota]) && Date.now() < deadline) {
       const n = (k: keyof typeof quota) => Math.min(BATCH, quota[k] - done[k]);
       let t1 = Date.now();
       const lap = (surface: string) => {

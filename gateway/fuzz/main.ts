@@ -1,8 +1,8 @@
-// npm run fuzz -- [--inputs N] [--seed S] [--workers W]: the fuzzing campaign of issue 25
+// npm run fuzz -- [--inputs N] [--seed S] [--workers W] [--max-minutes M]: the fuzzing campaign of issue 25
 // (gateway/fuzz/campaign.ts) against in-process gateways. With W > 1 the inputs are split over W
 // child processes (seeds S, S+1, ...; each its own gateway), and their tallies are summed. Prints a
 // progress line every 3 s, each violation as it happens, and the figures at the end; exits 1 on any
-// violation.
+// violation. --max-minutes bounds the duration: the run stops there and reports the inputs it ran.
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -13,13 +13,16 @@ import { Tally, type Violation } from './verdict';
 const RESULT_TAG = 'FUZZ-RESULT ';
 
 const { values } = parseArgs({
-  options: { inputs: { type: 'string', default: '100000' }, seed: { type: 'string' }, workers: { type: 'string', default: '1' }, child: { type: 'boolean', default: false } },
+  options: { inputs: { type: 'string', default: '100000' }, seed: { type: 'string' }, workers: { type: 'string', default: '1' }, 'max-minutes': { type: 'string' }, child: { type: 'boolean', default: false } },
 });
 const inputs = Number(values.inputs);
 const workers = Number(values.workers);
 const seed = values.seed !== undefined ? Number(values.seed) : Date.now() % 1_000_000;
 if (!Number.isInteger(inputs) || inputs < 1) throw new Error('--inputs must be a positive integer');
 if (!Number.isInteger(workers) || workers < 1 || workers > 16) throw new Error('--workers must be 1 to 16');
+const maxMinutes = values['max-minutes'] !== undefined ? Number(values['max-minutes']) : undefined;
+if (maxMinutes !== undefined && !(maxMinutes > 0)) throw new Error('--max-minutes must be positive');
+const bound = maxMinutes !== undefined ? { maxMinutes } : {};
 
 interface Summary {
   total: number;
@@ -36,7 +39,7 @@ function summary(r: CampaignResult): Summary {
 }
 
 async function runChild(i: number, n: number, progress: number[]): Promise<Summary> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', '--inputs', String(n), '--seed', String(seed + i)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', '--inputs', String(n), '--seed', String(seed + i), ...(maxMinutes !== undefined ? ['--max-minutes', String(maxMinutes)] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   let result: Summary | null = null;
   const lines = createInterface({ input: child.stdout });
   lines.on('line', (l) => {
@@ -51,7 +54,7 @@ async function runChild(i: number, n: number, progress: number[]): Promise<Summa
 
 if (values.child) {
   const r = await runCampaign({
-    inputs, seed, progressEveryMs: 1_000,
+    inputs, seed, progressEveryMs: 1_000, ...bound,
     progress: (t) => console.log(`progress ${t.total}`),
     onViolation: (v) => console.log(`VIOLATION [${v.surface}] ${v.what}\n  input: ${v.input}`),
   });
@@ -59,7 +62,7 @@ if (values.child) {
   process.exit(0);
 } else if (workers === 1) {
   const r = await runCampaign({
-    inputs, seed,
+    inputs, seed, ...bound,
     progress: (t, ms) => console.log(`fuzz: ${t.total}/${inputs} inputs, ${t.violations.length} violations, ${(ms / 1000).toFixed(0)} s, ${(t.total / (ms / 1000)).toFixed(0)}/s`),
     onViolation: (v) => console.log(`VIOLATION [${v.surface}] ${v.what}\n  input: ${v.input}`),
   });
