@@ -34,6 +34,7 @@ import { registerAdminRoutes } from './http/routes-admin';
 import { accountView } from './account/view';
 import { positionsOf } from './positions/view';
 import { ApiError } from './errors';
+import type { EdgeOptions } from './http/edge';
 import { WsServer } from './ws/server';
 import type { WsOptions } from './ws/protocol';
 import { SseServer, type SseOptions } from './sse/routes';
@@ -75,6 +76,8 @@ export interface GatewayOptions {
   maxBookDepth?: number;
   /** limit prices must lie within the mark ± this many basis points, or each instrument's band ('instrument'; default 0 = no check; gateway/src/main.ts, the process, uses 'instrument') */
   priceBandBps?: PriceBand;
+  /** HTTP server timeouts and per-address connection cap (http/edge.ts) */
+  edge?: Partial<EdgeOptions>;
   /** WebSocket server tunables (timers, limits; see ws/protocol.ts) */
   ws?: Partial<WsOptions>;
   /** server-sent events tunables (heartbeat, polling, stream caps; see sse/routes.ts) */
@@ -190,7 +193,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
 
   const repegger = new Repegger(db, oracle, orders, clock, events, log.child({ component: 'repeg' }), opts.repeg);
 
-  const app = buildApp({ log, tokens, accounts, limiter, ...(opts.publicLimits ? { publicLimits: opts.publicLimits } : {}) });
+  const app = buildApp({ log, tokens, accounts, limiter, ...(opts.publicLimits ? { publicLimits: opts.publicLimits } : {}), ...(opts.edge ? { edge: opts.edge } : {}) });
   registerPublicRoutes(app, { tokens, accounts, registry, clock });
   registerMarketDataRoutes(app, { registry, oracle });
   registerOrderRoutes(app, orders, limiter, { db, registry }, (id) => {

@@ -70,6 +70,9 @@ export class TokenService {
 
   /** Checks signature, issuer, audience, expiry and revocation. */
   async verify(token: string): Promise<TokenCheck> {
+    // A base64url segment's last character carries unused low bits; jose ignores them, so a token with
+    // those bits changed would decode to the same signature and pass. Only our exact text is a token.
+    if (!isCanonicalCompact(token)) return { ok: false, error: 'invalid_token', detail: 'the bearer token is malformed or its signature does not verify' };
     const hit = this.verified.get(token);
     if (hit) {
       // jose's expiry rule (no clock tolerance): expired when exp <= now, in whole seconds
@@ -126,6 +129,13 @@ export class TokenService {
     if (stale.length) this.db.tx(() => { for (const k of stale) this.db.revoked.removeSync(k); });
     return stale.length;
   }
+}
+
+/** True when the token is three base64url segments, each the canonical (unpadded) encoding of its bytes. */
+export function isCanonicalCompact(token: string): boolean {
+  const parts = token.split('.');
+  if (parts.length !== 3) return false;
+  return parts.every((p) => p.length > 0 && /^[A-Za-z0-9_-]+$/.test(p) && Buffer.from(p, 'base64url').toString('base64url') === p);
 }
 
 function toClaims(p: Record<string, unknown>): TokenClaims | null {

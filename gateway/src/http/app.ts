@@ -3,6 +3,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Duplex } from 'node:stream';
 import { ApiError } from '../errors';
 import type { TokenClaims, TokenService } from '../auth/tokens';
 import type { AccountService } from '../accounts';
@@ -10,10 +11,13 @@ import type { AccountRec, Scope } from '../store/records';
 import type { RateLimiter, RateDecision } from '../ratelimit';
 import { PUBLIC_REST_LIMITS, TIER_INFO, type RestLimits } from '../tiers';
 import { sendError } from './reply';
+import { DEFAULT_EDGE_OPTIONS, clientErrorHandler, guardServer, answerRaw, serverOptions, type EdgeOptions } from './edge';
 
 export const API_PREFIX = '/api/v1';
 export const ADMIN_PREFIX = '/admin';
 export const BODY_LIMIT = 64 * 1024;
+/** The only routes that take form bodies (OAuth clients often send them); every other body is JSON. */
+const FORM_ROUTES: ReadonlySet<string> = new Set([`${API_PREFIX}/auth/token`, `${API_PREFIX}/auth/token/revoke`]);
 
 /** What onRequest learned about the caller's bearer token. */
 export type AuthState =
@@ -25,6 +29,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthState;
   }
+  interface FastifyInstance {
+    /** Answers a raw socket (a refused WebSocket upgrade) with the error envelope and closes it. */
+    refuseRaw(socket: Duplex, e: ApiError, extraHeaders?: Record<string, string>): void;
+    /** Every route registered (method, url pattern): the fuzzer and the route-wide checks walk it. */
+    routeTable: { method: string; url: string }[];
+  }
 }
 
 export interface HttpDeps {
@@ -33,6 +43,8 @@ export interface HttpDeps {
   accounts: AccountService;
   limiter: RateLimiter;
   publicLimits?: RestLimits;
+  /** timeouts and the per-address connection cap of the HTTP server (http/edge.ts) */
+  edge?: Partial<EdgeOptions>;
 }
 
 /** The authenticated account of a request that needs `scope` (or any valid token when scope is null). */
@@ -55,7 +67,13 @@ export function rateHeaders(reply: FastifyReply, d: RateDecision): void {
 
 /** Builds the fastify instance with hooks, parsers and error handling (routes are registered by the caller). */
 export function buildApp(deps: HttpDeps): FastifyInstance {
+  const edge: EdgeOptions = { ...DEFAULT_EDGE_OPTIONS, ...deps.edge };
+  // Answers written below fastify (raw) spend the address's public budget like any request.
+  const rateFor = (ip: string): RateDecision => deps.limiter.request(`ip:${ip}`, deps.publicLimits ?? PUBLIC_REST_LIMITS);
   const app = Fastify({
+    http: serverOptions(edge),
+    requestTimeout: edge.requestTimeoutMs,
+    clientErrorHandler: clientErrorHandler(rateFor),
     loggerInstance: deps.log.child({ component: 'http' }) as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
@@ -69,6 +87,15 @@ export function buildApp(deps: HttpDeps): FastifyInstance {
     },
   });
   app.decorateRequest('auth', null as never);
+  app.decorate('refuseRaw', (socket: Duplex, e: ApiError, extra: Record<string, string> = {}) => {
+    answerRaw(socket, e, rateFor((socket as { remoteAddress?: string }).remoteAddress ?? 'unknown'), extra);
+  });
+  guardServer(app.server, edge, rateFor);
+  const routeTable: { method: string; url: string }[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) routeTable.push({ method, url: r.url });
+  });
 
   // Bodies: strict JSON, and form encoding for the OAuth token endpoints (clients often send it).
   app.removeAllContentTypeParsers();
@@ -81,7 +108,10 @@ export function buildApp(deps: HttpDeps): FastifyInstance {
       done(new ApiError('invalid_request', `the request body is not valid JSON (${(e as Error).message})`), undefined);
     }
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (req, body, done) => {
+    if (!FORM_ROUTES.has(req.routeOptions.url ?? '')) {
+      return done(new ApiError('invalid_request', 'send this body as application/json; only the token endpoints (POST /auth/token, /auth/token/revoke) accept application/x-www-form-urlencoded'), undefined);
+    }
     const params = new URLSearchParams(String(body));
     const out: Record<string, string> = {};
     for (const [k, v] of params) {
@@ -101,6 +131,11 @@ export function buildApp(deps: HttpDeps): FastifyInstance {
     if (!d.allowed) {
       reply.header('Retry-After', String(d.retryAfter));
       return sendError(req, reply, new ApiError('rate_limited', `request budget exhausted; retry after ${d.retryAfter} s`));
+    }
+    // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400 (node's own answer would be a bare one)
+    if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
+      reply.header('Connection', 'close');
+      return sendError(req, reply, new ApiError('invalid_request', 'an HTTP/1.1 request needs a Host header'));
     }
   });
 

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { API_PREFIX } from './app';
 import { sendJson } from './reply';
+import { rejectUnknownParams } from './query';
 
 const num = { type: 'number' } as const;
 const str = { type: 'string' } as const;
@@ -207,5 +208,8 @@ export const OPENAPI = {
 } as const;
 
 export function registerDocsRoutes(app: FastifyInstance): void {
-  app.get(`${API_PREFIX}/openapi.json`, async (_req, reply) => sendJson(reply, OPENAPI));
+  app.get(`${API_PREFIX}/openapi.json`, async (req, reply) => {
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
+    return sendJson(reply, OPENAPI);
+  });
 }

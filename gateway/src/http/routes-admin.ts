@@ -14,6 +14,7 @@ import { usdcField } from './usdc-field';
 import { ADMIN_PREFIX } from './app';
 import { sendData } from './reply';
 import { bodyObject } from './routes-public';
+import { rejectUnknownParams } from './query';
 
 export const ADMIN_SECRET_HEADER = 'x-admin-secret';
 export const DEFAULT_LEVERAGE = 10;
@@ -38,6 +39,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
   app.post(`${ADMIN_PREFIX}/accounts`, async (req, reply) => {
     guard(req);
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     const b = bodyObject(req.body, 'tier, deposit and optionally leverage, scopes, passphrase');
     if (!isTier(b.tier)) throw new ApiError('invalid_request', `tier must be one of ${TIERS.join(', ')}`);
     const deposit = usdcField(b.deposit ?? '0', 'deposit', true);
@@ -64,12 +66,14 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
   app.get<{ Params: { userId: string } }>(`${ADMIN_PREFIX}/accounts/:userId`, async (req, reply) => {
     guard(req);
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     const acct = mustAccount(deps, req.params.userId);
     return sendData(req, reply, accountSummary(deps.db, acct));
   });
 
   app.post<{ Params: { userId: string } }>(`${ADMIN_PREFIX}/accounts/:userId/deposits`, async (req, reply) => {
     guard(req);
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     mustAccount(deps, req.params.userId);
     const b = bodyObject(req.body, 'amount and optionally deposit_id');
     const amount = usdcField(b.amount, 'amount', false);
@@ -83,6 +87,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
   app.post<{ Params: { userId: string } }>(`${ADMIN_PREFIX}/accounts/:userId/rotate`, async (req, reply) => {
     guard(req);
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     mustAccount(deps, req.params.userId);
     const b = req.body === undefined ? {} : bodyObject(req.body, 'optionally passphrase');
     const passphrase = optionalPassphrase(b.passphrase);
@@ -93,6 +98,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
 
   app.post<{ Params: { symbol: string } }>(`${ADMIN_PREFIX}/instruments/:symbol/status`, async (req, reply) => {
     guard(req);
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     if (!deps.registry.get(req.params.symbol)) throw new ApiError('not_found', `unknown symbol '${req.params.symbol.slice(0, 64)}'`);
     const b = bodyObject(req.body, 'status');
     if (typeof b.status !== 'string' || !(INSTRUMENT_STATUSES as readonly string[]).includes(b.status)) {

@@ -10,7 +10,7 @@ import type { AccountRec } from '../store/records';
 import { API_PREFIX, rateHeaders, requireAuth } from './app';
 import { sendData, sendJson } from './reply';
 import { listClosedOrders, listOpenOrders, type HistoryDeps } from './routes-history';
-import { rejectUnknownParams, singleParam } from '../stats/window';
+import { rejectUnknownParams, singleParam } from './query';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -48,6 +48,7 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.post(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     try {
       chargeAction(limiter, reply, acct, 'place');
     } catch (e) {
@@ -62,6 +63,7 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.post(`${API_PREFIX}/orders/mass-quote`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     chargeAction(limiter, reply, acct, 'massQuote');
     const a = await orders.massQuote(acct, req.body);
     for (const leg of legResults(a.data)) if (leg.code === 0 && typeof leg.order_id === 'string') onPlaced(leg.order_id);
@@ -70,11 +72,13 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.get<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     return sendData(req, reply, orders.get(acct, req.params.orderId));
   });
 
   app.patch<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     chargeAction(limiter, reply, acct, 'modify');
     return answer(req, reply, await orders.modify(acct, req.params.orderId, req.body));
   });
@@ -93,12 +97,14 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.delete<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, ['client_order_id']);
     chargeAction(limiter, reply, acct, 'cancel');
     return answer(req, reply, await orders.cancelByClientId(acct, req.query.client_order_id));
   });
 
   app.delete<{ Params: { orderId: string } }>(`${API_PREFIX}/orders/:orderId`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     chargeAction(limiter, reply, acct, 'cancel');
     return answer(req, reply, await orders.cancel(acct, req.params.orderId));
   });

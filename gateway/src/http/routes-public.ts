@@ -9,6 +9,7 @@ import type { GatewayClock } from '../clock';
 import { SCOPES, type Scope } from '../store/records';
 import { API_PREFIX, requireAuth } from './app';
 import { sendData, sendJson } from './reply';
+import { rejectUnknownParams } from './query';
 
 const MAX_CREDENTIAL_CHARS = 256;
 
@@ -21,6 +22,7 @@ export interface PublicRouteDeps {
 
 export function registerPublicRoutes(app: FastifyInstance, deps: PublicRouteDeps): void {
   app.post(`${API_PREFIX}/auth/token`, async (req, reply) => {
+  rejectUnknownParams(req.query as Record<string, unknown>, []);
     const b = bodyObject(req.body, 'grant_type, client_id, client_secret and passphrase');
     if (b.grant_type === undefined) throw new ApiError('invalid_request', 'missing grant_type');
     if (typeof b.grant_type !== 'string') throw new ApiError('invalid_request', 'grant_type must be a string');
@@ -48,6 +50,7 @@ export function registerPublicRoutes(app: FastifyInstance, deps: PublicRouteDeps
   });
 
   app.post(`${API_PREFIX}/auth/token/revoke`, async (req, reply) => {
+  rejectUnknownParams(req.query as Record<string, unknown>, []);
     const b = bodyObject(req.body, 'token');
     if (b.token === undefined) throw new ApiError('invalid_request', 'missing token');
     if (typeof b.token !== 'string' || b.token.length > 4096) throw new ApiError('invalid_request', 'token must be a string');
@@ -56,6 +59,7 @@ export function registerPublicRoutes(app: FastifyInstance, deps: PublicRouteDeps
   });
 
   app.get(`${API_PREFIX}/instruments`, async (req, reply) => {
+  rejectUnknownParams(req.query as Record<string, unknown>, []);
     const list = deps.registry.list();
     const etag = String(list.version);
     reply.header('ETag', etag);
@@ -64,6 +68,7 @@ export function registerPublicRoutes(app: FastifyInstance, deps: PublicRouteDeps
   });
 
   app.get<{ Params: { symbol: string } }>(`${API_PREFIX}/instruments/:symbol`, async (req, reply) => {
+  rejectUnknownParams(req.query as Record<string, unknown>, []);
     const inst = deps.registry.get(req.params.symbol);
     if (!inst) throw new ApiError('not_found', `unknown symbol '${req.params.symbol.slice(0, 64)}'; GET /instruments lists the symbols`);
     return sendData(req, reply, instrumentView(inst));
@@ -71,6 +76,7 @@ export function registerPublicRoutes(app: FastifyInstance, deps: PublicRouteDeps
 
   app.get(`${API_PREFIX}/time`, async (req, reply) => {
     requireAuth(req, null);
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     const ns = deps.clock.nowNs();
     return sendData(req, reply, { server_time: new Date(Number(ns / 1_000_000n)).toISOString(), server_time_ns: ns });
   });

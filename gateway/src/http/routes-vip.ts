@@ -42,6 +42,7 @@ export function registerVipRoutes(app: FastifyInstance, deps: VipRouteDeps): voi
   const secretDigest = createHash('sha256').update(deps.adminSecret).digest();
   app.post<{ Params: { userId: string } }>(`${ADMIN_PREFIX}/accounts/:userId/tier`, async (req, reply) => {
     adminGuard(req, secretDigest);
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     const b = bodyObject(req.body, 'tier');
     if (!isTier(b.tier)) throw new ApiError('invalid_request', `tier must be one of ${TIERS.join(', ')}`);
     const unknown = Object.keys(b).find((k) => k !== 'tier');

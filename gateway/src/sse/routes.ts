@@ -15,6 +15,7 @@ import { sendData } from '../http/reply';
 import { SseStream } from './stream';
 import { NotificationLog, type Notification } from './notifications';
 import { TicketStore, type Ticket } from './tickets';
+import { rejectUnknownParams } from '../http/query';
 
 /** Where statistics come from: the object of GET /stats/platform/overview for query q. */
 export interface StatsSource {
@@ -80,6 +81,7 @@ export class SseServer {
       app.get(`${prefix}/events/notifications`, (req, reply) => this.openNotifications(req, reply));
       app.post(`${prefix}/events/tickets`, async (req, reply) => {
         const acct = requireAuth(req, 'read');
+        rejectUnknownParams(req.query as Record<string, unknown>, []);
         const claims = req.auth.kind === 'ok' ? req.auth.claims : null;
         if (!claims) throw new ApiError('invalid_token', 'a bearer token is required');
         return sendData(req, reply, this.tickets.issue(acct.user_id, claims.jti, claims.exp * 1000));
@@ -128,6 +130,7 @@ export class SseServer {
   }
 
   private async openStats(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    rejectUnknownParams(req.query as Record<string, unknown>, ['last_event_id']);
     const stats = this.deps.stats;
     if (!stats) throw new ApiError('internal_error', 'statistics are not available on this gateway');
     const ip = req.ip;
@@ -160,6 +163,7 @@ export class SseServer {
 
   private async openNotifications(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const grant = this.authorize(req);
+    rejectUnknownParams(req.query as Record<string, unknown>, ['ticket', 'last_event_id']);
     const userId = grant.userId;
     if ((this.perAccount.get(userId) ?? 0) >= this.options.maxStreamsPerAccount) {
       throw new ApiError('rate_limited', `at most ${this.options.maxStreamsPerAccount} notification streams per account`);

@@ -5,6 +5,9 @@
 // slot, `to` (clamped to as_of first) is covered by the slot it lies in, and a `to` exactly on a slot
 // boundary ends there. Because as_of is itself a slot boundary, no slot after as_of is ever read.
 import { ApiError } from '../errors';
+import { singleParam } from '../http/query';
+// the query helpers moved to http/query.ts (every route's); re-exported for their existing importers
+export { singleParam, limitParam, rejectUnknownParams } from '../http/query';
 
 export const SLOT_MS = 600_000;
 export const HOUR_MS = 3_600_000;
@@ -94,33 +97,6 @@ export function twoYearsAfter(fromMs: number): number {
   const d = new Date(fromMs);
   d.setUTCFullYear(d.getUTCFullYear() + 2);
   return d.getTime();
-}
-
-/** The value of a single-valued query parameter, or undefined; invalid_request when repeated or not text. */
-export function singleParam(q: Record<string, unknown>, name: string): string | undefined {
-  const v = q[name];
-  if (v === undefined) return undefined;
-  if (Array.isArray(v)) throw new ApiError('invalid_request', `query parameter '${name}' appears more than once`);
-  if (typeof v !== 'string') throw new ApiError('invalid_request', `query parameter '${name}' must be text`);
-  return v;
-}
-
-/** The `limit` query parameter of a list endpoint: an integer from 1 to max, dflt when absent. */
-export function limitParam(q: Record<string, unknown>, dflt: number, max: number): number {
-  const text = singleParam(q, 'limit');
-  if (text === undefined) return dflt;
-  if (!/^\d{1,6}$/.test(text) || Number(text) < 1 || Number(text) > max) throw new ApiError('invalid_request', `limit must be an integer from 1 to ${max}`);
-  return Number(text);
-}
-
-/** invalid_request naming the first query parameter not in allowed. */
-export function rejectUnknownParams(q: Record<string, unknown>, allowed: readonly string[]): void {
-  for (const k of Object.keys(q)) {
-    if (!allowed.includes(k)) {
-      const list = allowed.length ? `it accepts ${allowed.join(', ')}` : 'it takes no query parameters';
-      throw new ApiError('invalid_request', `unknown query parameter '${k.slice(0, 32)}'; ${list}`);
-    }
-  }
 }
 
 /**

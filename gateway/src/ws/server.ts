@@ -17,6 +17,7 @@ import type { RateLimiter } from '../ratelimit';
 import type { GatewayDb } from '../store/db';
 import type { AccountRec, Scope } from '../store/records';
 import { ChannelHub } from './hub';
+import { ApiError } from '../errors';
 import type { MarkSource } from '../risk-monitor/mark-book';
 import { WsConnection } from './connection';
 import { SocketTrading, type Admit, type OrderPort } from './trading';
@@ -115,6 +116,13 @@ export class WsServer {
       accountInfo: deps.accountInfo, server: this, health: this.health,
     };
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.options.hardMaxFrameBytes, perMessageDeflate: false });
+    // A handshake ws refuses (method, Upgrade, key, version, subprotocol) gets the envelope too.
+    this.wss.on('wsClientError', (err: Error, socket: Duplex) => {
+      const msg = err.message;
+      if (/method/i.test(msg)) return app.refuseRaw(socket, new ApiError('method_not_allowed', `${msg}: a WebSocket handshake is a GET`), { Allow: 'GET' });
+      const extra = /version/i.test(msg) ? { 'Sec-WebSocket-Version': '13' } : undefined;
+      app.refuseRaw(socket, new ApiError('invalid_request', `${msg}: send a WebSocket handshake (RFC 6455) to ${WS_PATH}`), extra);
+    });
     app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
     app.addHook('onListen', async () => this.startTimers());
     app.addHook('preClose', async () => this.stop());
@@ -164,13 +172,12 @@ export class WsServer {
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = (req.url ?? '').split('?')[0];
-    const refuse = (status: number, text: string) => {
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-    };
-    if (path !== WS_PATH && !WS_ALIAS_PATHS.includes(path ?? '')) return refuse(404, 'Not Found');
-    if (this.stopping) return refuse(503, 'Service Unavailable');
+    // Refusals carry the REST error envelope (http/edge.ts), as every other answer of this port.
+    const refuse = (e: ApiError, extra?: Record<string, string>) => this.app.refuseRaw(socket, e, extra);
+    if (path !== WS_PATH && !WS_ALIAS_PATHS.includes(path ?? '')) return refuse(new ApiError('not_found', `no WebSocket endpoint at ${String(path).slice(0, 64)}; connect to ${WS_PATH}`));
+    if (this.stopping) return refuse(new ApiError('service_unavailable', 'the gateway is shutting down; reconnect shortly'));
     const ip = req.socket.remoteAddress ?? 'unknown';
-    if ((this.perIp.get(ip) ?? 0) >= this.options.maxSocketsPerIp) return refuse(429, 'Too Many Requests');
+    if ((this.perIp.get(ip) ?? 0) >= this.options.maxSocketsPerIp) return refuse(new ApiError('rate_limited', `at most ${this.options.maxSocketsPerIp} WebSockets per address`));
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, ip));
   }
 
