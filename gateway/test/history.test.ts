@@ -34,7 +34,8 @@ describe('order history and fills', () => {
     // a rests three sells (two ETH, one BTC), b takes one ETH sell whole and half of the other, then cancels nothing.
     placed.s1 = await place(rig, a, O({ side: 'sell', quantity: 1, price: 3000, client_order_id: 's1' }));
     placed.s2 = await place(rig, a, O({ side: 'sell', quantity: 1, price: 3001 }));
-    placed.btc = await place(rig, a, O({ symbol: 'BTC-USDC-PERP', side: 'sell', quantity: 0.01, price: 60000 }));
+    // above BTC's mark (about 65,000): a sell below it would book a loss the fill-loss check refuses
+    placed.btc = await place(rig, a, O({ symbol: 'BTC-USDC-PERP', side: 'sell', quantity: 0.01, price: 66000 }));
     placed.t1 = await place(rig, b, O({ side: 'buy', quantity: 1.5, price: 3001, time_in_force: 'IOC', client_order_id: 't1' }));
     await settled(rig);
   });

@@ -85,7 +85,9 @@ export function registerOrderRoutes(app: FastifyInstance, orders: OrderService, 
 
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/orders`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
-    // One path, three reads: by client_order_id, or a listing by status (routes-history.ts).
+    // One path, three reads: by client_order_id, or a listing by status (routes-history.ts). A name
+    // no read takes is refused first, so a typo is named as such rather than as a missing status.
+    rejectUnknownParams(req.query, ['status', 'client_order_id', 'symbol', 'since_ns', 'limit']);
     const status = singleParam(req.query, 'status');
     if (status === 'open') return sendData(req, reply, listOpenOrders(history, acct.user_id, req.query));
     if (status === 'closed') return sendData(req, reply, listClosedOrders(history, acct.user_id, req.query));

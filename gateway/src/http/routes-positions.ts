@@ -55,6 +55,7 @@ export function registerPositionRoutes(app: FastifyInstance, deps: PositionRoute
 
   app.get<SymbolParams>(`${API_PREFIX}/positions/:symbol/leverage`, async (req, reply) => {
     const acct = requireAuth(req, 'read');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     const inst = instrument(req.params.symbol);
     const a = deps.db.accounts.get(acct.user_id) ?? acct;
     return sendData(req, reply, { symbol: inst.symbol, leverage: effectiveLeverage(a, inst), max_leverage: inst.max_leverage });
@@ -62,6 +63,7 @@ export function registerPositionRoutes(app: FastifyInstance, deps: PositionRoute
 
   app.post<SymbolParams>(`${API_PREFIX}/positions/:symbol/leverage`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     const inst = instrument(req.params.symbol);
     const b = objectBody(req.body, ['leverage']);
     const leverage = leverageField(b.leverage, inst, 'invalid_request');
@@ -91,6 +93,7 @@ export function registerPositionRoutes(app: FastifyInstance, deps: PositionRoute
 
   app.post<SymbolParams>(`${API_PREFIX}/positions/:symbol/margin`, async (req, reply) => {
     const acct = requireAuth(req, 'trade');
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
     const inst = instrument(req.params.symbol);
     const b = objectBody(req.body, ['action', 'amount']);
     let action: 'add' | 'remove';
