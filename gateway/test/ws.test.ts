@@ -353,8 +353,9 @@ describe('channels', () => {
     const eth = snap.find((p: any) => p.symbol === 'ETH-USDC-PERP');
     expect(eth).toMatchObject({ side: 'short', status: 'OPEN' });
     // spec: the channel's data is the position object including update_reason, snapshot frames too:
-    // the reason of the last change the channel saw (fills opened this one)
-    expect(eth.update_reason).toBe('fill');
+    // the reason of the last change the channel saw: the fills that opened it, or, on a slow machine,
+    // the settlement batch (every 2 s) that settled them before this subscription
+    expect(['fill', 'settlement']).toContain(eth.update_reason);
     const rec = rig.gw.ws.hub.live.openPositions(a.user_id).find((p) => p.symbol === 'ETH-USDC-PERP')!;
     rig.gw.events.emit('position', { update_reason: 'funding', position: { ...rec } });
     await ca.waitFor((r) => (r.plain as any)?.position_update?.update_reason === 'funding', 'funding update');
