@@ -210,12 +210,25 @@ function applyLinkEmulation(nd: NodeConfig, want: LinkEmulationConfig | undefine
 
 export type Role = ProcessEntry['role'];
 
+/** What happened to one process, as the launcher saw it (the console's timeline shows these). */
+export interface ProcessEvent {
+  /** ms since the epoch */
+  time: number;
+  role: Role;
+  index: number;
+  kind: 'started' | 'exited' | 'killed' | 'frozen' | 'thawed';
+  /** exit code or signal, restart delay */
+  detail?: string;
+}
+
 interface Running {
   entry: ProcessEntry;
   /** log size when this incarnation started: readiness is searched only after it */
   logStart: number;
   /** stopped through kill(): its exit is expected */
   killed: boolean;
+  /** stopped with SIGSTOP through freeze(), not yet continued */
+  frozen: boolean;
   child: ChildProcess | null;
   exited: Promise<number | null>;
 }
@@ -223,6 +236,7 @@ interface Running {
 /** A running cluster: its processes, and controls for chaos (kill / restart one process). */
 export class Cluster {
   private readonly procs = new Map<string, Running>();
+  private readonly listeners = new Set<(e: ProcessEvent) => void>();
   private constructor(
     readonly opts: ClusterOptions,
     readonly configs: Awaited<ReturnType<typeof ensureCluster>>,
@@ -289,8 +303,20 @@ export class Cluster {
     };
     const peerId = role === 'committee' ? this.configs.nodes[index - 1]!.peers[index - 1]!.peerId : null;
     this.procs.set(this.key(role, index), {
-      entry: { role, index, pid: child.pid ?? null, ports, peerId, configFile, logFile }, logStart, killed: false, child, exited,
+      entry: { role, index, pid: child.pid ?? null, ports, peerId, configFile, logFile }, logStart, killed: false, frozen: false, child, exited,
     });
+    this.emit(role, index, 'started', child.pid === undefined ? undefined : `pid ${child.pid}`);
+  }
+
+  /** Calls fn with every process event from now on; returns the unsubscribe. */
+  onEvent(fn: (e: ProcessEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private emit(role: Role, index: number, kind: ProcessEvent['kind'], detail?: string): void {
+    const e: ProcessEvent = { time: Date.now(), role, index, kind, ...(detail === undefined ? {} : { detail }) };
+    for (const fn of this.listeners) fn(e);
   }
 
   private stopping = false;
@@ -299,6 +325,8 @@ export class Cluster {
   /** Supervision: a process that died on its own is started again after a growing pause. */
   private onExit(role: Role, index: number, code: number | null): void {
     const p = this.procs.get(this.key(role, index));
+    if (p) p.frozen = false;
+    this.emit(role, index, 'exited', code === -1 ? 'by a signal' : `code ${code}`);
     if (!this.opts.supervise || this.stopping || !p || p.killed) return;
     const n = (this.restarts.get(this.key(role, index)) ?? 0) + 1;
     this.restarts.set(this.key(role, index), n);
@@ -316,10 +344,40 @@ export class Cluster {
     const p = this.procs.get(this.key(role, index));
     if (!p?.child || p.child.exitCode !== null || p.child.signalCode !== null) return;
     p.killed = true;
+    this.emit(role, index, 'killed', signal);
     p.child.kill(signal);
+    // a stopped process holds a catchable signal until it runs again (SIGKILL needs no SIGCONT)
+    if (p.frozen && signal !== 'SIGKILL') p.child.kill('SIGCONT');
     await p.exited;
     p.entry.pid = null;
     this.writeClusterFile();
+  }
+
+  /**
+   * Stops one process in place (SIGSTOP): it keeps its sockets and memory but runs nothing, like a
+   * host that hangs. Its peers see silence, not a closed connection. thaw() continues it.
+   */
+  freeze(role: Role, index: number): boolean {
+    const p = this.procs.get(this.key(role, index));
+    if (!p?.child || !this.isRunning(role, index) || p.frozen) return false;
+    p.child.kill('SIGSTOP');
+    p.frozen = true;
+    this.emit(role, index, 'frozen');
+    return true;
+  }
+
+  /** Continues a process that freeze() stopped (SIGCONT). */
+  thaw(role: Role, index: number): boolean {
+    const p = this.procs.get(this.key(role, index));
+    if (!p?.child || !p.frozen) return false;
+    p.child.kill('SIGCONT');
+    p.frozen = false;
+    this.emit(role, index, 'thawed');
+    return true;
+  }
+
+  isFrozen(role: Role, index: number): boolean {
+    return this.procs.get(this.key(role, index))?.frozen ?? false;
   }
 
   async restart(role: Role, index: number): Promise<void> {
@@ -412,7 +470,10 @@ export class Cluster {
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
     const running = [...this.procs.values()].filter((p) => p.child && p.child.exitCode === null && p.child.signalCode === null);
-    for (const p of running) p.child!.kill('SIGTERM');
+    for (const p of running) {
+      p.child!.kill('SIGTERM');
+      if (p.frozen) p.child!.kill('SIGCONT'); // else the SIGTERM waits until the grace ends
+    }
     const timer = setTimeout(() => { for (const p of running) p.child!.kill('SIGKILL'); }, graceMs);
     await Promise.all(running.map((p) => p.exited));
     clearTimeout(timer);
