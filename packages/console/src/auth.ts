@@ -1,0 +1,41 @@
+// The operator token: made at each start, written to the data folder (0600) and printed once. A
+// browser presents it once in the address (?token=), which sets a same-site, script-proof cookie;
+// tools send it as a bearer token. Anything else is 401.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+
+export const COOKIE = 'tenebra_console';
+
+/** A fresh token, written to `file` readable by its owner only. */
+export function newOperatorToken(file: string): string {
+  const token = randomBytes(24).toString('hex');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
+export function sameToken(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The token a request presents: bearer header first, then the cookie. */
+export function presented(req: IncomingMessage): string | null {
+  const auth = req.headers.authorization;
+  if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === COOKIE) return v.join('=');
+  }
+  return null;
+}
+
+/**
+ * A request whose Host is not this loopback address is refused (a DNS-rebinding page would name
+ * its own host): the console answers only to the address it printed.
+ */
+export function hostAllowed(req: IncomingMessage, port: number): boolean {
+  const host = req.headers.host ?? '';
+  return host === `127.0.0.1:${port}` || host === `localhost:${port}` || host === `[::1]:${port}`;
+}
