@@ -100,7 +100,7 @@ function renderLeakage(s) {
 }
 
 function renderTimeline() {
-  $('#timeline').replaceChildren(...events.slice(-200).reverse().map((e) => el('li', { class: e.source, dataset: { who: e.who, source: e.source } },
+  $('#timeline').replaceChildren(...events.slice(-200).reverse().map((e) => el('li', { class: `src-${e.source}`, dataset: { who: e.who, source: e.source } },
     el('time', { textContent: new Date(e.time).toLocaleTimeString() }), `${e.who}: ${e.what}`)));
 }
 

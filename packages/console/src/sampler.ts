@@ -21,7 +21,7 @@ export interface SamplerOptions {
   window?: number;
   /** flow points kept for the plots */
   history?: number;
-  /** a scrape slower than this counts as missed */
+  /** a scrape slower than this counts as missed (the next poll waits for it: polls never stack) */
   timeoutMs?: number;
 }
 
@@ -46,7 +46,7 @@ export class Sampler {
     this.intervalMs = opts.intervalMs ?? 1_000;
     this.window = opts.window ?? 10;
     this.historyLength = opts.history ?? 600;
-    this.timeoutMs = opts.timeoutMs ?? Math.min(900, this.intervalMs);
+    this.timeoutMs = opts.timeoutMs ?? 2 * this.intervalMs;
     this.off = target.onEvent((e) => this.record({
       time: e.time, who: whoOf(e.role, e.index), what: e.detail ? `${e.kind} (${e.detail})` : e.kind, source: 'process',
     }));

@@ -12,7 +12,7 @@ import type { ProcRole } from './target';
  */
 export type ProcState = 'up' | 'down' | 'frozen' | 'recovering' | 'stale';
 
-export const STALE_MS = 3_000;
+export const STALE_MS = 5_000;
 export const RESERVE_KINDS = ['triples', 'lex4', 'prod4', 'bits'] as const;
 
 /** One process's scrapes: the newest and the one a window earlier (for rates and quantiles). */
