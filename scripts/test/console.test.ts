@@ -116,7 +116,33 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
     });
     expect(await tileState('committee', 4)).toBe('up');
     await shows('#timeline li.src-console', 1, 10_000, 'node 4: restart (console)');
+    // and its peers see it again
+    await shows('.tile[data-role="committee"][data-index="1"] tr[data-peer="4"][data-up="true"]', 1, 120_000);
     await filled(await waitFor(pair, 30_000, 'a crossing pair acknowledged after the restart'));
     await shot('node-back');
   }, 480_000);
+
+  it('costs the launcher little CPU: a poll of the seven processes, the page open or closed', async () => {
+    trading = false;
+    await loop;
+    const cpuMs = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    const over = async (ms: number) => {
+      const c = cpuMs();
+      const t = Date.now();
+      await new Promise((r) => setTimeout(r, ms));
+      return (cpuMs() - c) / ((Date.now() - t) / 1000);
+    };
+    const open = await over(10_000); // this process, page open: polls, snapshots and the event stream
+    await page.close();
+    await waitFor(async () => con.clients() === 0, 10_000, 'the page to close its stream');
+    const closed = await over(10_000); // page closed: the polls alone
+    const c = cpuMs();
+    for (let i = 0; i < 10; i++) await con.sampler.poll();
+    const perPoll = (cpuMs() - c) / 10;
+    console.log(`console cost in the launcher: ${perPoll.toFixed(1)} ms CPU per poll (one a second); launcher CPU ${open.toFixed(1)} ms/s with the page open, ${closed.toFixed(1)} ms/s closed`);
+    expect(perPoll).toBeLessThan(100); // 10 % of a core at most, even on a loaded box
+  }, 60_000);
 });

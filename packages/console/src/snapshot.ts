@@ -6,8 +6,9 @@ import type { ProcRole } from './target';
 
 /**
  * up: running and answering; down: not running; frozen: stopped by the console (SIGSTOP);
- * recovering: a node answering without its engine yet (waiting for peers, recovering shares) or
- * that reported a share recovery in the last window; stale: running but its metrics did not
+ * recovering: a node answering without its engine yet (waiting for peers, recovering shares), that
+ * reported a share recovery in the last window, or that has no quorum while other nodes have one
+ * (it is still joining them); stale: running but its metrics did not
  * answer for STALE_MS (hung, overloaded or still starting): its figures are old.
  */
 export type ProcState = 'up' | 'down' | 'frozen' | 'recovering' | 'stale';
@@ -287,6 +288,9 @@ export function fillLatency(gateway: ProcView): FillLatency[] {
 /** The whole picture at `now`. */
 export function snapshot(views: ProcView[], n: number, now: number): Snapshot {
   const nodes = views.filter((v) => v.role === 'committee').sort((a, b) => a.index - b.index).map((v) => nodeTile(v, n, now));
+  // a node without quorum beside nodes that have one has not joined them yet
+  const joined = nodes.some((x) => x.state === 'up' && x.quorum === true);
+  for (const x of nodes) if (x.state === 'up' && x.quorum === false && joined) x.state = 'recovering';
   const seqView = views.find((v) => v.role === 'sequencer')!;
   const gwView = views.find((v) => v.role === 'gateway')!;
   const gateway = gatewayTile(gwView, now);

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { parseExposition } from '@tenebra/metrics';
-import { leakage, nodeTile, STALE_MS, type ProcView } from '../src/snapshot';
+import { leakage, nodeTile, snapshot, STALE_MS, type ProcView } from '../src/snapshot';
 
 const node = (lines: string[]) => parseExposition(lines.join('\n'));
 const live = (extra: string[] = []) => node([
@@ -38,6 +38,15 @@ describe('node tiles', () => {
     expect(nodeTile(view({}, [now], [node(['tenebra_node_pending_ops 0'])]), 3, now).state).toBe('recovering');
     const recovered = live().map((s) => (s.labels.event === 'recovered' ? { ...s, value: 1 } : s));
     expect(nodeTile(view({}, [now - 1000, now], [live(), recovered]), 3, now).state).toBe('recovering');
+  });
+
+  it('say recovering for a node without quorum while the others have one', () => {
+    const noQuorum = live().map((s) => (s.name === 'tenebra_node_quorum' ? { ...s, value: 0 } : s));
+    const services = (['sequencer', 'gateway'] as const).map((role) => view({ role, index: 0 }, [now], [node(['x 1'])]));
+    const states = (views: ProcView[]) => snapshot([...views, ...services], 3, now).nodes.map((x) => x.state);
+    expect(states([view({ index: 1 }, [now], [live()]), view({ index: 2 }, [now], [noQuorum])])).toEqual(['up', 'recovering']);
+    // nobody has a quorum (too many down): they are up, waiting, not joining anyone
+    expect(states([view({ index: 1 }, [now], [noQuorum]), view({ index: 2 }, [now], [noQuorum])])).toEqual(['up', 'up']);
   });
 
   it('leakage is the highest count any answering node reports, per label', () => {
