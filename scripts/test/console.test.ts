@@ -66,7 +66,7 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
     trading = false;
     await loop;
     await browser?.close();
-    await con?.close();
+    await con?.close(); // closing twice is harmless
     await tc?.cleanup();
   });
 
@@ -122,7 +122,7 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
     await shot('node-back');
   }, 480_000);
 
-  it('costs the launcher little CPU: a poll of the seven processes, the page open or closed', async () => {
+  it('costs the launcher little CPU, the page open or closed', async () => {
     trading = false;
     await loop;
     const cpuMs = () => {
@@ -135,14 +135,13 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
       await new Promise((r) => setTimeout(r, ms));
       return (cpuMs() - c) / ((Date.now() - t) / 1000);
     };
-    const open = await over(10_000); // this process, page open: polls, snapshots and the event stream
+    const open = await over(8_000); // this process (the launcher's part): polls, snapshots and the page's stream
     await page.close();
     await waitFor(async () => con.clients() === 0, 10_000, 'the page to close its stream');
-    const closed = await over(10_000); // page closed: the polls alone
-    const c = cpuMs();
-    for (let i = 0; i < 10; i++) await con.sampler.poll();
-    const perPoll = (cpuMs() - c) / 10;
-    console.log(`console cost in the launcher: ${perPoll.toFixed(1)} ms CPU per poll (one a second); launcher CPU ${open.toFixed(1)} ms/s with the page open, ${closed.toFixed(1)} ms/s closed`);
-    expect(perPoll).toBeLessThan(100); // 10 % of a core at most, even on a loaded box
+    const closed = await over(8_000); // the polls alone
+    await con.close();
+    const off = await over(8_000); // no console: the cluster's children and this test's own idling
+    console.log(`launcher CPU: ${open.toFixed(1)} ms/s with the console page open, ${closed.toFixed(1)} ms/s closed, ${off.toFixed(1)} ms/s without the console`);
+    expect(open - off).toBeLessThan(150); // at most 15 % of a core, even on a loaded box
   }, 60_000);
 });

@@ -28,23 +28,43 @@ async function act(role, index, action) {
   if (r.status !== 200) alert(body.message ?? `${action} failed: ${r.status}`);
 }
 
-function actions(role, index, state) {
-  const b = (action, label, enabled) => el('button', { type: 'button', textContent: label, disabled: !enabled, dataset: { action }, onclick: () => void act(role, index, action) });
-  return el('div', { class: 'actions' },
-    b('kill', 'kill -9', state !== 'down'),
-    b('restart', state === 'down' ? 'start' : 'restart', true),
-    state === 'frozen' ? b('thaw', 'thaw (SIGCONT)', true) : b('freeze', 'freeze (SIGSTOP)', state !== 'down'));
+// Tiles are made once per process and updated in place: buttons stay put under the pointer (a
+// re-made button would slip from under a click), only the figures are rewritten each second.
+const tiles = new Map();
+
+function tile(role, index, title, state, pid, body) {
+  const key = `${role}:${index}`;
+  let t = tiles.get(key);
+  if (!t) {
+    const btn = (action) => el('button', { type: 'button', dataset: { action }, onclick: () => void act(role, index, action) });
+    const buttons = { kill: btn('kill'), restart: btn('restart'), freeze: btn('freeze'), thaw: btn('thaw') };
+    buttons.kill.textContent = 'kill -9';
+    buttons.freeze.textContent = 'freeze (SIGSTOP)';
+    buttons.thaw.textContent = 'thaw (SIGCONT)';
+    const name = el('span');
+    const badge = el('span', { class: 'state' });
+    const pidLine = el('div', { class: 'pid' });
+    const figures = el('div');
+    const root = el('div', { class: 'tile', dataset: { role, index: String(index) } },
+      el('h3', {}, name, badge), pidLine, figures, el('div', { class: 'actions' }, ...Object.values(buttons)));
+    t = { root, name, badge, pidLine, figures, buttons };
+    tiles.set(key, t);
+  }
+  t.root.dataset.state = state;
+  t.name.textContent = title;
+  t.badge.textContent = state;
+  t.pidLine.textContent = pid ? `pid ${pid}` : 'no process';
+  t.figures.replaceChildren(...body);
+  t.buttons.kill.disabled = state === 'down';
+  t.buttons.restart.textContent = state === 'down' ? 'start' : 'restart';
+  t.buttons.freeze.hidden = state === 'frozen';
+  t.buttons.freeze.disabled = state === 'down';
+  t.buttons.thaw.hidden = state !== 'frozen';
+  return t.root;
 }
 
 function dl(pairs) {
   return el('dl', {}, ...pairs.flatMap(([k, v]) => [el('dt', { textContent: k }), el('dd', { textContent: v })]));
-}
-
-function tile(role, index, title, state, pid, body) {
-  return el('div', { class: 'tile', dataset: { role, index: String(index), state } },
-    el('h3', {}, el('span', { textContent: title }), el('span', { class: 'state', textContent: state })),
-    el('div', { class: 'pid', textContent: pid ? `pid ${pid}` : 'no process' }),
-    ...body, actions(role, index, state));
 }
 
 function nodeTile(nd) {
@@ -72,11 +92,19 @@ function nodeTile(nd) {
   ]);
 }
 
+/** Puts the tiles in a row, moving none that is already in place. */
+function place(row, els) {
+  els.forEach((e, i) => {
+    if (row.children[i] !== e) row.insertBefore(e, row.children[i] ?? null);
+  });
+  while (row.children.length > els.length) row.lastChild.remove();
+}
+
 function renderTiles(s) {
-  $('#nodes').replaceChildren(...s.nodes.map(nodeTile));
+  place($('#nodes'), s.nodes.map(nodeTile));
   const q = s.sequencer;
   const g = s.gateway;
-  $('#services').replaceChildren(
+  place($('#services'), [
     tile('sequencer', 0, 'sequencer', q.state, q.pid, [dl([
       ['last seq', fmt(q.lastSeq)], ['journaled/s', fmt(q.opsPerS, 1)],
       ['group commit', q.groupOps == null ? '–' : `${fmt(q.groupOps, 1)} ops in ${fmt(q.commitMs, 2)} ms`],
@@ -89,7 +117,7 @@ function renderTiles(s) {
       ['reserve covers', g.ordersLeft == null ? '–' : `${fmt(g.ordersLeft)} orders (${g.preprocessing})`],
       ['cpu', g.cpu == null ? '–' : `${fmt(g.cpu)} %`],
     ])]),
-  );
+  ]);
   const up = s.nodes.filter((x) => x.state === 'up').length;
   $('#summary').textContent = `${up} of ${n} nodes up · last seq ${fmt(q.lastSeq)} · ${fmt(g.ackedPerS, 1)} acks/s · ${fmt(s.flow.matched, 1)} matches/s`;
 }

@@ -25,6 +25,15 @@ export interface SamplerOptions {
   timeoutMs?: number;
 }
 
+/**
+ * Only the lines the console reads (the project's series and the process CPU): prom-client's
+ * default process metrics are most of an exposition, and parsing them every second would be the
+ * console's largest cost.
+ */
+export function wanted(text: string): string {
+  return text.split('\n').filter((l) => l.startsWith('tenebra_') || l.startsWith('process_cpu_seconds_total')).join('\n');
+}
+
 export const whoOf = (role: ProcRole, index: number) => (role === 'committee' ? `node ${index}` : role);
 
 export class Sampler {
@@ -96,7 +105,7 @@ export class Sampler {
     try {
       const r = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs) });
       if (r.status !== 200) return null;
-      return parseExposition(await r.text());
+      return parseExposition(wanted(await r.text()));
     } catch {
       return null;
     }
