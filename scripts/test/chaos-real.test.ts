@@ -9,7 +9,7 @@ describe('chaos:real sample', () => {
   it('one run: a node pair killed and restarted, a partition cut and healed, nothing lost', async () => {
     const lines: string[] = [];
     const { results } = await runCampaign({
-      runs: 1, seed: Number(process.env.CHAOS_SEED ?? 25), maxMinutes: 10, paceMs: 300, kills: ['nodes'], progressMs: 0,
+      runs: 1, seed: Number(process.env.CHAOS_SEED ?? 25), maxMinutes: 10, paceMs: 2_500, kills: ['nodes'], progressMs: 0,
       log: (l) => lines.push(l),
     });
     expect(results).toHaveLength(1);

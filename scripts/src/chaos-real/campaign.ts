@@ -7,7 +7,7 @@
 import { TenebraRestClient, TenebraSocket } from '@tenebra/client';
 import { divRound, INSTRUMENTS, microPerTickStep, type InstrumentSpec } from '@tenebra/config';
 import { TIER_INFO } from '@tenebra/gateway';
-import { createAccount, nodeStatus, startTestCluster, type TestCluster } from '../../test/harness';
+import { appliedBy, createAccount, nodeStatus, startTestCluster, type TestCluster } from '../../test/harness';
 import { replay, type AckedOp } from '../../test/reference';
 import { Flow, rng, units, type Account } from './flows';
 
@@ -29,10 +29,24 @@ export interface CampaignOptions {
 
 export type KillKind = 'nodes' | 'sequencer' | 'gateway';
 
+/**
+ * Per fault: `stallMs`, the longest time without an acknowledgement (what a trader waits for an
+ * answer) from the fault until recovery; `matchStallMs`, the longest time in that window without a
+ * newly applied operation at any node (while operations wait); `recoverMs`, from the restart (or the
+ * healing) until every node sees all five again and has applied an operation sequenced after it.
+ */
+export interface FaultFigures {
+  stallMs: number;
+  matchStallMs: number;
+  recoverMs: number;
+}
+
 export interface RunResult {
   run: number;
-  kill: { kind: KillKind; nodes: number[]; stallMs: number; recoverMs: number };
-  partition: { nodes: number[]; heldMs: number; stallMs: number; recoverMs: number };
+  kill: { kind: KillKind; nodes: number[] } & FaultFigures;
+  partition: { nodes: number[]; heldMs: number } & FaultFigures;
+  /** from the end of the flows until every acknowledged order showed its reference state */
+  settleMs: number;
   acked: number;
   lost: number;
   wrong: number;
@@ -60,6 +74,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
   const flows: Flow[] = [];
   let phase = 'setup';
   const ticker = opts.progressMs > 0 ? setInterval(() => log(progressLine(tc, flows, phase, started)), opts.progressMs) : null;
+  const applied = new AppliedWatch(tc);
   try {
     const creds = await Promise.all(Array.from({ length: ACCOUNTS }, () => createAccount(tc.dataDir, 'Apex', DEPOSIT_USDC.toString())));
     const accounts: Account[] = await Promise.all(creds.map(async (c, k) => {
@@ -112,11 +127,12 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
       if (kind === 'nodes') for (const k of pair) tc.cluster.spawnProc('committee', k);
       else tc.cluster.spawnProc(kind, 0);
       tc.cluster.writeClusterFile();
-      const killRecovered = await recovered(tc, flows, restartAt, 240_000).catch((e: unknown) => {
+      const killRecovered = await recovered(tc, applied, restartAt, 300_000).catch((e: unknown) => {
         problems.push(`no recovery after the kill: ${String(e)}`);
         return Date.now();
       });
       const killStall = stall(flows, killAt, killRecovered);
+      const killMatchStall = applied.longestGap(killAt, killRecovered);
       // 2. a partition of one or two nodes from the rest, through their link control, then healed
       phase = `run ${run}: flowing before the partition`;
       await sleep(1_000 + rand() * 2_000);
@@ -136,18 +152,21 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
         // a cut node may have found itself stale and restarted meanwhile (no cuts survive a restart)
         await setLinks(tc, k, { blocked_peers: [] }).catch((e: unknown) => problems.push(`healing ${k}: ${String(e)}`));
       }
-      const cutRecovered = await recovered(tc, flows, healAt, 240_000).catch((e: unknown) => {
+      const cutRecovered = await recovered(tc, applied, healAt, 300_000).catch((e: unknown) => {
         problems.push(`no recovery after healing: ${String(e)}`);
         return Date.now();
       });
       const cutStall = stall(flows, cutAt, cutRecovered);
+      const cutMatchStall = applied.longestGap(cutAt, cutRecovered);
       phase = `run ${run}: flowing after healing`;
       await sleep(2_000);
       phase = `run ${run}: stopping the flows`;
       await Promise.all(flows.map((f) => f.stop()));
       // 3. checks
       phase = `run ${run}: checking ${acked.length} operations against the reference`;
-      const check = await verify(acked, owners, confirmed, 120_000);
+      const settleFrom = Date.now();
+      const check = await verify(acked, owners, confirmed, 300_000);
+      const settleMs = Date.now() - settleFrom;
       phase = `run ${run}: checking collateral`;
       const money = await conservation(accounts, acked).catch((e: unknown) => {
         problems.push(`conservation check failed to read: ${String(e)}`);
@@ -156,8 +175,9 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
       problems.push(...check.details.slice(0, 5));
       const res: RunResult = {
         run,
-        kill: { kind, nodes: kind === 'nodes' ? pair : [], stallMs: killStall, recoverMs: killRecovered - restartAt },
-        partition: { nodes: cut, heldMs: healAt - cutAt, stallMs: cutStall, recoverMs: cutRecovered - healAt },
+        kill: { kind, nodes: kind === 'nodes' ? pair : [], stallMs: killStall, matchStallMs: killMatchStall, recoverMs: killRecovered - restartAt },
+        partition: { nodes: cut, heldMs: healAt - cutAt, stallMs: cutStall, matchStallMs: cutMatchStall, recoverMs: cutRecovered - healAt },
+        settleMs,
         acked: flows.reduce((s, f) => s + f.stats.acked, 0) - before,
         lost: check.lost, wrong: check.wrong,
         unsettled: flows.reduce((s, f) => s + f.stats.unsettled.length, 0) - unsettledBefore,
@@ -170,6 +190,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
     return { results, dataDir: tc.dataDir };
   } finally {
     if (ticker) clearInterval(ticker);
+    applied.stop();
     await Promise.all(flows.map((f) => f.stop()));
     await tc.cleanup();
   }
@@ -208,18 +229,59 @@ async function allAlive(tc: TestCluster, timeoutMs: number): Promise<void> {
   }
 }
 
+/** Samples the highest sequence number applied at each node (their logs), once a second. */
+class AppliedWatch {
+  /** (time, highest seq applied at any node) each time it rose */
+  readonly rises: { t: number; seq: bigint }[] = [];
+  private readonly timer: NodeJS.Timeout;
+  constructor(private readonly tc: TestCluster) {
+    this.timer = setInterval(() => {
+      const top = this.perNode().reduce((a, b) => (b > a ? b : a), 0n);
+      if (top > (this.rises.at(-1)?.seq ?? -1n)) this.rises.push({ t: Date.now(), seq: top });
+    }, 1_000);
+    this.timer.unref();
+  }
+  perNode(): bigint[] {
+    return [1, 2, 3, 4, 5].map((k) => {
+      try {
+        return BigInt(appliedBy(this.tc.dataDir, k) || '0');
+      } catch {
+        return 0n;
+      }
+    });
+  }
+  /** The longest interval within [from, until] in which no node applied anything new. */
+  longestGap(from: number, until: number): number {
+    let prev = from;
+    let worst = 0;
+    for (const r of this.rises) {
+      if (r.t <= from) continue;
+      if (r.t > until) break;
+      worst = Math.max(worst, r.t - prev);
+      prev = r.t;
+    }
+    return Math.max(worst, until - prev);
+  }
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
 /**
  * Recovered: the restarted process is ready, every node sees all five again (status lines, every
- * 2 s, so within about 2 s), and both flows had an acknowledgement after `since`.
+ * 2 s) and every node has applied an operation sequenced after `since` (beyond the highest any node
+ * had applied then): the restarted or healed nodes are current and matching goes on.
  */
-async function recovered(tc: TestCluster, flows: Flow[], since: number, timeoutMs: number): Promise<number> {
+async function recovered(tc: TestCluster, applied: AppliedWatch, since: number, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
+  const mark = applied.perNode().reduce((a, b) => (b > a ? b : a), 0n);
   await tc.cluster.waitReady(timeoutMs);
   for (;;) {
-    const acksAfter = flows.every((f) => (f.stats.ackTimes.at(-1) ?? 0) > since);
-    if (fiveAliveSince(tc, since) && acksAfter) return Date.now();
-    if (Date.now() > deadline) throw new Error(`not recovered within ${timeoutMs} ms (five alive: ${fiveAliveSince(tc, since)}, acks after: ${acksAfter})`);
-    await sleep(200);
+    const behind = applied.perNode().map((s, i) => (s > mark ? 0 : i + 1)).filter((k) => k > 0);
+    const alive = fiveAliveSince(tc, since);
+    if (alive && behind.length === 0) return Date.now();
+    if (Date.now() > deadline) throw new Error(`not recovered within ${timeoutMs} ms (five alive seen by all: ${alive}; nodes without a newer op than seq ${mark}: ${behind.join(',') || 'none'})`);
+    await sleep(250);
   }
 }
 
@@ -348,8 +410,8 @@ export function runLine(r: RunResult): string {
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const kill = r.kill.kind === 'nodes' ? `nodes ${r.kill.nodes.join('+')}` : r.kill.kind;
   const money = r.driftMicro >= 0n && r.driftMicro <= r.driftTolerance ? `conserved (drift ${r.driftMicro} µUSDC)` : `NOT CONSERVED (drift ${r.driftMicro} µUSDC, tolerance ${r.driftTolerance})`;
-  return `run ${String(r.run).padStart(2)}: kill ${kill}: stall ${s(r.kill.stallMs)}, recovered ${s(r.kill.recoverMs)} after restart | ` +
-    `cut ${r.partition.nodes.join('+')} for ${s(r.partition.heldMs)}: stall ${s(r.partition.stallMs)}, recovered ${s(r.partition.recoverMs)} after healing | ` +
-    `acked ${r.acked}, lost ${r.lost}, wrong ${r.wrong}, unsettled ${r.unsettled} | ${money} | ${s(r.durationMs)}` +
+  return `run ${String(r.run).padStart(2)}: kill ${kill}: stall ${s(r.kill.stallMs)} (matching ${s(r.kill.matchStallMs)}), recovered ${s(r.kill.recoverMs)} after restart | ` +
+    `cut ${r.partition.nodes.join('+')} for ${s(r.partition.heldMs)}: stall ${s(r.partition.stallMs)} (matching ${s(r.partition.matchStallMs)}), recovered ${s(r.partition.recoverMs)} after healing | ` +
+    `acked ${r.acked}, lost ${r.lost}, wrong ${r.wrong}, unsettled ${r.unsettled}, settled in ${s(r.settleMs)} | ${money} | ${s(r.durationMs)}` +
     (r.problems.length ? `\n    ${r.problems.join('\n    ')}` : '');
 }
