@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  DEFAULT_PORTS, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
+  DEFAULT_PORTS, OPERATOR_TOKEN_ENV, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
   type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
   type ReserveCounts,
 } from '@tenebra/config';
@@ -18,6 +18,7 @@ import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
 import { clientLinkKeys, ensureLinkKeyFile, upgradeLinkKeys } from './link-keys';
 import { upgradeMetricsPorts } from './metrics-ports';
+import { writeOperatorToken } from './operator-token';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ENTRY = {
@@ -240,11 +241,13 @@ export class Cluster {
   private constructor(
     readonly opts: ClusterOptions,
     readonly configs: Awaited<ReturnType<typeof ensureCluster>>,
+    /** this run's operator token (also in <data>/operator-token): the nodes' POST /control/links wants it */
+    readonly operatorToken: string,
   ) {}
 
   static async start(opts: ClusterOptions): Promise<Cluster> {
     const configs = await ensureCluster(opts);
-    const c = new Cluster(opts, configs);
+    const c = new Cluster(opts, configs, writeOperatorToken(opts.dataDir));
     c.spawnProc('sequencer', 0);
     for (const nd of configs.nodes) c.spawnProc('committee', nd.index);
     c.spawnProc('gateway', 0);
@@ -282,7 +285,7 @@ export class Cluster {
     // TENEBRA_CPU_PROF=DIR: V8 CPU profiles of every process, written to DIR when it stops in order
     const prof = process.env.TENEBRA_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TENEBRA_CPU_PROF}`] : [];
     const child = spawn(process.execPath, [...prof, '--import', 'tsx', ENTRY[role], '--config', configFile], {
-      cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env },
+      cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, ...(role === 'committee' ? { [OPERATOR_TOKEN_ENV]: this.operatorToken } : {}) },
     });
     closeSync(fd);
     if (role === 'committee' && this.opts.nodeNice && child.pid !== undefined) {
@@ -399,6 +402,11 @@ export class Cluster {
       ...url(sequencer.host, sequencer.metricsPort).map((u) => ({ role: 'sequencer' as const, index: 0, url: u })),
       ...nodes.flatMap((nd) => url(nd.host, nd.metricsPort).map((u) => ({ role: 'committee' as const, index: nd.index, url: u }))),
     ];
+  }
+
+  /** Each committee node's link control (POST /control/links with the operator token; nodes with a metricsPort). */
+  linkControlUrls(): { index: number; url: string }[] {
+    return this.configs.nodes.flatMap((nd) => (nd.metricsPort === undefined ? [] : [{ index: nd.index, url: `http://${nd.host}:${nd.metricsPort}/control/links` }]));
   }
 
   isRunning(role: Role, index: number): boolean {

@@ -81,6 +81,7 @@ async function main(): Promise<void> {
     console.log('metrics (Prometheus, GET):');
     for (const m of metrics) console.log(`  ${`${m.role} ${m.index || ''}`.trim().padEnd(12)} ${m.url}`);
   }
+  console.log(`operator token in ${dataDir}/operator-token (new each start): POST /control/links on a node's metrics port changes its committee links (docs/decisions/0011-link-emulation.md)`);
   console.log(`cluster file ${dataDir}/cluster.json, logs in ${dataDir}/logs/`);
   console.log(`create an account: npm run accounts -- --data ${dataDir} create --tier Core --deposit 10000`);
   console.log('Ctrl-C stops every process.');
