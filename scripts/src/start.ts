@@ -1,7 +1,6 @@
 // `npm start [-- --data DIR] [--env production|test] [--dealer]`: runs the whole local cluster.
-import { join } from 'node:path';
 import { DEALER_LABEL, layout } from '@tenebra/config';
-import { newOperatorToken, startConsole, type ConsoleServer } from '@tenebra/console';
+import { httpLinkControl, startConsole, type ConsoleServer } from '@tenebra/console';
 import { Cluster } from './cluster';
 import { describeLinks, LINK_USAGE } from './flags';
 import { describeReserve, measuredBitsPerSecond, OUTAGE_USAGE } from './outage';
@@ -64,16 +63,19 @@ async function main(): Promise<void> {
   if (cluster.configs.nodes[0]?.preprocessing.mode === 'dealer') {
     console.log(`  WARNING: ${DEALER_LABEL}`);
   }
-  let token: string | null = null;
   if (consolePort !== null) {
-    // the console runs in this process: its kill / restart / freeze act on this launcher's children
-    token = newOperatorToken(join(layout(dataDir).root, 'operator-token'));
-    consoleServer = await startConsole({ target: cluster, n: cluster.configs.gateway.n, port: consolePort, token });
+    // the console runs in this process: its kill / restart / freeze act on this launcher's children;
+    // the operator token (new each start) guards it and the nodes' link control alike
+    const token = cluster.operatorToken;
+    consoleServer = await startConsole({
+      target: cluster, n: cluster.configs.gateway.n, port: consolePort, token,
+      links: httpLinkControl(() => cluster.linkControlUrls(), token),
+    });
   }
   console.log(`\nbase_url ${cluster.baseUrl}\nws_url   ${cluster.wsUrl}`);
-  if (consoleServer && token) {
+  if (consoleServer) {
     console.log(`console_url ${consoleServer.url}`);
-    console.log(`operator_token ${token}  (also in ${join(layout(dataDir).root, 'operator-token')}, new at each start)`);
+    console.log(`operator_token ${cluster.operatorToken}`);
     console.log('  in a browser on this machine open console_url?token=<operator_token> (it sets a cookie and drops the token from the address)');
   }
   const metrics = cluster.metricsUrls();
@@ -81,7 +83,7 @@ async function main(): Promise<void> {
     console.log('metrics (Prometheus, GET):');
     for (const m of metrics) console.log(`  ${`${m.role} ${m.index || ''}`.trim().padEnd(12)} ${m.url}`);
   }
-  console.log(`operator token in ${dataDir}/operator-token (new each start): POST /control/links on a node's metrics port changes its committee links (docs/decisions/0011-link-emulation.md)`);
+  console.log(`operator token in ${layout(dataDir).operatorToken} (new each start): the console's, and POST /control/links on a node's metrics port changes its committee links (docs/decisions/0011-link-emulation.md)`);
   console.log(`cluster file ${dataDir}/cluster.json, logs in ${dataDir}/logs/`);
   console.log(`create an account: npm run accounts -- --data ${dataDir} create --tier Core --deposit 10000`);
   console.log('Ctrl-C stops every process.');

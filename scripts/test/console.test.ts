@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { startConsole, type ConsoleServer } from '@tenebra/console';
+import { httpLinkControl, startConsole, type ConsoleServer } from '@tenebra/console';
 import { ROOT } from '../src/cluster';
 import { createAccount, startTestCluster, Trader, waitFor, type TestCluster } from './harness';
 
@@ -42,7 +42,7 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     tc = await startTestCluster({ supervise: true }); // as npm start: a node that finds itself stale exits and is started again
-    con = await startConsole({ target: tc.cluster, n: 5, port: 0, token });
+    con = await startConsole({ target: tc.cluster, n: 5, port: 0, token, links: httpLinkControl(() => tc.cluster.linkControlUrls(), tc.cluster.operatorToken) });
     const [a, b] = await Promise.all([createAccount(tc.dataDir), createAccount(tc.dataDir)]);
     seller = new Trader(tc.baseUrl, a!);
     buyer = new Trader(tc.baseUrl, b!);
@@ -120,6 +120,20 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
     await shows('.tile[data-role="committee"][data-index="1"] tr[data-peer="4"][data-up="true"]', 1, 120_000);
     await filled(await waitFor(pair, 30_000, 'a crossing pair acknowledged after the restart'));
     await shot('node-back');
+
+    // emulated WAN links on the running committee, from the page's form, then back to loopback
+    await page.fill('#links-form input[name="latency_ms"]', '20');
+    await page.fill('#links-form input[name="jitter_ms"]', '2');
+    await page.click('#links-form button[type="submit"]');
+    await shows('#links-result', 1, 20_000, 'applied at every node');
+    await shows('.tile[data-role="committee"] dd', 5, 10_000, '20 ms ± 2');
+    await shows('#timeline li.src-console', 1, 10_000, 'links: set links: latency 20 ms, jitter 2 ms');
+    await filled(await waitFor(pair, 30_000, 'a crossing pair acknowledged over 20 ms links'));
+    await shot('links');
+    await page.fill('#links-form input[name="latency_ms"]', '0');
+    await page.fill('#links-form input[name="jitter_ms"]', '0');
+    await page.click('#links-form button[type="submit"]');
+    await shows('.tile[data-role="committee"] dd', 5, 20_000, '0 ms ± 0');
   }, 480_000);
 
   it('costs the launcher little CPU, the page open or closed', async () => {

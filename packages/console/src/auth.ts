@@ -1,18 +1,10 @@
-// The operator token: made at each start, written to the data folder (0600) and printed once. A
+// The operator token (the launcher makes it at each start: scripts/src/operator-token.ts). A
 // browser presents it once in the address (?token=), which sets a same-site, script-proof cookie;
 // tools send it as a bearer token. Anything else is 401.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 export const COOKIE = 'tenebra_console';
-
-/** A fresh token, written to `file` readable by its owner only. */
-export function newOperatorToken(file: string): string {
-  const token = randomBytes(24).toString('hex');
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  return token;
-}
 
 export function sameToken(a: string, b: string): boolean {
   const x = Buffer.from(a);

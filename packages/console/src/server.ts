@@ -192,6 +192,7 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleServer>
     if (bad) return sendError(res, 'invalid_request', bad);
     sampler.record({ time: Date.now(), who: 'links', what: `${describeLinkSettings(body)} (console)`, source: 'console' });
     const results = await opts.links.set(body);
+    await opts.links.refresh(); // what every node has now, refused or not
     for (const r of results.filter((x) => !x.ok)) sampler.record({ time: Date.now(), who: `node ${r.node}`, what: `link setting refused: ${r.error}`, source: 'state' });
     sendOk(res, { results });
   }
@@ -205,6 +206,8 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleServer>
   });
   port = (server.address() as AddressInfo).port;
   sampler.start();
+  // the settings the nodes started with (npm start's --link-* flags), for the tiles
+  if (opts.links) await opts.links.refresh();
   const shown = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shown}:${port}/`,
