@@ -86,7 +86,7 @@ function nodeTile(nd) {
       ['job in flight', nd.appliedSeq == null ? '–' : `after seq ${fmt(nd.appliedSeq)}, ${fmt(nd.pendingOps)} ops waiting`],
       ['quorum', nd.quorum == null ? '–' : nd.quorum ? 'yes' : 'NO'],
       ['cpu', nd.cpu == null ? '–' : `${fmt(nd.cpu)} %`],
-      ...(emu ? [['emulated', `${emu.latency_ms} ms ± ${emu.jitter_ms}, ${emu.bandwidth_mbps == null ? '∞' : `${emu.bandwidth_mbps} Mbit/s`}${emu.blocked_peers.length ? `, cut ${emu.blocked_peers.join(',')}` : ''}`]] : []),
+      ...(emu && nd.state !== 'down' ? [['emulated', `${emu.latency_ms} ms ± ${emu.jitter_ms}, ${emu.bandwidth_mbps == null ? '∞' : `${emu.bandwidth_mbps} Mbit/s`}${emu.blocked_peers.length ? `, cut ${emu.blocked_peers.join(',')}` : ''}`]] : []),
     ]),
     links,
   ]);
