@@ -98,6 +98,16 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
     await shows('.tile[data-role="committee"][data-index="1"] tr[data-up="true"]', 4, 30_000);
     await shot('live');
 
+    // freeze (SIGSTOP) node 5 and thaw it (SIGCONT): the tile says so, the launcher's child is stopped meanwhile
+    await page.click('.tile[data-role="committee"][data-index="5"] button[data-action="freeze"]');
+    await shows('.tile[data-role="committee"][data-index="5"][data-state="frozen"]', 1, 10_000);
+    expect(tc.cluster.isFrozen('committee', 5)).toBe(true);
+    await shows('#timeline li.src-console', 1, 10_000, 'node 5: freeze (console)');
+    await page.click('.tile[data-role="committee"][data-index="5"] button[data-action="thaw"]');
+    await shows('.tile[data-role="committee"][data-index="5"][data-state="frozen"]', 0, 10_000);
+    expect(tc.cluster.isFrozen('committee', 5)).toBe(false);
+    await shows('.tile[data-role="committee"][data-state="up"]', 5, 60_000);
+
     await page.click('.tile[data-role="committee"][data-index="4"] button[data-action="kill"]');
     await shows('.tile[data-role="committee"][data-index="4"][data-state="down"]', 1, 10_000);
     await shows('#timeline li.src-console', 1, 10_000, 'node 4: kill -9 (console)');
@@ -116,8 +126,8 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
     });
     expect(await tileState('committee', 4)).toBe('up');
     await shows('#timeline li.src-console', 1, 10_000, 'node 4: restart (console)');
-    // and its peers see it again
-    await shows('.tile[data-role="committee"][data-index="1"] tr[data-peer="4"][data-up="true"]', 1, 120_000);
+    // 'up' is in quorum with the others (a node without quorum beside nodes that have one is 'recovering')
+    expect(await page.locator('.tile[data-role="committee"][data-index="4"] tr[data-up="true"]').count()).toBeGreaterThanOrEqual(2);
     await filled(await waitFor(pair, 30_000, 'a crossing pair acknowledged after the restart'));
     await shot('node-back');
 
