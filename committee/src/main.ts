@@ -1,9 +1,10 @@
 // Committee node process: `node --import tsx committee/src/main.ts --config node-<i>.json`.
 import '@tenebra/transport/src/polyfill';
-import { checkPreprocessingMode, crash, loadProcessConfig, type NodeConfig } from '@tenebra/config';
+import { checkPreprocessingMode, crash, loadProcessConfig, OPERATOR_TOKEN_ENV, type NodeConfig } from '@tenebra/config';
 import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metrics';
 import { CommitteeNode } from './node';
 import { createNodeLogger } from './log';
+import { linkControlRoute } from './link-control';
 
 const cfg = loadProcessConfig<NodeConfig>(process.argv, 'committee');
 // dealer mode (not private): every line says so, and a production node refuses it (config dealer.ts)
@@ -17,6 +18,9 @@ try {
 const registry = processRegistry('committee', cfg.index);
 const node = new CommitteeNode(cfg, log, registry);
 let metrics: MetricsServer | null = null;
+// the operator token comes from the launcher (scripts/src/operator-token.ts); nothing else needs it
+const operatorToken = process.env[OPERATOR_TOKEN_ENV];
+delete process.env[OPERATOR_TOKEN_ENV];
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -39,8 +43,12 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 async function start(): Promise<void> {
   // metrics first: a node waiting for its peers (PRSS setup, share recovery) is worth watching too
   if (cfg.metricsPort !== undefined) {
-    metrics = await serveMetrics(registry, cfg.host, cfg.metricsPort);
-    log.info({ url: metrics.url }, 'metrics listening');
+    const control = linkControlRoute({
+      node: cfg.index, token: operatorToken, target: () => node.links(),
+      onChange: (settings) => log.warn({ links: settings }, 'operator changed the committee links'),
+    });
+    metrics = await serveMetrics(registry, cfg.host, cfg.metricsPort, control);
+    log.info({ url: metrics.url, link_control: operatorToken ? 'on' : 'off (no operator token)' }, 'metrics listening');
   }
   await node.start();
 }

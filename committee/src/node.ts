@@ -242,6 +242,11 @@ export class CommitteeNode {
     }, 'status');
   }
 
+  /** The committee links, for the operator's run-time control (link-control.ts); null before the party starts. */
+  links(): Libp2pTransport | null {
+    return this.transport;
+  }
+
   /** Per peer: [messages queued, sent, received, dropped outbound, connects] (what a stalled round's messages did). */
   private linkStats(): Record<number, number[]> {
     const out: Record<number, number[]> = {};

@@ -15,6 +15,8 @@ export interface OrderEvent {
   order: OrderRec;
   /** reject reason of a cancel_rejected / modify_rejected event (the order itself is unchanged) */
   reject_reason?: string;
+  /** a fill event's side of the match: the resting order (maker) or the incoming one (taker) */
+  liquidity?: 'maker' | 'taker';
 }
 
 export interface PositionEvent {

@@ -33,6 +33,7 @@ export class GatewayMetrics {
   private readonly refused: Counter<'code' | 'via'>;
   private readonly ackSeconds: Histogram<'via'>;
   private readonly fills: Counter;
+  private readonly takerFill: Histogram<'symbol'>;
 
   constructor(registry: Registry, src: GatewayMetricsSource) {
     this.acked = new Counter({ name: 'tenebra_gateway_orders_acknowledged_total', help: 'placements acknowledged (journaled by the sequencer: status NEW), by way in (rest: 200, ws: order.place ack code 0)', labelNames: ['via'], registers: [registry] });
@@ -43,6 +44,10 @@ export class GatewayMetrics {
       buckets: [0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
     });
     this.fills = new Counter({ name: 'tenebra_gateway_fills_total', help: 'fills applied to orders, per order side (a maker-taker match counts twice)', registers: [registry] });
+    this.takerFill = new Histogram({
+      name: 'tenebra_gateway_order_to_fill_seconds', help: 'an incoming order (taker) from its acceptance to each of its fills applied: sequencing, the committee\'s matching and the results link, by instrument', labelNames: ['symbol'], registers: [registry],
+      buckets: [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60],
+    });
     const startCursor = src.resultsCursor();
     counterOf(registry, 'tenebra_gateway_results_applied_total', 'sequenced ops whose committee outcome was applied since start', [], () => one(Number(src.resultsCursor() - startCursor)));
     gaugeOf(registry, 'tenebra_gateway_results_cursor', 'next sequence number whose outcome will be applied', [], () => one(Number(src.resultsCursor())));
@@ -95,7 +100,10 @@ export class GatewayMetrics {
   /** Counts fills from the committed order events. */
   watchFills(events: GatewayEvents): void {
     events.on('order', (e) => {
-      if (e.message_type === 'partial_fill' || e.message_type === 'filled') this.fills.inc();
+      if (e.message_type !== 'partial_fill' && e.message_type !== 'filled') return;
+      this.fills.inc();
+      // a maker's fill would time how long it rested, not the venue
+      if (e.liquidity === 'taker') this.takerFill.observe({ symbol: e.order.symbol }, Math.max(0, Number(BigInt(e.order.out_time_ns) - BigInt(e.order.in_time_ns))) / 1e9);
     });
   }
 }

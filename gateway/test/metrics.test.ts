@@ -46,6 +46,9 @@ describe('gateway metrics', () => {
     expect(sumOf(m, 'tenebra_gateway_order_ack_seconds_sum')).toBeGreaterThan(0);
     expect(sumOf(m, 'tenebra_gateway_order_ack_seconds_bucket', { le: '+Inf' })).toBe(2);
     expect(sumOf(m, 'tenebra_gateway_fills_total')).toBe(2); // one match: the maker's side and the taker's
+    // order-to-fill times the incoming order only (the maker's would be how long it rested)
+    expect(sumOf(m, 'tenebra_gateway_order_to_fill_seconds_count', { symbol: 'ETH-USDC-PERP' })).toBe(1);
+    expect(sumOf(m, 'tenebra_gateway_order_to_fill_seconds_sum')).toBeGreaterThan(0);
     expect(sumOf(m, 'tenebra_gateway_results_applied_total')).toBe(2);
     expect(sumOf(m, 'tenebra_gateway_results_cursor')).toBe(3);
   });

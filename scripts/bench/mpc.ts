@@ -1,6 +1,7 @@
 // MPC engine benchmark: prints figures, asserts nothing.
 //   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only] [--latency-only] [--nodes 5 --threshold 2]
 //     [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS]   (emulated WAN links between the libp2p processes)
+//     [--json FILE]   (every figure printed, also as JSON: `npm run report -- FILE...` draws runs side by side)
 // (MPC_TRACE=<party> logs that party's rounds; MPC_ELD=1 prints event-loop delay per party.)
 // (MPC_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles each party process: they exit normally at the end.)
 // For n parties with Shamir degree t (default 5 and 2): on the simulated network (all parties in this
@@ -9,6 +10,7 @@
 // work is identical. Preprocessing production is measured separately in committee mode.
 import '@tenebra/transport/src/polyfill';
 import { fork, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SimNetwork, checkLinkEmulation, generateIdentity, type LinkEmulation, type PeerEntry } from '@tenebra/transport';
@@ -22,6 +24,18 @@ const valueOf = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : dflt;
 };
+const jsonAt = process.argv.indexOf('--json');
+const JSON_OUT = jsonAt >= 0 ? process.argv[jsonAt + 1] : undefined;
+if (jsonAt >= 0 && (!JSON_OUT || JSON_OUT.startsWith('--'))) throw new Error('--json needs a file name');
+/** one entry per printed section, for --json (the figures as printed, unrounded) */
+interface Section {
+  where: string;
+  preprocessing?: { ms: number; triples: number; lex4: number; prod4: number; bits: number; triplesPerSec: number; lex4PerSec: number; bitsPerSec: number; mbSent: number; cpuMsPer1000Bits?: number };
+  mul: { k: number; ms: number; perSec: number; bytesPerMul: number }[];
+  lt: { k: number; jobs: number; rounds: number; medianMs: number; perSec: number; bytesPerComparison: number }[];
+  ltLatency?: { jobs: number; p50Ms: number; p99Ms: number; maxMs: number };
+}
+const sections: Section[] = [];
 const n = valueOf('nodes', 5);
 const t = valueOf('threshold', 2);
 checkCommitteeSize(n, t);
@@ -79,6 +93,8 @@ function print(where: string, results: StepResult[][]): void {
   // results[party][step]; throughput from the slowest party, bytes summed over parties
   const steps = results[0]!.length;
   console.log(`\n== ${where} ==`);
+  const section: Section = { where, mul: [], lt: [] };
+  sections.push(section);
   for (let s = 0; s < steps; s++) {
     const r0 = results[0]![s]!;
     const ms = Math.max(...results.map((r) => r[s]!.ms));
@@ -87,6 +103,7 @@ function print(where: string, results: StepResult[][]): void {
     if (r0.step.startsWith('fill')) {
       const { triples: mt, lex4: ml, prod4: mq, bits: mb } = r0.made;
       const per = (x: number): string => (x / ms * 1000).toFixed(0);
+      if (mt + ml + mq + mb > 0) section.preprocessing = { ms, triples: mt, lex4: ml, prod4: mq, bits: mb, triplesPerSec: mt / ms * 1000, lex4PerSec: ml / ms * 1000, bitsPerSec: mb / ms * 1000, mbSent: bytes / 1e6 };
       if (mt + ml + mq + mb > 0) console.log(`preprocessing (${prepLabel(where)}): ${mt} triples + ${ml} lex4 + ${mq} prod4 closure items + ${mb} bits in ${ms.toFixed(0)} ms => ${per(mt)} triples/s, ${per(ml)} lex4/s and ${per(mb)} bits/s together (= ${(mb / 52 / ms * 1000).toFixed(0)} comparisons' worth of bits/s); ${(bytes / 1e6).toFixed(1)} MB sent by all parties`);
       // CPU per node (process.cpuUsage of each node process over the step, user + system; the
       // triples and closure items made alongside included): a figure that other load on the machine
@@ -95,12 +112,14 @@ function print(where: string, results: StepResult[][]): void {
       if (mb > 0 && cpus.length === results.length) {
         const perK = cpus.map((c) => (c / mb) * 1000);
         const mean = perK.reduce((a, x) => a + x, 0) / perK.length;
+        if (section.preprocessing) section.preprocessing.cpuMsPer1000Bits = mean;
         console.log(`  CPU ms per 1000 bits, per node: ${mean.toFixed(2)} (nodes ${Math.min(...perK).toFixed(2)}-${Math.max(...perK).toFixed(2)}; ${(cpus.reduce((a, x) => a + x, 0) / 1000).toFixed(2)} s of CPU over the ${cpus.length} nodes in ${(ms / 1000).toFixed(2)} s)`);
       }
       continue;
     }
     if (r0.step.startsWith('mul')) {
       const k = Number(r0.step.split('x')[1]);
+      section.mul.push({ k, ms, perSec: k / ms * 1000, bytesPerMul: bytes / k });
       console.log(`mul x${k} (one job, 1 round): ${ms.toFixed(0)} ms => ${(k / ms * 1000).toFixed(0)} multiplications/s; ${(bytes / k).toFixed(0)} bytes/mul (all parties)`);
       continue;
     }
@@ -111,11 +130,13 @@ function print(where: string, results: StepResult[][]): void {
       const per = r0.samples ? r0.samples.map((_, j) => Math.max(...results.map((r) => r[s]!.samples![j]!))) : [ms];
       const med = pct(per, 0.5);
       const rate = (x: number): string => (k / x * 1000).toFixed(0);
+      section.lt.push({ k, jobs, rounds: r0.rounds, medianMs: med, perSec: k / med * 1000, bytesPerComparison: bytes / k / jobs });
       const range = jobs > 1 ? ` (${jobs} jobs: ${rate(Math.max(...per))}-${rate(Math.min(...per))}/s)` : '';
       console.log(`lt x${k} (${jobs > 1 ? `median of ${jobs} jobs` : 'one job'}, ${r0.rounds} rounds): ${med.toFixed(0)} ms => ${rate(med)} comparisons/s${range}; per comparison ${(bytes / k / jobs).toFixed(0)} bytes (all parties), ${(r0.triples / k / jobs).toFixed(1)} triples + ${(r0.lex4 / k / jobs).toFixed(1)} lex4 closure items, ${(4 * r0.nibbles / k / jobs).toFixed(1)} random bits`);
       continue;
     }
     const samples = results[0]![s]!.samples!;
+    section.ltLatency = { jobs: samples.length, p50Ms: pct(samples, 0.5), p99Ms: pct(samples, 0.99), maxMs: Math.max(...samples) };
     console.log(`single lt latency (one job per comparison, party 1, ${samples.length} jobs after ${LAT_WARMUP} warm-up jobs): p50 ${pct(samples, 0.5).toFixed(2)} ms, p99 ${pct(samples, 0.99).toFixed(2)} ms`);
     const cold = results[0]![s]!.coldSamples;
     if (cold) console.log(`  (the warm-up jobs themselves, the first of these processes: p50 ${pct(cold, 0.5).toFixed(2)} ms, p99 ${pct(cold, 0.99).toFixed(2)} ms)`);
@@ -187,6 +208,8 @@ async function libp2p(prep: PreprocessingOptions, plan: Step[]): Promise<StepRes
 }
 
 const os = await import('node:os');
+const started = new Date().toISOString();
+const loadAtStart = os.loadavg();
 const load = (): string => os.loadavg().map((x) => x.toFixed(1)).join(' ');
 console.log(`Tenebra MPC benchmark: n=${n}, t=${t}, p=2^127-1, L=48, kappa=${DEFAULT_KAPPA}${quick ? ' (quick)' : ''}; machine: ${os.cpus().length} cores, node ${process.version}; load average at start ${load()}`);
 const c = costOf('lt', 48);
@@ -203,10 +226,17 @@ if (args.has('--background')) {
   const res = await libp2p(bg, [{ kind: 'latency', count: LAT, warmup: LAT_WARMUP }]);
   const s = res[0]![0]!.samples!;
   const made = res[0]![0]!.made;
-  console.log(`\n== libp2p, ${n} processes, committee preprocessing in the background (batch ${batch}) ==`);
+  const where = `libp2p, ${n} processes, committee preprocessing in the background (batch ${batch})`;
+  console.log(`\n== ${where} ==`);
+  sections.push({ where, mul: [], lt: [], ltLatency: { jobs: s.length, p50Ms: pct(s, 0.5), p99Ms: pct(s, 0.99), maxMs: Math.max(...s) } });
   console.log(`single lt latency (${s.length} jobs after ${LAT_WARMUP} warm-up jobs): p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms, max ${Math.max(...s).toFixed(1)} ms; meanwhile made ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${res[0]![0]!.ms.toFixed(0)} ms`);
 } else if (!args.has('--sim-only')) {
   if (!args.has('--production-only')) print(`libp2p, ${n} processes on 127.0.0.1${LINKS ? ` (links: ${LINKS.latencyMs} ± ${LINKS.jitterMs} ms${LINKS.bandwidthMbps ? `, ${LINKS.bandwidthMbps} Mbit/s` : ''})` : ''} (online, dealer-made reserve)`, await libp2p(dealerPrep, online));
   if (!latOnly && !args.has('--batched-only')) print(`libp2p, ${n} processes (committee preprocessing)`, await libp2p(committeePrep, production));
 }
 console.log(`\nload average at end ${load()} (other work on the machine slows every figure above)`);
+if (JSON_OUT) {
+  const run = { bench: 'mpc', n, t, quick, started, argv: process.argv.slice(2), cores: os.cpus().length, node: process.version, loadAtStart, loadAtEnd: os.loadavg(), ...(LINKS ? { links: LINKS } : {}), sections };
+  writeFileSync(JSON_OUT, `${JSON.stringify(run, null, 2)}\n`);
+  console.log(`figures written to ${JSON_OUT}`);
+}

@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  DEFAULT_PORTS, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
+  DEFAULT_PORTS, OPERATOR_TOKEN_ENV, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
   type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
   type ReserveCounts,
 } from '@tenebra/config';
@@ -18,6 +18,7 @@ import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
 import { clientLinkKeys, ensureLinkKeyFile, upgradeLinkKeys } from './link-keys';
 import { upgradeMetricsPorts } from './metrics-ports';
+import { writeOperatorToken } from './operator-token';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ENTRY = {
@@ -210,12 +211,25 @@ function applyLinkEmulation(nd: NodeConfig, want: LinkEmulationConfig | undefine
 
 export type Role = ProcessEntry['role'];
 
+/** What happened to one process, as the launcher saw it (the console's timeline shows these). */
+export interface ProcessEvent {
+  /** ms since the epoch */
+  time: number;
+  role: Role;
+  index: number;
+  kind: 'started' | 'exited' | 'killed' | 'frozen' | 'thawed';
+  /** exit code or signal, restart delay */
+  detail?: string;
+}
+
 interface Running {
   entry: ProcessEntry;
   /** log size when this incarnation started: readiness is searched only after it */
   logStart: number;
   /** stopped through kill(): its exit is expected */
   killed: boolean;
+  /** stopped with SIGSTOP through freeze(), not yet continued */
+  frozen: boolean;
   child: ChildProcess | null;
   exited: Promise<number | null>;
 }
@@ -223,14 +237,17 @@ interface Running {
 /** A running cluster: its processes, and controls for chaos (kill / restart one process). */
 export class Cluster {
   private readonly procs = new Map<string, Running>();
+  private readonly listeners = new Set<(e: ProcessEvent) => void>();
   private constructor(
     readonly opts: ClusterOptions,
     readonly configs: Awaited<ReturnType<typeof ensureCluster>>,
+    /** this run's operator token (also in <data>/operator-token): the nodes' POST /control/links wants it */
+    readonly operatorToken: string,
   ) {}
 
   static async start(opts: ClusterOptions): Promise<Cluster> {
     const configs = await ensureCluster(opts);
-    const c = new Cluster(opts, configs);
+    const c = new Cluster(opts, configs, writeOperatorToken(opts.dataDir));
     c.spawnProc('sequencer', 0);
     for (const nd of configs.nodes) c.spawnProc('committee', nd.index);
     c.spawnProc('gateway', 0);
@@ -268,7 +285,7 @@ export class Cluster {
     // TENEBRA_CPU_PROF=DIR: V8 CPU profiles of every process, written to DIR when it stops in order
     const prof = process.env.TENEBRA_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TENEBRA_CPU_PROF}`] : [];
     const child = spawn(process.execPath, [...prof, '--import', 'tsx', ENTRY[role], '--config', configFile], {
-      cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env },
+      cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, ...(role === 'committee' ? { [OPERATOR_TOKEN_ENV]: this.operatorToken } : {}) },
     });
     closeSync(fd);
     if (role === 'committee' && this.opts.nodeNice && child.pid !== undefined) {
@@ -289,8 +306,20 @@ export class Cluster {
     };
     const peerId = role === 'committee' ? this.configs.nodes[index - 1]!.peers[index - 1]!.peerId : null;
     this.procs.set(this.key(role, index), {
-      entry: { role, index, pid: child.pid ?? null, ports, peerId, configFile, logFile }, logStart, killed: false, child, exited,
+      entry: { role, index, pid: child.pid ?? null, ports, peerId, configFile, logFile }, logStart, killed: false, frozen: false, child, exited,
     });
+    this.emit(role, index, 'started', child.pid === undefined ? undefined : `pid ${child.pid}`);
+  }
+
+  /** Calls fn with every process event from now on; returns the unsubscribe. */
+  onEvent(fn: (e: ProcessEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private emit(role: Role, index: number, kind: ProcessEvent['kind'], detail?: string): void {
+    const e: ProcessEvent = { time: Date.now(), role, index, kind, ...(detail === undefined ? {} : { detail }) };
+    for (const fn of this.listeners) fn(e);
   }
 
   private stopping = false;
@@ -299,6 +328,8 @@ export class Cluster {
   /** Supervision: a process that died on its own is started again after a growing pause. */
   private onExit(role: Role, index: number, code: number | null): void {
     const p = this.procs.get(this.key(role, index));
+    if (p) p.frozen = false;
+    this.emit(role, index, 'exited', code === -1 ? 'by a signal' : `code ${code}`);
     if (!this.opts.supervise || this.stopping || !p || p.killed) return;
     const n = (this.restarts.get(this.key(role, index)) ?? 0) + 1;
     this.restarts.set(this.key(role, index), n);
@@ -316,10 +347,40 @@ export class Cluster {
     const p = this.procs.get(this.key(role, index));
     if (!p?.child || p.child.exitCode !== null || p.child.signalCode !== null) return;
     p.killed = true;
+    this.emit(role, index, 'killed', signal);
     p.child.kill(signal);
+    // a stopped process holds a catchable signal until it runs again (SIGKILL needs no SIGCONT)
+    if (p.frozen && signal !== 'SIGKILL') p.child.kill('SIGCONT');
     await p.exited;
     p.entry.pid = null;
     this.writeClusterFile();
+  }
+
+  /**
+   * Stops one process in place (SIGSTOP): it keeps its sockets and memory but runs nothing, like a
+   * host that hangs. Its peers see silence, not a closed connection. thaw() continues it.
+   */
+  freeze(role: Role, index: number): boolean {
+    const p = this.procs.get(this.key(role, index));
+    if (!p?.child || !this.isRunning(role, index) || p.frozen) return false;
+    p.child.kill('SIGSTOP');
+    p.frozen = true;
+    this.emit(role, index, 'frozen');
+    return true;
+  }
+
+  /** Continues a process that freeze() stopped (SIGCONT). */
+  thaw(role: Role, index: number): boolean {
+    const p = this.procs.get(this.key(role, index));
+    if (!p?.child || !p.frozen) return false;
+    p.child.kill('SIGCONT');
+    p.frozen = false;
+    this.emit(role, index, 'thawed');
+    return true;
+  }
+
+  isFrozen(role: Role, index: number): boolean {
+    return this.procs.get(this.key(role, index))?.frozen ?? false;
   }
 
   async restart(role: Role, index: number): Promise<void> {
@@ -341,6 +402,11 @@ export class Cluster {
       ...url(sequencer.host, sequencer.metricsPort).map((u) => ({ role: 'sequencer' as const, index: 0, url: u })),
       ...nodes.flatMap((nd) => url(nd.host, nd.metricsPort).map((u) => ({ role: 'committee' as const, index: nd.index, url: u }))),
     ];
+  }
+
+  /** Each committee node's link control (POST /control/links with the operator token; nodes with a metricsPort). */
+  linkControlUrls(): { index: number; url: string }[] {
+    return this.configs.nodes.flatMap((nd) => (nd.metricsPort === undefined ? [] : [{ index: nd.index, url: `http://${nd.host}:${nd.metricsPort}/control/links` }]));
   }
 
   isRunning(role: Role, index: number): boolean {
@@ -412,7 +478,10 @@ export class Cluster {
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
     const running = [...this.procs.values()].filter((p) => p.child && p.child.exitCode === null && p.child.signalCode === null);
-    for (const p of running) p.child!.kill('SIGTERM');
+    for (const p of running) {
+      p.child!.kill('SIGTERM');
+      if (p.frozen) p.child!.kill('SIGCONT'); // else the SIGTERM waits until the grace ends
+    }
     const timer = setTimeout(() => { for (const p of running) p.child!.kill('SIGKILL'); }, graceMs);
     await Promise.all(running.map((p) => p.exited));
     clearTimeout(timer);

@@ -18,9 +18,17 @@ function niceness(text: string): number {
   return v;
 }
 
+/** The committee console's port (docs/decisions/0022-console.md): 8090 in production, 9090 in test; 0 takes any free one. */
+function consolePort(text: string | undefined, env: Env): number {
+  if (text === undefined) return env === 'test' ? 9090 : 8090;
+  const v = Number(text);
+  if (!Number.isInteger(v) || v < 0 || v > 65_535) throw new Error(`--console-port must be a port number (0 for any free one), got '${text}'`);
+  return v;
+}
+
 /** The options `npm start` runs with (help: print the usage instead); throws a clear error on a bad or refused flag. */
-export function startOptions(argv: string[]): { help: true } | { help: false; options: ClusterOptions; outage: OutageSizing | undefined } {
-  const flags = parseFlags(argv, ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', ...LINK_FLAGS, ...OUTAGE_FLAGS], ['dealer', 'help']);
+export function startOptions(argv: string[]): { help: true } | { help: false; options: ClusterOptions; outage: OutageSizing | undefined; consolePort: number | null } {
+  const flags = parseFlags(argv, ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', 'console-port', ...LINK_FLAGS, ...OUTAGE_FLAGS], ['dealer', 'help', 'no-console']);
   if (flags.bool.has('help')) return { help: true };
   const env = (flags.str.get('env') ?? 'production') as Env;
   if (!ENVS.includes(env)) throw new Error(`--env must be one of ${ENVS.join(', ')}`);
@@ -37,6 +45,7 @@ export function startOptions(argv: string[]): { help: true } | { help: false; op
   return {
     help: false,
     outage,
+    consolePort: flags.bool.has('no-console') ? null : consolePort(flags.str.get('console-port'), env),
     options: {
       ...(links ? { linkEmulation: links } : {}),
       ...(reserve ? { reserve } : {}),

@@ -1,5 +1,6 @@
 // `npm start [-- --data DIR] [--env production|test] [--dealer]`: runs the whole local cluster.
-import { DEALER_LABEL, reserveTargetsFor } from '@tenebra/config';
+import { DEALER_LABEL, layout } from '@tenebra/config';
+import { httpLinkControl, startConsole, type ConsoleServer } from '@tenebra/console';
 import { Cluster } from './cluster';
 import { describeLinks, LINK_USAGE } from './flags';
 import { describeReserve, measuredBitsPerSecond, OUTAGE_USAGE } from './outage';
@@ -18,6 +19,9 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
   --dealer     NOT PRIVATE, experiments only (new data folders, never with --env production): every
                node derives all preprocessing from a fixed public seed, so any node (or anyone) can
                unmask every opened value; every log line of every process says so
+  --console-port P
+               the committee console's port on 127.0.0.1 (default 8090, or 9090 with --env test; 0: any free
+               one); --no-console: none. It needs the operator token npm start prints (also in DIR/operator-token)
   --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements
 ${LINK_USAGE}
@@ -29,17 +33,19 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const { options, outage } = parsed;
+  const { options, outage, consolePort } = parsed;
   const { env, dataDir } = options;
   const links = options.linkEmulation;
   // read before the nodes start writing their new logs: the production rate of the folder's last run
   const bitsPerSecond = measuredBitsPerSecond(dataDir);
   const cluster = await Cluster.start(options);
+  let consoleServer: ConsoleServer | null = null;
   let stopping = false;
   const stop = async (why: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`\nstopping cluster (${why}) ...`);
+    await consoleServer?.close();
     await cluster.stop();
     console.log('all processes stopped');
     process.exit(0);
@@ -57,12 +63,27 @@ async function main(): Promise<void> {
   if (cluster.configs.nodes[0]?.preprocessing.mode === 'dealer') {
     console.log(`  WARNING: ${DEALER_LABEL}`);
   }
+  if (consolePort !== null) {
+    // the console runs in this process: its kill / restart / freeze act on this launcher's children;
+    // the operator token (new each start) guards it and the nodes' link control alike
+    const token = cluster.operatorToken;
+    consoleServer = await startConsole({
+      target: cluster, n: cluster.configs.gateway.n, port: consolePort, token,
+      links: httpLinkControl(() => cluster.linkControlUrls(), token),
+    });
+  }
   console.log(`\nbase_url ${cluster.baseUrl}\nws_url   ${cluster.wsUrl}`);
+  if (consoleServer) {
+    console.log(`console_url ${consoleServer.url}`);
+    console.log(`operator_token ${cluster.operatorToken}`);
+    console.log('  in a browser on this machine open console_url?token=<operator_token> (it sets a cookie and drops the token from the address)');
+  }
   const metrics = cluster.metricsUrls();
   if (metrics.length > 0) {
     console.log('metrics (Prometheus, GET):');
     for (const m of metrics) console.log(`  ${`${m.role} ${m.index || ''}`.trim().padEnd(12)} ${m.url}`);
   }
+  console.log(`operator token in ${layout(dataDir).operatorToken} (new each start): the console's, and POST /control/links on a node's metrics port changes its committee links (docs/decisions/0011-link-emulation.md)`);
   console.log(`cluster file ${dataDir}/cluster.json, logs in ${dataDir}/logs/`);
   console.log(`create an account: npm run accounts -- --data ${dataDir} create --tier Core --deposit 10000`);
   console.log('Ctrl-C stops every process.');

@@ -63,6 +63,22 @@ describe('the comparisons\' statistical security (kappa) of a new folder', () =>
   });
 });
 
+describe('the committee console flags (npm start -- --console-port P | --no-console)', () => {
+  it('default to 8090 (production) and 9090 (test), take a port or none, and refuse a bad one', () => {
+    const port = (argv: string[]) => {
+      const o = startOptions(argv);
+      return o.help ? 'help' : o.consolePort;
+    };
+    expect(port([])).toBe(8090);
+    expect(port(['--env', 'test'])).toBe(9090);
+    expect(port(['--console-port', '0'])).toBe(0);
+    expect(port(['--console-port', '8123'])).toBe(8123);
+    expect(port(['--no-console'])).toBeNull();
+    expect(() => startOptions(['--console-port', 'x'])).toThrow(/--console-port must be a port number/);
+    expect(() => startOptions(['--console-port', '70000'])).toThrow(/--console-port must be a port number/);
+  });
+});
+
 describe('dealer preprocessing (npm start -- --dealer): not private', () => {
   it('is refused with --env production, by the flags and by ensureCluster, before anything is written', async () => {
     const dir = folder();

@@ -29,10 +29,25 @@ export interface ExpectedOrder {
   cancelReason: string | null;
 }
 
+/** One fill of the reference: the maker's price (ticks) and the quantity (steps). */
+export interface ExpectedFill {
+  symbol: string;
+  takerId: string;
+  makerId: string;
+  qtySteps: bigint;
+  priceTicks: bigint;
+}
+
 /** Expected final state of every placed order after `ops` (in acknowledgement order). */
 export async function expectedStates(ops: readonly AckedOp[]): Promise<Map<string, ExpectedOrder>> {
+  return (await replay(ops)).states;
+}
+
+/** The reference's states and every fill, in sequence (ops of different symbols may interleave: books are independent). */
+export async function replay(ops: readonly AckedOp[]): Promise<{ states: Map<string, ExpectedOrder>; fills: ExpectedFill[] }> {
   const ex = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol) });
   const states = new Map<string, ExpectedOrder>();
+  const fills: ExpectedFill[] = [];
   let seq = 0n;
   for (const a of ops) {
     seq += 1n;
@@ -51,6 +66,7 @@ export async function expectedStates(ops: readonly AckedOp[]): Promise<Map<strin
       }
       o.fills.forEach((makerId, i) => {
         const q = r.outputs[2 * i]!;
+        fills.push({ symbol: a.symbol, takerId: o.orderId, makerId, qtySteps: q, priceTicks: r.outputs[2 * i + 1]! });
         taker.filled += q;
         const m = states.get(makerId)!;
         m.filled += q;
@@ -67,5 +83,5 @@ export async function expectedStates(ops: readonly AckedOp[]): Promise<Map<strin
       s.cancelReason = 'USER_REQUESTED';
     }
   }
-  return states;
+  return { states, fills };
 }

@@ -218,8 +218,8 @@ export class Clearing {
       const takerFee = feeMicro(inst, notional, TIER_INFO[uow.account(taker.user_id).tier].takerFeePips);
       // Instant taker bonus: the maker's tier share of this fill's taker fee, paid out of it at once.
       const bonus = instantBonus(takerFee, makerTier.instantTakerBonusBps);
-      this.fill(uow, inst, maker!, qty, price, makerFee, bonus, now, fx);
-      this.fill(uow, inst, taker, qty, price, takerFee, 0n, now, fx);
+      this.fill(uow, inst, maker!, 'maker', qty, price, makerFee, bonus, now, fx);
+      this.fill(uow, inst, taker, 'taker', qty, price, takerFee, 0n, now, fx);
       for (const [o, fee, liquidity] of [[maker!, makerFee, 'maker'], [taker, takerFee, 'taker']] as const) {
         recordFill(this.db, o.user_id, seq, i, {
           order_id: o.order_id, client_order_id: o.client_order_id, symbol: o.symbol, side: o.side, price_ticks: str(price),
@@ -392,7 +392,7 @@ export class Clearing {
    * maker's instant taker bonus (0 for the taker): credited to the balance and netted against the
    * position's fees, so settlement's collateral delta (PnL − fees − margin) matches the balance.
    */
-  private fill(uow: UnitOfWork, inst: InstrumentSpec, order: OrderRec, qty: bigint, price: bigint, fee: bigint, bonus: bigint, now: bigint, fx: Effects): void {
+  private fill(uow: UnitOfWork, inst: InstrumentSpec, order: OrderRec, liquidity: 'maker' | 'taker', qty: bigint, price: bigint, fee: bigint, bonus: bigint, now: bigint, fx: Effects): void {
     const acct = uow.account(order.user_id);
     const filled = big(order.filled_steps) + qty;
     const remaining = big(order.qty_steps) - filled;
@@ -423,10 +423,10 @@ export class Clearing {
 
     if (remaining === 0n) {
       this.finish(uow, order, 'FILLED', now);
-      fx.orderEvents.push({ message_type: 'filled', order: { ...order } });
+      fx.orderEvents.push({ message_type: 'filled', order: { ...order }, liquidity });
     } else {
       order.status = 'PARTIALLY_FILLED';
-      fx.orderEvents.push({ message_type: 'partial_fill', order: { ...order } });
+      fx.orderEvents.push({ message_type: 'partial_fill', order: { ...order }, liquidity });
     }
   }
 

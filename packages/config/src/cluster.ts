@@ -211,6 +211,9 @@ export interface ClusterFile {
   processes: ProcessEntry[];
 }
 
+/** The environment variable that hands the operator token from the launcher to each committee node. */
+export const OPERATOR_TOKEN_ENV = 'TENEBRA_OPERATOR_TOKEN';
+
 /** Where everything of a cluster lives inside its data folder. */
 export function layout(dataDir: string) {
   const root = resolve(dataDir);
@@ -231,6 +234,8 @@ export function layout(dataDir: string) {
     gatewayLinkKey: join(root, 'keys', 'gateway.link.ed25519.json'),
     jwtSecret: join(root, 'keys', 'jwt.secret'),
     adminSecret: join(root, 'keys', 'admin.secret'),
+    /** the operator token of the current run (committee link control), mode 0600, new at every start */
+    operatorToken: join(root, 'operator-token'),
     nodeLibp2pKey: (i: number) => join(root, 'keys', `node-${i}.libp2p.key`),
     nodeX25519Key: (i: number) => join(root, 'keys', `node-${i}.x25519.json`),
     nodeLinkKey: (i: number) => join(root, 'keys', `node-${i}.link.ed25519.json`),

@@ -1,6 +1,6 @@
 // The `GET /metrics` endpoint: a bare node:http server on its own port, so a process's metrics
 // never share a listener (or its rate limits and hooks) with the traffic they measure.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
@@ -11,10 +11,17 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** Serves `registry` at http://host:port/metrics in the text exposition format; anything else is 404. */
-export async function serveMetrics(registry: Registry, host: string, port: number): Promise<MetricsServer> {
+/**
+ * Another route on the same listener (a committee node's operator control, POST /control/links):
+ * true iff it took the request (it then answers it).
+ */
+export type ExtraRoute = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** Serves `registry` at http://host:port/metrics in the text exposition format, then `extra`'s routes; anything else is 404. */
+export async function serveMetrics(registry: Registry, host: string, port: number, extra?: ExtraRoute): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
+    if (path !== '/metrics' && extra?.(req, res)) return;
     if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics here\n');
       return;

@@ -142,7 +142,10 @@ function readHead(env: Envelope): Partial<ReplyMeta> & { stateId: string } | str
   }
 }
 
-/** The recovering side: asks, collects, combines; re-asks with a fresh nonce if helpers disagree for too long. */
+/** Re-asks under one nonce with nothing arriving before a fresh nonce (about 5 × retryMs of silence). */
+export const STALE_REASKS = 4;
+
+/** The recovering side: asks, collects, combines; re-asks with a fresh nonce if helpers disagree for too long, or fall silent. */
 export class Recovery {
   private nonce = '';
   private replies = new Map<number, HelperReply>();
@@ -153,6 +156,8 @@ export class Recovery {
   private finished = false;
   /** clock time of the last reply part received: a large reserve takes helpers seconds to send */
   private lastProgress = 0;
+  /** re-asks under this nonce since the last reply part arrived */
+  private reasks = 0;
   /** helpers whose last answer was "busy" (not ready themselves, e.g. recovering too), with what they said */
   private readonly busy = new Map<number, string>();
 
@@ -196,6 +201,7 @@ export class Recovery {
     if (helpers.length < this.host.t + 1) this.host.emit('recovery-waiting', { alive: helpers.length, needed: this.host.t + 1, note: `waiting for ${this.host.t + 1} helpers` });
     for (const j of helpers) this.request(j);
     this.lastProgress = this.host.clock.now();
+    this.reasks = 0;
     this.schedule();
   }
 
@@ -204,6 +210,10 @@ export class Recovery {
    * different points) get a fresh nonce; otherwise the helpers that have not answered are asked again
    * under the same nonce, so replies already received are kept. (Restarting every retryMs regardless
    * discarded slow but progressing replies and made every helper recompute: a livelock for big reserves.)
+   * A helper answers a nonce once, so an answer of which a part was lost on the way (a link reset
+   * drops what its stream held) is never completed by re-asking under the same nonce: after
+   * STALE_REASKS re-asks with nothing arriving, a fresh nonce is asked (seen on real processes: a
+   * node killed with its pair waited in recovery for minutes with four ready helpers, one complete answer).
    */
   private schedule(): void {
     this.cancelTimer?.();
@@ -211,7 +221,8 @@ export class Recovery {
       if (this.finished) return;
       if (this.host.clock.now() - this.lastProgress < this.retryMs) return this.schedule();
       const complete = [...this.replies.values()].filter((r) => r.values).length;
-      if (complete >= this.host.t + 1) return this.attempt();
+      if (complete >= this.host.t + 1 || this.reasks >= STALE_REASKS) return this.attempt();
+      this.reasks++;
       for (const j of this.host.aliveHelpers()) if (!this.replies.get(j)?.values) this.request(j);
       this.lastProgress = this.host.clock.now();
       this.schedule();
@@ -253,6 +264,7 @@ export class Recovery {
     if (!r) this.replies.set(from, (r = { stateId: head.stateId, parts: new Array(env.b).fill(undefined), got: 0 }));
     if (env.b !== r.parts.length || env.a >= r.parts.length || r.parts[env.a]) return;
     this.lastProgress = this.host.clock.now();
+    this.reasks = 0;
     r.parts[env.a] = env.vectors[0] ?? new Uint8Array(0);
     r.got++;
     if (env.a === 0) r.meta = head as ReplyMeta;

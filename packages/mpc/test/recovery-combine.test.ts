@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '@tenebra/transport';
-import { bytesText, decode, encode, textBytes, type Envelope } from '../src/messages';
+import { Msg, bytesText, decode, encode, textBytes, type Envelope } from '../src/messages';
 import { Prss, dealPrssKeys } from '../src/prss';
 import { seededRng } from '../src/preprocessing';
 import { RECOVERY_PART_ELEMENTS, Recovery, answerRecovery, type RecoveryResult } from '../src/recovery';
@@ -98,5 +98,55 @@ describe('recovering party: combining answers bound to states', () => {
     expect(logs.some((e) => e.ev === 'recovery-reply-restarted' && e.from === 2)).toBe(true);
     expect(result()?.helpers).toEqual([2, 3, 4]);
     expect(result()?.snapshot.store).toEqual(B2[0]!.store);
+  });
+
+  it('asks under a fresh nonce once helpers fall silent with their answers incomplete (a part lost on the way)', async () => {
+    // a clock whose timers the test fires
+    let now = 0;
+    const timers: { at: number; cb: () => void }[] = [];
+    const clock = {
+      now: () => now,
+      setTimeout: (cb: () => void, ms: number) => {
+        const tm = { at: now + ms, cb };
+        timers.push(tm);
+        return () => {
+          const i = timers.indexOf(tm);
+          if (i >= 0) timers.splice(i, 1);
+        };
+      },
+      defer: (cb: () => void) => cb(),
+    } as unknown as Clock;
+    const sent: { to: number; env: Envelope }[] = [];
+    const rec = new Recovery({
+      n, t, self: 1, clock, aliveHelpers: () => [2, 3, 4, 5],
+      send: (to, bytes) => sent.push({ to, env: decode(bytes) }), envelope: wire, log: () => undefined, emit: () => undefined,
+    }, 2000);
+    let result: RecoveryResult | undefined;
+    rec.run().then((r) => { result = r; }, () => undefined);
+    const big = snapshots([100n, 250n, 7n], ['job-7'], 'c3', RECOVERY_PART_ELEMENTS + 10); // two parts per answer
+    const first = sent[0]!.env.key;
+    // helper 2 answers whole; the last part of 3's, 4's and 5's answers is lost; a helper answers a nonce once (runtime.ts)
+    const answered = new Set<string>();
+    for (const j of [2, 3, 4, 5]) {
+      answered.add(`${j}:${first}`);
+      const parts = answer(j, first, big[j - 1]!);
+      expect(parts.length).toBe(2);
+      for (const e of j === 2 ? parts : parts.slice(0, -1)) rec.onMessage(j, e);
+    }
+    sent.length = 0;
+    for (let k = 0; k < 15 && result === undefined; k++) {
+      now += 2000;
+      for (let due = timers.find((x) => x.at <= now); due; due = timers.find((x) => x.at <= now)) {
+        timers.splice(timers.indexOf(due), 1);
+        due.cb();
+      }
+      for (const { to, env } of sent.splice(0)) {
+        if (env.type !== Msg.RecoverRequest || answered.has(`${to}:${env.key}`)) continue;
+        answered.add(`${to}:${env.key}`);
+        for (const e of answer(to, env.key, big[to - 1]!)) rec.onMessage(to, e);
+      }
+      await settle();
+    }
+    expect(result?.snapshot.store).toEqual(big[0]!.store);
   });
 });

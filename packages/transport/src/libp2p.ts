@@ -98,12 +98,39 @@ export interface Libp2pPeerStats {
   stalledResets: number;
 }
 
+/** The committee links' settings in force (emulation and cut peers), as the operator sees them. */
+export interface LinkSettings {
+  latencyMs: number;
+  jitterMs: number;
+  /** absent: unlimited */
+  bandwidthMbps?: number;
+  /** peers whose links are cut (ascending) */
+  blockedPeers: number[];
+}
+
+/** A run-time change of the links: absent fields keep their setting; bandwidthMbps null removes the limit. */
+export interface LinkUpdate {
+  latencyMs?: number;
+  jitterMs?: number;
+  bandwidthMbps?: number | null;
+  /** the whole set of peers to cut off (replaces the previous set; [] heals every link) */
+  blockedPeers?: number[];
+}
+
 /** A Transport over libp2p, with its peer id, listen addresses and per-peer counters. */
 export interface Libp2pTransport extends Transport {
   readonly peerId: string;
   /** Actual listen addresses once started (useful with port 0). */
   listenAddrs(): string[];
   peerStats(peer: number): Libp2pPeerStats;
+  linkSettings(): LinkSettings;
+  /**
+   * Changes the links at run time (docs/decisions/0011-link-emulation.md): new emulation settings
+   * apply to messages read from now on; a blocked peer's link is cut as a dead peer's is (our stream
+   * and connections to it closed, its dials and streams refused, what it had in flight dropped),
+   * and unblocking it redials at once. Throws a RangeError, changing nothing, on a bad update.
+   */
+  setLinks(update: LinkUpdate): LinkSettings;
 }
 
 /** Wall-clock Clock: Date.now, setTimeout, setImmediate. */
@@ -234,8 +261,10 @@ class Libp2pTransportImpl implements Libp2pTransport {
   private readonly writeStallMs: number;
   private writerCheck: ReturnType<typeof setInterval> | undefined;
   private readonly log: (msg: string, err?: unknown) => void;
-  /** holds inbound messages for their emulated arrival; null when no emulation is set */
-  private readonly emulator: LinkEmulator | null;
+  /** holds inbound messages for their emulated arrival; null until some emulation is set */
+  private emulator: LinkEmulator | null;
+  /** peers whose links the operator cut (setLinks) */
+  private readonly blocked = new Set<number>();
 
   constructor(private readonly opts: Libp2pTransportOptions, peerId: string) {
     const { self, n, peers } = opts;
@@ -255,11 +284,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
     this.writeStallMs = opts.writeStallMs ?? 30_000;
     if (!(this.writeStallMs >= 0)) throw new RangeError(`libp2p transport: bad writeStallMs ${opts.writeStallMs}`);
     this.log = opts.log ?? ((msg, err) => console.error(`[transport ${self}] ${msg}`, err ?? ''));
-    this.emulator = checkLinkEmulation(opts.linkEmulation)
-      ? new LinkEmulator(opts.linkEmulation!, (from, data) => {
-        if (this.state === 'running') this.dispatch(from, data);
-      })
-      : null;
+    this.emulator = checkLinkEmulation(opts.linkEmulation) ? this.newEmulator(opts.linkEmulation!) : null;
     for (const p of peers) {
       if (!Number.isInteger(p.index) || p.index < 1 || p.index > n) throw new RangeError(`libp2p transport: peer index ${p.index} out of range 1..${n}`);
       if (this.indexByPeerId.has(p.peerId)) throw new Error(`libp2p transport: peer id ${p.peerId} listed twice`);
@@ -309,6 +334,42 @@ class Libp2pTransportImpl implements Libp2pTransport {
     };
   }
 
+  linkSettings(): LinkSettings {
+    const e = this.emulator?.settings ?? {};
+    return {
+      latencyMs: e.latencyMs ?? 0, jitterMs: e.jitterMs ?? 0,
+      ...(e.bandwidthMbps === undefined ? {} : { bandwidthMbps: e.bandwidthMbps }),
+      blockedPeers: [...this.blocked].sort((a, b) => a - b),
+    };
+  }
+
+  setLinks(update: LinkUpdate): LinkSettings {
+    // check everything before changing anything
+    const now = this.linkSettings();
+    const bandwidth = update.bandwidthMbps === null ? undefined : update.bandwidthMbps ?? now.bandwidthMbps;
+    const spec: LinkEmulation = {
+      latencyMs: update.latencyMs ?? now.latencyMs, jitterMs: update.jitterMs ?? now.jitterMs,
+      ...(bandwidth === undefined ? {} : { bandwidthMbps: bandwidth }),
+    };
+    const adds = checkLinkEmulation(spec);
+    const blocked = update.blockedPeers;
+    if (blocked !== undefined) {
+      for (const p of blocked) {
+        if (!Number.isInteger(p) || p < 1 || p > this.n) throw new RangeError(`blocked peer ${p} is not a node index from 1 to ${this.n}`);
+        if (p === this.self) throw new RangeError(`blocked peer ${p} is this node itself`);
+      }
+      if (new Set(blocked).size !== blocked.length) throw new RangeError('blocked peers are listed twice');
+    }
+    if (this.emulator) this.emulator.update(spec);
+    else if (adds) this.emulator = this.newEmulator(spec);
+    if (blocked !== undefined) {
+      const want = new Set(blocked);
+      for (const p of [...this.blocked]) if (!want.has(p)) this.heal(p);
+      for (const p of want) if (!this.blocked.has(p)) this.cut(p);
+    }
+    return this.linkSettings();
+  }
+
   send(to: number, data: Uint8Array): void {
     if (data.byteLength > this.maxMessageBytes) throw new RangeError(`libp2p transport: message of ${data.byteLength} bytes exceeds maxMessageBytes ${this.maxMessageBytes}`);
     if (this.state === 'stopped') return;
@@ -346,9 +407,9 @@ class Libp2pTransportImpl implements Libp2pTransport {
       connectionEncrypters: [this.opts.leanNoise === false ? noise() : leanNoise((m) => this.log(m))],
       streamMuxers: [yamux()],
       connectionGater: {
-        denyDialPeer: (pid) => !allowed(pid),
-        denyInboundEncryptedConnection: (pid) => !allowed(pid),
-        denyOutboundEncryptedConnection: (pid) => !allowed(pid),
+        denyDialPeer: (pid) => !allowed(pid) || this.isBlocked(pid),
+        denyInboundEncryptedConnection: (pid) => !allowed(pid) || this.isBlocked(pid),
+        denyOutboundEncryptedConnection: (pid) => !allowed(pid) || this.isBlocked(pid),
       },
       connectionManager: {
         // Redials after a restart come fast; the default rate limit would reset them.
@@ -363,7 +424,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
       // The peer is reachable again: skip the rest of our backoff.
       const idx = this.indexByPeerId.get(evt.detail.toString());
       const link = idx === undefined ? undefined : this.links.get(idx);
-      if (link !== undefined && link.stream === undefined) link.wake?.();
+      if (link !== undefined && link.stream === undefined && !this.blocked.has(link.index)) link.wake?.();
     });
     await node.start();
     if (this.state !== 'starting') {
@@ -394,6 +455,46 @@ class Libp2pTransportImpl implements Libp2pTransport {
   }
 
   // ---- internals ----
+
+  private newEmulator(spec: LinkEmulation): LinkEmulator {
+    return new LinkEmulator(spec, (from, data) => {
+      if (this.state === 'running' && !this.blocked.has(from)) this.dispatch(from, data);
+    });
+  }
+
+  private isBlocked(pid: PeerId): boolean {
+    const idx = this.indexByPeerId.get(pid.toString());
+    return idx !== undefined && this.blocked.has(idx);
+  }
+
+  /**
+   * Cuts the link to a peer as its death would look from here: our stream to it closed (peer down,
+   * the runtime stops waiting for it), every connection to it hung up (its inbound streams end, and
+   * it sees us down), what it had in flight in the emulator dropped; the gater refuses its dials and
+   * ours until heal(). Messages the runtime sends it meanwhile wait in the link's queue, as for a
+   * dead peer (bounded; they go out once it is reachable again).
+   */
+  private cut(peer: number): void {
+    const link = this.link(peer);
+    this.blocked.add(peer);
+    this.emulator?.dropFrom(peer);
+    const stream = link.stream;
+    if (stream !== undefined) {
+      stream.abort(new Error('link cut by the operator'));
+      this.detachOutbound(link, stream);
+    }
+    this.node?.hangUp(link.addr).catch((err: unknown) => this.log(`hanging up on cut peer ${peer} failed`, err));
+  }
+
+  /** Restores a cut link: redial at once (the peer's own redial, backing off up to redialMaxMs, may come first). */
+  private heal(peer: number): void {
+    const link = this.link(peer);
+    this.blocked.delete(peer);
+    link.holdOffMs = 0;
+    link.backoffMs = this.redialMinMs;
+    link.wake?.();
+    this.runDialLoop(link);
+  }
 
   private link(peer: number): PeerLink {
     const l = this.links.get(peer);
@@ -426,8 +527,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
   private acceptInbound(stream: Stream, remote: PeerId): void {
     const from = this.indexByPeerId.get(remote.toString());
     const link = from === undefined ? undefined : this.links.get(from);
-    if (from === undefined || link === undefined || this.state !== 'running') {
-      stream.abort(new Error('unknown peer or transport not running'));
+    if (from === undefined || link === undefined || this.state !== 'running' || this.blocked.has(from)) {
+      stream.abort(new Error('unknown or cut-off peer, or transport not running'));
       return;
     }
     if (this.opts.lazyWindowUpdates !== false) lazyWindowUpdates(stream);
@@ -446,7 +547,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
         return;
       }
       for (const f of frames) {
-        if (f.kind !== FrameKind.DATA || this.state !== 'running') continue;
+        // a cut peer's frames still in the pipe before the hang-up lands are lost, as in a partition
+        if (f.kind !== FrameKind.DATA || this.state !== 'running' || this.blocked.has(from)) continue;
         link.receivedMessages++;
         link.receivedBytes += f.payload.byteLength;
         if (this.emulator) this.emulator.push(from, f.payload);
@@ -470,6 +572,10 @@ class Libp2pTransportImpl implements Libp2pTransport {
     const node = this.node;
     if (node === undefined) throw new Error('libp2p transport: dial loop without a node');
     while (this.state === 'running' && link.stream === undefined) {
+      if (this.blocked.has(link.index)) {
+        await this.sleep(link, 60_000); // woken by heal()
+        continue;
+      }
       if (link.holdOffMs > 0) {
         const ms = link.holdOffMs;
         link.holdOffMs = 0;
@@ -589,6 +695,11 @@ class Libp2pTransportImpl implements Libp2pTransport {
 
   /** Adopts a dialled stream as the link's outbound one; false (nothing adopted) if it is already closed. */
   private attachOutbound(link: PeerLink, stream: Stream): boolean {
+    if (this.blocked.has(link.index)) {
+      // dialled before the operator cut the link: the cut wins
+      stream.abort(new Error('link cut by the operator'));
+      return false;
+    }
     if (stream.status !== 'open') {
       // Closed (e.g. reset by a peer still starting) before we could listen for its 'close': a
       // stream adopted now would never report that close, and its writer would wait for ever.

@@ -6,6 +6,10 @@
 // Per sending peer, messages stay in order (a TCP stream): a message is never delivered before the
 // one received ahead of it, and the link transmits one message at a time. Timers are Node's, so
 // delays below about a millisecond are rounded up by the event loop.
+//
+// The settings can change at run time (`update`, the operator's POST /control/links): a message
+// takes the settings in force when it is read; those already held keep their due times, and a
+// later message still never overtakes them.
 
 /** What every inbound committee link adds (all zero or absent: nothing, and no code on the path). */
 export interface LinkEmulation {
@@ -54,10 +58,11 @@ interface PeerLane {
 /** Holds inbound messages per sending peer until their emulated arrival time. */
 export class LinkEmulator {
   private readonly lanes = new Map<number, PeerLane>();
-  private readonly latencyMs: number;
-  private readonly jitterMs: number;
+  private latencyMs = 0;
+  private jitterMs = 0;
   /** ms to transmit one byte; 0 for unlimited bandwidth */
-  private readonly msPerByte: number;
+  private msPerByte = 0;
+  private spec: LinkEmulation = {};
   private stopped = false;
   /** messages dropped because a peer's lane was full */
   dropped = 0;
@@ -68,10 +73,35 @@ export class LinkEmulator {
     private readonly now: () => number = () => performance.now(),
     private readonly random: () => number = Math.random,
   ) {
+    this.update(spec);
+  }
+
+  /** Replaces the settings for every message read from now on (throws a RangeError on a bad one, changing nothing). */
+  update(spec: LinkEmulation): void {
     checkLinkEmulation(spec);
     this.latencyMs = spec.latencyMs ?? 0;
     this.jitterMs = spec.jitterMs ?? 0;
     this.msPerByte = spec.bandwidthMbps === undefined ? 0 : 8 / (spec.bandwidthMbps * 1_000);
+    this.spec = {
+      latencyMs: this.latencyMs, jitterMs: this.jitterMs,
+      ...(spec.bandwidthMbps === undefined ? {} : { bandwidthMbps: spec.bandwidthMbps }),
+    };
+  }
+
+  /** The settings in force (latency and jitter always present; bandwidth absent: unlimited). */
+  get settings(): LinkEmulation {
+    return { ...this.spec };
+  }
+
+  /** Drops what is held from one peer (the link to it was cut: what was in flight is lost). */
+  dropFrom(from: number): void {
+    const lane = this.lanes.get(from);
+    if (!lane) return;
+    if (lane.timer) clearTimeout(lane.timer);
+    lane.timer = null;
+    lane.queue = []; // also ends a flush of this lane in progress (a handler may cut the link)
+    lane.head = 0;
+    this.lanes.delete(from);
   }
 
   /** Takes a message just read from `from`; delivers it when the emulated link would have. */
@@ -81,6 +111,11 @@ export class LinkEmulator {
     if (!lane) {
       lane = { queue: [], head: 0, busyUntilMs: 0, lastDueMs: 0, timer: null };
       this.lanes.set(from, lane);
+    }
+    // nothing to add and nothing held ahead of it (settings turned off at run time): at once, as without an emulator
+    if (lane.timer === null && lane.head === lane.queue.length && this.latencyMs === 0 && this.msPerByte === 0 && lane.lastDueMs <= this.now()) {
+      this.deliver(from, data);
+      return;
     }
     if (lane.queue.length - lane.head >= MAX_HELD_PER_PEER) {
       this.dropped++;

@@ -1,0 +1,94 @@
+// Emulated link latency, jitter, bandwidth and cut links on the running committee: each node's
+// metrics server takes `POST /control/links` with the operator token (docs/decisions/0011-link-emulation.md)
+// and answers the settings in force. The console sends one setting to every node and shows what
+// each answered.
+
+/** The request body, as the nodes read it (blocked_peers: node indexes this node stops talking to). */
+export interface LinkSettingsBody {
+  latency_ms?: number;
+  jitter_ms?: number;
+  /** null: unlimited */
+  bandwidth_mbps?: number | null;
+  blocked_peers?: number[];
+}
+
+export interface NodeLinkSettings {
+  node: number;
+  latency_ms: number;
+  jitter_ms: number;
+  bandwidth_mbps: number | null;
+  blocked_peers: number[];
+}
+
+export interface LinkResult {
+  node: number;
+  ok: boolean;
+  settings?: NodeLinkSettings;
+  error?: string;
+}
+
+export interface LinkControl {
+  /** sends the setting to every node (in parallel); one result per node */
+  set(body: LinkSettingsBody): Promise<LinkResult[]>;
+  /** what each node last answered (empty before the first answer) */
+  current(): NodeLinkSettings[];
+  /** asks every node for its settings now (GET) */
+  refresh(): Promise<void>;
+}
+
+const NUMBERS = ['latency_ms', 'jitter_ms'] as const;
+
+/** Why a body is refused before it is sent (null: fine); the nodes check it again. */
+export function checkLinkSettings(body: Record<string, unknown>, n: number): string | null {
+  const known = new Set(['latency_ms', 'jitter_ms', 'bandwidth_mbps', 'blocked_peers']);
+  const extra = Object.keys(body).filter((k) => !known.has(k));
+  if (extra.length > 0) return `unknown field(s) ${extra.join(', ')}: send {latency_ms?, jitter_ms?, bandwidth_mbps?, blocked_peers?}`;
+  if (Object.keys(body).length === 0) return 'nothing to set: send at least one of latency_ms, jitter_ms, bandwidth_mbps, blocked_peers';
+  for (const k of NUMBERS) {
+    const v = body[k];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 60_000)) return `${k} must be a number of milliseconds in 0..60000`;
+  }
+  const bw = body.bandwidth_mbps;
+  if (bw !== undefined && bw !== null && (typeof bw !== 'number' || !Number.isFinite(bw) || bw <= 0)) return 'bandwidth_mbps must be a positive number of megabits per second, or null for unlimited';
+  const bp = body.blocked_peers;
+  if (bp !== undefined && (!Array.isArray(bp) || !bp.every((p) => Number.isInteger(p) && p >= 1 && p <= n))) return `blocked_peers must be an array of node indexes in 1..${n}`;
+  return null;
+}
+
+export function describeLinkSettings(body: LinkSettingsBody): string {
+  const parts: string[] = [];
+  if (body.latency_ms !== undefined) parts.push(`latency ${body.latency_ms} ms`);
+  if (body.jitter_ms !== undefined) parts.push(`jitter ${body.jitter_ms} ms`);
+  if (body.bandwidth_mbps !== undefined) parts.push(body.bandwidth_mbps === null ? 'bandwidth unlimited' : `bandwidth ${body.bandwidth_mbps} Mbit/s`);
+  if (body.blocked_peers !== undefined) parts.push(body.blocked_peers.length === 0 ? 'no links cut' : `cut from nodes ${body.blocked_peers.join(', ')}`);
+  return `set links: ${parts.join(', ')}`;
+}
+
+/** The HTTP link control of a cluster: one URL per node and the operator token. */
+export function httpLinkControl(urls: () => { index: number; url: string }[], token: string, timeoutMs = 3_000): LinkControl {
+  const known = new Map<number, NodeLinkSettings>();
+  const call = async (index: number, url: string, body?: LinkSettingsBody): Promise<LinkResult> => {
+    try {
+      const r = await fetch(url, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const answer = (await r.json().catch(() => ({}))) as Partial<NodeLinkSettings> & { message?: string };
+      if (r.status !== 200) return { node: index, ok: false, error: `${r.status} ${answer.message ?? ''}`.trim() };
+      const settings = { ...(answer as NodeLinkSettings), node: index };
+      known.set(index, settings);
+      return { node: index, ok: true, settings };
+    } catch (e) {
+      return { node: index, ok: false, error: `no answer (${(e as Error).name === 'TimeoutError' ? 'timeout' : (e as Error).message})` };
+    }
+  };
+  return {
+    set: (body) => Promise.all(urls().map((u) => call(u.index, u.url, body))),
+    current: () => [...known.values()].sort((a, b) => a.node - b.node),
+    async refresh() {
+      await Promise.all(urls().map((u) => call(u.index, u.url)));
+    },
+  };
+}
