@@ -16,7 +16,7 @@ const { values } = parseArgs({
     faults: { type: 'string', default: FAULT_KINDS.join(',') },
     'replay-every': { type: 'string', default: '10' },
     'max-minutes': { type: 'string', default: '120' },
-    orders: { type: 'string', default: '30' },
+    orders: { type: 'string', default: '20' },
     out: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -31,7 +31,7 @@ for (const f of faults) if (!FAULT_KINDS.includes(f)) throw new Error(`unknown f
 if (!Number.isSafeInteger(seeds) || seeds < 1 || !Number.isSafeInteger(from) || from < 0) throw new Error('--seeds and --from take whole numbers');
 
 const byKind = new Map<FaultKind, KindSummary>(faults.map((k) => [k, { runs: 0, failures: 0, failing: [], recoverMs: [], replays: 0, replayMismatches: 0 }]));
-const replayCmd = (seed: number, kind: FaultKind): string => `npm run chaos -- --from ${seed} --seeds 1 --faults ${kind}${orders !== 30 ? ` --orders ${orders}` : ''} --verbose`;
+const replayCmd = (seed: number, kind: FaultKind): string => `npm run chaos -- --from ${seed} --seeds 1 --faults ${kind}${orders !== 20 ? ` --orders ${orders}` : ''} --verbose`;
 const started = performance.now();
 let done = 0;
 let failed = 0;

@@ -21,10 +21,16 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 export interface RunOptions {
   seed: number;
   kind: FaultKind;
-  /** Ops in the stream (default 30). */
+  /** Ops in the stream (default 20). */
   orders?: number;
   /** Virtual ms after the last fault heals within which every node must have caught up (default 120 s). */
   livenessBoundMs?: number;
+  /**
+   * Outside the model, for the harness's own tests: 'three-down' also crashes a third node for good
+   * (liveness must fail, naming the state); 'reference' changes one op of the plaintext reference
+   * after it ran (safety must fail).
+   */
+  tamper?: 'three-down' | 'reference';
 }
 
 export interface RunResult {
@@ -102,10 +108,15 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   const log = (what: string): void => { history.push(`${clock.now().toFixed(3)} ${what}`); };
 
   // ---- the order stream and the plaintext reference ----
-  const stream = generateStream({ seed: o.seed, orders: o.orders ?? 30, symbols: SYMBOLS, features: 'all', accounts: 8 });
+  const stream = generateStream({ seed: o.seed, orders: o.orders ?? 20, symbols: SYMBOLS, features: 'all', accounts: 8 });
   const ref = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol), bookWidths: committeeBookWidths, ...COMMITTEE_MATCH_OPTIONS });
   const want: OpResult<bigint>[] = [];
   for (const op of stream) want.push(await ref.apply(op));
+  if (o.tamper === 'reference') {
+    const k = want.findIndex((w) => w.outputs.length > 0);
+    const w = want[k]!;
+    want[k] = { ...w, outputs: [w.outputs[0]! + 1n, ...w.outputs.slice(1)] };
+  }
 
   // ---- keys: the gateway's and each node's sealing keys (their randomness never reaches the history) ----
   const gw = generateX25519();
@@ -293,6 +304,10 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       break;
     }
   }
+  if (o.tamper === 'three-down') {
+    const victims = pick(3);
+    for (const v of victims) actions.push({ at: span(), what: `crash ${v} for good`, run: () => { heldDown.add(v); crash(v); } });
+  }
   for (const a of actions) clock.setTimeout(() => { log(`fault ${a.what}`); a.run(); }, a.at - clock.now());
   const healAt = Math.max(streamEnd, ...actions.map((a) => a.at));
   const schedule = actions.map((a) => `${a.what}@${Math.round(a.at - t0)}`).join('; ');
@@ -356,7 +371,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       for (let k = 0; k < N; k++) {
         const g = opened[k]![symbol];
         const gotBook = g && (g.pub as { orders: unknown[] }).orders.length ? g : undefined;
-        if (stringify(gotBook) !== stringify(wantBook)) problems.push(`book ${symbol} at node ${k + 1} differs from the reference`);
+        if (stringify(gotBook) !== stringify(wantBook)) problems.push(`book ${symbol} at node ${k + 1} differs from the reference: ${stringify(gotBook)} != ${stringify(wantBook)}`);
       }
       log(`book ${symbol} ${stringify(opened[0]![symbol] ?? null)}`);
       if (w) {
