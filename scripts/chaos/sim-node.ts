@@ -211,7 +211,10 @@ export class SimNode {
     const party = this.party!;
     const first = batch[0]!.seq;
     const last = batch[batch.length - 1]!.seq;
-    for (let attempt = firstAttempt(first, last, party.lastFinishedJob()); ; attempt++) {
+    const resumeAt = firstAttempt(first, last, party.lastFinishedJob());
+    // node.ts: resuming after an attempt that ran out, wait for production as the others do
+    if (resumeAt > 0 && !(await this.untilProductionPossible())) return;
+    for (let attempt = resumeAt; ; attempt++) {
       const jobId = `batch:${first}-${last}:${attempt}`;
       let results: ResultFrame[];
       try {

@@ -19,6 +19,7 @@ function explain(r: RunResult, orders = ORDERS): string {
 const REGRESSIONS: { seed: number; kind: FaultKind; orders: number; why: string }[] = [
   { seed: 7022, kind: 'freeze', orders: 20, why: 'a book clock moved by an expire that removed nothing was not saved' },
   { seed: 7005, kind: 'delay', orders: 20, why: 'a book clock moved by an expire that removed nothing was not saved' },
+  { seed: 114, kind: 'crash', orders: 20, why: 'a node recovered mid-outage retried the exhausted batch before production could run, alone' },
 ];
 
 describe('seeded simulation: a sample of the campaign', () => {
