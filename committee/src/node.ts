@@ -445,7 +445,13 @@ export class CommitteeNode {
     let jobMs = 0;
     let rounds = 0;
     // after a restart or a recovery in the middle of an outage, the attempts that ran out are past
-    for (let attempt = firstAttempt(first, last, party.lastFinishedJob()); ; attempt++) {
+    const resumeAt = firstAttempt(first, last, party.lastFinishedJob());
+    // ... and the others retry the batch only once production can run (untilProductionPossible
+    // below): retried before that, the attempt ran out here alone, this node's attempts ran ahead of
+    // theirs, and it waited for the next attempt's shares for good (seeded chaos seed 114,
+    // docs/reliability.md)
+    if (resumeAt > 0 && !(await this.untilProductionPossible())) return;
+    for (let attempt = resumeAt; ; attempt++) {
       // Job ids are identical at every node: the batch's seq range plus the attempt number (every node
       // fails an attempt identically, e.g. on an exhausted reserve, and retries it under a new id).
       const jobId = `batch:${first}-${last}:${attempt}`;

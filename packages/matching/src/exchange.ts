@@ -113,8 +113,11 @@ export class Exchange<S> {
         const book = this.book(s);
         if (!book) return Promise.resolve([] as { symbol: string; orderId: string }[]);
         return this.enqueue(s, async () => {
+          const clock = book.clockNs;
           const ids = book.expire(op.nowNs);
-          if (ids.length > 0) this.dirty.add(s);
+          // the advanced clock is book state too (a later GTT placement is checked against it): a
+          // book reloaded from the store must have it, even when nothing expired
+          if (ids.length > 0 || book.clockNs !== clock) this.dirty.add(s);
           return ids.map((orderId) => ({ symbol: s, orderId }));
         });
       }),

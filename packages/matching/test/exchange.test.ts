@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Arith } from '../src/backend';
 import { Exchange, QueueFullError } from '../src/exchange';
 import { PlaintextBackend } from '../src/plaintext';
+import { Book } from '../src/book';
 import { CountingRecorder } from '../src/leaks';
 import type { PlaceOp } from '../src/types';
 
@@ -80,5 +81,25 @@ describe('Exchange', () => {
     await ex.apply(order('A', 2n, 'buy', 10n, 1n), b);
     expect((a.recorder as unknown as { records: unknown[] }).records).toHaveLength(0);
     expect((b.recorder as unknown as { records: unknown[] }).records).toHaveLength(3);
+  });
+
+  it('an expire that removes nothing still marks the book whose clock it moved: a book reloaded from what was saved decides a later GTT alike (seeded chaos, seed 8)', async () => {
+    // the committee saves only the books takeDirty() names; a node that reloads its books (after a
+    // restart or a failed job) must then see the same clock as one that kept them in memory
+    const ex = new Exchange(new PlaintextBackend(), { symbols: ['A'] });
+    await ex.apply({ ...order('A', 1n, 'sell', 10n, 1n), nowNs: 40n });
+    ex.takeDirty();
+    const saved = new Map<string, ReturnType<Book<bigint>['toSnapshot']>>([['A', ex.book('A')!.toSnapshot()]]);
+    await ex.apply({ kind: 'expire', nowNs: 46n, seq: 2n });
+    for (const s of ex.takeDirty()) saved.set(s, ex.book(s)!.toSnapshot());
+    const snap = saved.get('A')!;
+    expect(snap.pub.clockNs).toBe('46');
+    const reloaded = new Exchange(new PlaintextBackend(), { symbols: ['A'] });
+    reloaded.restoreBook(Book.fromSnapshot(snap.pub, snap.secrets));
+    // a GTT whose expiry is already past the book's clock: expired at once in both
+    const gtt: PlaceOp<bigint> = { ...order('A', 3n, 'buy', 10n, 1n), nowNs: 47n, tif: 'GTT', expiresAtNs: 45n };
+    const [a, b] = [await ex.apply(gtt), await reloaded.apply(gtt)];
+    expect(b.outcome).toEqual(a.outcome);
+    expect(reloaded.book('A')!.toSnapshot()).toEqual(ex.book('A')!.toSnapshot());
   });
 });

@@ -150,6 +150,9 @@ export class SimNetwork {
   private totalMessages = 0;
   private totalBytes = 0;
   private totalDropped = 0;
+  /** frozen[i]: party i's current incarnation is paused (SIGSTOP): its timers and the messages to it wait in held[i]. */
+  private readonly frozen: boolean[];
+  private readonly held: Array<Array<{ cb: () => void; owner?: SimTransport }>>;
 
   /** Creates n parties (each with a not-yet-started transport) and a seeded PRNG. */
   constructor(opts: SimNetworkOptions) {
@@ -167,6 +170,8 @@ export class SimNetwork {
     this.linkMessages = grid(() => 0);
     this.linkBytes = grid(() => 0);
     this.group = new Array<number>(n + 1).fill(0);
+    this.frozen = new Array<boolean>(n + 1).fill(false);
+    this.held = Array.from({ length: n + 1 }, () => []);
     for (let i = 1; i <= n; i++) this.parties[i] = new SimTransport(this, i, n, 0);
     this.clock = {
       now: () => this.nowMs,
@@ -232,6 +237,32 @@ export class SimNetwork {
     this.linksChanged();
   }
 
+  /**
+   * Pauses party i like SIGSTOP: its links stay up (peers still see it and send to it) but nothing
+   * of it runs: its timers and the messages delivered to it wait, in order, until thaw(i). A crash
+   * or restart of i ends the freeze (what was held is dropped with the incarnation).
+   */
+  freeze(i: number): void {
+    this.checkParty(i);
+    if (this.parties[i]!.state === 'dead') return;
+    this.frozen[i] = true;
+  }
+
+  /** Resumes a frozen party: what it missed runs now, in the order it was due. */
+  thaw(i: number): void {
+    this.checkParty(i);
+    if (!this.frozen[i]) return;
+    this.frozen[i] = false;
+    const held = this.held[i]!.splice(0);
+    for (const h of held) this.scheduleAt(this.nowMs, h.cb, h.owner);
+  }
+
+  /** True while party i is frozen. */
+  isFrozen(i: number): boolean {
+    this.checkParty(i);
+    return this.frozen[i]!;
+  }
+
   /** Removes any partition. */
   heal(): void {
     this.group.fill(0);
@@ -286,7 +317,11 @@ export class SimNetwork {
     const ev: SimEvent = {
       time: Math.max(time, this.nowMs),
       seq: this.seq++,
-      fn: cb,
+      // a frozen owner's timer waits for thaw (cancellation still applies then)
+      fn: owner === undefined ? cb : () => {
+        if (this.frozen[owner.self] && this.parties[owner.self] === owner) this.held[owner.self]!.push({ cb: () => { if (!cancelled) cb(); }, owner });
+        else cb();
+      },
       isDead: owner === undefined ? () => cancelled : () => cancelled || owner.state === 'dead',
     };
     this.queue.push(ev);
@@ -308,17 +343,24 @@ export class SimNetwork {
     const delay = spec.latencyMs + (spec.jitterMs > 0 ? this.prng.nextFloat() * spec.jitterMs : 0);
     const copy = data.slice(); // the sender may reuse its buffer, as with a real socket
     const epoch = this.epoch[a]![to]!;
-    this.scheduleAt(this.nowMs + delay, () => {
+    const deliver = (): void => {
       if (this.epoch[a]![to] !== epoch || !this.reach[a]![to]) { this.totalDropped++; return; }
       const target = this.parties[to]!;
+      // a frozen receiver's socket buffers the message until it resumes
+      if (this.frozen[to]) { this.held[to]!.push({ cb: deliver }); return; }
       for (const h of target.messageHandlers) h(a, copy);
-    });
+    };
+    this.scheduleAt(this.nowMs + delay, deliver);
   }
 
   /** @internal Marks an incarnation dead (crash or stop); no-op if it is not current or already dead. */
   kill(t: SimTransport): void {
     if (t.state === 'dead') return;
     t.state = 'dead';
+    if (this.parties[t.self] === t) {
+      this.frozen[t.self] = false;
+      this.held[t.self] = [];
+    }
     if (this.parties[t.self] === t) this.linksChanged();
   }
 

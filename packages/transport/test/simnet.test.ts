@@ -193,6 +193,38 @@ describe('SimNetwork', () => {
     expect(trace.filter((l) => l.includes('->')).map((l) => l.split(' ').slice(1).join(' '))).toEqual(['5->3 cross']);
   });
 
+  it('freeze holds a party\'s timers and incoming messages (peers still see it up) until thaw; crash ends a freeze', async () => {
+    const net = new SimNetwork({ n: 3, seed: 4, link: { latencyMs: 1 } });
+    const trace: string[] = [];
+    await startAll(net, trace);
+    await net.run();
+    trace.length = 0;
+    net.freeze(2);
+    expect(net.isFrozen(2)).toBe(true);
+    net.transport(1).send(2, enc.encode('a'));
+    net.transport(1).send(2, enc.encode('b'));
+    net.transport(2).clock.setTimeout(() => trace.push(`${net.clock.now()} timer of 2`), 5);
+    net.transport(3).clock.setTimeout(() => trace.push(`${net.clock.now()} timer of 3`), 5);
+    await net.run();
+    expect(trace).toEqual(['5 timer of 3']); // nothing reached or ran at 2, and no peer saw it down
+    expect(net.transport(1).isUp(2)).toBe(true);
+    net.clock.setTimeout(() => net.thaw(2), 95); // at 100
+    await net.run();
+    expect(trace).toEqual(['5 timer of 3', '100.000000 1->2 a', '100.000000 1->2 b', '100 timer of 2']);
+    // a crash while frozen drops what was held; the restarted incarnation is not frozen
+    net.freeze(3);
+    net.transport(1).send(3, enc.encode('lost'));
+    await net.run({ maxTimeMs: 10 });
+    net.crash(3);
+    expect(net.isFrozen(3)).toBe(false);
+    const t3 = net.restart(3);
+    attach(net, t3, trace);
+    await t3.start();
+    net.transport(1).send(3, enc.encode('new'));
+    await net.run();
+    expect(trace.filter((l) => l.includes('->3'))).toEqual(['102.000000 1->3 new']);
+  });
+
   it('loss drops about the configured fraction', async () => {
     const net = new SimNetwork({ n: 2, seed: 77, link: { loss: 0.3 } });
     let got = 0;
