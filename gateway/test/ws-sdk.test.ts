@@ -199,20 +199,22 @@ describe('on a gateway with the system clock', () => {
     await socket.connect();
     await socket.subscribe('orders');
     const ids: string[] = [];
-    for (const price of ['20.1', '20.2', '20.3']) {
-      ids.push((await socket.placeOrder({ symbol: 'DOT-USDC-PERP', side: 'sell', type: 'limit', quantity: '10', price, time_in_force: 'GTC' }, { maxAgeMs: 10_000 })).order_id);
+    // priced at DOT's mark (about 6.006): a buy far above it would book a loss the fill-loss check
+    // refuses; 20 each to clear the 100 USDC minimum notional
+    for (const price of ['6.01', '6.02', '6.03']) {
+      ids.push((await socket.placeOrder({ symbol: 'DOT-USDC-PERP', side: 'sell', type: 'limit', quantity: '20', price, time_in_force: 'GTC' }, { maxAgeMs: 10_000 })).order_id);
     }
     await until(() => events.filter(({ e }) => e.message_type === 'open').length === 3, 5_000, 'three open events');
     rig.gw.ws.dropNextPushes(m.user_id, 'orders', 10); // the pushes of the fills are lost
-    await takerRest.placeOrder({ symbol: 'DOT-USDC-PERP', side: 'buy', type: 'limit', quantity: '15', price: '20.2', time_in_force: 'IOC' }, { maxAgeMs: 10_000 });
+    await takerRest.placeOrder({ symbol: 'DOT-USDC-PERP', side: 'buy', type: 'limit', quantity: '30', price: '6.02', time_in_force: 'IOC' }, { maxAgeMs: 10_000 });
     await until(() => rig.gw.resultsCursor === BigInt(rig.seq.journal.length + 1), 10_000, 'the fills applied');
     const reconciled = new Promise<{ orders: number; fills: number }>((r) => socket.once('reconciled', r));
     rig.env.config.port = Number(new URL(rig.gw.urls.baseUrl).port); // the restarted gateway listens where the socket reconnects
     await rig.restart();
     expect(await reconciled).toEqual({ orders: 2, fills: 2 });
     const recovered = events.filter((x) => x.recovered).map(({ e }) => [e.order_id, e.message_type, e.status, e.last_fill_qty]);
-    expect(recovered).toEqual([[ids[0], 'filled', 'FILLED', '10'], [ids[1], 'partial_fill', 'PARTIALLY_FILLED', '5']]);
-    expect(fills).toEqual([`${ids[0]}:10`, `${ids[1]}:5`]);
+    expect(recovered).toEqual([[ids[0], 'filled', 'FILLED', '20'], [ids[1], 'partial_fill', 'PARTIALLY_FILLED', '10']]);
+    expect(fills).toEqual([`${ids[0]}:20`, `${ids[1]}:10`]);
   });
 
   it('cancel_on_disconnect: a socket that drops without logout cancels the live orders', async () => {

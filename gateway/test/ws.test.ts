@@ -421,11 +421,13 @@ describe('channels', () => {
   });
 
   it("margin alerts reach every logged-in socket of the account, as a margin_alert event where not subscribed (issue 26)", async () => {
-    const subscribed = await ready(a);
-    const plain = await ready(a); // logged in and set up, no subscription
-    const other = await ready(b);
+    // fresh accounts: the file's a and b already hold many of their tier's logged-in sockets
+    const [x, y] = await Promise.all([newAccount(rig), newAccount(rig)]);
+    const subscribed = await ready(x);
+    const plain = await ready(x); // logged in and set up, no subscription
+    const other = await ready(y);
     await subscribed.request('subscribe', { channel: 'margin_alerts' });
-    const alert = { user_id: a.user_id, symbol: 'SOL-USDC-PERP', tier: 'Critical120' as const, margin_ratio: '1.15', mark_price: '140', liquidation_price: '128.5', at_ns: 7n };
+    const alert = { user_id: x.user_id, symbol: 'SOL-USDC-PERP', tier: 'Critical120' as const, margin_ratio: '1.15', mark_price: '140', liquidation_price: '128.5', at_ns: 7n };
     rig.gw.events.emit('margin_alert', alert);
     const ev = await plain.waitFor((r) => r.f.event === 'margin_alert', 'margin_alert event');
     expect(ev.f.data).toMatchObject({ symbol: 'SOL-USDC-PERP', health_tier: 'Critical120', margin_ratio: '1.15', liquidation_price: '128.5' });
