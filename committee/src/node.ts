@@ -14,15 +14,10 @@ import { ResultsLink } from './results-link';
 import { BatchApplier, type IncomingOp } from './apply';
 import { NodeMetrics, PARTY_EVENTS } from './metrics';
 import { CapacityTracker, consumed, type Capacity, type KindCounts } from './capacity';
+import { RecoveryFallback } from './recovery-fallback';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
 const MAX_PENDING_OPS = 20_000;
-/** A crashed node resumes from its own state when, for this long, fewer than t+1 connected peers are
- *  ready to help (the others are down or recovering themselves: a third death, or the whole committee
- *  restarting). While enough helpers are ready it keeps waiting: recovery re-shares the whole
- *  preprocessing reserve, which takes seconds on a loaded machine, and resuming from its own state
- *  while the helpers have moved on would leave it behind them. */
-const NO_HELPERS_FALLBACK_MS = 15_000;
 /** How often the crashed node checks for ready helpers and logs its wait. */
 const RECOVERY_CHECK_MS = 1_000;
 /** How often a share recovery that has not finished logs its helpers' state. */
@@ -324,7 +319,7 @@ export class CommitteeNode {
       const priorVotes = persisted ? prepLogOf(persisted) : undefined;
       await this.startParty({ keys, ...(priorVotes ? { priorVotes } : {}) });
       const recovering = this.party!.recover().then(() => true);
-      const recovered = await Promise.race([recovering, this.fallbackWhen(NO_HELPERS_FALLBACK_MS)]);
+      const recovered = await Promise.race([recovering, this.fallbackWhen()]);
       if (recovered) {
         const last = lastSeqOfJob(this.party!.lastFinishedJob());
         await this.store!.commitSnapshot(last, this.party!.exportStateParts());
@@ -342,27 +337,11 @@ export class CommitteeNode {
     return this.store!.lastSeq();
   }
 
-  /**
-   * Resolves false when this node should stop waiting for share recovery and resume from its own
-   * state. Peers that are recovering too say the seq of their persisted state:
-   *  - t+1 nodes (us included) persisted at our seq: the committee restarted together and can go on
-   *    from there at once (no other t+1 can hold another seq, since 2(t+1) > n);
-   *  - one of them at a later seq, or t+1 at another seq: they will resume there and then help us,
-   *    so keep waiting (the ones behind re-run the jobs the others had done, the ones ahead take
-   *    their shares);
-   *  - otherwise once fewer than t+1 helpers have been ready for `ms` without a break (a third
-   *    death: the live nodes are ready but too few).
-   */
-  private fallbackWhen(ms: number): Promise<false> {
-    const t = this.cfg.t;
+  /** Resolves false when this node should stop waiting for share recovery and resume from its own state (recovery-fallback.ts). */
+  private fallbackWhen(): Promise<false> {
     const own = this.persistedSeq === null ? null : this.persistedSeq.toString();
+    const fallback = new RecoveryFallback(this.cfg.t, own);
     return new Promise((resolve) => {
-      let shortSince: number | null = null;
-      const done = (why: string): void => {
-        clearInterval(timer);
-        this.log.warn({ why, persistedSeq: own }, 'resuming from own persisted state');
-        resolve(false);
-      };
       const since = Date.now();
       let loggedAt = since;
       const timer = setInterval(() => {
@@ -374,24 +353,11 @@ export class CommitteeNode {
           loggedAt = Date.now();
           this.log.info({ waitingMs: loggedAt - since, helpers: h }, 'share recovery still in progress');
         }
-        if (!h || h.ready >= h.needed) {
-          shortSince = null;
-          return;
-        }
-        const seqs = new Map<string, number>();
-        for (const note of Object.values(h.busy)) {
-          const m = /persisted-seq (\d+)/.exec(note);
-          if (m) seqs.set(m[1]!, (seqs.get(m[1]!) ?? 0) + 1);
-        }
-        if (own !== null && (seqs.get(own) ?? 0) + 1 >= t + 1) return done(`${t + 1} or more recovering nodes persisted at seq ${own}`);
-        // Someone persisted a later state than ours (or t+1 agree on another one): they resume
-        // there and then help us, and our own state would leave us behind them. Keep waiting.
-        if ([...seqs].some(([seq, count]) => (own === null || BigInt(seq) > BigInt(own)) || (seq !== own && count >= t + 1))) {
-          shortSince = null;
-          return;
-        }
-        shortSince ??= Date.now();
-        if (Date.now() - shortSince >= ms) done(`fewer than ${t + 1} ready helpers for ${ms} ms`);
+        const why = fallback.check(h, Date.now());
+        if (why === null) return;
+        clearInterval(timer);
+        this.log.warn({ why, persistedSeq: own }, 'resuming from own persisted state');
+        resolve(false);
       }, RECOVERY_CHECK_MS);
       timer.unref();
     });

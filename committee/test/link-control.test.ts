@@ -63,7 +63,8 @@ describe('POST /control/links', () => {
     const r = await rig();
     server = r.server;
     const body = JSON.stringify({ blocked_peers: [2] });
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: TOKEN }, { authorization: `Bearer ${TOKEN}x` }, { authorization: `Basic ${TOKEN}` }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer wrong' }, { authorization: TOKEN }, { authorization: `Bearer ${TOKEN}x` }, { authorization: `Basic ${TOKEN}` }];
+    for (const headers of attempts) {
       const a = await call(server, 'POST', '/control/links', body, headers);
       expect(a.status).toBe(401);
       const env = JSON.parse(a.body) as Record<string, unknown>;

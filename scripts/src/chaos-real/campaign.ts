@@ -127,7 +127,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
       if (kind === 'nodes') for (const k of pair) tc.cluster.spawnProc('committee', k);
       else tc.cluster.spawnProc(kind, 0);
       tc.cluster.writeClusterFile();
-      const killRecovered = await recovered(tc, applied, restartAt, 300_000).catch((e: unknown) => {
+      const killRecovered = await recovered(tc, applied, restartAt, 180_000).catch((e: unknown) => {
         problems.push(`no recovery after the kill: ${String(e)}`);
         return Date.now();
       });
@@ -152,7 +152,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
         // a cut node may have found itself stale and restarted meanwhile (no cuts survive a restart)
         await setLinks(tc, k, { blocked_peers: [] }).catch((e: unknown) => problems.push(`healing ${k}: ${String(e)}`));
       }
-      const cutRecovered = await recovered(tc, applied, healAt, 300_000).catch((e: unknown) => {
+      const cutRecovered = await recovered(tc, applied, healAt, 180_000).catch((e: unknown) => {
         problems.push(`no recovery after healing: ${String(e)}`);
         return Date.now();
       });

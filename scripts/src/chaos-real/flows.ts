@@ -121,6 +121,10 @@ export class Flow {
             return;
           }
           if (ack.code === 1505 || ack.code === 503 || /unavailable|not ready/i.test(ack.message)) {
+            if (this.stopping) {
+              this.stats.refused++;
+              return;
+            }
             await sleep(500); // nothing submitted (reserve exhausted, sequencer away): again, same id
             continue;
           }
@@ -139,6 +143,11 @@ export class Flow {
               return;
             }
             record((await this.lookup(acct, cid))!);
+            return;
+          }
+          // 503 and 429: nothing was submitted; once the flows stop, the placement is simply not made
+          if ((e.httpStatus === 503 || e.httpStatus === 429) && this.stopping) {
+            this.stats.refused++;
             return;
           }
           if (e.httpStatus >= 500 || e.httpStatus === 429) {
