@@ -13,6 +13,7 @@ import {
 import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { generateX25519, PairBox } from '@tenebra/seal';
 import { resultAad, type ResultFrame } from '@tenebra/wire';
+import { encodeOp } from '../src/op-encoding';
 import { BatchApplier, COMMITTEE_MATCH_OPTIONS, committeeBookWidths, matchOptionsOf, type BitBudget, type IncomingOp, type MatchPlan, toWireOutcome } from '../src/apply';
 
 const N = 5;
@@ -31,33 +32,6 @@ function batches<X>(ops: X[], seed: number, maxBatch: number): X[][] {
     i += size;
   }
   return out;
-}
-
-/** The gateway's encoding of an op (public fields and secret vector; layout of @tenebra/wire, docs/orders.md). */
-function encode(op: Op<bigint>): { pub: Record<string, unknown>; vector: bigint[] } {
-  switch (op.kind) {
-    case 'place': {
-      const pub: Record<string, unknown> = { order_id: op.orderId, side: op.side, type: op.type, time_in_force: op.tif };
-      let price = 0n;
-      if (op.type === 'peg') pub.peg_price_ticks = op.price!.toString();
-      else if (op.price !== null) price = op.price;
-      if (op.type === 'market') pub.market_cap = op.price !== null;
-      if (op.expiresAtNs != null) pub.expires_at_ns = op.expiresAtNs.toString();
-      if (op.aon) pub.aon = true;
-      if (op.minFill != null) pub.min_fill = true;
-      if (op.owner == null) pub.owner = false;
-      return { pub, vector: [price, op.qty, op.owner ?? 0n, op.minFill ?? 0n] };
-    }
-    case 'modify':
-      return {
-        pub: { order_id: op.orderId, mode: op.mode, price_change: op.price != null },
-        vector: [F.fromSigned(op.qtyDelta), op.price ?? 0n],
-      };
-    case 'cancel':
-      return { pub: { order_id: op.orderId }, vector: [] };
-    case 'expire':
-      return { pub: { order_id: '' }, vector: [] };
-  }
 }
 
 /** What node `party` would receive for op: public fields and its own shares. */
@@ -96,7 +70,7 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
   await net.settle(Promise.all(parties.map((p) => p.start())));
 
   const ops = stream.map((op) => {
-    const { pub, vector } = encode(op);
+    const { pub, vector } = encodeOp(op);
     return { op, pub, shares: vector.length ? shareSecret(vector, N, T) : null };
   });
   let k = 0;
@@ -255,7 +229,7 @@ describe('matching options by job size', () => {
       ({ kind: 'place', symbol: 'ETH-USDC-PERP', orderId: `o${++seq}`, seq, nowNs: 0n, side, type: 'limit', tif, price: 3000n, qty: 5n, owner: seq });
     const cancelUnknown = (): Op<bigint> => ({ kind: 'cancel', symbol: 'BTC-USDC-PERP', orderId: 'none', seq: ++seq, nowNs: 0n });
     const run = async (ops: Op<bigint>[]): Promise<string> => {
-      const ins = ops.map((op) => { const { pub, vector } = encode(op); return { op, pub, shares: vector.length ? shareSecret(vector, N, T) : null }; });
+      const ins = ops.map((op) => { const { pub, vector } = encodeOp(op); return { op, pub, shares: vector.length ? shareSecret(vector, N, T) : null }; });
       const id = `batch:${ops[0]!.seq}-${ops[ops.length - 1]!.seq}:0`;
       const frames = await net.settle(Promise.all(parties.map((p, i) => p.runJob(id, (ctx) => appliers[i]!.apply(ctx, ins.map((b) => incoming(b.op, b.pub, b.shares, i + 1)), ops[ops.length - 1]!.seq!)))));
       expect(frames[0]!.length).toBe(ops.length);

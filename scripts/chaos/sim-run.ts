@@ -12,6 +12,7 @@ import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { generateX25519, PairBox } from '@tenebra/seal';
 import { resultAad, type ResultFrame } from '@tenebra/wire';
 import { COMMITTEE_MATCH_OPTIONS, committeeBookWidths, toWireOutcome, type IncomingOp } from '../../committee/src/apply';
+import { encodeOp } from '../../committee/src/op-encoding';
 import { SimNode, type SimStore } from './sim-node';
 
 /** mixed: two faults on two nodes at once, overlapping (a freeze or a cut-off node, and a crash and restart of another). */
@@ -62,30 +63,6 @@ const LINK_MS = 0.5;
 const JOURNAL_MS = 1;
 /** Events per phase of a run before it counts as a livelock (a passing run takes some tens of thousands). */
 const MAX_EVENTS = 3_000_000;
-
-/** The gateway's encoding of an op (public fields and secret vector; committee/test/differential.test.ts). */
-function encode(op: Op<bigint>): { pub: Record<string, unknown>; vector: bigint[] } {
-  switch (op.kind) {
-    case 'place': {
-      const pub: Record<string, unknown> = { order_id: op.orderId, side: op.side, type: op.type, time_in_force: op.tif };
-      let price = 0n;
-      if (op.type === 'peg') pub.peg_price_ticks = op.price!.toString();
-      else if (op.price !== null) price = op.price;
-      if (op.type === 'market') pub.market_cap = op.price !== null;
-      if (op.expiresAtNs != null) pub.expires_at_ns = op.expiresAtNs.toString();
-      if (op.aon) pub.aon = true;
-      if (op.minFill != null) pub.min_fill = true;
-      if (op.owner == null) pub.owner = false;
-      return { pub, vector: [price, op.qty, op.owner ?? 0n, op.minFill ?? 0n] };
-    }
-    case 'modify':
-      return { pub: { order_id: op.orderId, mode: op.mode, price_change: op.price != null }, vector: [F.fromSigned(op.qtyDelta), op.price ?? 0n] };
-    case 'cancel':
-      return { pub: { order_id: op.orderId }, vector: [] };
-    case 'expire':
-      return { pub: { order_id: '' }, vector: [] };
-  }
-}
 
 const stringify = (v: unknown): string => JSON.stringify(v, (_, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
 
@@ -148,7 +125,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
         const group = intake;
         intake = [];
         group.forEach((g, k) => {
-          const { pub, vector } = encode(g);
+          const { pub, vector } = encodeOp(g);
           entries.push({ seq: g.seq!, pub, shares: vector.length ? shareSecret(vector, N, T) : null, tsNs: g.nowNs ?? 0n, kind: g.kind, symbol: g.kind === 'expire' ? (g.symbol ?? '') : g.symbol, batchEnd: k === group.length - 1 });
           if (BigInt(entries.length) !== g.seq) throw new Error('sequencer: seq gap');
           acked.add(g.seq!);
