@@ -145,27 +145,4 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
     await page.click('#links-form button[type="submit"]');
     await shows('.tile[data-role="committee"] dd', 5, 20_000, '0 ms ± 0');
   }, 480_000);
-
-  it('costs the launcher little CPU, the page open or closed', async () => {
-    trading = false;
-    await loop;
-    const cpuMs = () => {
-      const u = process.cpuUsage();
-      return (u.user + u.system) / 1000;
-    };
-    const over = async (ms: number) => {
-      const c = cpuMs();
-      const t = Date.now();
-      await new Promise((r) => setTimeout(r, ms));
-      return (cpuMs() - c) / ((Date.now() - t) / 1000);
-    };
-    const open = await over(8_000); // this process (the launcher's part): polls, snapshots and the page's stream
-    await page.close();
-    await waitFor(async () => con.clients() === 0, 10_000, 'the page to close its stream');
-    const closed = await over(8_000); // the polls alone
-    await con.close();
-    const off = await over(8_000); // no console: the cluster's children and this test's own idling
-    console.log(`launcher CPU: ${open.toFixed(1)} ms/s with the console page open, ${closed.toFixed(1)} ms/s closed, ${off.toFixed(1)} ms/s without the console`);
-    expect(open - off).toBeLessThan(150); // at most 15 % of a core, even on a loaded box
-  }, 60_000);
 });
