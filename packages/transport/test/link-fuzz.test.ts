@@ -126,21 +126,23 @@ const input: fc.Arbitrary<Input> = fc.tuple(
 
 // ---- drivers ----
 
-/** Sends one raw input to 127.0.0.1:port; resolves whether the party closed the connection itself. */
-function sendRaw(port: number, x: RawInput): Promise<'closed by party' | 'held'> {
+/** Sends one raw input to 127.0.0.1:port; resolves whether the party answered anything (a
+ *  multistream-select reply, Noise's second message) and closed the connection itself. */
+function sendRaw(port: number, x: RawInput): Promise<string> {
   return new Promise((resolve) => {
     const sock: Socket = connect(port, '127.0.0.1');
     let done = false;
+    let answered = 0;
     const finish = (how: 'closed by party' | 'held'): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       sock.destroy();
-      resolve(how);
+      resolve(`${answered > 0 ? 'answered, ' : ''}${how}`);
     };
     const timer = setTimeout(() => finish('held'), HOLD_MS + 2_000);
     sock.on('error', () => finish('closed by party'));
-    sock.on('data', () => {});
+    sock.on('data', (d: Buffer) => { answered += d.byteLength; });
     sock.on('end', () => finish('closed by party'));
     sock.on('close', () => finish('closed by party'));
     sock.on('connect', () => {
