@@ -28,13 +28,13 @@ export async function ccxtExample(exchange: InstanceType<typeof tenebrapro>, log
   log('USDC free', usdc.free, 'used', usdc.used, 'total', usdc.total);
 
   const watching = exchange.watchOrders(symbol); // subscribes: the open orders first, then every change
-  const placed = await exchange.createOrder(symbol, 'limit', 'buy', 1, 145, { clientOrderId: `ccxt-example-${Date.now()}` });
+  const placed = await exchange.createOrder(symbol, 'limit', 'buy', 1, 148, { clientOrderId: `ccxt-example-${Date.now()}` });
   log('placed', placed.id, placed.status);
   let watched = await watching;
   while (!watched.some((o) => o.id === placed.id)) watched = watched.concat(await exchange.watchOrders(symbol));
   log('watched', watched.map((o) => `${o.id} ${o.status} ${o.filled}/${o.amount}`).join(', '));
 
-  const amended = await exchange.editOrder(placed.id!, symbol, 'limit', 'buy', 0.8, 146);
+  const amended = await exchange.editOrder(placed.id!, symbol, 'limit', 'buy', 0.8, 148.5);
   log('amended', amended.id, amended.price, amended.amount, amended.status);
   const cancelled = await exchange.cancelOrder(placed.id, symbol);
   log('cancelled', cancelled.id, cancelled.status);

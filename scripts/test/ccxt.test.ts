@@ -15,7 +15,7 @@ import {
   checkBalance, checkLeverage, checkMarginModification, checkMarket, checkOrder, checkPosition, checkTrade, checkTradingFee,
 } from '../../packages/ccxt/test/ccxt-structures';
 
-const SOL = 'SOL/USDC:USDC'; // reference price 150.00 in the gateway's simulated oracle; limits within its 5% band (142.5-157.5)
+const SOL = 'SOL/USDC:USDC'; // reference price 150.00 in the gateway's simulated oracle; limits within its band of the mark ± 2.5% (about 146.2-153.8)
 
 type Pro = InstanceType<typeof tenebrapro>;
 
@@ -88,7 +88,7 @@ describe('Tenebra through CCXT (real processes)', () => {
     for (const o of r.watched) checkOrder('watchOrders', o as unknown as Record<string, unknown>, SOL, Date.now());
     expect(r.watched.map((o) => o.id)).toContain(r.placed.id);
     checkOrder('editOrder', r.amended as unknown as Record<string, unknown>, SOL, Date.now());
-    expect(r.amended).toMatchObject({ id: r.placed.id, price: 146, amount: 0.8, status: 'open' });
+    expect(r.amended).toMatchObject({ id: r.placed.id, price: 148.5, amount: 0.8, status: 'open' });
     checkOrder('cancelOrder', r.cancelled as unknown as Record<string, unknown>, SOL, Date.now());
     expect(r.cancelled).toMatchObject({ id: r.placed.id, status: 'canceled', clientOrderId: r.placed.clientOrderId });
     // the watch saw the cancel too
@@ -152,8 +152,8 @@ describe('Tenebra through CCXT (real processes)', () => {
     // cancel the rest of the ask, then cancel-all of two more
     const cancelled = await maker.cancelOrder(ask.id, SOL);
     expect(cancelled).toMatchObject({ status: 'canceled', filled: 1 });
-    await maker.createOrder(SOL, 'limit', 'buy', 1, 145);
-    await maker.createOrder(SOL, 'limit', 'buy', 1, 146);
+    await maker.createOrder(SOL, 'limit', 'buy', 1, 148);
+    await maker.createOrder(SOL, 'limit', 'buy', 1, 148.5);
     const all = await maker.cancelAllOrders(SOL);
     expect(all.map((o) => o.status)).toEqual(['canceled', 'canceled']);
     expect(await maker.fetchOpenOrders(SOL)).toEqual([]);
@@ -181,13 +181,13 @@ describe('Tenebra through CCXT (real processes)', () => {
   }, 180_000);
 
   it('trades over the encrypted WebSocket: createOrderWs, editOrderWs, cancelOrderWs', async () => {
-    const placed = await maker.createOrderWs(SOL, 'limit', 'buy', 1, 145, { clientOrderId: 'ccxt-ws-1' });
+    const placed = await maker.createOrderWs(SOL, 'limit', 'buy', 1, 148, { clientOrderId: 'ccxt-ws-1' });
     checkOrder('createOrderWs', placed as unknown as Record<string, unknown>, SOL, Date.now(), ['id', 'symbol', 'type', 'side', 'amount', 'status']);
-    expect(placed).toMatchObject({ clientOrderId: 'ccxt-ws-1', status: 'open', price: 145, amount: 1 });
+    expect(placed).toMatchObject({ clientOrderId: 'ccxt-ws-1', status: 'open', price: 148, amount: 1 });
     await watchUntil(maker, (o) => o.id === placed.id && o.status === 'open');
-    const edited = await maker.editOrderWs(placed.id!, SOL, 'limit', 'buy', 1, 146);
-    expect(edited).toMatchObject({ id: placed.id, price: 146 });
-    const modified = await watchUntil(maker, (o) => o.id === placed.id && o.price === 146);
+    const edited = await maker.editOrderWs(placed.id!, SOL, 'limit', 'buy', 1, 148.5);
+    expect(edited).toMatchObject({ id: placed.id, price: 148.5 });
+    const modified = await watchUntil(maker, (o) => o.id === placed.id && o.price === 148.5);
     expect(modified.info).toMatchObject({ message_type: 'modified' });
     await maker.cancelOrderWs(placed.id!, SOL);
     const gone = await watchUntil(maker, (o) => o.id === placed.id && o.status === 'canceled');
@@ -198,8 +198,8 @@ describe('Tenebra through CCXT (real processes)', () => {
   it('maps the venue errors to CCXT error classes', async () => {
     await expect(maker.createOrder(SOL, 'limit', 'buy', 1, 300)).rejects.toThrow(InvalidOrder); // INVALID_PRICE: outside the band
     await expect(maker.fetchOrder('123456789012', SOL)).rejects.toThrow(OrderNotFound);
-    await expect(maker.createOrder(SOL, 'limit', 'buy', 1, 145, { reduceOnly: true })).rejects.toThrow(NotSupported);
-    await expect(maker.createOrder(SOL, 'limit', 'buy', 1, 145, { postOnly: true })).rejects.toThrow(NotSupported);
+    await expect(maker.createOrder(SOL, 'limit', 'buy', 1, 148, { reduceOnly: true })).rejects.toThrow(NotSupported);
+    await expect(maker.createOrder(SOL, 'limit', 'buy', 1, 148, { postOnly: true })).rejects.toThrow(NotSupported);
     await maker.authenticate();
     await expect(maker.privatePostOrders({ symbol: 'NOPE-USDC-PERP', side: 'buy', type: 'limit', quantity: '1', price: '1', time_in_force: 'GTC' })).rejects.toThrow(BadSymbol);
 

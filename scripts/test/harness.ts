@@ -15,8 +15,13 @@ const run = promisify(execFile);
 /** Finds `count` consecutive free TCP ports on 127.0.0.1 (best effort, then the OS decides). */
 export async function freePortBlock(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    // below the kernel's ephemeral range (32768+) so outbound connections never take our ports
-    const base = 20_000 + Math.floor(Math.random() * 12_000);
+    // below the kernel's ephemeral range (32768+) so outbound connections never take our ports;
+    // each vitest worker draws from its own slice (cluster files run two at a time), so a node that
+    // a restart test has killed cannot lose its ports to another file's cluster starting meanwhile
+    const slices = 3;
+    const slice = (Number(process.env.VITEST_POOL_ID ?? 1) - 1) % slices;
+    const width = Math.floor(12_000 / slices);
+    const base = 20_000 + slice * width + Math.floor(Math.random() * (width - count));
     let ok = true;
     for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
     if (ok) return base;
