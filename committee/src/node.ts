@@ -29,6 +29,8 @@ const DEFAULT_PREP_BATCH = 2048;
 const STATUS_EVERY_MS = 2_000;
 /** Pause before retrying a batch whose job ran out of preprocessing. */
 const EXHAUSTED_RETRY_MS = 1_000;
+/** Longest a retry waits for a batch committed after the failure once production is possible (see untilProductionPossible). */
+const COMMIT_WAIT_MS = 30_000;
 
 const JOB_ID = /^batch:(\d+)-(\d+):(\d+)$/;
 /**
@@ -416,7 +418,9 @@ export class CommitteeNode {
     // below): retried before that, the attempt ran out here alone, this node's attempts ran ahead of
     // theirs, and it waited for the next attempt's shares for good (seeded chaos seed 114,
     // docs/reliability.md)
-    if (resumeAt > 0 && !(await this.untilProductionPossible())) return;
+    // (and after a batch is committed past the one the recovery brought: the survivors retry on a
+    // commit too, so the returning node joins their attempt instead of failing its own alone)
+    if (resumeAt > 0 && !(await this.untilProductionPossible(party.status().preprocessing.committedBatches))) return;
     for (let attempt = resumeAt; ; attempt++) {
       // Job ids are identical at every node: the batch's seq range plus the attempt number (every node
       // fails an attempt identically, e.g. on an exhausted reserve, and retries it under a new id).
@@ -434,6 +438,7 @@ export class CommitteeNode {
       } catch (e) {
         this.applier!.invalidate();
         if (!(e instanceof PreprocessingExhaustedError)) throw e;
+        const committedAt = party.status().preprocessing.committedBatches;
         // The job rolled back at every node alike; its ops stay acknowledged and queued here (the
         // sequencer journaled them) and run once production resumes. The gateway refuses new orders
         // meanwhile (it hears `exhausted` at once).
@@ -443,7 +448,7 @@ export class CommitteeNode {
         this.capacityTracker.markExhausted();
         if (newly) this.reportCapacity();
         if (newly || attempt % 30 === 0) this.log.warn({ jobId, err: e.message, pending: this.pending.length + batch.length }, 'preprocessing exhausted: retrying the batch once production can resume (every node up)');
-        if (!(await this.untilProductionPossible())) return; // stopping: the batch stays unapplied, re-fed at the next start
+        if (!(await this.untilProductionPossible(committedAt))) return; // stopping: the batch stays unapplied, re-fed at the next start
         continue;
       }
       const wasExhausted = this.capacityTracker.exhausted;
@@ -487,12 +492,30 @@ export class CommitteeNode {
    * node, which must first recover its shares as of the others' current job, then chased them, fell
    * more than the 8 jobs they keep behind and went stale again (outage test, 2026-11-27). False
    * when the node is stopping.
+   *
+   * committedAfter (after a failed attempt): also wait until a preprocessing batch is committed past
+   * that count. Seeing every node up is a local view that flaps while nodes return (links come up
+   * before the returning nodes finish share recovery), so survivors that retried on it alone failed
+   * their retries at different attempts (one gave up while another produced inline) and ended in
+   * jobs of three different attempt ids, none with t+1 parties (outage test, 2026-12-01). A commit
+   * is decided identically everywhere and needs every producing node ready, so the survivors all
+   * retry after the same event, with a reserve that holds a fresh batch.
    */
-  private async untilProductionPossible(): Promise<boolean> {
+  private async untilProductionPossible(committedAfter?: number): Promise<boolean> {
+    let possibleSince: number | undefined;
     for (;;) {
       await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
       if (!this.running) return false;
-      if (this.capacity().production !== 'stopped') return true;
+      const production = this.capacity().production;
+      if (production === 'stopped') {
+        possibleSince = undefined;
+        continue;
+      }
+      possibleSince ??= Date.now();
+      // 'idle': the reserve is at its targets, so no batch comes by itself; the retry produces inline.
+      // The bound: a node left out of the batches (n >= 2t + 2, ADR 0017) may see no commit for long.
+      if (committedAfter === undefined || production === 'idle' || Date.now() - possibleSince > COMMIT_WAIT_MS ||
+        this.party!.status().preprocessing.committedBatches > committedAfter) return true;
     }
   }
 

@@ -19,6 +19,7 @@ const silent = pino({ level: 'silent' });
 const NO_HELPERS_FALLBACK_MS = 15_000;
 const RECOVERY_CHECK_MS = 1_000;
 const EXHAUSTED_RETRY_MS = 1_000;
+const COMMIT_WAIT_MS = 30_000; // node.ts: the longest a retry waits for a batch committed after the failure
 
 /** What a node keeps on disk (node-store.ts): keys, the state at its last boundary or vote, its seq. */
 export interface SimStore {
@@ -213,7 +214,7 @@ export class SimNode {
     const last = batch[batch.length - 1]!.seq;
     const resumeAt = firstAttempt(first, last, party.lastFinishedJob());
     // node.ts: resuming after an attempt that ran out, wait for production as the others do
-    if (resumeAt > 0 && !(await this.untilProductionPossible())) return;
+    if (resumeAt > 0 && !(await this.untilProductionPossible(party.status().preprocessing.committedBatches))) return;
     for (let attempt = resumeAt; ; attempt++) {
       const jobId = `batch:${first}-${last}:${attempt}`;
       let results: ResultFrame[];
@@ -222,9 +223,11 @@ export class SimNode {
       } catch (e) {
         this.applier!.invalidate();
         if (!(e instanceof PreprocessingExhaustedError)) throw e;
+        const committedAt = party.status().preprocessing.committedBatches;
         await party.runJob(rollbackJobId(first, last, attempt), () => Promise.resolve());
         if (attempt === 0) this.o.event(this.index, `exhausted at ${jobId}`);
-        if (!(await this.untilProductionPossible())) return;
+        // node.ts: retry once a batch is committed after the failure, not on a local view of who is up
+        if (!(await this.untilProductionPossible(committedAt))) return;
         continue;
       }
       if (this.dead) return;
@@ -239,13 +242,23 @@ export class SimNode {
     }
   }
 
-  private async untilProductionPossible(): Promise<boolean> {
+  private async untilProductionPossible(committedAfter?: number): Promise<boolean> {
     const clock = this.transport!.clock;
     const needed = this.o.preprocessing.mode === 'dealer' ? 0 : productionQuorum(this.o.n, this.o.t);
+    let possibleSince: number | undefined;
     for (;;) {
       await new Promise<void>((r) => { clock.setTimeout(r, EXHAUSTED_RETRY_MS); });
       if (this.dead) return false;
-      if ((this.party!.status().alive.length) >= needed) return true;
+      const st = this.party!.status();
+      if (st.alive.length < needed) {
+        possibleSince = undefined;
+        continue;
+      }
+      possibleSince ??= clock.now();
+      if (clock.now() - possibleSince > COMMIT_WAIT_MS) return true; // node.ts: the bound
+      const p = this.o.preprocessing;
+      const idle = st.reserve.triples >= p.targetTriples && st.reserve.bits >= p.targetBits; // node.ts: no batch comes by itself
+      if (committedAfter === undefined || idle || st.preprocessing.committedBatches > committedAfter) return true;
     }
   }
 

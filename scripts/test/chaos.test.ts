@@ -13,7 +13,9 @@ describe('chaos: kill -9 while orders flow', () => {
   const seed = Number(process.env.CHAOS_SEED ?? 20261122);
 
   beforeAll(async () => {
-    ({ tc, traders, orders } = await startFlowCluster(seed, 4, process.env.CHAOS_DEBUG ? { logLevel: 'debug' } : {}));
+    // supervised as `npm start` runs them: a restarted node that finds the others past the jobs it
+    // resumed at exits on purpose and recovers its shares in its next life (ADR 0002)
+    ({ tc, traders, orders } = await startFlowCluster(seed, 4, { supervise: true, ...(process.env.CHAOS_DEBUG ? { logLevel: 'debug' as const } : {}) }));
   }, 150_000);
   afterAll(async () => {
     await tc?.cleanup();

@@ -16,7 +16,7 @@ import { httpRequest } from '../src/http-client';
 /** Seven node processes take longer than five to come up on a busy 2-core host: wait up to 5 minutes. */
 async function startSeven(seed: number): Promise<{ tc: TestCluster; orders: OrderFlow }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tenebra-test-'));
-  const cluster = await Cluster.start({ env: 'test', n: 7, t: 2, dataDir, ports: await testPorts(7), logLevel: 'info' });
+  const cluster = await Cluster.start({ env: 'test', n: 7, t: 2, dataDir, ports: await testPorts(7), logLevel: 'info', supervise: true }); // as npm start: a node that finds itself stale exits and recovers in its next life
   liveDataDirs.add(dataDir);
   const tc: TestCluster = {
     cluster, dataDir, baseUrl: cluster.baseUrl,
