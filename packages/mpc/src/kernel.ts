@@ -27,6 +27,7 @@ interface KernelExports {
   lincombMany(rows: number, w: number, k: number, m: number, dst: number): void;
   lincombSmallMany(rows: number, w: number, k: number, m: number, scale: number, scaled: number, dst: number): void;
   lincombSmallRowsMany(rows: number, w: number, k: number, m: number, scales: number, nT: number, dst: number): void;
+  lincombRawMany(bases: number, step: number, w: number, k: number, m: number, scale: number, scaled: number, dst: number): void;
   bitsFromRoots(r: number, s: number, y: number, dst: number, n: number): number;
   nibblePairs(x: number, dst: number, u: number): void;
   nibbleHigher(x: number, p2: number, dst: number, u: number): void;
@@ -41,6 +42,7 @@ let kernel: KernelExports | undefined;
 
 /** k(), for functions whose own locals are named k. */
 const kernelExports = (): KernelExports => k();
+const k_ = kernelExports;
 
 function k(): KernelExports {
   if (!kernel) {
@@ -242,6 +244,37 @@ export function lincombSmallRowsEncoded(rows: readonly Uint8Array[], w: readonly
   const rb = rows[0]!.length;
   const [out] = run([...rows, wb, sb], [rb * w.length], (ins, [d]) => kernelExports().lincombSmallRowsMany(ins[0]!, ins[k]!, k, m, ins[k + 1]!, w.length, d!));
   return w.map((_, q) => out!.subarray(q * rb, (q + 1) * rb));
+}
+
+/**
+ * PRSS sums straight from key streams: scale * sum_{s, l} w[s * per + l] * R_{s,l}[e] for e < m,
+ * where stream s holds m * per raw 16-byte blocks and R_{s,l}[e] is its block e * per + l with the
+ * top bit cleared (Prss.randomShares' and zeroShares2t's reading of a stream; p, probability 2^-127,
+ * counts as the residue 0). The streams are copied into the kernel once and read in place: no
+ * canonical pass, no check (any 127-bit value is a residue) and no regrouping of the per values.
+ */
+export function prssSumEncoded(streams: readonly Uint8Array[], per: number, m: number, w: readonly number[], scale = 1n): Uint8Array {
+  const k = streams.length * per;
+  if (streams.length === 0 || k > 64 || w.length !== k || !Number.isInteger(per) || per < 1) throw new FieldError(`prss sum: ${streams.length} streams of ${per} per element and ${w.length} weights`);
+  const sb = m * per * ELEMENT_BYTES;
+  for (const st of streams) if (st.length !== sb) throw new FieldError(`prss sum: a stream of ${st.length} bytes, expected ${sb}`);
+  // layout: streams | bases (u32) | weights (i64) | scale | output, each on a 16-byte boundary
+  const up = (x: number): number => (x + 15) & ~15;
+  const basesAt = up(streams.length * sb);
+  const wAt = up(basesAt + 4 * k);
+  const scaleAt = up(wAt + 8 * k);
+  const dst = scaleAt + ELEMENT_BYTES;
+  const mem = memory(dst + m * ELEMENT_BYTES);
+  streams.forEach((st, i) => mem.set(st, i * sb));
+  const view = new DataView(mem.buffer);
+  for (let i = 0; i < streams.length; i++) for (let l = 0; l < per; l++) view.setUint32(basesAt + 4 * (i * per + l), i * sb + l * ELEMENT_BYTES, true);
+  w.forEach((x, j) => {
+    if (!Number.isInteger(x) || Math.abs(x) >= SMALL_WEIGHT_LIMIT) throw new FieldError(`prss sum: weight ${x} is not a small integer`);
+    view.setBigInt64(wAt + 8 * j, BigInt(x), true);
+  });
+  writeElement(view, scaleAt, mod(scale));
+  k_().lincombRawMany(basesAt, per * ELEMENT_BYTES, wAt, k, m, scaleAt, scale === 1n ? 0 : 1, dst);
+  return new Uint8Array(k_().memory.buffer).slice(dst, dst + m * ELEMENT_BYTES);
 }
 
 /**
