@@ -1007,13 +1007,16 @@ export class Preprocessor {
     const prss = this.host.prss();
     const { triples: T, nibbles: U } = b.per;
     const nb = 4 * U;
-    b.a = prss.randomSharesEncoded(this.nonce(b, 'a'), T);
-    b.b = prss.randomSharesEncoded(this.nonce(b, 'b'), T);
-    // closure masks, one vector per factor
-    b.closures = CLOSURES.filter(({ kind }) => b.per[kind] > 0).map(({ kind, shape }) => ({
-      kind,
-      masks: Array.from({ length: shape.factors }, (_, f) => prss.randomSharesEncoded(this.nonce(b, `${kind}:${f}`), b.per[kind])),
-    }));
+    // every degree-t PRSS vector of the batch from one key stream per subset (one AES-CTR setup per
+    // subset, not per vector): [a | b | each closure's masks, one vector per factor | r]
+    const closureKinds = CLOSURES.filter(({ kind }) => b.per[kind] > 0);
+    const counts = [T, T, ...closureKinds.flatMap(({ kind, shape }) => Array.from({ length: shape.factors }, () => b.per[kind])), nb];
+    const vs = prss.randomSharesManyEncoded(this.nonce(b, 'prss'), counts);
+    b.a = vs[0]!;
+    b.b = vs[1]!;
+    let v = 2;
+    b.closures = closureKinds.map(({ kind, shape }) => ({ kind, masks: Array.from({ length: shape.factors }, () => vs[v++]!) }));
+    b.r = vs[v]!;
     // local degree-2t products, then GRR: [a*b for triples | each closure's pair products]
     const xs = [b.a];
     const ys = [b.b];
@@ -1024,7 +1027,6 @@ export class Preprocessor {
       }
     }
     b.ownGrr = this.grr(mulEncoded(concatEncoded(xs), concatEncoded(ys)), b, 0);
-    b.r = prss.randomSharesEncoded(this.nonce(b, 'r'), nb);
     // y = r^2 + PRZS (degree 2t), opened from the shares of all of S
     b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));
     // each member gets our shares of the squares it takes the roots of (rootPart), not all of them
