@@ -366,21 +366,24 @@ export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: u
 /**
  * nT linear combinations of the same k rows at once (a dealer's GRR rows, grr.ts): out row q is
  * scale_q * sum_j w[q*k + j] * rows[j], as lincombSmallMany with the weights of row q and the
- * element scale_q at scales + 16 q (always applied). Element e of every row is read while it is in
+ * element scale_q at scales + 16 q (with `scaled`; without, no product: the integer combination). Element e of every row is read while it is in
  * cache, and the rows are copied in once for all outputs.
  */
-export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize): void {
+export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
   const stride = <usize>m << 4;
   if (k == 3) {
-    lincombSmallRows3(rows, w, m, scales, nT, dst);
+    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true);
+    else lincombSmallRows3(rows, w, m, scales, nT, dst, false);
     return;
   }
   for (let e = 0; e < m; e++) {
     const off = <usize>e << 4;
     for (let q = 0; q < nT; q++) {
-      unpack(scales + (<usize>q << 4));
-      aToC();
-      smallComb(rows, stride, w + (<usize>(q * k) << 3), k, off, true, dst + <usize>q * stride + off);
+      if (scaled) {
+        unpack(scales + (<usize>q << 4));
+        aToC();
+      }
+      smallComb(rows, stride, w + (<usize>(q * k) << 3), k, off, scaled, dst + <usize>q * stride + off);
     }
   }
 }
@@ -390,7 +393,7 @@ export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scal
  * is unpacked once for all nT outputs (15 limbs in locals) rather than once per output, and the
  * negative weights are applied as 2p - x limbwise, as smallComb does.
  */
-function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize): void {
+@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
   const stride = <usize>m << 4;
   for (let e = 0; e < m; e++) {
     const off = <usize>e << 4;
@@ -427,12 +430,16 @@ function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32
         const u = <u64>(-wj);
         s0 += (TWO_P26 - z0) * u; s1 += (TWO_P26 - z1) * u; s2 += (TWO_P26 - z2) * u; s3 += (TWO_P26 - z3) * u; s4 += (TWO_P23 - z4) * u;
       }
-      unpack(scales + (<usize>q << 4));
-      aToC();
+      if (scaled) {
+        unpack(scales + (<usize>q << 4));
+        aToC();
+      }
       a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
       carryA();
-      carryA(); // limbs below 2^27 for the product
-      mulByC();
+      if (scaled) {
+        carryA(); // limbs below 2^27 for the product
+        mulByC();
+      }
       pack(dst + <usize>q * stride + off);
     }
   }

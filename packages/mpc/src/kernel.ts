@@ -26,7 +26,7 @@ interface KernelExports {
   scaleMany(x: number, c: number, dst: number, n: number): void;
   lincombMany(rows: number, w: number, k: number, m: number, dst: number): void;
   lincombSmallMany(rows: number, w: number, k: number, m: number, scale: number, scaled: number, dst: number): void;
-  lincombSmallRowsMany(rows: number, w: number, k: number, m: number, scales: number, nT: number, dst: number): void;
+  lincombSmallRowsMany(rows: number, w: number, k: number, m: number, scales: number, nT: number, dst: number, scaled: number): void;
   lincombRawMany(bases: number, step: number, w: number, k: number, m: number, scale: number, scaled: number, dst: number): void;
   bitsFromRoots(r: number, s: number, y: number, dst: number, n: number): number;
   nibblePairs(x: number, dst: number, u: number): void;
@@ -260,7 +260,9 @@ export function lincombSmallRowsEncoded(rows: readonly Uint8Array[], w: readonly
   const sv = new DataView(sb.buffer);
   scales.forEach((c, q) => writeElement(sv, q * ELEMENT_BYTES, mod(c)));
   const rb = rows[0]!.length;
-  const [out] = run([...rows, wb, sb], [rb * w.length], (ins, [d]) => kernelExports().lincombSmallRowsMany(ins[0]!, ins[k]!, k, m, ins[k + 1]!, w.length, d!));
+  // all scales 1 (scaled GRR dealing, grr.ts): integer combinations, no product per output
+  const scaled = scales.some((c) => mod(c) !== 1n) ? 1 : 0;
+  const [out] = run([...rows, wb, sb], [rb * w.length], (ins, [d]) => kernelExports().lincombSmallRowsMany(ins[0]!, ins[k]!, k, m, ins[k + 1]!, w.length, d!, scaled));
   return w.map((_, q) => out!.subarray(q * rb, (q + 1) * rb));
 }
 

@@ -8,7 +8,8 @@
 //    the local degree-2t product: each party Shamir-shares its product share, everyone combines the
 //    received shares with the degree-2t Lagrange coefficients at 0 (over S). Seeded (grr.ts): a
 //    dealer's shares for the t members after it in S come from a key stream the two share, so only
-//    |S|-1-t rows are sent.
+//    |S|-1-t rows are sent. Scaled (grr.ts, dealGrr): each dealer reshares D h (one denominator D for
+//    the set), so its shares are integer combinations, and each party scales its sum by D^-1 once.
 //  - random bits (the square-root trick, e.g. Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006): r from
 //    PRSS, y = r^2 + PRZS (degree 2t), index e opened from the shares of all of S only by the member
 //    at position e mod |S| of S (party e mod n + 1 when S is everyone), which sends s = sqrt(y)
@@ -83,7 +84,7 @@ import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
   sqrtEncoded,
 } from './kernel';
-import { dealSeeded, seededPeers } from './grr';
+import { dealGrr, grrRecombine, seededPeers } from './grr';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
 import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
@@ -959,7 +960,7 @@ export class Preprocessor {
     const { n, t, self } = this.host;
     const m = h.length / ELEMENT_BYTES;
     const seeds = seededPeers(n, t, self, b.members).map((s) => this.grrSeed(b, round, self, s, m));
-    return dealSeeded(h, seeds, n, t, self, b.members);
+    return dealGrr(h, seeds, n, t, self, b.members);
   }
 
   /** The m seeded shares that `dealer` deals to `peer` in GRR round `round` of b (both compute them). */
@@ -1001,6 +1002,20 @@ export class Preprocessor {
       if (r.length !== m) throw new Error(`prep batch ${b.id}: party ${members[k]} sent ${r.length / ELEMENT_BYTES} ${what}, expected ${m / ELEMENT_BYTES}`);
     });
     return lincombEncoded(rows, lagrange([...members], 0));
+  }
+
+  /**
+   * Our degree-t shares of the products from the GRR rows of every member of S (rows in S's order;
+   * grr.ts's scaled dealing: the seeded rows are raw pair streams and the sum is scaled once).
+   */
+  private recombine(rows: Uint8Array[], b: Batch): Uint8Array {
+    const members = this.membersOf(b);
+    const m = rows[members.indexOf(this.host.self)]!.length;
+    rows.forEach((r, k) => {
+      if (r.length !== m) throw new Error(`prep batch ${b.id}: party ${members[k]} sent ${r.length / ELEMENT_BYTES} products, expected ${m / ELEMENT_BYTES}`);
+    });
+    const { n, t, self } = this.host;
+    return grrRecombine(rows, n, t, self, b.members);
   }
 
   private round0(b: Batch): void {
@@ -1110,7 +1125,7 @@ export class Preprocessor {
     }
     const own = b.ownGrr![self - 1]!;
     const rows = members.map((i) => (i === self ? own : this.grrRowFrom(b, i, enc(i, 0), own.length / ELEMENT_BYTES)));
-    const prod = this.fromMembers(rows, 'products', b);
+    const prod = this.recombine(rows, b);
     if (b.round === 0) {
       const pos = members.indexOf(self);
       const ys = members.map((i) => (i === self ? rootPart(b.y!, pos, n) : enc(i, 1)));
