@@ -24,8 +24,23 @@ let a2: u64 = 0;
 let a3: u64 = 0;
 let a4: u64 = 0;
 
-@inline function loadBE(p: usize): u64 {
-  return bswap<u64>(load<u64>(p));
+// Byte order: an element is 16 bytes big-endian. WebAssembly has no byte-swap instruction, so a
+// scalar bswap<u64> is a dozen shifts and masks; one SIMD shuffle reverses all 16 bytes of an element
+// instead, leaving lo in lane 0 and hi in lane 1 (a load, a pshufb, two lane moves).
+
+/** The 16 bytes of v in reverse order: big-endian (hi, lo) in memory <-> little-endian lanes (lo, hi). */
+@inline function rev16(v: v128): v128 {
+  return i8x16.shuffle(v, v, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+}
+
+/** The element at p as little-endian lanes: lane 0 its low 64 bits, lane 1 its high 64 bits. */
+@inline function loadEl(p: usize): v128 {
+  return rev16(v128.load(p));
+}
+
+/** Stores the 128-bit value hi:lo at p, big-endian. */
+@inline function storeEl(p: usize, hi: u64, lo: u64): void {
+  v128.store(p, rev16(i64x2.replace_lane(i64x2.splat(lo), 1, hi)));
 }
 
 /** a = the 128-bit value hi:lo (below 2^127) as limbs below 2^26. */
@@ -39,7 +54,8 @@ let a4: u64 = 0;
 
 /** a = the element at p (canonical input, limbs below 2^26). */
 @inline function unpack(p: usize): void {
-  setA(loadBE(p), loadBE(p + 8));
+  const v = loadEl(p);
+  setA(i64x2.extract_lane(v, 1), i64x2.extract_lane(v, 0));
 }
 
 /** a += the element at p, limbwise (canonical input; each limb grows by less than 2^26). */
@@ -55,7 +71,8 @@ let a4: u64 = 0;
 
 /** a = (the 16 raw bytes at p with the top bit cleared) mod p: a uniform field element from random bytes (bias 2^-127). */
 @inline function unpackRandom(p: usize): void {
-  setA(loadBE(p) & 0x7fffffffffffffff, loadBE(p + 8));
+  const v = loadEl(p);
+  setA(i64x2.extract_lane(v, 1) & 0x7fffffffffffffff, i64x2.extract_lane(v, 0));
 }
 
 /** a = a * (b0..b4) mod p, limbs of both below 2^27; result limbs below 2^27. */
@@ -65,6 +82,28 @@ let a4: u64 = 0;
   const c2 = a0 * b2 + a1 * b1 + a2 * b0 + 8 * (a3 * b4 + a4 * b3);
   const c3 = a0 * b3 + a1 * b2 + a2 * b1 + a3 * b0 + 8 * (a4 * b4);
   const c4 = a0 * b4 + a1 * b3 + a2 * b2 + a3 * b1 + a4 * b0;
+  carryProduct(c0, c1, c2, c3, c4);
+}
+
+/**
+ * a = a^2 mod p, limbs below 2^27: mulBy(a) with each cross product a_i a_j (i != j) taken once and
+ * doubled, 15 limb products instead of 25 (the square roots' and inversion's chains of squarings).
+ * The columns are mulBy's, term for term, so the same bounds hold.
+ */
+@inline function sqrA(): void {
+  const d0 = a0 << 1;
+  const d1 = a1 << 1;
+  const d2 = a2 << 1;
+  const c0 = a0 * a0 + 8 * (d1 * a4 + d2 * a3);
+  const c1 = d0 * a1 + 8 * (d2 * a4 + a3 * a3);
+  const c2 = d0 * a2 + a1 * a1 + 8 * ((a3 << 1) * a4);
+  const c3 = d0 * a3 + d1 * a2 + 8 * (a4 * a4);
+  const c4 = d0 * a4 + d1 * a3 + a2 * a2;
+  carryProduct(c0, c1, c2, c3, c4);
+}
+
+/** a = the product columns c0..c4 (each below 2^60) carried to limbs below 2^27 (2^130 = 8). */
+@inline function carryProduct(c0: u64, c1: u64, c2: u64, c3: u64, c4: u64): void {
   let t0 = c0 & M26;
   let k = c0 >> 26;
   const v1 = c1 + k;
@@ -142,8 +181,7 @@ let c4: u64 = 0;
     hi = 0;
     lo = 0;
   }
-  store<u64>(p, bswap<u64>(hi));
-  store<u64>(p + 8, bswap<u64>(lo));
+  storeEl(p, hi, lo);
 }
 
 /** d = p * q (elements at those offsets). */
@@ -160,7 +198,7 @@ export function sqrtMany(src: usize, dst: usize, n: i32): void {
   for (let e = 0; e < n; e++) {
     const off = <usize>e << 4;
     unpack(src + off);
-    for (let i = 0; i < 125; i++) mulBy(a0, a1, a2, a3, a4);
+    for (let i = 0; i < 125; i++) sqrA();
     pack(dst + off);
   }
 }
@@ -216,13 +254,13 @@ let h: u64 = 0;
 let l: u64 = 0;
 
 @inline function ld2(p: usize): void {
-  h = loadBE(p);
-  l = loadBE(p + 8);
+  const v = loadEl(p);
+  h = i64x2.extract_lane(v, 1);
+  l = i64x2.extract_lane(v, 0);
 }
 
 @inline function st2(p: usize): void {
-  store<u64>(p, bswap<u64>(h));
-  store<u64>(p + 8, bswap<u64>(l));
+  storeEl(p, h, l);
 }
 
 /** (h, l) = (h, l) + (yh, yl) mod p, all canonical. */
@@ -350,18 +388,119 @@ export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: u
 /**
  * nT linear combinations of the same k rows at once (a dealer's GRR rows, grr.ts): out row q is
  * scale_q * sum_j w[q*k + j] * rows[j], as lincombSmallMany with the weights of row q and the
- * element scale_q at scales + 16 q (always applied). Element e of every row is read while it is in
+ * element scale_q at scales + 16 q (with `scaled`; without, no product: the integer combination). Element e of every row is read while it is in
  * cache, and the rows are copied in once for all outputs.
  */
-export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize): void {
+export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
   const stride = <usize>m << 4;
+  if (k == 3) {
+    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true);
+    else lincombSmallRows3(rows, w, m, scales, nT, dst, false);
+    return;
+  }
   for (let e = 0; e < m; e++) {
     const off = <usize>e << 4;
     for (let q = 0; q < nT; q++) {
-      unpack(scales + (<usize>q << 4));
-      aToC();
-      smallComb(rows, stride, w + (<usize>(q * k) << 3), k, off, true, dst + <usize>q * stride + off);
+      if (scaled) {
+        unpack(scales + (<usize>q << 4));
+        aToC();
+      }
+      smallComb(rows, stride, w + (<usize>(q * k) << 3), k, off, scaled, dst + <usize>q * stride + off);
     }
+  }
+}
+
+/**
+ * lincombSmallRowsMany for k = 3 rows (GRR dealing at t = 2: h and two seeds): element e of each row
+ * is unpacked once for all nT outputs (15 limbs in locals) rather than once per output, and the
+ * negative weights are applied as 2p - x limbwise, as smallComb does.
+ */
+@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
+  const stride = <usize>m << 4;
+  for (let e = 0; e < m; e++) {
+    const off = <usize>e << 4;
+    unpack(rows + off);
+    const x0 = a0, x1 = a1, x2 = a2, x3 = a3, x4 = a4;
+    unpack(rows + stride + off);
+    const y0 = a0, y1 = a1, y2 = a2, y3 = a3, y4 = a4;
+    unpack(rows + 2 * stride + off);
+    const z0 = a0, z1 = a1, z2 = a2, z3 = a3, z4 = a4;
+    for (let q = 0; q < nT; q++) {
+      const wq = w + (<usize>(q * 3) << 3);
+      let s0: u64 = 0, s1: u64 = 0, s2: u64 = 0, s3: u64 = 0, s4: u64 = 0;
+      let wj = load<i64>(wq);
+      if (wj >= 0) {
+        const u = <u64>wj;
+        s0 += x0 * u; s1 += x1 * u; s2 += x2 * u; s3 += x3 * u; s4 += x4 * u;
+      } else {
+        const u = <u64>(-wj);
+        s0 += (TWO_P26 - x0) * u; s1 += (TWO_P26 - x1) * u; s2 += (TWO_P26 - x2) * u; s3 += (TWO_P26 - x3) * u; s4 += (TWO_P23 - x4) * u;
+      }
+      wj = load<i64>(wq + 8);
+      if (wj >= 0) {
+        const u = <u64>wj;
+        s0 += y0 * u; s1 += y1 * u; s2 += y2 * u; s3 += y3 * u; s4 += y4 * u;
+      } else {
+        const u = <u64>(-wj);
+        s0 += (TWO_P26 - y0) * u; s1 += (TWO_P26 - y1) * u; s2 += (TWO_P26 - y2) * u; s3 += (TWO_P26 - y3) * u; s4 += (TWO_P23 - y4) * u;
+      }
+      wj = load<i64>(wq + 16);
+      if (wj >= 0) {
+        const u = <u64>wj;
+        s0 += z0 * u; s1 += z1 * u; s2 += z2 * u; s3 += z3 * u; s4 += z4 * u;
+      } else {
+        const u = <u64>(-wj);
+        s0 += (TWO_P26 - z0) * u; s1 += (TWO_P26 - z1) * u; s2 += (TWO_P26 - z2) * u; s3 += (TWO_P26 - z3) * u; s4 += (TWO_P23 - z4) * u;
+      }
+      if (scaled) {
+        unpack(scales + (<usize>q << 4));
+        aToC();
+      }
+      a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
+      carryA();
+      if (scaled) {
+        carryA(); // limbs below 2^27 for the product
+        mulByC();
+      }
+      pack(dst + <usize>q * stride + off);
+    }
+  }
+}
+
+/**
+ * PRSS sums in one pass: dst[e] = scale * sum_j w[j] * R_j[e], where R_j[e] is the raw 16-byte key
+ * stream block at bases[j] + e * step with its top bit cleared (a uniform element below 2^127; p
+ * itself is the residue 0 and is summed as such: its limbs are those of a canonical value). bases
+ * holds k u32 byte offsets, w k i64 weights (|w| < 2^24, k <= 64, as lincombSmallMany). One subset's
+ * stream of t values per element is t rows with the same step (Prss.zeroShares2t's layout), so no
+ * copy regroups them.
+ */
+export function lincombRawMany(bases: usize, step: usize, w: usize, k: i32, m: i32, scale: usize, scaled: bool, dst: usize): void {
+  if (scaled) {
+    unpack(scale);
+    aToC();
+  }
+  for (let e = 0; e < m; e++) {
+    const off = <usize>e * step;
+    let s0: u64 = 0, s1: u64 = 0, s2: u64 = 0, s3: u64 = 0, s4: u64 = 0;
+    for (let j = 0; j < k; j++) {
+      const wj = load<i64>(w + (<usize>j << 3));
+      unpackRandom(<usize>load<u32>(bases + (<usize>j << 2)) + off);
+      if (wj >= 0) {
+        const u = <u64>wj;
+        s0 += a0 * u; s1 += a1 * u; s2 += a2 * u; s3 += a3 * u; s4 += a4 * u;
+      } else {
+        const u = <u64>(-wj);
+        s0 += (TWO_P26 - a0) * u; s1 += (TWO_P26 - a1) * u; s2 += (TWO_P26 - a2) * u; s3 += (TWO_P26 - a3) * u; s4 += (TWO_P23 - a4) * u;
+      }
+    }
+    a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
+    carryA();
+    if (scaled) {
+      carryA();
+      mulByC();
+    }
+    pack(dst + (<usize>e << 4));
   }
 }
 
@@ -405,7 +544,7 @@ export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scal
   const x4 = a4;
   // r = x; for bits 125..0: r = r^2, times x if the bit is set (all but bit 1)
   for (let i = 125; i >= 0; i--) {
-    mulBy(a0, a1, a2, a3, a4);
+    sqrA();
     if (i != 1) mulBy(x0, x1, x2, x3, x4);
   }
 }

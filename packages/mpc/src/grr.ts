@@ -21,7 +21,7 @@
 // holds as is (the points are still party ids; any t of them see uniform values).
 
 import { inv, mod, overCommonDenominator, reduce } from './field';
-import { lincombEncoded, lincombSmallRowsEncoded, SMALL_WEIGHT_LIMIT } from './kernel';
+import { lincombEncoded, lincombSmallEncoded, lincombSmallRowsEncoded, SMALL_WEIGHT_LIMIT } from './kernel';
 
 /**
  * The t parties whose shares of party `dealer`'s GRR dealing are seeded, not sent: the t members
@@ -111,4 +111,140 @@ export function dealSeeded(h: Uint8Array, seeds: readonly Uint8Array[], n: numbe
     for (const w of plan) rows[w.x - 1] = lincombEncoded(vs, w.field);
   }
   return rows;
+}
+
+// ---- scaled dealing: no field product per dealt share ----
+//
+// dealSeeded's g(x) = D_x^-1 sum_k c_k v_k costs a full field product per share for the D_x^-1.
+// Scaled dealing reshares D h instead of h, with one denominator D for every dealer and point of the
+// set (the lcm of all of them): the dealer's polynomial G has G(0) = D h and G(s) = D u_s at its
+// seeded peers (u_s the pair stream), so G(x) = sum_k L_k(x) G(p_k) = sum_k c_k [h, u_1 .. u_t]_k
+// with the integers c_k = D L_k(x): a small-integer combination and no product. A seeded peer's
+// value D u_s is not computed either: the factor D goes into its recombination weight. Each party
+// then holds sum_i lambda_i G_i(x), a degree-t sharing of D * (the product), and one product by
+// D^-1 in the recombination (instead of t+1 at each dealer) gives the shares of the product.
+// Privacy is GRR's of the value D h (D is invertible, so D u_s is uniform when u_s is): any t
+// evaluations of G at nonzero points are uniform and independent of h.
+
+/** A participant set's scaled dealing: the common denominator D and each dealer's integer weights per point. */
+export interface ScaledPlan {
+  D: bigint;
+  /** dealer -> for every non-seeded point x (the dealer included): c with G(x) = sum_k c_k [h, u_1 .. u_t]_k */
+  deal: Map<number, { x: number; c: number[] }[]>;
+}
+
+const scaledCache = new Map<string, ScaledPlan | null>();
+
+/** The scaled plan of (n, t, members), or undefined when a weight is not below the kernel's small-weight limit (then dealSeeded). */
+export function scaledPlan(n: number, t: number, members?: readonly number[]): ScaledPlan | undefined {
+  const key = `${n}:${t}:${members?.join('.') ?? 'all'}`;
+  const hit = scaledCache.get(key);
+  if (hit !== undefined) return hit ?? undefined;
+  const set = members ?? Array.from({ length: n }, (_, k) => k + 1);
+  const terms: { dealer: number; x: number; nums: bigint[]; dens: bigint[] }[] = [];
+  const allDens: bigint[] = [];
+  for (const dealer of set) {
+    const seeded = seededPeers(n, t, dealer, members);
+    const points = [0, ...seeded].map(BigInt);
+    for (const x of set) {
+      if (seeded.includes(x)) continue;
+      const bx = BigInt(x);
+      const nums: bigint[] = [];
+      const dens: bigint[] = [];
+      points.forEach((pk, k) => {
+        let num = 1n;
+        let den = 1n;
+        points.forEach((pm, m) => {
+          if (m === k) return;
+          num *= bx - pm;
+          den *= pk - pm;
+        });
+        if (den < 0n) {
+          num = -num;
+          den = -den;
+        }
+        nums.push(num);
+        dens.push(den);
+      });
+      terms.push({ dealer, x, nums, dens });
+      allDens.push(...dens);
+    }
+  }
+  const { D } = overCommonDenominator([1n], allDens.length ? allDens : [1n]);
+  const lim = BigInt(SMALL_WEIGHT_LIMIT);
+  const deal = new Map<number, { x: number; c: number[] }[]>();
+  let fits = true;
+  for (const { dealer, x, nums, dens } of terms) {
+    const c = nums.map((nu, k) => (nu * D) / dens[k]!);
+    if (c.some((ck) => (ck < 0n ? -ck : ck) >= lim)) fits = false;
+    if (!deal.has(dealer)) deal.set(dealer, []);
+    deal.get(dealer)!.push({ x, c: c.map(Number) });
+  }
+  const plan = fits ? { D, deal } : undefined;
+  scaledCache.set(key, plan ?? null);
+  return plan;
+}
+
+/**
+ * The dealer's rows of a GRR dealing of h (rows[x - 1] for every member x that is not a seeded
+ * peer; empty rows for the seeded peers and non-members): scaled (scaledPlan) when the set allows
+ * it, else dealSeeded. grrRecombine undoes the scaling; both ends decide it from (n, t, members).
+ */
+export function dealGrr(h: Uint8Array, seeds: readonly Uint8Array[], n: number, t: number, dealer: number, members?: readonly number[]): Uint8Array[] {
+  const plan = scaledPlan(n, t, members);
+  if (!plan) return dealSeeded(h, seeds, n, t, dealer, members);
+  if (seeds.length !== t) throw new Error(`internal: ${seeds.length} seed vectors for t = ${t}`);
+  const rows: Uint8Array[] = Array.from({ length: n }, () => new Uint8Array(0));
+  const ws = plan.deal.get(dealer);
+  if (!ws) throw new Error(`internal: dealer ${dealer} is not a member`);
+  const out = lincombSmallRowsEncoded([h, ...seeds], ws.map((w) => w.c), ws.map(() => 1n));
+  ws.forEach((w, q) => (rows[w.x - 1] = out[q]!));
+  return rows;
+}
+
+/** Recombination weights of party `self` over the set (in its order): small integers and one scale, or field weights. */
+function recombineWeights(n: number, t: number, self: number, members?: readonly number[]): { small?: { c: number[]; scale: bigint }; field: bigint[] } {
+  const set = members ?? Array.from({ length: n }, (_, k) => k + 1);
+  const plan = scaledPlan(n, t, members);
+  const D = plan?.D ?? 1n;
+  const nums: bigint[] = [];
+  const dens: bigint[] = [];
+  for (const i of set) {
+    // lambda_i = prod_{j != i} (0 - x_j) / (x_i - x_j), times D for a dealer that seeds our share
+    let num = 1n;
+    let den = 1n;
+    for (const j of set) {
+      if (j === i) continue;
+      num *= BigInt(-j);
+      den *= BigInt(i - j);
+    }
+    if (den < 0n) {
+      num = -num;
+      den = -den;
+    }
+    if (plan && seededPeers(n, t, i, members).includes(self)) num *= D;
+    nums.push(num);
+    dens.push(den);
+  }
+  const { c, D: E } = overCommonDenominator(nums, dens);
+  const scale = inv(mod(E * D));
+  const field = c.map((ck) => reduce(mod(ck) * scale));
+  const lim = BigInt(SMALL_WEIGHT_LIMIT);
+  const fits = c.every((ck) => (ck < 0n ? -ck : ck) < lim);
+  return { field, ...(fits ? { small: { c: c.map(Number), scale } } : {}) };
+}
+
+const recombineCache = new Map<string, ReturnType<typeof recombineWeights>>();
+
+/**
+ * Party self's degree-t shares of the products from the GRR rows it holds, one per member of the set
+ * in its order (sent rows; for the dealers that seed it, the raw pair stream u, dealGrr's scaling
+ * then in the weight): sum_i lambda_i G_i(self), times D^-1 when scaled. Small integer weights and
+ * one product by the scale per element in the kernel where they fit, field weights otherwise.
+ */
+export function grrRecombine(rows: readonly Uint8Array[], n: number, t: number, self: number, members?: readonly number[]): Uint8Array {
+  const key = `${n}:${t}:${self}:${members?.join('.') ?? 'all'}`;
+  let w = recombineCache.get(key);
+  if (!w) recombineCache.set(key, (w = recombineWeights(n, t, self, members)));
+  return w.small ? lincombSmallEncoded(rows, w.small.c, w.small.scale) : lincombEncoded(rows, w.field);
 }

@@ -26,7 +26,8 @@ interface KernelExports {
   scaleMany(x: number, c: number, dst: number, n: number): void;
   lincombMany(rows: number, w: number, k: number, m: number, dst: number): void;
   lincombSmallMany(rows: number, w: number, k: number, m: number, scale: number, scaled: number, dst: number): void;
-  lincombSmallRowsMany(rows: number, w: number, k: number, m: number, scales: number, nT: number, dst: number): void;
+  lincombSmallRowsMany(rows: number, w: number, k: number, m: number, scales: number, nT: number, dst: number, scaled: number): void;
+  lincombRawMany(bases: number, step: number, w: number, k: number, m: number, scale: number, scaled: number, dst: number): void;
   bitsFromRoots(r: number, s: number, y: number, dst: number, n: number): number;
   nibblePairs(x: number, dst: number, u: number): void;
   nibbleHigher(x: number, p2: number, dst: number, u: number): void;
@@ -41,6 +42,7 @@ let kernel: KernelExports | undefined;
 
 /** k(), for functions whose own locals are named k. */
 const kernelExports = (): KernelExports => k();
+const k_ = kernelExports;
 
 function k(): KernelExports {
   if (!kernel) {
@@ -65,10 +67,28 @@ function count(v: Uint8Array, what: string): number {
 }
 
 /**
+ * Buffers this module made for its outputs: canonical by construction (every store is a packed,
+ * fully reduced element), so they are not scanned again when they come back as inputs, which most
+ * preprocessing inputs do (a JavaScript pass per element per call, 2-4% of production CPU). Vectors
+ * from the wire or built in JavaScript are still checked. A caller that writes into an output keeps
+ * it canonical (none writes into one).
+ */
+const canonicalBuffers = new WeakSet<ArrayBufferLike>();
+
+/** A copy of mem[from, to) that assertCanonical trusts (an output of the kernel). */
+function output(mem: Uint8Array, from: number, to: number): Uint8Array {
+  const out = mem.slice(from, to);
+  canonicalBuffers.add(out.buffer);
+  return out;
+}
+
+/**
  * Throws unless every 16-byte big-endian element is below p: the top bit clear, and not p itself
- * (0x7f then fifteen 0xff). One byte test per element in the common case.
+ * (0x7f then fifteen 0xff). One byte test per element in the common case; none for the kernel's own
+ * outputs (canonicalBuffers).
  */
 function assertCanonical(v: Uint8Array, what: string): void {
+  if (canonicalBuffers.has(v.buffer)) return;
   for (let o = 0; o < v.length; o += ELEMENT_BYTES) {
     const top = v[o]!;
     if (top < 0x7f) continue;
@@ -109,7 +129,7 @@ export function shareEncoded(secrets: Uint8Array, n: number, t: number, coeffici
   else randomFillSync(mem, sb, cb);
   k().shareMany(0, sb, sb + cb, m, n, t);
   const rows: Uint8Array[] = [];
-  for (let i = 0; i < n; i++) rows.push(mem.slice(sb + cb + i * sb, sb + cb + (i + 1) * sb));
+  for (let i = 0; i < n; i++) rows.push(output(mem, sb + cb + i * sb, sb + cb + (i + 1) * sb));
   // the coefficients must not outlive the call
   mem.fill(0, sb, sb + cb);
   return rows;
@@ -143,7 +163,7 @@ function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (in
   fn(ins, outs);
   // memory may have been re-made by a grow inside fn (it never grows there; re-read for safety)
   const after = new Uint8Array(k().memory.buffer);
-  return outs.map((o, i) => after.slice(o, o + outSizes[i]!));
+  return outs.map((o, i) => output(after, o, o + outSizes[i]!));
 }
 
 function sameCount(what: string, ...vs: Uint8Array[]): number {
@@ -240,8 +260,41 @@ export function lincombSmallRowsEncoded(rows: readonly Uint8Array[], w: readonly
   const sv = new DataView(sb.buffer);
   scales.forEach((c, q) => writeElement(sv, q * ELEMENT_BYTES, mod(c)));
   const rb = rows[0]!.length;
-  const [out] = run([...rows, wb, sb], [rb * w.length], (ins, [d]) => kernelExports().lincombSmallRowsMany(ins[0]!, ins[k]!, k, m, ins[k + 1]!, w.length, d!));
+  // all scales 1 (scaled GRR dealing, grr.ts): integer combinations, no product per output
+  const scaled = scales.some((c) => mod(c) !== 1n) ? 1 : 0;
+  const [out] = run([...rows, wb, sb], [rb * w.length], (ins, [d]) => kernelExports().lincombSmallRowsMany(ins[0]!, ins[k]!, k, m, ins[k + 1]!, w.length, d!, scaled));
   return w.map((_, q) => out!.subarray(q * rb, (q + 1) * rb));
+}
+
+/**
+ * PRSS sums straight from key streams: scale * sum_{s, l} w[s * per + l] * R_{s,l}[e] for e < m,
+ * where stream s holds m * per raw 16-byte blocks and R_{s,l}[e] is its block e * per + l with the
+ * top bit cleared (Prss.randomShares' and zeroShares2t's reading of a stream; p, probability 2^-127,
+ * counts as the residue 0). The streams are copied into the kernel once and read in place: no
+ * canonical pass, no check (any 127-bit value is a residue) and no regrouping of the per values.
+ */
+export function prssSumEncoded(streams: readonly Uint8Array[], per: number, m: number, w: readonly number[], scale = 1n): Uint8Array {
+  const k = streams.length * per;
+  if (streams.length === 0 || k > 64 || w.length !== k || !Number.isInteger(per) || per < 1) throw new FieldError(`prss sum: ${streams.length} streams of ${per} per element and ${w.length} weights`);
+  const sb = m * per * ELEMENT_BYTES;
+  for (const st of streams) if (st.length !== sb) throw new FieldError(`prss sum: a stream of ${st.length} bytes, expected ${sb}`);
+  // layout: streams | bases (u32) | weights (i64) | scale | output, each on a 16-byte boundary
+  const up = (x: number): number => (x + 15) & ~15;
+  const basesAt = up(streams.length * sb);
+  const wAt = up(basesAt + 4 * k);
+  const scaleAt = up(wAt + 8 * k);
+  const dst = scaleAt + ELEMENT_BYTES;
+  const mem = memory(dst + m * ELEMENT_BYTES);
+  streams.forEach((st, i) => mem.set(st, i * sb));
+  const view = new DataView(mem.buffer);
+  for (let i = 0; i < streams.length; i++) for (let l = 0; l < per; l++) view.setUint32(basesAt + 4 * (i * per + l), i * sb + l * ELEMENT_BYTES, true);
+  w.forEach((x, j) => {
+    if (!Number.isInteger(x) || Math.abs(x) >= SMALL_WEIGHT_LIMIT) throw new FieldError(`prss sum: weight ${x} is not a small integer`);
+    view.setBigInt64(wAt + 8 * j, BigInt(x), true);
+  });
+  writeElement(view, scaleAt, mod(scale));
+  k_().lincombRawMany(basesAt, per * ELEMENT_BYTES, wAt, k, m, scaleAt, scale === 1n ? 0 : 1, dst);
+  return output(new Uint8Array(k_().memory.buffer), dst, dst + m * ELEMENT_BYTES);
 }
 
 /**

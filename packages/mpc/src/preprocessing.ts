@@ -8,7 +8,8 @@
 //    the local degree-2t product: each party Shamir-shares its product share, everyone combines the
 //    received shares with the degree-2t Lagrange coefficients at 0 (over S). Seeded (grr.ts): a
 //    dealer's shares for the t members after it in S come from a key stream the two share, so only
-//    |S|-1-t rows are sent.
+//    |S|-1-t rows are sent. Scaled (grr.ts, dealGrr): each dealer reshares D h (one denominator D for
+//    the set), so its shares are integer combinations, and each party scales its sum by D^-1 once.
 //  - random bits (the square-root trick, e.g. Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006): r from
 //    PRSS, y = r^2 + PRZS (degree 2t), index e opened from the shares of all of S only by the member
 //    at position e mod |S| of S (party e mod n + 1 when S is everyone), which sends s = sqrt(y)
@@ -83,7 +84,7 @@ import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
   sqrtEncoded,
 } from './kernel';
-import { dealSeeded, seededPeers } from './grr';
+import { dealGrr, grrRecombine, seededPeers } from './grr';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
 import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
@@ -959,7 +960,7 @@ export class Preprocessor {
     const { n, t, self } = this.host;
     const m = h.length / ELEMENT_BYTES;
     const seeds = seededPeers(n, t, self, b.members).map((s) => this.grrSeed(b, round, self, s, m));
-    return dealSeeded(h, seeds, n, t, self, b.members);
+    return dealGrr(h, seeds, n, t, self, b.members);
   }
 
   /** The m seeded shares that `dealer` deals to `peer` in GRR round `round` of b (both compute them). */
@@ -1003,17 +1004,34 @@ export class Preprocessor {
     return lincombEncoded(rows, lagrange([...members], 0));
   }
 
+  /**
+   * Our degree-t shares of the products from the GRR rows of every member of S (rows in S's order;
+   * grr.ts's scaled dealing: the seeded rows are raw pair streams and the sum is scaled once).
+   */
+  private recombine(rows: Uint8Array[], b: Batch): Uint8Array {
+    const members = this.membersOf(b);
+    const m = rows[members.indexOf(this.host.self)]!.length;
+    rows.forEach((r, k) => {
+      if (r.length !== m) throw new Error(`prep batch ${b.id}: party ${members[k]} sent ${r.length / ELEMENT_BYTES} products, expected ${m / ELEMENT_BYTES}`);
+    });
+    const { n, t, self } = this.host;
+    return grrRecombine(rows, n, t, self, b.members);
+  }
+
   private round0(b: Batch): void {
     const prss = this.host.prss();
     const { triples: T, nibbles: U } = b.per;
     const nb = 4 * U;
-    b.a = prss.randomSharesEncoded(this.nonce(b, 'a'), T);
-    b.b = prss.randomSharesEncoded(this.nonce(b, 'b'), T);
-    // closure masks, one vector per factor
-    b.closures = CLOSURES.filter(({ kind }) => b.per[kind] > 0).map(({ kind, shape }) => ({
-      kind,
-      masks: Array.from({ length: shape.factors }, (_, f) => prss.randomSharesEncoded(this.nonce(b, `${kind}:${f}`), b.per[kind])),
-    }));
+    // every degree-t PRSS vector of the batch from one key stream per subset (one AES-CTR setup per
+    // subset, not per vector): [a | b | each closure's masks, one vector per factor | r]
+    const closureKinds = CLOSURES.filter(({ kind }) => b.per[kind] > 0);
+    const counts = [T, T, ...closureKinds.flatMap(({ kind, shape }) => Array.from({ length: shape.factors }, () => b.per[kind])), nb];
+    const vs = prss.randomSharesManyEncoded(this.nonce(b, 'prss'), counts);
+    b.a = vs[0]!;
+    b.b = vs[1]!;
+    let v = 2;
+    b.closures = closureKinds.map(({ kind, shape }) => ({ kind, masks: Array.from({ length: shape.factors }, () => vs[v++]!) }));
+    b.r = vs[v]!;
     // local degree-2t products, then GRR: [a*b for triples | each closure's pair products]
     const xs = [b.a];
     const ys = [b.b];
@@ -1024,7 +1042,6 @@ export class Preprocessor {
       }
     }
     b.ownGrr = this.grr(mulEncoded(concatEncoded(xs), concatEncoded(ys)), b, 0);
-    b.r = prss.randomSharesEncoded(this.nonce(b, 'r'), nb);
     // y = r^2 + PRZS (degree 2t), opened from the shares of all of S
     b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));
     // each member gets our shares of the squares it takes the roots of (rootPart), not all of them
@@ -1108,7 +1125,7 @@ export class Preprocessor {
     }
     const own = b.ownGrr![self - 1]!;
     const rows = members.map((i) => (i === self ? own : this.grrRowFrom(b, i, enc(i, 0), own.length / ELEMENT_BYTES)));
-    const prod = this.fromMembers(rows, 'products', b);
+    const prod = this.recombine(rows, b);
     if (b.round === 0) {
       const pos = members.indexOf(self);
       const ys = members.map((i) => (i === self ? rootPart(b.y!, pos, n) : enc(i, 1)));

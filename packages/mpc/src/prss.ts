@@ -16,7 +16,7 @@
 
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { LIMB_WEIGHT_LIMIT, P, addLimbs, overCommonDenominator, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
-import { scaleEncoded } from './kernel';
+import { SMALL_WEIGHT_LIMIT, prssSumEncoded, scaleEncoded } from './kernel';
 import { SharingError, assertParams, assertParty } from './shamir';
 
 /** Bytes of one PRSS key (AES-128). */
@@ -153,6 +153,11 @@ export class Prss {
   private readonly entries: { subset: number[]; key: Uint8Array; c: bigint; cPow: bigint[]; cNum: number; cPowNum: number[] }[] = [];
   /** True when the small coefficients are small enough for the limb accumulation (see addLimbs). */
   private readonly limbs: boolean;
+  /** True when the encoded sums can run in the field kernel (prssSumEncoded's row and weight limits). */
+  private readonly smallWeights: boolean;
+  /** The kernel's weights: c_A per subset (randomShares), c_A self^l per subset and l (zeroShares2t). */
+  private readonly weights1: number[];
+  private readonly weightsT: number[];
   /** D^-1 for the small coefficients c (f_A(self) = c * D^-1; see smallSubsetCoefficients). */
   private readonly dInv: bigint;
 
@@ -191,6 +196,10 @@ export class Prss {
       for (const w of cPow) weight += Math.abs(Number(w));
     }
     this.limbs = weight <= LIMB_WEIGHT_LIMIT;
+    // the kernel's sums take at most 64 rows of weights below its small-weight limit
+    this.weights1 = this.entries.map(({ cNum }) => cNum);
+    this.weightsT = this.entries.flatMap(({ cPowNum }) => cPowNum);
+    this.smallWeights = this.weightsT.length <= 64 && [...this.weights1, ...this.weightsT].every((x) => Number.isSafeInteger(x) && Math.abs(x) < SMALL_WEIGHT_LIMIT);
   }
 
   /**
@@ -292,14 +301,47 @@ export class Prss {
     return this.dInv === 1n ? v : scaleEncoded(v, this.dInv);
   }
 
-  /** randomShares, encoded (16 bytes big-endian each): the same values without a BigInt per element. */
+  /**
+   * randomShares, encoded (16 bytes big-endian each): the same values without a BigInt per element.
+   * With small weights the sum over subsets runs in the field kernel straight from the key streams
+   * (prssSumEncoded: the top bit cleared there, as in randomShares), one call for D^-1 sum_A c_A v_A,
+   * instead of limb sums in JavaScript, a conversion and a scaling pass.
+   */
   randomSharesEncoded(nonce: string, count: number): Uint8Array {
+    if (this.smallWeights) return prssSumEncoded(this.entries.map(({ key }) => this.rawStream(key, nonce, 0, count * 16)), 1, count, this.weights1, this.dInv);
     return this.limbs ? this.encodedFrom(this.randomLimbs(nonce, count), count) : encodeFieldVector(this.randomShares(nonce, count));
   }
 
-  /** zeroShares2t, encoded. */
+  /**
+   * randomSharesEncoded(nonce, sum of counts) cut into vectors of the given counts: one key stream
+   * per subset for all of them (one AES-CTR setup per subset rather than per vector; the values are
+   * those of a single call, so distinct slices of one stream, independent as any PRF outputs).
+   */
+  randomSharesManyEncoded(nonce: string, counts: readonly number[]): Uint8Array[] {
+    let total = 0;
+    for (const c of counts) total += c;
+    const all = this.randomSharesEncoded(nonce, total);
+    const out: Uint8Array[] = [];
+    let at = 0;
+    for (const c of counts) {
+      out.push(all.subarray(at * 16, (at + c) * 16));
+      at += c;
+    }
+    return out;
+  }
+
+  /** zeroShares2t, encoded (the kernel's sum as in randomSharesEncoded, over t rows per subset stream). */
   zeroShares2tEncoded(nonce: string, count: number): Uint8Array {
+    const t = this.t;
+    if (this.smallWeights) return prssSumEncoded(this.entries.map(({ key }) => this.rawStream(key, nonce, 2, count * t * 16)), t, count, this.weightsT, this.dInv);
     return this.limbs ? this.encodedFrom(this.zero2tLimbs(nonce, count), count) : encodeFieldVector(this.zeroShares2t(nonce, count));
+  }
+
+  /** stream()'s key stream as raw bytes (the kernel clears the top bits: prssSumEncoded). */
+  private rawStream(key: Uint8Array, nonce: string, sub: number, bytes: number): Uint8Array {
+    const c = createCipheriv('aes-128-ctr', key, ivOf(nonce, sub));
+    const buf = c.update(zeroBytes(bytes));
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
   /** This party's shares of `count` pseudo-random degree-t sharings of uniform field elements. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as F from '../src/field';
-import { dealPlan, dealSeeded, seededPeers } from '../src/grr';
+import { dealGrr, dealPlan, dealSeeded, grrRecombine, scaledPlan, seededPeers } from '../src/grr';
 import { Prss, canonicalize, dealPrssKeys } from '../src/prss';
 import { interpolate, lagrange, shareSecret } from '../src/shamir';
 import { lincombEncoded, mulEncoded } from '../src/kernel';
@@ -93,6 +93,47 @@ describe('seeded GRR (grr.ts)', () => {
     const ab = a.map((x, k) => F.mul(x, b[k]!));
     for (const pts of [[1, 2, 4], [4, 5, 7], [1, 5, 7]]) expect(interpolate(pts, pts.map((x) => shares.get(x)!), 0)).toEqual(ab);
   });
+
+  // scaled dealing (dealGrr / grrRecombine): rows of D h's polynomial, the seeded shares D u, one D^-1 in the recombination
+  for (const [n, t, S] of [[3, 1, undefined], [5, 2, undefined], [7, 3, undefined], [9, 4, undefined], [7, 2, [1, 2, 4, 5, 7]], [6, 2, [1, 3, 4, 5, 6]]] as const) {
+    it(`scaled dealing, n = ${n}, t = ${t}${S ? `, S = ${S.join('.')}` : ''}: degree-t sharings of the products, t rows per dealer never sent, no product per dealt share`, () => {
+      const set: readonly number[] = S ?? Array.from({ length: n }, (_, k) => k + 1);
+      const keys = dealPrssKeys(n, t, `grr-scaled:${n}`);
+      const prss = keys.map((k, i) => new Prss(n, t, i + 1, k));
+      const rng = seededRng(`grr-scaled:${n}:${set.join('.')}`);
+      const m = 30;
+      const a = rng(m).map(F.mod);
+      const b = rng(m).map(F.mod);
+      a[0] = 0n;
+      b[1] = F.P - 1n;
+      const sa = shareSecret(a, n, t, rng);
+      const sb = shareSecret(b, n, t, rng);
+      const h = new Map(set.map((i) => [i, mulEncoded(enc(sa[i - 1]!), enc(sb[i - 1]!))]));
+      const seed = (dealer: number, peer: number): Uint8Array => prss[dealer - 1]!.pairStream(peer, `sc:${dealer}>${peer}`, m);
+      const plan = scaledPlan(n, t, S);
+      expect(plan).toBeDefined();
+      const D = plan!.D;
+      const dealt = new Map(set.map((dealer) => {
+        const peers = seededPeers(n, t, dealer, S);
+        const rows = dealGrr(h.get(dealer)!, peers.map((s) => seed(dealer, s)), n, t, dealer, S);
+        rows.forEach((r, x) => expect(r.length).toBe(set.includes(x + 1) && !peers.includes(x + 1) ? m * 16 : 0));
+        // the dealt values and D times the seeds lie on one degree-t polynomial through D h at 0
+        const values = new Map(set.map((x) => [x, peers.includes(x) ? dec(seed(dealer, x)).map((u) => F.mul(u, D)) : dec(rows[x - 1]!)]));
+        for (const pts of [set.slice(0, t + 1), set.slice(set.length - t - 1)]) {
+          expect(interpolate(pts, pts.map((x) => values.get(x)!), 0)).toEqual(dec(h.get(dealer)!).map((v) => F.mul(v, D)));
+        }
+        return [dealer, rows] as const;
+      }));
+      const shares = new Map(set.map((self) => {
+        const rows = set.map((dealer) => (seededPeers(n, t, dealer, S).includes(self) ? prss[self - 1]!.pairStream(dealer, `sc:${dealer}>${self}`, m) : dealt.get(dealer)![self - 1]!));
+        return [self, dec(grrRecombine(rows, n, t, self, S))] as const;
+      }));
+      const ab = a.map((x, k) => F.mul(x, b[k]!));
+      for (const pts of [set.slice(0, t + 1), set.slice(set.length - t - 1), [set[0]!, ...set.slice(set.length - t)]]) {
+        expect(interpolate(pts, pts.map((x) => shares.get(x)!), 0)).toEqual(ab);
+      }
+    });
+  }
 
   it('deal weights are small integers over a common denominator that evaluate the polynomial', () => {
     for (const [n, t] of [[5, 2], [7, 3]] as const) {

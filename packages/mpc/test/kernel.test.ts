@@ -5,7 +5,7 @@ import * as F from '../src/field';
 import {
   addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
   scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
-  closureEvalEncoded, closureOpeningsEncoded, lincombSmallEncoded, lincombSmallRowsEncoded,
+  closureEvalEncoded, closureOpeningsEncoded, lincombSmallEncoded, lincombSmallRowsEncoded, prssSumEncoded,
 } from '../src/kernel';
 import { LEX4, PROD4, closureItemOf, groupSizes, lexEq, lexLt, lexProgram, prodProgram } from '../src/closure';
 import { costOf } from '../src/protocols';
@@ -56,6 +56,28 @@ describe('field kernel (WebAssembly)', () => {
     const out = F.decodeFieldVector(mulEncoded(F.encodeFieldVector(xs), F.encodeFieldVector(xs)));
     expect(out[19_999]).toBe(F.mul(xs[19_999]!, xs[19_999]!));
     expect(out[0]).toBe(F.mul(xs[0]!, xs[0]!));
+  });
+
+  it('prssSum: raw key-stream blocks with the top bit cleared, weighted and scaled, agree with BigInt', () => {
+    // raw 16-byte blocks: any bytes, including a set top bit and p itself once it is cleared (0xff..ff -> p)
+    const raw = fc.oneof(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.constantFrom(new Uint8Array(16).fill(0xff), Uint8Array.from([0x7f, ...new Array(15).fill(0xff)]), new Uint8Array(16)));
+    const weight = fc.oneof(fc.integer({ min: -(2 ** 24) + 1, max: 2 ** 24 - 1 }), fc.constantFrom(0, 1, -1, 2 ** 24 - 1, -(2 ** 24) + 1));
+    const valueOf = (b: Uint8Array): bigint => F.mod(BigInt('0x' + Buffer.from(b).toString('hex')) & ((1n << 127n) - 1n));
+    fc.assert(fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 12 }), fc.array(raw, { minLength: 6 * 3 * 12, maxLength: 6 * 3 * 12 }), fc.array(weight, { minLength: 18, maxLength: 18 }), fc.oneof(elem, fc.constant(1n)), (s, per, m, blocks, ws, c) => {
+      const streams = Array.from({ length: s }, (_, i) => {
+        const st = new Uint8Array(m * per * 16);
+        for (let b = 0; b < m * per; b++) st.set(blocks[(i * m * per + b) % blocks.length]!, b * 16);
+        return st;
+      });
+      const w = ws.slice(0, s * per);
+      const got = F.decodeFieldVector(prssSumEncoded(streams, per, m, w, c));
+      return got.length === m && got.every((v, e) => {
+        let want = 0n;
+        for (let i = 0; i < s; i++) for (let l = 0; l < per; l++) want = F.add(want, F.mul(F.mod(BigInt(w[i * per + l]!)), valueOf(streams[i]!.subarray((e * per + l) * 16, (e * per + l + 1) * 16))));
+        return v === F.mul(want, c);
+      });
+    }), { numRuns: 80 });
+    expect(() => prssSumEncoded([new Uint8Array(32)], 1, 1, [1])).toThrow(F.FieldError);
   });
 
   it('rejects bad input with a FieldError', () => {
@@ -116,6 +138,13 @@ describe('field kernel: preprocessing steps', () => {
       const got = lincombSmallRowsEncoded(rows, w, [c0, c1]).map(dec);
       return got.length === 2 && got.every((g, q) => Buffer.from(enc(g)).equals(Buffer.from(lincombSmallEncoded(rows, w[q]!, q === 0 ? c0 : c1))));
     }), { numRuns: 40 });
+    // the same with 2 and 4 rows (the general loop; 3 rows take a loop of their own)
+    fc.assert(fc.property(elems, elems, elem, fc.array(weight, { minLength: 4, maxLength: 4 }), fc.constantFrom(2, 4), (xs, ys, c0, ws, k) => {
+      const m = Math.min(xs.length, ys.length);
+      const rows = [enc(xs.slice(0, m)), enc(ys.slice(0, m)), enc(xs.slice(0, m).reverse()), enc(ys.slice(0, m).reverse())].slice(0, k);
+      const got = lincombSmallRowsEncoded(rows, [ws.slice(0, k)], [c0]);
+      return Buffer.from(got[0]!).equals(Buffer.from(lincombSmallEncoded(rows, ws.slice(0, k), c0)));
+    }), { numRuns: 30 });
     // lincombEncoded takes the small path for integer Lagrange weights and agrees with interpolate()
     const xs = [0n, 1n, F.P - 1n, 12345678901234567890n];
     const rows = shareEncoded(enc(xs), 7, 3);
