@@ -1,7 +1,7 @@
 // Price-time-priority matching, written once against Arith<S>. Control flow depends only on public
 // fields and on values passed through reveal(); every reveal label is listed in leaks.ts and in the
 // README's leak table. Operations on one book must run strictly one after another (Exchange does it).
-import type { Arith, BookWidths } from './backend';
+import { priceLeOf, type Arith, type BookWidths } from './backend';
 import type { Book, RestingOrder } from './book';
 import type { MakerBits, TakerView } from './liquidity';
 import { coversTarget, crossTest, selfTest } from './liquidity';
@@ -126,7 +126,7 @@ async function runTaker<S>(
   const k = opts.searchArity ?? DEFAULT_SEARCH_ARITY;
   checkArity(k);
   const start = opts.searchStart ?? defaultStart(k);
-  const priceLe = (a: S, b: S): Promise<S> => (w ? arith.leU(a, b, w.priceBits) : arith.le(a, b));
+  const priceLe = priceLeOf(arith, w);
   const afterTest = (i: number): Promise<S> => {
     const other = restSide[i] as RestingOrder<S>;
     const price = t.price as S;
