@@ -9,18 +9,20 @@
 // comparisons that were settled and never opened).
 // Configs with 'w16'/'w12' compare prices inside a window of 2^16 / 2^12 ticks (BookWidths.bandBits,
 // docs/decisions/0023-h3-price-window.md); ETH's committee setting is the first.
-//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>]
+//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width]
 import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type BookWidths, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
 import type { Sec } from '@tenebra/mpc';
 import { COMPARISON_BITS, bookWidthsOf, instrumentBySymbol } from '@tenebra/config';
-import { ENGINE_ROUNDS, IdealJobContext } from '../../packages/matching/test/ideal-context';
+import { ENGINE_ROUNDS, ENGINE_ROUNDS_BY_WIDTH, IdealJobContext } from '../../packages/matching/test/ideal-context';
 import { parseFlags } from '../src/flags';
 
-const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream'], []);
+const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream'], ['rounds-by-width']);
 const ORDERS = Number(flags.str.get('orders') ?? 3000);
 const SEEDS = Number(flags.str.get('seeds') ?? 3);
 const ONLY = flags.str.get('only');
 const ONLY_STREAM = flags.str.get('stream');
+/** --rounds-by-width: a comparison takes the engine's rounds at its own width (4 nibbles: 2), not a fixed 3 */
+const ROUNDS_BY_WIDTH = flags.bool.has('rounds-by-width');
 
 /**
  * bench:orders' sustained section on one instrument (ETH): `clients` traders in turn, trader c's i-th
@@ -142,7 +144,7 @@ function purposeTracked(inner: MpcBackend, ctx: IdealJobContext, byPurpose: Map<
 interface Figures { rounds: number; cmps: number; nibbles: number; triples: number; reveals: Map<string, number>; ops: number; byPurpose: Map<string, number> }
 
 async function run(ops: readonly Op<bigint>[], opts: ExchangeOptions): Promise<Figures> {
-  const ctx = new IdealJobContext(COMPARISON_BITS, ENGINE_ROUNDS);
+  const ctx = new IdealJobContext(COMPARISON_BITS, ROUNDS_BY_WIDTH ? ENGINE_ROUNDS_BY_WIDTH : ENGINE_ROUNDS);
   const rec = new CountingRecorder();
   const byPurpose = new Map<string, number>();
   const ex = new Exchange<Sec>(purposeTracked(new MpcBackend(ctx, { recorder: rec }), ctx, byPurpose), opts);
@@ -161,7 +163,7 @@ const f1 = (x: number) => x.toFixed(1).padStart(6);
 for (const [name, make] of STREAMS) {
   if (ONLY_STREAM && !name.includes(ONLY_STREAM)) continue;
   const streams = Array.from({ length: SEEDS }, (_, i) => make(100 + i));
-  console.log(`\n${name}: ${SEEDS} seeds × ${ORDERS} ops, one book, sequential; per op (comparisons at ${COMPARISON_BITS} bits unless the config has widths: prices ${ETH.priceBits}, quantities ${ETH.qtyBits}):`);
+  console.log(`\n${name}: ${SEEDS} seeds × ${ORDERS} ops, one book, sequential; rounds ${ROUNDS_BY_WIDTH ? "at each comparison's width" : "at 3 per comparison"}; per op (comparisons at ${COMPARISON_BITS} bits unless the config has widths: prices ${ETH.priceBits}, quantities ${ETH.qtyBits}):`);
   console.log(`${'config'.padEnd(38)} ${'bits'.padStart(6)} ${'rounds'.padStart(6)} ${'cmps'.padStart(6)} ${'triples'.padStart(7)} ${'cross'.padStart(6)} ${'rank'.padStart(6)} ${'self'.padStart(6)} ${'exh'.padStart(6)} | bits by purpose: ${PURPOSES.map(([, h]) => h.padStart(6)).join(' ')}`);
   for (const [cname, opts] of CONFIGS) {
     if (ONLY && !cname.includes(ONLY)) continue;
