@@ -166,7 +166,7 @@ for (const [name, make] of STREAMS) {
   console.log(`\n${name}: ${SEEDS} seeds × ${ORDERS} ops, one book, sequential; rounds ${ROUNDS_BY_WIDTH ? "at each comparison's width" : "at 3 per comparison"}; per op (comparisons at ${COMPARISON_BITS} bits unless the config has widths: prices ${ETH.priceBits}, quantities ${ETH.qtyBits}):`);
   console.log(`${'config'.padEnd(38)} ${'bits'.padStart(6)} ${'rounds'.padStart(6)} ${'cmps'.padStart(6)} ${'triples'.padStart(7)} ${'cross'.padStart(6)} ${'rank'.padStart(6)} ${'self'.padStart(6)} ${'exh'.padStart(6)} | bits by purpose: ${PURPOSES.map(([, h]) => h.padStart(6)).join(' ')}`);
   for (const [cname, opts] of CONFIGS) {
-    if (ONLY && !cname.includes(ONLY)) continue;
+    if (ONLY && !ONLY.split(',').some((o) => cname === o || (!o.startsWith('=') && cname.includes(o)))) continue;
     let rounds = 0, cmps = 0, nibbles = 0, triples = 0, n = 0;
     const rv = new Map<string, number>();
     const bp = new Map<string, number>();
