@@ -42,17 +42,21 @@ const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
  * packages/matching README, "Latency options"). Jobs of 16+ ops used to match with binary search and
  * nothing speculative (fewer comparisons); measured under a backlog (bench:orders, 2026-11-24) those
  * jobs took 48 ms per op against 26 with these options, and the rate rose from 31-32/s to 36/s
- * without it. On the bench:orders stream they spend 154 random bits per order at 10.7 rounds
- * (scripts/bench/matching-rounds.ts; 312 before docs/decisions/0014).
+ * without it. On the bench:orders stream they spend 110 random bits per order at 10.6 rounds
+ * (scripts/bench/matching-rounds.ts; ETH's price window, docs/decisions/0023-h3-price-window.md).
+ * The search's first step probes the head and the tail ('ends'): 2 prefetched comparisons where the
+ * head plan's 3 were mostly wasted (a crossing order fills, or rests at the head with no search),
+ * fewer bits and rounds than 'head' (126 at 10.7 in the same window; 312 before ADR 0014).
  */
-export const COMMITTEE_MATCH_OPTIONS = { searchArity: 4, prefetchRank: true, pipelineCross: true } as const satisfies MatchOptions;
+export const COMMITTEE_MATCH_OPTIONS = { searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true } as const satisfies MatchOptions;
 /**
  * Options when random bits are scarce: nothing speculative (no prefetched rank step, no pipelined
- * cross), a galloping binary search from the head: 101 random bits per order of the bench:orders
- * stream at 19.7 rounds (100 at 19.8 on the issue-3 stream, where the latency options take 118 at
- * 8.9). Binary search from the middle takes 126 and 86 there: galloping is the steadier of the two.
+ * cross), a binary search whose first step probes the head and the tail, then gallops from the head
+ * ('ends'): 83 random bits per order of the bench:orders stream at 17.1 rounds in ETH's price window
+ * (galloping from the head alone: 84 at 19.8; binary search from the middle: 126 at 24.8 at the
+ * ceiling's width).
  */
-export const LEAN_MATCH_OPTIONS = { searchArity: 2, searchStart: 'gallop', prefetchRank: false, pipelineCross: false, speculate: false } as const satisfies MatchOptions;
+export const LEAN_MATCH_OPTIONS = { searchArity: 2, searchStart: 'ends', prefetchRank: false, pipelineCross: false, speculate: false } as const satisfies MatchOptions;
 /**
  * The committee's model of its random-bit reserve (docs/decisions/0014-random-bits-per-order.md). The
  * real reserve differs from node to node for a moment (a batch commit reaches them at different

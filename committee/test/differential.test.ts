@@ -152,8 +152,8 @@ describe('plaintext reference and MPC committee give identical results', () => {
   }
 });
 
-describe('values at the edges of the committee widths (price ceiling, max_qty), equal owners, zero remainders', () => {
-  it('ETH (prices < 2^20, quantities < 2^23) and BTC (prices < 2^24): identical to the reference', async () => {
+describe('values at the edges of the committee widths (price ceiling and window, max_qty), equal owners, zero remainders', () => {
+  it('ETH (prices < 2^20 within a 2^16 window, quantities < 2^23) and BTC (prices < 2^24 within 2^20): identical to the reference', async () => {
     const ops: Op<bigint>[] = [];
     let seq = 0n;
     const place = (symbol: string, side: 'buy' | 'sell', price: bigint, qty: bigint, owner: bigint, tif: 'GTC' | 'IOC' = 'GTC'): void => {
@@ -163,19 +163,21 @@ describe('values at the edges of the committee widths (price ceiling, max_qty), 
     const ETH = 'ETH-USDC-PERP';
     const BTC = 'BTC-USDC-PERP';
     const PE = (1n << 20n) - 1n; // ETH's price ceiling in ticks
+    const LE = PE - ((1n << 16n) - 1n); // the lowest price beside it in ETH's window (docs/decisions/0023-h3-price-window.md)
     const QE = 5_000_000n; // ETH's max_qty in steps (< 2^23)
     const PB = (1n << 24n) - 1n;
+    const LB = PB - ((1n << 20n) - 1n);
     place(ETH, 'sell', PE, QE, 1n); // the highest ask, the largest size
-    place(ETH, 'sell', 1n, 1n, 2n); // the lowest ask, the smallest size
-    place(ETH, 'buy', PE, QE, 3n); // fills 1 at 1 and QE - 1 at PE (maker exhausted twice), 1 rests at PE
+    place(ETH, 'sell', LE, 1n, 2n); // the lowest ask the window allows, the smallest size
+    place(ETH, 'buy', PE, QE, 3n); // fills 1 at LE and QE - 1 at PE (maker exhausted twice), 1 rests at PE
     place(ETH, 'sell', PE, 1n, 3n); // its own resting bid: self-trade prevention, then rests
-    place(ETH, 'buy', 7n, 9n, 4n);
-    place(ETH, 'sell', 7n, 9n, 5n, 'IOC'); // equal quantities: both exhausted, zero remainder
+    place(ETH, 'buy', LE + 6n, 9n, 4n);
+    place(ETH, 'sell', LE + 6n, 9n, 5n, 'IOC'); // equal quantities: both exhausted, zero remainder
     place(ETH, 'buy', PE, QE, 6n, 'IOC'); // takes the ask at PE: taker not exhausted, nothing left
     place(BTC, 'sell', PB, 500_000n, 7n);
     place(BTC, 'buy', PB, 500_000n, 8n, 'IOC'); // exact fill at BTC's ceiling
-    place(BTC, 'buy', 1n, 1n, 9n);
-    place(BTC, 'sell', 1n, 1n, 9n, 'IOC'); // own bid: self-trade at the lowest price
+    place(BTC, 'buy', LB, 1n, 9n);
+    place(BTC, 'sell', LB, 1n, 9n, 'IOC'); // own bid: self-trade at the lowest price of the window
     await runDifferential(41, ops.length, 'dealer', 'limit', ops);
   }, 120_000);
 });
@@ -213,7 +215,7 @@ describe('min_fill_size per execution on shares (issue 26)', () => {
 });
 
 describe('matching options by job size', () => {
-  it('a one-op job speculates (a crossing IOC fills in 6 rounds); in a larger job the same fill takes 8 (9 before self-trade became a zero test)', async () => {
+  it('a one-op job speculates (a crossing IOC fills in 5 rounds); in a larger job the same fill takes 7 (9 before self-trade became a zero test, 8 before the price window)', async () => {
     const net = new SimNetwork({ n: N, seed: 5, link: { latencyMs: 1 } });
     const gw = generateX25519();
     const rounds = new Map<string, number>();
@@ -247,10 +249,12 @@ describe('matching options by job size', () => {
     await run([own('buy', 'IOC')]); // speculating (one op)
     await run([own('sell', 'GTC')]);
     await run([own('buy', 'IOC'), cancelUnknown()]); // not speculating
-    expect(rounds.get(alone)).toBe(6);
-    // cross (3) and its opening; then the owners' zero mask (1) and its opening beside the exhaustion
-    // comparison (3), and the exhaustion pair's opening: 4 + 3 + 1
-    expect(rounds.get(withOther)).toBe(8);
+    // ETH's prices are compared in its 2^16 window: 4 nibbles, one lex4 level, 2 rounds (5 nibbles at
+    // the 2^20 ceiling took 3); the exhaustion comparison at 23 bits still takes 3
+    expect(rounds.get(alone)).toBe(5);
+    // cross (2) and its opening; then the owners' zero mask (1) and its opening beside the exhaustion
+    // comparison (3), and the exhaustion pair's opening: 3 + 3 + 1
+    expect(rounds.get(withOther)).toBe(7);
     await Promise.all(parties.map((p) => p.stop()));
   });
 });

@@ -64,7 +64,7 @@ describe('gateway process: kill -9 and restart', () => {
     env.config.port = await freePort();
     env.config.internalPort = await freePort();
     env.config.logLevel = 'info';
-    env.config.priceBandBps = 0; // the held buy at 1000 lies far below the mark on purpose (it must rest, crossing nothing)
+    env.config.priceBandBps = 0; // the held buy at 2990 lies below every ask on purpose (it must rest, crossing nothing; inside ETH's price window, ADR 0023)
     writeJson(configFile, env.config);
     const host = `http://127.0.0.1:${env.config.port}`;
     const base = `${host}/api/v1`;
@@ -92,7 +92,7 @@ describe('gateway process: kill -9 and restart', () => {
 
     // An order waits for its journal ack while the results trickle in; kill -9 half way through.
     seq.hold = true;
-    const pending = post(a, eth('buy', 1000)).catch(() => null); // its connection dies with the process
+    const pending = post(a, eth('buy', 2990)).catch(() => null); // its connection dies with the process
     await until(() => seq.heldCount === 1, 5_000, 'the held submit');
     for (const nd of committee.nodes) nd.trickleMs = 10;
     await committee.connect(internal);
@@ -113,7 +113,7 @@ describe('gateway process: kill -9 and restart', () => {
     await until(() => seq.journal.length === 2 * N + 1 && committee.nodes.every((nd) => nd.results.length === 2 * N + 1), 10_000, 'the resubmitted order');
 
     // a's balance includes the Apex instant taker bonus of its 20 maker fills (Σ 20% of 60,000 + 20i micro = 0.24076)
-    const want = { a: { balance: '99398.94266', reserved: '10.02', open_orders: 1, size: '-2000' }, b: { balance: '99396.8962', reserved: '0', open_orders: 0, size: '2000' } };
+    const want = { a: { balance: '99398.94266', reserved: '29.9598', open_orders: 1, size: '-2000' }, b: { balance: '99396.8962', reserved: '0', open_orders: 0, size: '2000' } };
     await until(async () => {
       const [sa, sb] = [await summary(a.user_id), await summary(b.user_id)];
       return sb.positions[0]?.size_steps === '2000' && sa.open_orders === 1 ? true : null;

@@ -55,7 +55,7 @@ describe('order history and fills', () => {
 
   it('lists an order whose committee outcome is pending as open', async () => {
     rig.committee.close();
-    const pending = await place(rig, a, O({ side: 'buy', quantity: 0.1, price: 2000 }));
+    const pending = await place(rig, a, O({ side: 'buy', quantity: 0.1, price: 2900 }));
     const open = await get(rig, a, '/api/v1/orders?status=open');
     expect(ids(open)).toEqual([placed.s2, placed.btc, pending]);
     expect(open[2].status).toBe('NEW');

@@ -106,7 +106,7 @@ describe('modify', () => {
   });
 
   it('one modify at a time per order (409 ORDER_BUSY); a modify racing a fill that consumes the order reports it', async () => {
-    const A = (await post(rig, a, { ...UNI('sell', 20, 9.9), symbol: 'APT-USDC-PERP' })).body.data.order_id as string;
+    const A = (await post(rig, a, { ...UNI('sell', 20, 8.2), symbol: 'APT-USDC-PERP' })).body.data.order_id as string;
     await settled(rig);
     rig.seq.hold = true;
     await spaced();
@@ -118,7 +118,7 @@ describe('modify', () => {
     expect((await first).body.data).toMatchObject({ quantity: 18 });
     // a taker sequenced before the modify fills 18 of 18: the reduce to 17 finds the order gone
     rig.seq.hold = true;
-    const taker = post(rig, c, UNI('buy', 18, 9.9, { time_in_force: 'IOC', symbol: 'APT-USDC-PERP' }));
+    const taker = post(rig, c, UNI('buy', 18, 8.2, { time_in_force: 'IOC', symbol: 'APT-USDC-PERP' }));
     await until(() => rig.seq.heldCount === 1, 5_000, 'the taker to reach the sequencer');
     const late = call(rig.gw, 'PATCH', `/api/v1/orders/${A}`, { quantity: 17 }, bearer(a));
     await until(() => rig.seq.heldCount === 2, 5_000, 'the modify to reach the sequencer');

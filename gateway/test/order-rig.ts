@@ -12,7 +12,7 @@ import { shareSecret, reconstruct, encodeFieldVector, decodeFieldVector, F } fro
 import { decodeGatewayToNode, encodeFrame, opAad, resultAad, resultsHello, type CapacityFrame, type ResultFrame } from '@tenebra/wire';
 import { Exchange, PlaintextBackend, type OpResult } from '@tenebra/matching';
 import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
-import { decodeOp, toWireOutcome } from '@tenebra/committee';
+import { committeeBookWidths, decodeOp, toWireOutcome } from '@tenebra/committee';
 import { createGateway, type Gateway, type GatewayOptions } from '../src/gateway';
 import { createSimulatedOracle, type SimulatedOracle } from '../src/orders/oracle';
 import { ADMIN_SECRET_HEADER } from '../src/http/routes-admin';
@@ -69,7 +69,8 @@ class Node {
 /** The committee stand-in: real matching on reconstructed values, in sequence order. */
 export class MatchingCommittee {
   readonly nodes: Node[];
-  readonly exchange = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol) });
+  /** at the committee's widths: the plaintext backend refuses two prices further apart than the book's window (ADR 0023) */
+  readonly exchange = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol), bookWidths: committeeBookWidths });
   /** reconstructed secret vectors by order id of placements (to check what the gateway shared) */
   readonly inputs = new Map<string, bigint[]>();
   /** every op as decoded, in sequence order */

@@ -124,13 +124,15 @@ describe('pre-trade checks', () => {
 
   it('POSITION_LIMIT_EXCEEDED (1409): position + live orders on a side may not pass 10 × max_qty', async () => {
     // ETH: max_qty 5000, limit 50,000 ETH. Live buys count toward the long side.
-    const big = await account(rig, 'Apex', '10000000');
+    // (prices within ETH's 655.36 USDC price window and near enough the mark to stay, ADR 0023)
+    const big = await account(rig, 'Apex', '20000000');
     for (let i = 0; i < 10; i++) {
-      const r = await post(rig, big, order('ETH-USDC-PERP', 'buy', 5000, 1));
+      const r = await post(rig, big, order('ETH-USDC-PERP', 'buy', 5000, 2800));
       expect(r.status, r.raw).toBe(200);
     }
-    expectReject(await post(rig, big, order('ETH-USDC-PERP', 'buy', 0.1, 1000)), 400, 1409, 'POSITION_LIMIT_EXCEEDED');
-    expect((await post(rig, big, order('ETH-USDC-PERP', 'sell', 5000, 9000))).status).toBe(200); // the other side is free
+    expectReject(await post(rig, big, order('ETH-USDC-PERP', 'buy', 0.1, 2850)), 400, 1409, 'POSITION_LIMIT_EXCEEDED');
+    const other = await post(rig, big, order('ETH-USDC-PERP', 'sell', 5000, 3200));
+    expect(other.status, other.raw).toBe(200); // the other side is free
   });
 
   it('MARGIN_INSUFFICIENT (1410), not LEVERAGE_EXCEEDED: no adding to a position the mark has pushed past max leverage; reducing is fine', async () => {

@@ -63,7 +63,7 @@ describe('orders channel with real matching', () => {
     const ioc = await trade(cb, sol({ side: 'buy', price: '149', quantity: '3', time_in_force: 'IOC', client_order_id: 'ioc-1' }));
     expect(ioc.code, ioc.message).toBe(0);
     const fok = await trade(cb, sol({ side: 'buy', price: '149.5', quantity: '50', time_in_force: 'FOK', client_order_id: 'fok-1' }));
-    const gtt = await trade(cb, sol({ side: 'buy', price: '100', quantity: '1', time_in_force: 'GTT', expiry_time: ((BigInt(Date.now()) + 300n) * 1_000_000n).toString(), client_order_id: 'gtt-1' }));
+    const gtt = await trade(cb, sol({ side: 'buy', price: '140', quantity: '1', time_in_force: 'GTT', expiry_time: ((BigInt(Date.now()) + 300n) * 1_000_000n).toString(), client_order_id: 'gtt-1' }));
     expect(gtt.code, gtt.message).toBe(0);
     await settled(rig);
     await until(() => eventsOf(cb, ioc.order_id).some((u) => u.status === 'CANCELLED'), 5_000, 'IOC remainder');

@@ -264,9 +264,9 @@ describe('encrypted channel errors', () => {
   it('rekey: a second session.setup resets the counters, keeps login and subscriptions; frames of the old key fail', async () => {
     const c = await ready(a);
     await c.request('subscribe', { channel: 'orders' });
-    await c.trade(ethLimit({ price: '2000', client_order_id: 'rk-1' }), ETH);
+    await c.trade(ethLimit({ price: '2600', client_order_id: 'rk-1' }), ETH);
     const oldCipher = c.cipher!;
-    const oldFrame = c.seal(ethLimit({ price: '2000', client_order_id: 'rk-old' }), ETH);
+    const oldFrame = c.seal(ethLimit({ price: '2600', client_order_id: 'rk-old' }), ETH);
     const s2 = await c.setup();
     expect(s2.f.code).toBe(0);
     expect(c.cipher).not.toBe(oldCipher);
@@ -275,7 +275,7 @@ describe('encrypted channel errors', () => {
     const journal = rig.seq.journal.length;
     expect((await c.sendSealed(oldFrame)).f.error).toBe('decrypt_failed');
     expect(rig.seq.journal.length).toBe(journal);
-    const ack = await c.trade(ethLimit({ price: '2000', client_order_id: 'rk-2' }), ETH);
+    const ack = await c.trade(ethLimit({ price: '2600', client_order_id: 'rk-2' }), ETH);
     expect(ack.code).toBe(0);
     // the subscription survived: the new order's event arrives under the new key, seq continues
     await c.waitFor((r) => (r.plain as any)?.order_update?.order_id === ack.order_id, 'open event after rekey');

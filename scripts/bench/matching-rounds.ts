@@ -4,19 +4,25 @@
 // flight overlap; random nibbles by costOf at each comparison's width, at the committee's
 // COMPARISON_BITS), one op after another on one book, as the committee applies one symbol.
 // Deterministic: counts, not timings. "bits" = random nibbles x 4, what bench:orders reports per
-// order from node 1's nibble cursor.
-//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>]
+// order from node 1's nibble cursor; then the same bits by purpose: the reveal label of the bit each
+// comparison gave (cross, rank, exhaustion pair), or 'unopened' (prefetched, pipelined, speculative
+// comparisons that were settled and never opened).
+// Configs with 'w16'/'w12' compare prices inside a window of 2^16 / 2^12 ticks (BookWidths.bandBits,
+// docs/decisions/0023-h3-price-window.md); ETH's committee setting is the first.
+//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width]
 import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type BookWidths, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
 import type { Sec } from '@tenebra/mpc';
 import { COMPARISON_BITS, bookWidthsOf, instrumentBySymbol } from '@tenebra/config';
-import { ENGINE_ROUNDS, IdealJobContext } from '../../packages/matching/test/ideal-context';
+import { ENGINE_ROUNDS, ENGINE_ROUNDS_BY_WIDTH, IdealJobContext } from '../../packages/matching/test/ideal-context';
 import { parseFlags } from '../src/flags';
 
-const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream'], []);
+const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream'], ['rounds-by-width']);
 const ORDERS = Number(flags.str.get('orders') ?? 3000);
 const SEEDS = Number(flags.str.get('seeds') ?? 3);
 const ONLY = flags.str.get('only');
 const ONLY_STREAM = flags.str.get('stream');
+/** --rounds-by-width: a comparison takes the engine's rounds at its own width (4 nibbles: 2), not a fixed 3 */
+const ROUNDS_BY_WIDTH = flags.bool.has('rounds-by-width');
 
 /**
  * bench:orders' sustained section on one instrument (ETH): `clients` traders in turn, trader c's i-th
@@ -46,6 +52,10 @@ function sustainedStream(seed: number, orders: number, clients = 24): Op<bigint>
 }
 
 const ETH = bookWidthsOf(instrumentBySymbol('ETH-USDC-PERP')!);
+/** ETH's ceiling alone (the widths before the price window), and with windows of 2^16 and 2^12 ticks. */
+const ETH_CEIL: BookWidths = { priceBits: ETH.priceBits, qtyBits: ETH.qtyBits };
+const ETH16: BookWidths = { ...ETH_CEIL, bandBits: 16 };
+const ETH12: BookWidths = { ...ETH_CEIL, bandBits: 12 };
 const STREAMS: [string, (seed: number) => Op<bigint>[]][] = [
   ['sustained (bench:orders: ±5 ticks, 24 owners, ~half crossing; ETH)', (seed) => sustainedStream(seed, ORDERS)],
   ...([
@@ -56,7 +66,9 @@ const STREAMS: [string, (seed: number) => Op<bigint>[]][] = [
 ];
 
 /** The widths each config runs at: ETH's (prices < 2^20 ticks, quantities < 2^23 steps) or none (every comparison at L). */
-const W: ExchangeOptions = { bookWidths: (): BookWidths => ETH };
+const W: ExchangeOptions = { bookWidths: (): BookWidths => ETH_CEIL };
+const W16: ExchangeOptions = { bookWidths: (): BookWidths => ETH16 };
+const W12: ExchangeOptions = { bookWidths: (): BookWidths => ETH12 };
 const CONFIGS: [string, ExchangeOptions][] = [
   ['committee, multi-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true }],
   ['committee, one-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true, speculate: true }],
@@ -78,37 +90,95 @@ const CONFIGS: [string, ExchangeOptions][] = [
   ['k=3 ends +prefetch +pipeline', { ...W, searchArity: 3, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
   ['k=4 gallop +prefetch +pipeline', { ...W, searchArity: 4, searchStart: 'gallop', prefetchRank: true, pipelineCross: true }],
   ['k=3 gallop +prefetch +pipeline', { ...W, searchArity: 3, searchStart: 'gallop', prefetchRank: true, pipelineCross: true }],
+  ['k=4 ends +prefetch', { ...W, searchArity: 4, searchStart: 'ends', prefetchRank: true }],
+  ['k=2 ends +prefetch', { ...W, searchArity: 2, searchStart: 'ends', prefetchRank: true }],
+  ['k=2 ends +prefetch +pipeline', { ...W, searchArity: 2, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=4 +prefetch +pipeline', { ...W16, searchArity: 4, prefetchRank: true, pipelineCross: true }],
+  ['w16 k=4 +prefetch +speculate', { ...W16, searchArity: 4, prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['w16 k=4 ends +prefetch +pipeline', { ...W16, searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=4 ends +prefetch +speculate', { ...W16, searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['w16 k=4 ends +prefetch', { ...W16, searchArity: 4, searchStart: 'ends', prefetchRank: true }],
+  ['w16 k=3 ends +prefetch +pipeline', { ...W16, searchArity: 3, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=2 ends +prefetch +pipeline', { ...W16, searchArity: 2, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=2 gallop', { ...W16, searchArity: 2, searchStart: 'gallop' }],
+  ['w16 k=2 ends', { ...W16, searchArity: 2, searchStart: 'ends' }],
+  ['w12 k=4 +prefetch +pipeline', { ...W12, searchArity: 4, prefetchRank: true, pipelineCross: true }],
+  ['w12 k=4 ends +prefetch +pipeline', { ...W12, searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
+  ['w12 k=2 ends', { ...W12, searchArity: 2, searchStart: 'ends' }],
 ];
 
-interface Figures { rounds: number; cmps: number; nibbles: number; triples: number; reveals: Map<string, number>; ops: number }
-
-async function run(ops: readonly Op<bigint>[], opts: ExchangeOptions): Promise<Figures> {
-  const ctx = new IdealJobContext(COMPARISON_BITS, ENGINE_ROUNDS);
-  const rec = new CountingRecorder();
-  const ex = new Exchange<Sec>(new MpcBackend(ctx, { recorder: rec }), opts);
-  for (const op of ops) await ex.apply(mapOp(op, (v) => ctx.fromShares([v])));
-  const o = ctx.stats.ops;
-  const cmps = (o.le ?? 0) + (o.lt ?? 0) + (o.ltz ?? 0) + (o.eq ?? 0) + (o.min ?? 0);
-  return { rounds: ctx.stats.rounds, cmps, nibbles: ctx.stats.nibbles, triples: ctx.stats.triples, reveals: new Map([...rec.counts].map(([k, v]) => [k, v.total])), ops: ops.length };
+/** Comparison methods of Arith: their random nibbles are taken when issued (before the first await). */
+const COMPARISONS = new Set(['lt', 'le', 'leWide', 'eq', 'ltU', 'leU', 'leD', 'min']);
+/**
+ * Wraps the backend so that each comparison's nibbles are booked to the label its bit is opened
+ * under (revealOrder: the exhaustion pair), or stay 'unopened'. Same calls, same order: a view only.
+ */
+function purposeTracked(inner: MpcBackend, ctx: IdealJobContext, byPurpose: Map<string, number>): MpcBackend {
+  const pending = new Map<Sec, number>();
+  const book = (s: Sec, label: string): void => {
+    const n = pending.get(s);
+    if (n === undefined) return;
+    pending.delete(s);
+    byPurpose.set(label, (byPurpose.get(label) ?? 0) + n);
+  };
+  return new Proxy(inner, {
+    get(target, prop, recv) {
+      const v = Reflect.get(target, prop, recv) as unknown;
+      if (typeof v !== 'function') return v;
+      const name = String(prop);
+      if (COMPARISONS.has(name)) {
+        return (...args: unknown[]) => {
+          const before = ctx.stats.nibbles;
+          const p = (v as (...a: unknown[]) => Promise<Sec>).apply(target, args);
+          const n = ctx.stats.nibbles - before;
+          return p.then((s) => { pending.set(s, (pending.get(s) ?? 0) + n); return s; });
+        };
+      }
+      if (name === 'reveal') return (b: Sec, label: string, scope?: string) => { book(b, label); return target.reveal(b, label, scope); };
+      if (name === 'revealOrder') return (lt: Sec, z: Sec, le: string, ge: string, scope?: string) => { book(lt, 'exhaustion'); return target.revealOrder(lt, z, le, ge, scope); };
+      return (v as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
 }
 
+interface Figures { rounds: number; cmps: number; nibbles: number; triples: number; reveals: Map<string, number>; ops: number; byPurpose: Map<string, number> }
+
+async function run(ops: readonly Op<bigint>[], opts: ExchangeOptions): Promise<Figures> {
+  const ctx = new IdealJobContext(COMPARISON_BITS, ROUNDS_BY_WIDTH ? ENGINE_ROUNDS_BY_WIDTH : ENGINE_ROUNDS);
+  const rec = new CountingRecorder();
+  const byPurpose = new Map<string, number>();
+  const ex = new Exchange<Sec>(purposeTracked(new MpcBackend(ctx, { recorder: rec }), ctx, byPurpose), opts);
+  for (const op of ops) await ex.apply(mapOp(op, (v) => ctx.fromShares([v])));
+  const booked = [...byPurpose.values()].reduce((a, b) => a + b, 0);
+  byPurpose.set('unopened', ctx.stats.nibbles - booked);
+  const o = ctx.stats.ops;
+  const cmps = (o.le ?? 0) + (o.lt ?? 0) + (o.ltz ?? 0) + (o.eq ?? 0) + (o.min ?? 0);
+  return { rounds: ctx.stats.rounds, cmps, nibbles: ctx.stats.nibbles, triples: ctx.stats.triples, reveals: new Map([...rec.counts].map(([k, v]) => [k, v.total])), ops: ops.length, byPurpose };
+}
+
+/** Columns of the bits-by-purpose table: a reveal label (or 'exhaustion', 'unopened'), header. */
+const PURPOSES: [string, string][] = [['cross', 'cross'], ['insert-rank', 'rank'], ['exhaustion', 'exh'], ['unopened', 'unopn'], ['other', 'other']];
 const f2 = (x: number) => x.toFixed(2).padStart(6);
 const f1 = (x: number) => x.toFixed(1).padStart(6);
 for (const [name, make] of STREAMS) {
   if (ONLY_STREAM && !name.includes(ONLY_STREAM)) continue;
   const streams = Array.from({ length: SEEDS }, (_, i) => make(100 + i));
-  console.log(`\n${name}: ${SEEDS} seeds × ${ORDERS} ops, one book, sequential; per op (comparisons at ${COMPARISON_BITS} bits unless the config has widths: prices ${ETH.priceBits}, quantities ${ETH.qtyBits}):`);
-  console.log(`${'config'.padEnd(38)} ${'bits'.padStart(6)} ${'rounds'.padStart(6)} ${'cmps'.padStart(6)} ${'triples'.padStart(7)} ${'cross'.padStart(6)} ${'rank'.padStart(6)} ${'self'.padStart(6)} ${'exh'.padStart(6)}`);
+  console.log(`\n${name}: ${SEEDS} seeds × ${ORDERS} ops, one book, sequential; rounds ${ROUNDS_BY_WIDTH ? "at each comparison's width" : "at 3 per comparison"}; per op (comparisons at ${COMPARISON_BITS} bits unless the config has widths: prices ${ETH.priceBits}, quantities ${ETH.qtyBits}):`);
+  console.log(`${'config'.padEnd(38)} ${'bits'.padStart(6)} ${'rounds'.padStart(6)} ${'cmps'.padStart(6)} ${'triples'.padStart(7)} ${'cross'.padStart(6)} ${'rank'.padStart(6)} ${'self'.padStart(6)} ${'exh'.padStart(6)} | bits by purpose: ${PURPOSES.map(([, h]) => h.padStart(6)).join(' ')}`);
   for (const [cname, opts] of CONFIGS) {
-    if (ONLY && !cname.includes(ONLY)) continue;
+    if (ONLY && !ONLY.split(',').some((o) => cname === o || (!o.startsWith('=') && cname.includes(o)))) continue;
     let rounds = 0, cmps = 0, nibbles = 0, triples = 0, n = 0;
     const rv = new Map<string, number>();
+    const bp = new Map<string, number>();
     for (const ops of streams) {
       const f = await run(ops, opts);
       rounds += f.rounds; cmps += f.cmps; nibbles += f.nibbles; triples += f.triples; n += f.ops;
       for (const [k, v] of f.reveals) rv.set(k, (rv.get(k) ?? 0) + v);
+      for (const [k, v] of f.byPurpose) bp.set(k, (bp.get(k) ?? 0) + v);
     }
+    const others = [...bp].filter(([k]) => !PURPOSES.some(([p]) => p === k)).reduce((a, [, v]) => a + v, 0);
+    const purpose = PURPOSES.map(([p]) => f1((4 * (p === 'other' ? others : bp.get(p) ?? 0)) / n)).join(' ');
     const r = (l: string) => f2((rv.get(l) ?? 0) / n);
-    console.log(`${cname.padEnd(38)} ${f1((4 * nibbles) / n)} ${f2(rounds / n)} ${f2(cmps / n)} ${f2(triples / n).padStart(7)} ${r('cross')} ${r('insert-rank')} ${r('self-trade')} ${r('maker-exhausted')}`);
+    console.log(`${cname.padEnd(38)} ${f1((4 * nibbles) / n)} ${f2(rounds / n)} ${f2(cmps / n)} ${f2(triples / n).padStart(7)} ${r('cross')} ${r('insert-rank')} ${r('self-trade')} ${r('maker-exhausted')} |                  ${purpose}`);
   }
 }

@@ -4,13 +4,15 @@
 // its margin cannot carry and leave a position beyond bankruptcy whose deficit others would pay.
 // Every risk-monitor evaluation re-checks the resting orders of each symbol whose mark moved and
 // cancels those that would now breach, with cancel_reason SYSTEM_CANCEL (docs/orders.md). The same
-// sweep ends every live order of a delisted instrument (SYSTEM_CANCEL; issue 26, item 8).
+// sweep ends every live order of a delisted instrument (SYSTEM_CANCEL; issue 26, item 8), and every
+// order the mark has left outside the committee's price window (orders/price-window.ts, ADR 0023).
 import type { Logger } from 'pino';
 import { positionKey, type GatewayDb } from '../store/db';
 import { big, isLive, type AccountRec, type OrderRec } from '../store/records';
 import type { InstrumentRegistry } from '../instruments';
 import type { PriceOracle } from './oracle';
-import { breaches, fillLoss } from './fill-loss';
+import { breaches, fillLoss, instrumentBandBps } from './fill-loss';
+import { windowKeepTicks } from './price-window';
 
 export interface RestingGuardDeps {
   db: GatewayDb;
@@ -53,6 +55,18 @@ export class RestingOrderGuard {
       // a bid at or below the mark, an ask at or above it, books no loss: most of a book, no store read
       if (live.price_ticks === null) continue;
       const px = big(live.price_ticks);
+      // The price window (orders/price-window.ts): an order the mark has left so far behind that the
+      // band around the mark no longer fits beside it is cancelled, or it would refuse new prices.
+      const instW = this.deps.registry.get(live.symbol);
+      if (instW) {
+        const keep = windowKeepTicks(instW, (mark * BigInt(instrumentBandBps(instW))) / 10_000n);
+        if (px - mark > keep || mark - px > keep) {
+          this.deps.log.info({ order_id: live.order_id, symbol: live.symbol, price_ticks: live.price_ticks, mark_ticks: mark.toString(), keep_ticks: keep.toString() },
+            'resting order cancelled: the mark left it outside the price window');
+          if (this.requestCancel(live.order_id, null)) cancels++;
+          continue;
+        }
+      }
       if (live.side === 'buy' ? px <= mark : px >= mark) continue;
       const o = this.deps.db.orders.get(live.order_id);
       if (!o || !isLive(o.status) || o.price_ticks === null || (o.cancel_requested ?? null) !== null) continue;

@@ -31,6 +31,7 @@ import { effectiveLeverage, reservation } from './margin';
 import { priceOrder, checkPositionLimit, checkLeverage, checkPriceBand, openQtyKey, type PriceBand, type Priced } from './risk';
 import { checkFillLoss } from './fill-loss';
 import { QuoteRest } from './quote-rest';
+import { PriceWindows } from './price-window';
 import { depthKey, riskTicksOf, type RequestedCancelReason } from './fields';
 import type { PriceOracle } from './oracle';
 import { GttScheduler } from './expiry';
@@ -135,6 +136,8 @@ export class OrderService {
   readonly expiry: GttScheduler;
   /** the spec's quote-rest rule: 1 ms between price improvements per symbol and side */
   private readonly quoteRest = new QuoteRest();
+  /** the span of each book's live prices, kept below the committee's comparison window */
+  readonly windows: PriceWindows;
   private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(deps: OrderServiceDeps, opts: OrderServiceOptions = {}) {
@@ -146,6 +149,8 @@ export class OrderService {
     this.priceBandBps = opts.priceBandBps ?? 0;
     this.matchingPaused = opts.matchingPaused ?? (() => null);
     if (this.priceBandBps !== 'instrument' && (!Number.isInteger(this.priceBandBps) || this.priceBandBps < 0)) throw new RangeError(`priceBandBps must be a non-negative integer, got ${opts.priceBandBps}`);
+    this.windows = new PriceWindows(this.db, () => this.clock.nowMs());
+    this.windows.load();
     this.expiry = new GttScheduler(this.db, this.clock, (symbol) => this.submitExpire(symbol), this.log);
   }
 
@@ -298,6 +303,8 @@ export class OrderService {
     if (need > free) {
       fail('MARGIN_INSUFFICIENT', `initial margin and fees of ${microToUsdc(need)} USDC exceed free collateral of ${microToUsdc(free > 0n ? free : 0n)} USDC (leverage ${leverage}x)`);
     }
+    // last check: the committee compares prices inside the book's window (orders/price-window.ts)
+    this.windows.admit(inst, c.orderId, priced.bookTicks);
 
     const nowStr = str(c.nowNs);
     const order: OrderRec = {
@@ -306,7 +313,7 @@ export class OrderService {
       qty_steps: str(intent.qtySteps), filled_steps: '0', notional_ts: '0', last_fill_steps: null, last_fill_ticks: null, status: 'NEW',
       cancel_reason: null, reject_reason: null, in_time_ns: nowStr, out_time_ns: nowStr, leverage,
       fee_pips: str(tier.takerFeePips), reserved: str(need), journaled: false, seq: null, placed: false,
-      risk_ticks: str(priced.riskTicks), peg_reference: intent.pegReference, expires_at_ns: intent.expiresAtNs === null ? null : str(intent.expiresAtNs),
+      risk_ticks: str(priced.riskTicks), book_ticks: str(priced.bookTicks), peg_reference: intent.pegReference, expires_at_ns: intent.expiresAtNs === null ? null : str(intent.expiresAtNs),
       aon: intent.aon, min_fill_steps: intent.minFillSteps === null ? null : str(intent.minFillSteps), in_book: resting,
       pending_modify: null, cancel_requested: null,
     };
@@ -546,6 +553,8 @@ export class OrderService {
         const hold = need > big(cur.reserved) ? need - big(cur.reserved) : 0n;
         const free = big(a.balance) - big(a.reserved);
         if (hold > free) fail('MARGIN_INSUFFICIENT', `the modified order needs ${microToUsdc(hold)} USDC more margin and fees than it holds; free collateral is ${microToUsdc(free > 0n ? free : 0n)} USDC`);
+        // last check: the committee compares prices inside the book's window (orders/price-window.ts)
+        if (priceChange) this.windows.admit(inst, orderId, newPrice);
         this.db.orders.putSync(orderId, { ...cur, pending_modify: { qty_steps: str(newQty), price_ticks: str(newPrice), hold: str(hold) } });
         if (hold > 0n) this.db.accounts.putSync(a.user_id, { ...a, reserved: str(big(a.reserved) + hold) });
         const k = this.db.nextCounter('outbox');

@@ -82,6 +82,8 @@ export interface OrderRec {
   // ---- issue 4 (absent on older records: read with the defaults in orders/fields.ts) ----
   /** price the reservation and risk checks use (ticks): price_ticks, or a mark-based bound for an uncapped market order */
   risk_ticks?: string;
+  /** the price sent to the committee (ticks; a market order's implicit cap too): the price window's entry after a restart */
+  book_ticks?: string;
   peg_reference?: PegReference | null;
   /** GTT expiry, ns since the epoch */
   expires_at_ns?: string | null;

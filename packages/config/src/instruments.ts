@@ -90,11 +90,37 @@ const ROWS: Row[] = [
 export const DEFAULT_PRICE_BITS = 20;
 const PRICE_BITS: Readonly<Record<string, number>> = { BTC: 24 };
 
-/** The public value bounds of an instrument's book: prices in [0, 2^priceBits), quantities in [0, 2^qtyBits) (qtyBits from max_qty). */
-export function bookWidthsOf(inst: Pick<InstrumentSpec, 'base_asset' | 'max_qty' | 'step_size'>): { priceBits: number; qtyBits: number } {
+/**
+ * Price window per instrument, as a bit width: the gateway keeps every live price of a book (resting
+ * orders, limits, caps and pegs in flight) within a span below 2^bits ticks, refusing a price that
+ * would widen it (INVALID_PRICE) and cancelling resting orders the mark leaves behind
+ * (gateway/src/orders/price-window.ts), so the committee compares prices at this width instead of
+ * the ceiling's (docs/decisions/0023-h3-price-window.md). Sized, in whole nibbles (a comparison
+ * takes ceil(bits / 4) of them), to hold 8 x the instrument's limit band x its listing reference
+ * price: the band on both sides of the mark, at a mark up to 2x the reference, with as much again
+ * for the mark to move before a left-behind order is cancelled (gateway/test/price-window.test.ts
+ * checks the catalogue). ETH: 2^16 ticks = 655.36 USDC against 8 x 2.5% x 3,000 = 600.
+ */
+const BAND_BITS: Readonly<Record<string, number>> = {
+  AAVE: 16, ADA: 12, APT: 12, ARB: 12, AVAX: 16, BNB: 16, BTC: 20, DOGE: 16, DOT: 12, ETH: 16,
+  HYPE: 16, LINK: 16, NEAR: 12, PEPE: 12, POL: 12, SOL: 12, SUI: 16, TRX: 12, UNI: 12, XRP: 12,
+};
+
+/**
+ * The public value bounds of an instrument's book: prices in [0, 2^priceBits), any two live prices
+ * less than 2^bandBits apart (bandBits <= priceBits; the ceiling's width for an instrument without
+ * a window), quantities in [0, 2^qtyBits) (qtyBits from max_qty).
+ */
+export function bookWidthsOf(inst: Pick<InstrumentSpec, 'base_asset' | 'max_qty' | 'step_size'>): { priceBits: number; qtyBits: number; bandBits: number } {
   const maxSteps = toUnits(inst.max_qty, inst.step_size);
   if (maxSteps === null || maxSteps < 1n) throw new Error(`instrument ${inst.base_asset}: max_qty off the step grid`);
-  return { priceBits: PRICE_BITS[inst.base_asset] ?? DEFAULT_PRICE_BITS, qtyBits: maxSteps.toString(2).length };
+  const priceBits = PRICE_BITS[inst.base_asset] ?? DEFAULT_PRICE_BITS;
+  return { priceBits, qtyBits: maxSteps.toString(2).length, bandBits: Math.min(priceBits, BAND_BITS[inst.base_asset] ?? priceBits) };
+}
+
+/** The span (ticks) every two live prices of an instrument's book stay below: 2^bandBits. */
+export function priceWindowTicks(inst: Pick<InstrumentSpec, 'base_asset' | 'max_qty' | 'step_size'>): bigint {
+  return 1n << BigInt(bookWidthsOf(inst).bandBits);
 }
 
 /** The largest price in ticks an instrument's book accepts: 2^priceBits - 1 (the gateway's INVALID_PRICE bound). */
@@ -290,8 +316,9 @@ export function checkInstrument(inst: InstrumentSpec): void {
   if (minSteps === null || maxSteps === null) throw new Error(`${where}: min_qty/max_qty off the step grid`);
   if (minSteps < 1n || minSteps > maxSteps) throw new Error(`${where}: need 0 < min_qty <= max_qty`);
   if (maxSteps > MAX_BOOK_UNITS) throw new Error(`${where}: max_qty is ${maxSteps} steps, above ${MAX_BOOK_UNITS}`);
-  const { priceBits } = bookWidthsOf(inst);
+  const { priceBits, bandBits } = bookWidthsOf(inst);
   if (!Number.isInteger(priceBits) || priceBits < 2 || priceBits > COMPARISON_BITS) throw new Error(`${where}: price ceiling of ${priceBits} bits outside 2..${COMPARISON_BITS}`);
+  if (!Number.isInteger(bandBits) || bandBits < 2 || bandBits > priceBits) throw new Error(`${where}: price window of ${bandBits} bits outside 2..${priceBits}`);
   if (!Number.isInteger(inst.max_leverage) || inst.max_leverage < 1) throw new Error(`${where}: max_leverage must be a positive integer`);
   if (!/^-?\d+(\.\d+)?$/.test(inst.maker_fee_bps) || !/^\d+(\.\d+)?$/.test(inst.taker_fee_bps)) throw new Error(`${where}: bad fee fields`);
   if (compareDecimal(parseDecimal(inst.initial_margin_ratio)!, parseDecimal(inst.maintenance_margin_ratio)!) <= 0) {

@@ -18,6 +18,31 @@ export interface BookWidths {
   priceBits: number;
   /** Every quantity the book compares (resting, incoming, remaining; steps) lies in [0, 2^qtyBits). */
   qtyBits: number;
+  /**
+   * Every two prices the book compares differ by less than 2^bandBits (<= priceBits): the admitting
+   * gateway keeps all of a book's live prices (resting, limits, caps in flight) inside one window of
+   * that width, which moves with the mark (docs/decisions/0023-h3-price-window.md). Price comparisons
+   * then run at bandBits (Catrina-de Hoogh bounds the difference only). Absent: at priceBits.
+   */
+  bandBits?: number;
+}
+
+/**
+ * [a <= b] between two of a book's prices: at the window's width (leD) when the book has one, at the
+ * ceiling's (leU) when it has only that, at the backend's bound L without widths.
+ */
+export function priceLeOf<S>(arith: Arith<S>, w: BookWidths | undefined): (a: S, b: S) => Promise<S> {
+  if (!w) return (a, b) => arith.le(a, b);
+  if (w.bandBits !== undefined) {
+    const bits = w.bandBits;
+    return (a, b) => arith.leD(a, b, bits);
+  }
+  return (a, b) => arith.leU(a, b, w.priceBits);
+}
+
+/** The width price comparisons of a book run at: the window's when it has one, else the ceiling's. */
+export function priceWidth(w: BookWidths): number {
+  return w.bandBits ?? w.priceBits;
 }
 
 export interface Arith<S> {
@@ -41,6 +66,11 @@ export interface Arith<S> {
   ltU(a: S, b: S, bits: number): Promise<S>;
   /** [a <= b] for integers a, b in [0, 2^bits) (as ltU). */
   leU(a: S, b: S, bits: number): Promise<S>;
+  /**
+   * [a <= b] for integers with |a - b| < 2^bits, wherever they lie (prices inside a moving window):
+   * ceil(bits / 4) random nibbles, as leU. The plaintext backend refuses a pair further apart.
+   */
+  leD(a: S, b: S, bits: number): Promise<S>;
   /**
    * rho (a - b) for a fresh secret uniform rho: zero iff a == b (error 1/p), otherwise uniform on the
    * nonzero values. Only for revealZero / revealOrder, which open it. One product, no random bits.

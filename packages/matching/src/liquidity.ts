@@ -3,7 +3,7 @@
 // final yes/no is revealed: the nodes do not learn how many makers cross or how much they hold.
 // The per-maker cross and self-trade bits computed here are kept (never opened) so the execution
 // that follows a "yes" reuses them instead of recomputing.
-import { SUM_EXTRA_BITS, type Arith, type BookWidths } from './backend';
+import { SUM_EXTRA_BITS, priceLeOf, type Arith, type BookWidths } from './backend';
 import type { RestingOrder } from './book';
 import type { Side } from './types';
 
@@ -25,7 +25,7 @@ export function crossTest<S>(arith: Arith<S>, taker: TakerView<S>, maker: Restin
   if (taker.price === null) return null;
   // A buy crosses an ask priced at or below its limit; a sell crosses a bid priced at or above it.
   const [a, b] = taker.side === 'buy' ? [maker.price, taker.price] : [taker.price, maker.price];
-  return widths ? arith.leU(a, b, widths.priceBits) : arith.le(a, b);
+  return priceLeOf(arith, widths)(a, b);
 }
 
 /** [taker and maker have the same owner], or null when either has no owner (no self-trade check). */

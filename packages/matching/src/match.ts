@@ -1,7 +1,7 @@
 // Price-time-priority matching, written once against Arith<S>. Control flow depends only on public
 // fields and on values passed through reveal(); every reveal label is listed in leaks.ts and in the
 // README's leak table. Operations on one book must run strictly one after another (Exchange does it).
-import type { Arith, BookWidths } from './backend';
+import { priceLeOf, type Arith, type BookWidths } from './backend';
 import type { Book, RestingOrder } from './book';
 import type { MakerBits, TakerView } from './liquidity';
 import { coversTarget, crossTest, selfTest } from './liquidity';
@@ -126,7 +126,7 @@ async function runTaker<S>(
   const k = opts.searchArity ?? DEFAULT_SEARCH_ARITY;
   checkArity(k);
   const start = opts.searchStart ?? defaultStart(k);
-  const priceLe = (a: S, b: S): Promise<S> => (w ? arith.leU(a, b, w.priceBits) : arith.le(a, b));
+  const priceLe = priceLeOf(arith, w);
   const afterTest = (i: number): Promise<S> => {
     const other = restSide[i] as RestingOrder<S>;
     const price = t.price as S;
@@ -155,6 +155,8 @@ async function runTaker<S>(
   // the makers passed over at the head of the side; without min_fill it stays 0.
   const qtyLe = (a: S, b: S): Promise<S> => (w ? arith.leU(a, b, w.qtyBits) : arith.le(a, b));
   let skipped = 0;
+  // Whether a cross bit was opened as 1: the order's price reached the opposite side's best.
+  let crossed = false;
   for (let i = 0; ; i += 1) {
     const maker = book.side(side)[skipped];
     if (maker === undefined) break;
@@ -200,9 +202,11 @@ async function runTaker<S>(
         await Promise.allSettled(ahead);
         break;
       }
+      crossed = true;
     } else {
       crossS = await crossP;
       if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) break;
+      crossed = true;
       selfQ = selfP();
       [lessP, zeroP] = exhaust();
     }
@@ -269,7 +273,13 @@ async function runTaker<S>(
   if (!mayRest || t.price === null || t.type === 'market') throw new BookInvariantError(`${scope}: a market order cannot rest`);
   const price = t.price;
   let lo = 0;
-  let hi = restSide.length;
+  // A remainder that crossed goes to the head of its side, with no search: an order rests only once
+  // it no longer crosses the opposite best (or that side is empty), so every bid is below every ask,
+  // and this order's price reached an ask (a buy; a bid for a sell): it is strictly better than
+  // every order on its own side. The opened cross bit already tells the nodes this rank (0), so
+  // nothing is opened for it; it saves the search's comparisons and rounds (its random bits too).
+  let hi = crossed ? 0 : restSide.length;
+  if (hi === 0 && firstStep !== null) await settleAhead(); // a prefetched step, now unneeded, must not outlive the op
   for (let step = 0; lo < hi; step += 1) {
     const pivots = firstStep?.pivots ?? stepPivots(lo, hi, restSide.length, k, step, start);
     const tests = firstStep?.bits ?? pivots.map(afterTest);

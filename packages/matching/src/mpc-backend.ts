@@ -50,6 +50,11 @@ export class MpcBackend implements Arith<Sec> {
     const gt = await this.ctx.ltz(this.ctx.sub(one(b), one(a)), bits);
     return this.ctx.sub(this.ctx.constant([1n]), gt);
   }
+  /** [a <= b] = 1 - ltz(b - a) at `bits`: the caller bounds |a - b| below 2^bits (a price window). */
+  async leD(a: Sec, b: Sec, bits: number): Promise<Sec> {
+    const gt = await this.ctx.ltz(this.ctx.sub(one(b), one(a)), bits);
+    return this.ctx.sub(this.ctx.constant([1n]), gt);
+  }
   zeroMask(a: Sec, b: Sec): Promise<Sec> {
     return this.ctx.randomMultiple(this.ctx.sub(one(a), one(b)));
   }

@@ -86,6 +86,14 @@ export class PlaintextBackend implements Arith<bigint> {
     this.inWidth(bits, a, b);
     return a <= b ? 1n : 0n;
   }
+  /** leD: |a - b| < 2^bits, else ArithRangeError (on shares a pair further apart gives a wrong bit). */
+  async leD(a: bigint, b: bigint, bits: number): Promise<bigint> {
+    if (!Number.isInteger(bits) || bits < 2) throw new ArithRangeError(`width of ${bits} bits is not an integer >= 2`);
+    this.inRange(a, b);
+    const d = a - b;
+    if (d >= 1n << BigInt(bits) || -d >= 1n << BigInt(bits)) throw new ArithRangeError(`compared values ${a} and ${b} differ by 2^${bits} or more (outside the book's price window)`);
+    return a <= b ? 1n : 0n;
+  }
   async zeroMask(a: bigint, b: bigint): Promise<bigint> {
     return a - b; // zero iff equal; only its zero-ness is ever recorded
   }

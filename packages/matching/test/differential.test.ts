@@ -8,7 +8,8 @@ import type { Op } from '../src/types';
 import { bookRows, runIdeal, runPlain } from './harness';
 import type { ExchangeOptions } from '../src/exchange';
 import type { PlaceOp } from '../src/types';
-import { ArithRangeError } from '../src/plaintext';
+import { ArithRangeError, PlaintextBackend } from '../src/plaintext';
+import { Exchange } from '../src/exchange';
 
 function perScope(recs: readonly LeakRecord[]): Map<string, LeakRecord[]> {
   const m = new Map<string, LeakRecord[]>();
@@ -125,5 +126,100 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
       ];
       await expect(runPlain(bigQty, widths)).rejects.toBeInstanceOf(ArithRangeError);
     });
+  });
+  describe('price window (any two prices less than 2^bandBits apart, anywhere below the ceiling): same results, transcripts and books', () => {
+    const BB = 12;
+    const W = 1n << BigInt(BB);
+    const widths: ExchangeOptions = { bookWidths: () => ({ priceBits: 20, qtyBits: 16, bandBits: BB }) };
+
+    it('full streams around a mid far above 2^bandBits, every option', async () => {
+      for (let seed = 70; seed < 74; seed += 1) {
+        const ops = generateStream({ seed, orders: 1500, symbols: 2, accounts: 4, features: 'all', midTicks: 300_000n, spreadTicks: 30, maxQty: 1000 });
+        await differential(ops, seed % 2 === 0, seed % 3 === 0, { ...widths, prefetchRank: true, pipelineCross: seed % 3 !== 0, searchArity: seed === 71 ? 2 : 4, searchStart: seed === 71 ? 'ends' : 'head' });
+      }
+    });
+
+    it('the window\'s edges, a window that moves (orders left behind cancelled first), equal owners, zero remainders', async () => {
+      const ops: Op<bigint>[] = [];
+      let seq = 1n;
+      const place = (side: 'buy' | 'sell', price: bigint, qty: bigint, owner: bigint, tif: PlaceOp<bigint>['tif'] = 'GTC'): string => {
+        const orderId = `w${seq}`;
+        ops.push({ kind: 'place', symbol: 'WIN', orderId, seq, nowNs: seq, side, type: 'limit', tif, price, qty, owner });
+        seq += 1n;
+        return orderId;
+      };
+      const cancel = (orderId: string): void => {
+        ops.push({ kind: 'cancel', symbol: 'WIN', orderId, seq, nowNs: seq });
+        seq += 1n;
+      };
+      const lo = 500_000n;
+      const hi = lo + W - 1n; // the widest pair the window admits
+      const low = place('buy', lo, 10n, 1n); // the window's lower edge
+      place('sell', hi, 10n, 2n); // its upper edge: compared with the bid at the full width
+      place('buy', hi, 4n, 2n); // same owner as the ask: self-trade prevention, rests behind nothing at hi
+      place('sell', lo, 10n, 3n); // crosses the bid at hi (4) then the bid at lo (6 of 10)
+      place('buy', hi, 6n, 4n, 'IOC'); // exactly the ask's 10: zero remainders on both sides
+      // the window moves up by half its width: the orders below the new lower edge are cancelled
+      // first (the gateway's sweep), then prices at the new upper edge come in
+      cancel(low);
+      const lo2 = lo + W / 2n;
+      const hi2 = lo2 + W - 1n;
+      place('sell', hi2, 5n, 5n);
+      place('buy', lo2, 5n, 6n);
+      place('buy', hi2, 5n, 6n, 'IOC'); // exact fill at the new edge
+      place('sell', lo2, 5n, 6n, 'IOC'); // own bid: self-trade, nothing filled
+      for (const concurrent of [false, true]) await differential(ops, concurrent, false, widths);
+      await differential(ops, false, true, { ...widths, prefetchRank: true, pipelineCross: true, searchStart: 'ends' });
+      const plain = await runPlain(ops, widths);
+      expect(plain.transcript.records.map((r) => `${r.label}=${r.value}`)).toContain('self-trade=1');
+      const pairs = plain.transcript.records.flatMap((r, i, all) => (r.label === 'maker-exhausted' ? [`${r.value}${all[i + 1]!.value}`] : []));
+      expect(pairs).toContain('11');
+      // without the cancel, the new upper edge meets the old lower one: the plaintext backend refuses
+      // the pair (2^bandBits + W / 2 - 1 apart) rather than match where shares would give a wrong bit
+      const noCancel = ops.filter((o) => o.kind !== 'cancel');
+      await expect(runPlain(noCancel, widths)).rejects.toBeInstanceOf(ArithRangeError);
+    });
+
+    it('one tick beyond the window is refused by the plaintext backend', async () => {
+      const pair = (gap: bigint): Op<bigint>[] => [
+        { kind: 'place', symbol: 'WIN', orderId: 'a', seq: 1n, nowNs: 1n, side: 'sell', type: 'limit', tif: 'GTC', price: 700_000n, qty: 3n, owner: 1n },
+        { kind: 'place', symbol: 'WIN', orderId: 'b', seq: 2n, nowNs: 2n, side: 'buy', type: 'limit', tif: 'GTC', price: 700_000n + gap, qty: 3n, owner: 2n },
+      ];
+      await expect(runPlain(pair(W), widths)).rejects.toBeInstanceOf(ArithRangeError);
+      await expect(runPlain(pair(W - 1n), widths)).resolves.toBeDefined();
+      await differential(pair(W - 1n), false, false, widths);
+    });
+  });
+});
+
+// A crossing remainder rests at the head with no search (match.ts): right only because the book is
+// never crossed. Both backends take the shortcut alike, so the differential cannot see it: this
+// checks the invariant itself, and the head placement, after every op of long streams.
+describe('the book is never crossed, and a remainder that crossed rests strictly best', () => {
+  it('every op of streams with every order kind, sequential (plaintext)', async () => {
+    for (let seed = 80; seed < 84; seed += 1) {
+      const ops = generateStream({ seed, orders: 2500, symbols: 2, accounts: 5, features: 'all', spreadTicks: seed % 2 === 0 ? 6 : 30 });
+      const ex = new Exchange<bigint>(new PlaintextBackend({ compareBits: 48 }), { searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true });
+      let crossedRests = 0;
+      for (const op of ops) {
+        const r = await ex.apply(op);
+        const book = ex.book(op.kind === 'expire' ? (op.symbol ?? '') : op.symbol);
+        if (!book) continue;
+        const bids = book.bids.map((o) => o.price);
+        const asks = book.asks.map((o) => o.price);
+        for (let i = 1; i < bids.length; i += 1) expect(bids[i]! <= bids[i - 1]!).toBe(true);
+        for (let i = 1; i < asks.length; i += 1) expect(asks[i]! >= asks[i - 1]!).toBe(true);
+        if (bids.length > 0 && asks.length > 0) expect(bids[0]! < asks[0]!, `${book.symbol} crossed after ${op.kind} ${'orderId' in op ? op.orderId : ''}`).toBe(true);
+        const o = r.outcome;
+        const ex2 = o.kind === 'place' ? o : o.kind === 'modify' ? o.execution : null;
+        if (ex2 && ex2.rested && (ex2.fills.length > 0 || ex2.selfTradeCancelled.length > 0) && 'orderId' in op) {
+          const side = book.side(book.get(op.orderId)!.side);
+          expect(side[0]!.orderId).toBe(op.orderId);
+          if (side.length > 1) expect(side[0]!.price !== side[1]!.price).toBe(true); // strictly better than the rest
+          crossedRests += 1;
+        }
+      }
+      expect(crossedRests).toBeGreaterThan(10);
+    }
   });
 });

@@ -42,6 +42,9 @@ export const ENGINE_ROUNDS: Readonly<Record<string, number>> = {
   min: costOf('min', 48).rounds, max: costOf('max', 48).rounds, randomMultiple: costOf('randomMultiple', 48).rounds,
 };
 
+/** ENGINE_ROUNDS, except that a comparison takes the rounds of its own width (costOf), as in the engine. */
+export const ENGINE_ROUNDS_BY_WIDTH: Readonly<Record<string, number>> = { ...ENGINE_ROUNDS };
+
 /** Ideal-functionality JobContext (TEST DOUBLE: plain values, no privacy). */
 export class IdealJobContext implements JobContext {
   readonly party = 1;
@@ -56,7 +59,7 @@ export class IdealJobContext implements JobContext {
   private readonly pubStore = new Map<string, string>();
   private staged = new Map<string, IdealSec | null>();
   private stagedPub = new Map<string, string | null>();
-  private queue: { kind: string; run: () => void }[] = [];
+  private queue: { kind: string; run: () => void; width?: number }[] = [];
   private inflight: { due: number; run: () => void }[] = [];
   private scheduled = false;
   private readonly bound: bigint;
@@ -101,6 +104,19 @@ export class IdealJobContext implements JobContext {
     return this.zip(a, b, (x, y) => (f(this.checked(x, bits), this.checked(y, bits)) ? 1n : 0n));
   }
 
+  /**
+   * Rounds an operation takes: its kind's cost, or with ENGINE_ROUNDS_BY_WIDTH a comparison's rounds
+   * at its own width (costOf: a 4-nibble comparison is one lex4 level, 2 rounds; 5 to 16 nibbles 3).
+   */
+  private roundsOf(b: { kind: string; width?: number }): number {
+    if (!this.costs) return 1;
+    if (this.costs === ENGINE_ROUNDS_BY_WIDTH && b.width !== undefined) {
+      if (b.kind === 'lt' || b.kind === 'le') return costOf('lt', b.width).rounds;
+      if (b.kind === 'ltz') return costOf('lt', b.width - 1).rounds;
+    }
+    return this.costs[b.kind] ?? 1;
+  }
+
   /** Queues an interactive operation for the next flush (one round). */
   private round<T>(kind: string, compute: () => T, elements = 1, width?: number): Promise<T> {
     this.stats.ops[kind] = (this.stats.ops[kind] ?? 0) + 1;
@@ -108,6 +124,7 @@ export class IdealJobContext implements JobContext {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         kind,
+        ...(width !== undefined ? { width } : {}),
         run: () => {
           try {
             resolve(compute());
@@ -158,7 +175,7 @@ export class IdealJobContext implements JobContext {
     if (batch.length === 0 && this.inflight.length === 0) return;
     if (batch.length > 0) this.stats.maxBatch = Math.max(this.stats.maxBatch, batch.length);
     const now = this.stats.rounds;
-    for (const b of batch) this.inflight.push({ due: now + (this.costs ? (this.costs[b.kind] ?? 1) : 1), run: b.run });
+    for (const b of batch) this.inflight.push({ due: now + this.roundsOf(b), run: b.run });
     this.stats.rounds += 1;
     // Resolve, in issue order, everything due by the end of this round; the rest stays in flight.
     const due = this.inflight.filter((x) => x.due <= this.stats.rounds);
