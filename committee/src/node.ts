@@ -2,7 +2,7 @@
 // batch, to the order books it holds as shares, and reports each operation's outcome to the gateway.
 import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { COMPARISON_BITS, crash, KAPPA_OF_OLDER_CONFIGS, ORDER_PREP_COST, withDealerLabel, type NodeConfig } from '@tenebra/config';
+import { COMPARISON_BITS, crash, OP_TRACE, traceOp, KAPPA_OF_OLDER_CONFIGS, ORDER_PREP_COST, withDealerLabel, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
 import { assertComparisonFits, createParty, productionQuorum, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
@@ -370,7 +370,9 @@ export class CommitteeNode {
 
   /** Feed callback: queue the op; pause the feed while too many are waiting. */
   private async enqueue(frame: SequencedFrame): Promise<void> {
+    if (OP_TRACE) traceOp(this.log, 'node-recv', { seq: frame.seq });
     this.pending.push(this.applier!.decode(frame));
+    if (OP_TRACE) traceOp(this.log, 'node-decoded', { seq: frame.seq });
     this.wake?.();
     if (this.pending.length >= MAX_PENDING_OPS) {
       await new Promise<void>((r) => { this.drained = r; });
@@ -426,7 +428,9 @@ export class CommitteeNode {
       const before = consumed(party.status());
       try {
         results = await party.runJob(jobId, async (ctx) => {
+          if (OP_TRACE) traceOp(this.log, 'job-start', { first: first.toString(), last: last.toString(), queuedMs: +(performance.now() - tj).toFixed(2) });
           const out = await this.applier!.apply(ctx, batch, last);
+          if (OP_TRACE) traceOp(this.log, 'job-end', { first: first.toString(), last: last.toString(), rounds: party.status().jobProgress?.rounds ?? 0 });
           // the engine counts a job's rounds only while it runs: read them as its last one completed
           rounds += party.status().jobProgress?.rounds ?? 0;
           return out;
@@ -466,6 +470,7 @@ export class CommitteeNode {
       // boundary. Exported after the previous write, so it holds any batch staged meanwhile (an
       // older export written last would drop it). A snapshot: the core is encoded now; reserve
       // chunks never change.
+      if (OP_TRACE) traceOp(this.log, 'write-queued', { first: first.toString(), last: last.toString() });
       const te = performance.now();
       const state = party.exportStateParts();
       const exportMs = performance.now() - te;
@@ -499,6 +504,7 @@ export class CommitteeNode {
   /** Writes a job boundary durably, then releases its results to the gateway. */
   private async persist(results: ResultFrame[], last: bigint, state: SplitState, fields: () => Record<string, unknown>): Promise<void> {
     await this.store!.commitJob(results, last, state);
+    if (OP_TRACE) traceOp(this.log, 'write-done', { last: last.toString() });
     this.appliedSeq = last;
     this.boundaryWritten(last);
     this.link!.notify();

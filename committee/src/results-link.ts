@@ -9,6 +9,7 @@ import {
   checkGatewayResultsProof, decodeGatewayToNode, encodeFrame, FrameError, LinkAuthError, resultsHello, type CapacityFrame, type GatewayToNode, type ResultFrame,
 } from '@tenebra/wire';
 import { newChallenge } from '@tenebra/seal';
+import { OP_TRACE, traceOp } from '@tenebra/config';
 import type { NodeStore } from './node-store';
 
 const RECONNECT_MIN_MS = 100;
@@ -120,6 +121,7 @@ export class ResultsLink {
         for (const r of this.store.resultsFrom(this.nextSeq)) {
           if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return;
           this.ws.send(JSON.stringify(r satisfies ResultFrame));
+          if (OP_TRACE) traceOp(this.log, 'result-sent', { seq: r.seq });
           this.nextSeq = BigInt(r.seq) + 1n;
           sent++;
           if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) break;
