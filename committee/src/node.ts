@@ -458,9 +458,11 @@ export class CommitteeNode {
       }
       jobMs += performance.now() - tj;
       this.metrics.jobDone(batch.length, jobMs / 1000, rounds);
-      // The write overlaps the next job's rounds: one write in flight at most (the previous one, a
-      // boundary or a staged preprocessing batch, must be done before this one is queued), results
-      // released only once theirs is on disk.
+      // Results leave before the boundary write: a node that dies before it re-runs the job from
+      // the boundary before, with identical results (ResultsLink.sendNow, docs/decisions/0023). The
+      // write overlaps the next job's rounds: one write in flight at most (the previous one, a
+      // boundary or a staged preprocessing batch, must be done before this one is queued).
+      this.link!.sendNow(results);
       for (let prev = this.persisting; ; prev = this.persisting) {
         await prev;
         if (prev === this.persisting) break;
