@@ -128,25 +128,26 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   for (const l of gw) if (l.stage === 'gw-acked' && l.order_id && l.seq) seqOf.set(l.order_id, BigInt(l.seq));
   const first = (ls: TraceLine[], stage: string, pred: (l: TraceLine) => boolean): number | undefined => ls.find((l) => l.stage === stage && pred(l))?.at;
   /** stage name -> per-sample ms since the previous stage */
-  const rows: [string, string][] = [
-    ['gw-accept', 'REST request to the gateway handler (HTTP, auth, rate limit)'],
-    ['gw-sealed', 'validation, pre-trade risk, Shamir split and sealing'],
-    ['gw-admitted', "gateway's admit transaction (order, reservation, outbox: one fsync)"],
-    ['seq-intake', 'submit to the sequencer (attested link)'],
-    ['seq-durable', 'journal append and its group commit (fsync)'],
-    ['gw-acked', 'ack back to the gateway'],
-    ['seq-fanout', 'fan-out to the nodes (from durable)'],
-    ['node-recv', 'node 1 receives the op'],
-    ['job-start', 'node 1: op queued until its job starts'],
-    ['job-end', "node 1: the job's MPC rounds"],
-    ['write-queued', 'node 1: waiting for the previous boundary write'],
-    ['write-done', 'node 1: boundary export and write (fsync)'],
-    ['result-sent', 'node 1: result frame sent'],
-    ['gw-result3', "gateway holds t+1 nodes' results"],
-    ['gw-decided', 'gateway decides the seq (grace for more shares)'],
-    ['gw-cleared', 'clearing transaction (fsync)'],
-    ['gw-pushed', 'events emitted (WebSocket push queued)'],
-    ['client-push', 'FILLED reaches the trader'],
+  /** [stage, the stage it is timed from ('' = the REST call), what happens in between] */
+  const rows: [string, string, string][] = [
+    ['gw-accept', '', 'REST request to the gateway handler (HTTP, auth, limits)'],
+    ['gw-sealed', 'gw-accept', 'validation, pre-trade risk, Shamir split, sealing'],
+    ['gw-admitted', 'gw-sealed', "gateway's admit transaction (outbox: one fsync)"],
+    ['seq-intake', 'gw-admitted', 'submit to the sequencer (attested link)'],
+    ['seq-durable', 'seq-intake', 'journal append, group commit (fsync)'],
+    ['gw-acked', 'seq-durable', 'ack back to the gateway'],
+    ['seq-fanout', 'seq-durable', 'fan-out to the nodes starts'],
+    ['node-recv', 'seq-fanout', 'node 1 receives the op'],
+    ['job-start', 'node-recv', 'node 1: op queued until its job starts'],
+    ['job-end', 'job-start', "node 1: the job's MPC rounds"],
+    ['result-sent', 'job-end', 'node 1: result frame sent'],
+    ['write-queued', 'job-end', 'node 1: waiting for the previous write'],
+    ['write-done', 'write-queued', 'node 1: boundary export and write (fsync)'],
+    ['gw-result3', 'seq-durable', "gateway holds t+1 nodes' results (from durable)"],
+    ['gw-decided', 'gw-result3', 'gateway decides (grace for more shares)'],
+    ['gw-cleared', 'gw-decided', 'clearing transaction (fsync)'],
+    ['gw-pushed', 'gw-cleared', 'events emitted (WebSocket push queued)'],
+    ['client-push', 'gw-pushed', 'FILLED reaches the trader'],
   ];
   const per = new Map<string, number[]>(rows.map(([k]) => [k, []]));
   const fromT0 = new Map<string, number[]>(rows.map(([k]) => [k, []]));
@@ -185,14 +186,13 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
     const resultNodes = gw.filter((l) => l.stage === 'gw-result' && l.seq !== undefined && BigInt(l.seq) === seq).sort((a, b) => a.at - b.at).map((l) => l.node!);
     const place = resultNodes.indexOf(1);
     if (place >= 0) nth.set(place + 1, (nth.get(place + 1) ?? 0) + 1);
-    let prev = s.t0;
     total.push(s.push - s.t0);
-    for (const [k] of rows) {
+    for (const [k, since] of rows) {
       const a = at[k];
-      if (a === undefined) continue;
-      per.get(k)!.push(a - prev);
+      const b = since === '' ? s.t0 : at[since];
+      if (a === undefined || b === undefined) continue;
+      per.get(k)!.push(a - b);
       fromT0.get(k)!.push(a - s.t0);
-      prev = a;
     }
     const js = at['job-start'];
     const je = at['job-end'];
@@ -214,10 +214,10 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   const f = (x: number) => (Number.isNaN(x) ? '   -  ' : x.toFixed(2).padStart(7));
   console.log(`\n== where the milliseconds go: ${total.length} fills (IOC buy from the REST call to the pushed FILLED)`);
   console.log(`order-to-fill            p50 ${f(pct(total, 50))} ms  p90 ${f(pct(total, 90))} ms  p99 ${f(pct(total, 99))} ms`);
-  console.log(`stage (ms since the previous stage)                                          p50      p90   (p50 since the call)`);
-  for (const [k, what] of rows) {
+  console.log(`stage (ms from the stage it follows)                                     p50      p90   (p50 since the call)`);
+  for (const [k, , what] of rows) {
     const xs = per.get(k)!;
-    console.log(`  ${k.padEnd(13)} ${what.padEnd(60)} ${f(pct(xs, 50))}  ${f(pct(xs, 90))}   (${f(pct(fromT0.get(k)!, 50))})`);
+    console.log(`  ${k.padEnd(13)} ${what.padEnd(55)} ${f(pct(xs, 50))}  ${f(pct(xs, 90))}   (${f(pct(fromT0.get(k)!, 50))})`);
   }
   const rtt = LINKS?.latencyMs ?? 0;
   console.log(`node 1's job: p50 ${f(pct(jobMs, 50))} ms over ${pct(jobRounds, 50)} rounds; per round: own compute p50 ${f(pct(roundCompute, 50))} ms, wait for the t-th peer share p50 ${f(pct(roundWaits, 50))} ms p90 ${f(pct(roundWaits, 90))} ms${rtt ? `; rounds x link latency = ${(pct(jobRounds, 50) * rtt).toFixed(0)} ms` : ''}`);
