@@ -156,6 +156,8 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   const jobRounds: number[] = [];
   const roundWaits: number[] = [];
   const roundCompute: number[] = [];
+  /** node 1, from a round's completion to the next round's flush: the job's local work and event-loop waits */
+  const betweenRounds: number[] = [];
   const nth = new Map<number, number>();
   for (const s of samples) {
     const seq = seqOf.get(s.orderId);
@@ -203,7 +205,9 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
       const jl = n1.find((l) => l.stage === 'job-start' && covers(l, seq));
       const jobId = jl ? `batch:${jl.first}-${jl.last}:` : '';
       // per round of node 1's job: the wait from its own send to the t+1-th share (others' compute and the link)
-      for (const rd of rounds1.filter((x) => x.job.startsWith(jobId))) {
+      const mine = rounds1.filter((x) => x.job.startsWith(jobId)).sort((a, b) => a.r - b.r);
+      for (let i = 1; i < mine.length; i++) betweenRounds.push(mine[i]!.flushedAt - mine[i - 1]!.doneAt);
+      for (const rd of mine) {
         roundCompute.push(rd.sentAt - rd.flushedAt);
         const arr = rd.arrivals.map(([, t]) => t).sort((a, b) => a - b);
         const tth = arr[T - 1];
@@ -220,11 +224,11 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
     console.log(`  ${k.padEnd(13)} ${what.padEnd(55)} ${f(pct(xs, 50))}  ${f(pct(xs, 90))}   (${f(pct(fromT0.get(k)!, 50))})`);
   }
   const rtt = LINKS?.latencyMs ?? 0;
-  console.log(`node 1's job: p50 ${f(pct(jobMs, 50))} ms over ${pct(jobRounds, 50)} rounds; per round: own compute p50 ${f(pct(roundCompute, 50))} ms, wait for the t-th peer share p50 ${f(pct(roundWaits, 50))} ms p90 ${f(pct(roundWaits, 90))} ms${rtt ? `; rounds x link latency = ${(pct(jobRounds, 50) * rtt).toFixed(0)} ms` : ''}`);
+  console.log(`node 1's job: p50 ${f(pct(jobMs, 50))} ms over ${pct(jobRounds, 50)} rounds; per round: own compute p50 ${f(pct(roundCompute, 50))} ms, wait for the t-th peer share p50 ${f(pct(roundWaits, 50))} ms p90 ${f(pct(roundWaits, 90))} ms, from a round's end to the next round p50 ${f(pct(betweenRounds, 50))} ms p90 ${f(pct(betweenRounds, 90))} ms${rtt ? `; rounds x link latency = ${(pct(jobRounds, 50) * rtt).toFixed(0)} ms` : ''}`);
   console.log(`node 1's result was the k-th to reach the gateway: ${[...nth].sort((a, b) => a[0] - b[0]).map(([k, c]) => `${k}th ${c}`).join(', ')}`);
   if (JSON_OUT) {
     const fig = Object.fromEntries(rows.map(([k]) => [k, { p50: pct(per.get(k)!, 50), p90: pct(per.get(k)!, 90) }]));
-    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50) }, null, 2));
+    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50) }, null, 2));
   }
 }
 
