@@ -434,7 +434,10 @@ export class CommitteeNode {
           // the engine counts a job's rounds only while it runs: read them as its last one completed
           rounds += party.status().jobProgress?.rounds ?? 0;
           return out;
-        });
+          // Results leave once the job has committed, before the engine's end-of-job work and the
+          // boundary write: a node that dies before that write re-runs the job from the boundary
+          // before, with identical results (ResultsLink.sendNow, docs/decisions/0023).
+        }, (out) => this.link!.sendNow(out));
       } catch (e) {
         this.applier!.invalidate();
         if (!(e instanceof PreprocessingExhaustedError)) throw e;
@@ -459,8 +462,9 @@ export class CommitteeNode {
       jobMs += performance.now() - tj;
       this.metrics.jobDone(batch.length, jobMs / 1000, rounds);
       // The write overlaps the next job's rounds: one write in flight at most (the previous one, a
-      // boundary or a staged preprocessing batch, must be done before this one is queued), results
-      // released only once theirs is on disk.
+      // boundary or a staged preprocessing batch, must be done before this one is queued). The
+      // results left already (the runJob callback above).
+      this.link!.sendNow(results); // no-op if they did; else (link down then) from the store after the write
       for (let prev = this.persisting; ; prev = this.persisting) {
         await prev;
         if (prev === this.persisting) break;

@@ -54,6 +54,25 @@ export class ResultsLink {
     if (this.capacity && this.ws && this.resumed && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(this.capacity));
   }
 
+  /**
+   * Sends a finished job's results at once, before its boundary write (node.ts runBatch), when they
+   * are the next the gateway expects and nothing waits to be pumped; otherwise they go from the
+   * store after the write (notify). Safe to release early: a node that dies before the write comes
+   * back at an earlier boundary and re-runs the job with identical results (the job id, the reserve
+   * cursors and the shares are those of that boundary: docs/decisions/0002, 0023), which the
+   * gateway checks against its decision as late results.
+   */
+  sendNow(results: readonly ResultFrame[]): void {
+    const ws = this.ws;
+    if (results.length === 0 || this.pumping || !ws || !this.resumed || ws.readyState !== WebSocket.OPEN) return;
+    if (BigInt(results[0]!.seq) !== this.nextSeq || ws.bufferedAmount > MAX_BUFFERED_BYTES) return;
+    for (const r of results) {
+      ws.send(JSON.stringify(r satisfies ResultFrame));
+      if (OP_TRACE) traceOp(this.log, 'result-sent', { seq: r.seq });
+      this.nextSeq = BigInt(r.seq) + 1n;
+    }
+  }
+
   /** Called after each job commit: sends whatever the gateway has not yet got. */
   notify(): void {
     void this.pump().catch((e: unknown) => this.log.error({ err: String(e) }, 'results pump failed'));
