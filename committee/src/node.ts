@@ -427,6 +427,9 @@ export class CommitteeNode {
       const tj = performance.now();
       const before = consumed(party.status());
       try {
+        // The results leave once the job has committed (the callback), before the engine's
+        // end-of-job work and the boundary write: a node that dies before that write re-runs the
+        // job from the boundary before, with identical results (ResultsLink.sendNow, ADR 0023-h2).
         results = await party.runJob(jobId, async (ctx) => {
           if (OP_TRACE) traceOp(this.log, 'job-start', { first: first.toString(), last: last.toString(), queuedMs: +(performance.now() - tj).toFixed(2) });
           const out = await this.applier!.apply(ctx, batch, last);
@@ -434,9 +437,6 @@ export class CommitteeNode {
           // the engine counts a job's rounds only while it runs: read them as its last one completed
           rounds += party.status().jobProgress?.rounds ?? 0;
           return out;
-          // Results leave once the job has committed, before the engine's end-of-job work and the
-          // boundary write: a node that dies before that write re-runs the job from the boundary
-          // before, with identical results (ResultsLink.sendNow, docs/decisions/0023).
         }, (out) => this.link!.sendNow(out));
       } catch (e) {
         this.applier!.invalidate();
