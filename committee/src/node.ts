@@ -2,7 +2,7 @@
 // batch, to the order books it holds as shares, and reports each operation's outcome to the gateway.
 import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { COMPARISON_BITS, crash, KAPPA_OF_OLDER_CONFIGS, ORDER_PREP_COST, withDealerLabel, type NodeConfig } from '@tenebra/config';
+import { COMPARISON_BITS, crash, OP_TRACE, traceOp, KAPPA_OF_OLDER_CONFIGS, ORDER_PREP_COST, withDealerLabel, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
 import { assertComparisonFits, createParty, productionQuorum, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
@@ -372,7 +372,9 @@ export class CommitteeNode {
 
   /** Feed callback: queue the op; pause the feed while too many are waiting. */
   private async enqueue(frame: SequencedFrame): Promise<void> {
+    if (OP_TRACE) traceOp(this.log, 'node-recv', { seq: frame.seq });
     this.pending.push(this.applier!.decode(frame));
+    if (OP_TRACE) traceOp(this.log, 'node-decoded', { seq: frame.seq });
     this.wake?.();
     if (this.pending.length >= MAX_PENDING_OPS) {
       await new Promise<void>((r) => { this.drained = r; });
@@ -429,12 +431,17 @@ export class CommitteeNode {
       const tj = performance.now();
       const before = consumed(party.status());
       try {
+        // The results leave once the job has committed (the callback), before the engine's
+        // end-of-job work and the boundary write: a node that dies before that write re-runs the
+        // job from the boundary before, with identical results (ResultsLink.sendNow, ADR 0023-h2).
         results = await party.runJob(jobId, async (ctx) => {
+          if (OP_TRACE) traceOp(this.log, 'job-start', { first: first.toString(), last: last.toString(), queuedMs: +(performance.now() - tj).toFixed(2) });
           const out = await this.applier!.apply(ctx, batch, last);
+          if (OP_TRACE) traceOp(this.log, 'job-end', { first: first.toString(), last: last.toString(), rounds: party.status().jobProgress?.rounds ?? 0 });
           // the engine counts a job's rounds only while it runs: read them as its last one completed
           rounds += party.status().jobProgress?.rounds ?? 0;
           return out;
-        });
+        }, (out) => this.link!.sendNow(out));
       } catch (e) {
         this.applier!.invalidate();
         if (!(e instanceof PreprocessingExhaustedError)) throw e;
@@ -460,8 +467,9 @@ export class CommitteeNode {
       jobMs += performance.now() - tj;
       this.metrics.jobDone(batch.length, jobMs / 1000, rounds);
       // The write overlaps the next job's rounds: one write in flight at most (the previous one, a
-      // boundary or a staged preprocessing batch, must be done before this one is queued), results
-      // released only once theirs is on disk.
+      // boundary or a staged preprocessing batch, must be done before this one is queued). The
+      // results left already (the runJob callback above).
+      this.link!.sendNow(results); // no-op if they did; else (link down then) from the store after the write
       for (let prev = this.persisting; ; prev = this.persisting) {
         await prev;
         if (prev === this.persisting) break;
@@ -471,6 +479,7 @@ export class CommitteeNode {
       // boundary. Exported after the previous write, so it holds any batch staged meanwhile (an
       // older export written last would drop it). A snapshot: the core is encoded now; reserve
       // chunks never change.
+      if (OP_TRACE) traceOp(this.log, 'write-queued', { first: first.toString(), last: last.toString() });
       const te = performance.now();
       const state = party.exportStateParts();
       const exportMs = performance.now() - te;
@@ -522,6 +531,7 @@ export class CommitteeNode {
   /** Writes a job boundary durably, then releases its results to the gateway. */
   private async persist(results: ResultFrame[], last: bigint, state: SplitState, fields: () => Record<string, unknown>): Promise<void> {
     await this.store!.commitJob(results, last, state);
+    if (OP_TRACE) traceOp(this.log, 'write-done', { last: last.toString() });
     this.appliedSeq = last;
     this.boundaryWritten(last);
     this.link!.notify();

@@ -9,6 +9,7 @@ import {
   checkGatewayResultsProof, decodeGatewayToNode, encodeFrame, FrameError, LinkAuthError, resultsHello, type CapacityFrame, type GatewayToNode, type ResultFrame,
 } from '@tenebra/wire';
 import { newChallenge } from '@tenebra/seal';
+import { OP_TRACE, traceOp } from '@tenebra/config';
 import type { NodeStore } from './node-store';
 
 const RECONNECT_MIN_MS = 100;
@@ -51,6 +52,25 @@ export class ResultsLink {
 
   private sendCapacity(): void {
     if (this.capacity && this.ws && this.resumed && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(this.capacity));
+  }
+
+  /**
+   * Sends a finished job's results at once, before its boundary write (node.ts runBatch), when they
+   * are the next the gateway expects and nothing waits to be pumped; otherwise they go from the
+   * store after the write (notify). Safe to release early: a node that dies before the write comes
+   * back at an earlier boundary and re-runs the job with identical results (the job id, the reserve
+   * cursors and the shares are those of that boundary: docs/decisions/0002, 0023), which the
+   * gateway checks against its decision as late results.
+   */
+  sendNow(results: readonly ResultFrame[]): void {
+    const ws = this.ws;
+    if (results.length === 0 || this.pumping || !ws || !this.resumed || ws.readyState !== WebSocket.OPEN) return;
+    if (BigInt(results[0]!.seq) !== this.nextSeq || ws.bufferedAmount > MAX_BUFFERED_BYTES) return;
+    for (const r of results) {
+      ws.send(JSON.stringify(r satisfies ResultFrame));
+      if (OP_TRACE) traceOp(this.log, 'result-sent', { seq: r.seq });
+      this.nextSeq = BigInt(r.seq) + 1n;
+    }
   }
 
   /** Called after each job commit: sends whatever the gateway has not yet got. */
@@ -120,6 +140,7 @@ export class ResultsLink {
         for (const r of this.store.resultsFrom(this.nextSeq)) {
           if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return;
           this.ws.send(JSON.stringify(r satisfies ResultFrame));
+          if (OP_TRACE) traceOp(this.log, 'result-sent', { seq: r.seq });
           this.nextSeq = BigInt(r.seq) + 1n;
           sent++;
           if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) break;

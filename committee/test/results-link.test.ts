@@ -91,6 +91,21 @@ describe('results link (node side)', () => {
     expect(gw.capacity[1]!.exhausted).toBe(true);
   });
 
+  it('sends a job\'s results before they are in the store when they are next, once each, in order', async () => {
+    const gw = await listener(gatewayKey.privateKey);
+    const { link: l } = link(gw.url);
+    await waitFor(() => gw.got.length === 3); // 1-3 from the store
+    const job = (from: number, to: number): ResultFrame[] => Array.from({ length: to - from + 1 }, (_, i) => ({ ...results[0]!, seq: String(from + i) }));
+    l.sendNow(job(6, 7)); // not next (4-5 are missing): left to the store, which lacks them
+    l.sendNow(job(4, 5)); // next: sent at once, though the store does not hold them yet
+    await waitFor(() => gw.got.length === 5);
+    l.notify(); // the write landed: the store has nothing past 3, nothing is resent
+    l.sendNow(job(6, 7));
+    await waitFor(() => gw.got.length === 7);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(gw.got.map((r) => r.seq)).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+  });
+
   it('sends nothing to a listener that cannot prove the gateway\'s link key', async () => {
     const impostor = await listener(generateEd25519().privateKey);
     const { logs } = link(impostor.url);

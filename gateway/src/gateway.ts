@@ -66,7 +66,7 @@ export interface GatewayOptions {
   publicLimits?: RestLimits;
   ackTimeoutMs?: number;
   cancelTimeoutMs?: number;
-  /** grace for the remaining nodes once t+1 results agree (ms) */
+  /** grace for the remaining nodes once t+1 results agree (ms; default 0: decide with the first t+1, check later ones after) */
   resultGraceMs?: number;
   /** first sequencer connection: how long to keep trying (ms) */
   sequencerConnectTimeoutMs?: number;

@@ -204,6 +204,15 @@ describe('result collector', () => {
     expect(c.decide(4n, connected, 1031)).toBeNull();
   });
 
+  it('by default decides with the first t+1 agreeing results, waiting for nobody', () => {
+    const c = new ResultCollector({ n: 5, t: 2, opener: opener() }, log);
+    const sh = shareSecret([31n, 32n], 5, 2);
+    for (const nd of [2, 4]) c.add(frame(1, nd, sh), 1n, 1000);
+    expect(c.decide(1n, new Set([1, 2, 3, 4, 5]), 1000)).toBeNull(); // t results: not enough
+    c.add(frame(1, 5, sh), 1n, 1000);
+    expect(c.decide(1n, new Set([1, 2, 3, 4, 5]), 1000)).toMatchObject({ seq: 1n, values: [31n, 32n] }); // nodes 1 and 3 keep up, not waited for
+  });
+
   it('decides at once when t+2 agree with consistent shares; a bad share among them waits for the rest', () => {
     const c = new ResultCollector({ n: 5, t: 2, opener: opener(), graceMs: 30 }, log);
     const connected = new Set([1, 2, 3, 4, 5]);

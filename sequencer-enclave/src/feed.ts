@@ -6,6 +6,7 @@
 import type WebSocket from 'ws';
 import type { SequencedFrame } from '@tenebra/wire';
 import { encodeFrame } from '@tenebra/wire';
+import { OP_TRACE, traceNow } from '@tenebra/config';
 import { LIMITS } from './limits';
 import type { OpRecord } from './record';
 import type { Sequencer } from './sequencer';
@@ -67,7 +68,9 @@ export class FeedSubscriber {
       const socket = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
       socket?.cork();
       try {
+        const sentAt = OP_TRACE ? traceNow() : 0;
         for (const r of batch) {
+          if (OP_TRACE && this.node === 1) this.seq.trace('seq-fanout', r.seq, sentAt);
           if (r.seq !== this.next) throw new Error(`internal: feed would send seq ${r.seq}, expected ${this.next}`);
           ws.send(encodeFrame(frameFor(r, this.node)));
           this.next++;

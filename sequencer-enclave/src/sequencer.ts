@@ -3,6 +3,7 @@
 // Ops arriving in one event-loop turn form an intake group (at most LIMITS.maxGroup); the group is
 // appended together (one journal transaction: group commit) and its last op is marked batch_end.
 import type { Logger } from 'pino';
+import { OP_TRACE, traceOp } from '@tenebra/config';
 import { openJournal, type Journal } from '@tenebra/journal';
 import type { AckFrame, NackFrame, SealedOp } from '@tenebra/wire';
 import { NsClock } from './clock';
@@ -69,6 +70,11 @@ export class Sequencer {
   }
 
   /** Highest durable seq. */
+  /** A stage of op `seq` for the latency trace (op-trace.ts; the feed logs through the sequencer's logger). */
+  trace(stage: string, seq: bigint, at: number): void {
+    traceOp(this.log, stage, { seq: seq.toString() }, at);
+  }
+
   get lastSeq(): bigint {
     return this.journal.lastSeq;
   }
@@ -151,6 +157,7 @@ export class Sequencer {
       this.dedupe.setPending(rid, entry);
       this.intake.push({ rid, op, digest, entry });
       this.accepted++;
+      if (OP_TRACE) traceOp(this.log, 'seq-intake', { rid });
       this.flushScheduled ??= setImmediate(() => this.flush());
     });
   }
@@ -182,6 +189,7 @@ export class Sequencer {
   private notifyScheduled: NodeJS.Immediate | null = null;
 
   private onDurableRecord(rec: OpRecord, entry: PendingEntry): void {
+    if (OP_TRACE) traceOp(this.log, 'seq-durable', { rid: rec.rid, seq: rec.seq.toString() });
     this.recent.set(rec.seq, rec);
     if (this.recent.size > LIMITS.recentOps) {
       const oldest = this.recent.keys().next();

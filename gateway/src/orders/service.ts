@@ -9,7 +9,7 @@
 //   [in one transaction] open-order limits → book depth → live client_order_id → position limit →
 //   leverage → margin.
 import { SequencerNackError, SequencerClosedError, type SealedOp } from '@tenebra/wire';
-import { MAX_BOOK_UNITS, microToUsdc, type InstrumentSpec } from '@tenebra/config';
+import { MAX_BOOK_UNITS, microToUsdc, OP_TRACE, traceNow, traceOp, type InstrumentSpec } from '@tenebra/config';
 import { fillRandom } from '@tenebra/seal';
 import type { Logger } from 'pino';
 import { ApiError, fail, type ErrorName } from '../errors';
@@ -222,13 +222,17 @@ export class OrderService {
   }
 
   private async placeNew(acct: AccountRec, b: Record<string, unknown>): Promise<Answer> {
+    const tIn = OP_TRACE ? traceNow() : 0;
     const c = this.candidate(acct, b);
+    if (OP_TRACE) traceOp(this.log, 'gw-accept', { order_id: c.orderId }, tIn);
     const ownerId = await this.ownerId(acct.user_id);
     c.op = this.sealer.place(c.orderId, c.intent.inst.symbol, {
       side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: c.priced.bookTicks, qtySteps: c.intent.qtySteps,
       ownerId, expiresAtNs: c.intent.expiresAtNs, aon: c.intent.aon, minFillSteps: c.intent.minFillSteps,
     });
+    if (OP_TRACE) traceOp(this.log, 'gw-sealed', { order_id: c.orderId });
     const outboxKey = await this.db.txAsync(() => this.admit(acct.user_id, c, new Set()));
+    if (OP_TRACE) traceOp(this.log, 'gw-admitted', { order_id: c.orderId });
     if (c.intent.tif === 'GTT') this.expiry.watch({ order_id: c.orderId, symbol: c.intent.inst.symbol, expires_at_ns: str(c.intent.expiresAtNs!) });
     const submitted = this.submit(outboxKey, placeRid(c.orderId), 'place', c.orderId, c.op);
     const outcome = await withTimeout(submitted, this.ackTimeoutMs);
@@ -802,6 +806,7 @@ export class OrderService {
   private submit(outboxKey: number, rid: string, kind: OutboxRec['kind'], orderId: string, op: SealedOp): Promise<SubmitOutcome> {
     const p = this.sequencer.submit(op, { rid }).then(
       (ack) => {
+        if (OP_TRACE) traceOp(this.log, 'gw-acked', { order_id: orderId, seq: str(ack.seq) });
         // Not awaited: the answer waits only for the journal; a crash before this commit just
         // resubmits the op (same rid) at the next start and the sequencer returns the same ack.
         this.recordAck({ rid, outboxKey, kind, orderId, seq: str(ack.seq) });

@@ -1,11 +1,14 @@
 // Gathers the committee nodes' results per sequence number and decides each one: the public outcome
 // must be the same at t+1 nodes or more, and the secret outputs are reconstructed from the agreeing
 // nodes' shares (checked, and corrected where the count allows, when more than t+1 arrived).
-// It never waits for a particular node: a decision needs t+1 agreeing results. Once t+2 agree and their
-// shares lie on one polynomial (every share checked against another: a single bad one is detected) it
-// decides at once; with only t+1 in hand it waits a short grace period for the other connected nodes
-// so their shares can be checked too. (Measured in the cluster: the 4th node's result follows the 3rd
-// by ~4 ms at p50, the 5th by ~15 ms, so waiting for all connected nodes cost each fill ~15 ms.)
+// It never waits for a particular node: a decision needs t+1 agreeing results. By default it decides
+// with the first t+1 (the semi-honest model: their shares are right); results that arrive later are
+// checked against the decision and a bad one is named (checkLate). With a grace period (graceMs > 0)
+// it waits that long after the t+1-th for the other connected nodes so their shares are checked
+// before the decision, unless t+2 already agree on one polynomial: that corrects a wrong share from a
+// faulty node instead of naming it afterwards, at the cost of waiting for the 4th result on every
+// seq (the 4th follows the 3rd by ~4 ms at p50 on an idle host, more than 30 ms under load: the
+// whole grace, 2026-12-01, docs/decisions/0023-h2-order-to-fill-waits.md).
 import type { ResultFrame } from '@tenebra/wire';
 import { canonicalJson, SealError } from '@tenebra/seal';
 import { reconstructChecked, InconsistentSharesError } from '@tenebra/mpc';
@@ -39,7 +42,7 @@ export interface CollectorOptions {
   t: number;
   /** opens the nodes' sealed output shares (pair boxes with each node) */
   opener: ResultOpener;
-  /** how long to wait for the remaining connected nodes once t+1 agree (default 30 ms) */
+  /** how long to wait for the remaining connected nodes once t+1 agree (default 0: decide at t+1) */
   graceMs?: number;
   /** how many decided seqs to remember for checking late results (default 1024) */
   keepDecided?: number;
@@ -54,7 +57,7 @@ export class ResultCollector {
   private readonly keepDecided: number;
 
   constructor(private readonly opts: CollectorOptions, private readonly log: Logger) {
-    this.graceMs = opts.graceMs ?? 30;
+    this.graceMs = opts.graceMs ?? 0;
     this.keepDecided = opts.keepDecided ?? 1024;
   }
 

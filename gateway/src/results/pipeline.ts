@@ -1,6 +1,7 @@
 // From node results to committed state: hands frames to the collector, decides seqs in order from
 // the cursor, applies each run of decided seqs in one transaction, then wakes waiters and emits events.
 import type { ResultFrame } from '@tenebra/wire';
+import { OP_TRACE, traceOp } from '@tenebra/config';
 import type { Logger } from 'pino';
 import type { GatewayClock } from '../clock';
 import type { GatewayEvents } from '../events';
@@ -103,6 +104,7 @@ export class ResultPipeline {
   onResult(frame: ResultFrame): boolean {
     const seq = BigInt(frame.seq);
     if (seq >= this.cursorCache + MAX_AHEAD) return false;
+    if (OP_TRACE) traceOp(this.log, 'gw-result', { seq: frame.seq, node: frame.node });
     this.collector.add(frame, this.cursorCache, this.clock.nowMs());
     this.schedule();
     return true;
@@ -142,6 +144,7 @@ export class ResultPipeline {
           retryInMs = d.retryInMs;
           break;
         }
+        if (OP_TRACE) traceOp(this.log, 'gw-decided', { seq: seq.toString() });
         batch.push(d);
         seq++;
       }
@@ -152,12 +155,14 @@ export class ResultPipeline {
     this.committing = true;
     this.clearing.applyBatch(decided).then(
       (fx) => {
+        if (OP_TRACE) traceOp(this.log, 'gw-cleared', { first: decided[0]!.seq.toString(), last: decided[decided.length - 1]!.seq.toString() });
         this.committing = false;
         this.cursorCache = decided[decided.length - 1]!.seq + 1n;
         this.collector.dropBelow(this.cursorCache);
         for (const [orderId, r] of fx.cancels) this.waiters.settle(orderId, r);
         for (const ev of fx.orderEvents) this.events.emit('order', ev);
         for (const ev of fx.positionEvents) this.events.emit('position', ev);
+        if (OP_TRACE) traceOp(this.log, 'gw-pushed', { first: decided[0]!.seq.toString(), last: decided[decided.length - 1]!.seq.toString() });
         this.schedule();
       },
       (e: unknown) => {

@@ -4,3 +4,4 @@ export * from './exact-json';
 export * from './crash';
 export * from './dealer';
 export * from './outage';
+export * from './op-trace';

@@ -132,8 +132,13 @@ export interface Party {
   readonly t: number;
   /** Starts the transport; on a fresh party sets up PRSS keys (needs all n up); then background preprocessing. */
   start(): Promise<void>;
-  /** Runs a job; all parties run the same job ids in the same order, one at a time in call order. */
-  runJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>): Promise<T>;
+  /**
+   * Runs a job; all parties run the same job ids in the same order, one at a time in call order.
+   * `committed`, if given, is called with the result as soon as the job has committed, before the
+   * engine's end-of-job work (a background preprocessing step may run there): what the caller
+   * releases from it does not wait for that.
+   */
+  runJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>, committed?: (result: T) => void): Promise<T>;
   /** Everything to persist (state as of the start of the running job, or now between jobs). */
   exportState(): Uint8Array;
   /**
@@ -788,14 +793,14 @@ class PartyImpl implements Party {
 
   // ---- jobs ----
 
-  runJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>): Promise<T> {
+  runJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>, committed?: (result: T) => void): Promise<T> {
     if (typeof jobId !== 'string' || jobId.length === 0 || jobId.length > 512) throw new Error('job id must be a non-empty string of at most 512 characters');
-    const run = this.chain.then(() => this.execJob(jobId, fn));
+    const run = this.chain.then(() => this.execJob(jobId, fn, committed));
     this.chain = run.catch(() => undefined);
     return run;
   }
 
-  private async execJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>): Promise<T> {
+  private async execJob<T>(jobId: string, fn: (ctx: JobContext) => Promise<T>, committed?: (result: T) => void): Promise<T> {
     if (this.phase !== 'ready') throw new Error(`party ${this.id}: cannot run job ${jobId} in phase ${this.phase}`);
     if (this.finishedSet.has(jobId)) throw new Error(`party ${this.id}: job ${jobId} already ran (job ids must be unique)`);
     const r = this.prep.reserve;
@@ -831,6 +836,13 @@ class PartyImpl implements Party {
     if (ok) {
       for (const [k, v] of job.overlay) v === null ? this.store.delete(k) : this.store.set(k, v);
       for (const [k, v] of job.pubOverlay) v === null ? this.pub.delete(k) : this.pub.set(k, v);
+      if (committed) {
+        try {
+          committed(result as T);
+        } catch (e) {
+          this.logFn({ ev: 'job-committed-callback-error', job: jobId, error: String(e) });
+        }
+      }
     }
     // A failed job burns the preprocessing it consumed (identically everywhere): re-using a triple
     // whose masked differences were opened would leak the difference of two inputs.

@@ -22,3 +22,20 @@ describe('runtime basics', () => {
     }
   });
 });
+
+describe('runJob committed callback', () => {
+  it('hands the result over once the job committed, before runJob returns; never for a failed job', async () => {
+    const c = await cluster({ seed: 8 });
+    const inputs = deal(5, 2, [6n], [7n]);
+    const seen: string[] = [];
+    await c.net.settle(Promise.all(c.parties.map((p) => p.runJob('ok', async (ctx) => {
+      const [xsh, ysh] = inputs[p.id - 1]!;
+      return ctx.open(await ctx.mul(ctx.fromShares(xsh!), ctx.fromShares(ysh!)));
+    }, (out) => seen.push(`${p.id}:${out.join(',')}`)).then(() => seen.push(`${p.id}:returned`)))));
+    for (const p of c.parties) expect(seen.indexOf(`${p.id}:42`)).toBeLessThan(seen.indexOf(`${p.id}:returned`));
+    expect(seen.filter((s) => s.endsWith(':42'))).toHaveLength(5);
+    const failed: number[] = [];
+    await c.net.settle(Promise.all(c.parties.map((p) => p.runJob('bad', () => Promise.reject(new Error('no')), () => failed.push(p.id)).catch(() => undefined))));
+    expect(failed).toEqual([]);
+  });
+});

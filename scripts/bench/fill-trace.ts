@@ -1,0 +1,238 @@
+// Where an order's milliseconds go, from placement to the pushed FILLED (prints figures; asserts
+// nothing). Starts a fresh cluster of real processes with TENEBRA_TRACE_OPS=1 (every process logs a
+// `trace` line per stage of each op: packages/config/src/op-trace.ts) and TENEBRA_TRACE_ROUNDS=1
+// (node 1's engine logs each round), places a resting sell and then a crossing IOC buy, `--pairs`
+// times at about `--rate` orders/s, times the buy from the REST call to the FILLED update on the
+// buyer's encrypted WebSocket, then joins the processes' lines by seq and prints the median and p90
+// of each stage's share of it, and node 1's job against rounds x link latency.
+//   npm run bench:trace -- [--pairs 40] [--rate 4] [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--node-nice 19] [--max-seconds 300] [--json FILE]
+// A progress line every 3 s; the whole run is bounded by --max-seconds (the pairs stop, the figures
+// cover what was placed).
+import '@tenebra/transport/src/polyfill';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkCommitteeSize, layout } from '@tenebra/config';
+import { Cluster } from '../src/cluster';
+import { run as accounts } from '../src/accounts';
+import { describeLinks, LINK_FLAGS, linkEmulationOf, parseFlags } from '../src/flags';
+import { nodeStatus, testPorts, Trader, type Credentials } from '../test/harness';
+import { closeHttpClient } from '../src/http-client';
+import { FillWatch } from './fill-watch';
+import { ticker } from './section-meter';
+
+process.env.TENEBRA_TRACE_OPS = '1'; // inherited by every process the cluster spawns
+process.env.TENEBRA_TRACE_ROUNDS = '1';
+
+const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'max-seconds', 'json', ...LINK_FLAGS], ['keep']);
+const PAIRS = Number(flags.str.get('pairs') ?? 40);
+const RATE = Number(flags.str.get('rate') ?? 4);
+const N = Number(flags.str.get('nodes') ?? 5);
+const T = Number(flags.str.get('threshold') ?? 2);
+checkCommitteeSize(N, T);
+const NODE_NICE = Number(flags.str.get('node-nice') ?? 19);
+const MAX_MS = 1000 * Number(flags.str.get('max-seconds') ?? 300);
+const LINKS = linkEmulationOf(flags);
+const JSON_OUT = flags.str.get('json');
+const SYMBOL = 'ETH-USDC-PERP';
+const MID = 300_000;
+
+function pct(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+interface TraceLine { stage: string; at: number; seq?: string; first?: string; last?: string; rid?: string; order_id?: string; node?: number; rounds?: number; queuedMs?: number }
+interface RoundLine { job: string; r: number; flushedAt: number; sentAt: number; doneAt: number; arrivals: [number, number][] }
+
+function lines(file: string): Record<string, unknown>[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: Record<string, unknown>[] = [];
+  for (const l of text.split('\n')) {
+    if (!l.includes('"msg":"trace"') && !l.includes('"ev":"round"') && !l.includes('"ev":"job-')) continue;
+    try {
+      out.push(JSON.parse(l) as Record<string, unknown>);
+    } catch { /* a line cut by the copy */ }
+  }
+  return out;
+}
+
+/** Does a trace line with first/last (or seq) cover seq s? */
+const covers = (l: TraceLine, s: bigint): boolean => (l.seq !== undefined ? BigInt(l.seq) === s : l.first !== undefined && l.last !== undefined ? BigInt(l.first) <= s && s <= BigInt(l.last) : l.last !== undefined && BigInt(l.last) >= s);
+
+async function main(): Promise<void> {
+  const deadline = Date.now() + MAX_MS;
+  const dataDir = mkdtempSync(join(tmpdir(), 'tenebra-trace-'));
+  const ports = await testPorts(N);
+  console.log(`fill trace: ${PAIRS} pairs at ~${RATE} orders/s, ${N}-node cluster (t=${T}) in ${dataDir}; ${describeLinks(LINKS)}`);
+  const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE, ...(LINKS ? { linkEmulation: LINKS } : {}) });
+  let watches: FillWatch[] = [];
+  const samples: { orderId: string; t0: number; ack: number; push: number }[] = [];
+  try {
+    await cluster.waitReady(Math.max(10_000, deadline - Date.now()));
+    const creds = await Promise.all([0, 1].map(() => accounts(['--data', dataDir, 'create', '--tier', 'Apex', '--deposit', '100000000']) as Promise<unknown> as Promise<Credentials>));
+    const traders = creds.map((c) => new Trader(cluster.baseUrl, c, { lean: true }));
+    await Promise.all(traders.map((t) => t.login()));
+    watches = await Promise.all(creds.map((c) => FillWatch.open(cluster.baseUrl, cluster.wsUrl, c)));
+    // an idle committee with a full reserve, as bench:orders' fill section waits for
+    const t0w = Date.now();
+    const wait = ticker(() => `waiting for a full reserve: ${((Date.now() - t0w) / 1000).toFixed(0)} s; node 1 reserve ${nodeStatus(dataDir, 1)?.reserve?.bits ?? '?'} bits`);
+    while (Date.now() < deadline && ((nodeStatus(dataDir, 1) as { reserve?: { bits: number } } | undefined)?.reserve?.bits ?? 0) < 20_000) await new Promise((r) => setTimeout(r, 200));
+    wait.stop();
+    const gap = 1000 / RATE;
+    const started = Date.now();
+    const tick = ticker(() => `pairs: ${samples.length} of ${PAIRS} timed, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    const pushes: Promise<void>[] = [];
+    for (let i = 0; i < PAIRS && Date.now() < deadline - 35_000; i++) {
+      const seller = traders[i % 2]!;
+      const buyer = traders[(i + 1) % 2]!;
+      const watch = watches[(i + 1) % 2]!;
+      await seller.place({ symbol: SYMBOL, side: 'sell', type: 'limit', price: (MID + 50) / 100, quantity: 0.04, time_in_force: 'GTC' });
+      await new Promise((r) => setTimeout(r, gap));
+      const t0 = performance.timeOrigin + performance.now();
+      const r = await buyer.place({ symbol: SYMBOL, side: 'buy', type: 'limit', price: (MID + 50) / 100, quantity: 0.04, time_in_force: 'IOC' });
+      const ack = performance.timeOrigin + performance.now();
+      if (r.status !== 200) continue;
+      const orderId = r.body.data!.order_id;
+      pushes.push(watch.filled(orderId, 30_000).then((at) => {
+        if (!Number.isNaN(at)) samples.push({ orderId, t0, ack, push: performance.timeOrigin + at });
+      }));
+      await new Promise((r2) => setTimeout(r2, gap));
+    }
+    await Promise.all(pushes);
+    tick.stop();
+    await new Promise((r) => setTimeout(r, 1_500)); // the last lines reach the log files
+    report(dataDir, samples);
+  } finally {
+    await Promise.all(watches.map((w) => w.close().catch(() => undefined)));
+    await cluster.stop();
+    closeHttpClient();
+    if (!flags.bool.has('keep')) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function report(dataDir: string, samples: { orderId: string; t0: number; ack: number; push: number }[]): void {
+  const L = layout(dataDir);
+  const gw = lines(join(L.logsDir, 'gateway.log')).filter((l) => l.msg === 'trace') as unknown as TraceLine[];
+  const sq = lines(join(L.logsDir, 'sequencer.log')).filter((l) => l.msg === 'trace') as unknown as TraceLine[];
+  const nodes = Array.from({ length: N }, (_, k) => lines(join(L.logsDir, `node-${k + 1}.log`)));
+  const nodeTrace = nodes.map((ls) => ls.filter((l) => l.msg === 'trace') as unknown as TraceLine[]);
+  const rounds1 = nodes[0]!.filter((l) => (l.mpc as { ev?: string } | undefined)?.ev === 'round').map((l) => l.mpc as RoundLine);
+  const seqOf = new Map<string, bigint>();
+  for (const l of gw) if (l.stage === 'gw-acked' && l.order_id && l.seq) seqOf.set(l.order_id, BigInt(l.seq));
+  const first = (ls: TraceLine[], stage: string, pred: (l: TraceLine) => boolean): number | undefined => ls.find((l) => l.stage === stage && pred(l))?.at;
+  /** stage name -> per-sample ms since the previous stage */
+  /** [stage, the stage it is timed from ('' = the REST call), what happens in between] */
+  const rows: [string, string, string][] = [
+    ['gw-accept', '', 'REST request to the gateway handler (HTTP, auth, limits)'],
+    ['gw-sealed', 'gw-accept', 'validation, pre-trade risk, Shamir split, sealing'],
+    ['gw-admitted', 'gw-sealed', "gateway's admit transaction (outbox: one fsync)"],
+    ['seq-intake', 'gw-admitted', 'submit to the sequencer (attested link)'],
+    ['seq-durable', 'seq-intake', 'journal append, group commit (fsync)'],
+    ['gw-acked', 'seq-durable', 'ack back to the gateway'],
+    ['seq-fanout', 'seq-durable', 'fan-out to the nodes starts'],
+    ['node-recv', 'seq-fanout', 'node 1 receives the op'],
+    ['job-start', 'node-recv', 'node 1: op queued until its job starts'],
+    ['job-end', 'job-start', "node 1: the job's MPC rounds"],
+    ['result-sent', 'job-end', 'node 1: result frame sent'],
+    ['write-queued', 'job-end', 'node 1: waiting for the previous write'],
+    ['write-done', 'write-queued', 'node 1: boundary export and write (fsync)'],
+    ['gw-result3', 'seq-durable', "gateway holds t+1 nodes' results (from durable)"],
+    ['gw-decided', 'gw-result3', 'gateway decides (grace for more shares)'],
+    ['gw-cleared', 'gw-decided', 'clearing transaction (fsync)'],
+    ['gw-pushed', 'gw-cleared', 'events emitted (WebSocket push queued)'],
+    ['client-push', 'gw-pushed', 'FILLED reaches the trader'],
+  ];
+  const per = new Map<string, number[]>(rows.map(([k]) => [k, []]));
+  const fromT0 = new Map<string, number[]>(rows.map(([k]) => [k, []]));
+  const total: number[] = [];
+  const jobMs: number[] = [];
+  const jobRounds: number[] = [];
+  const roundWaits: number[] = [];
+  const roundCompute: number[] = [];
+  /** node 1, from a round's completion to the next round's flush: the job's local work and event-loop waits */
+  const betweenRounds: number[] = [];
+  const nth = new Map<number, number>();
+  for (const s of samples) {
+    const seq = seqOf.get(s.orderId);
+    if (seq === undefined) continue;
+    const n1 = nodeTrace[0]!;
+    const resultsAt = gw.filter((l) => l.stage === 'gw-result' && l.seq !== undefined && BigInt(l.seq) === seq).map((l) => l.at).sort((a, b) => a - b);
+    const at: Record<string, number | undefined> = {
+      'gw-accept': first(gw, 'gw-accept', (l) => l.order_id === s.orderId),
+      'gw-sealed': first(gw, 'gw-sealed', (l) => l.order_id === s.orderId),
+      'gw-admitted': first(gw, 'gw-admitted', (l) => l.order_id === s.orderId),
+      'seq-intake': first(sq, 'seq-intake', (l) => l.rid === `p-${s.orderId}`),
+      'seq-durable': first(sq, 'seq-durable', (l) => l.rid === `p-${s.orderId}`),
+      'gw-acked': first(gw, 'gw-acked', (l) => l.order_id === s.orderId),
+      'seq-fanout': first(sq, 'seq-fanout', (l) => covers(l, seq)),
+      'node-recv': first(n1, 'node-recv', (l) => covers(l, seq)),
+      'job-start': first(n1, 'job-start', (l) => covers(l, seq)),
+      'job-end': first(n1, 'job-end', (l) => covers(l, seq)),
+      'write-queued': first(n1, 'write-queued', (l) => covers(l, seq)),
+      'write-done': first(n1, 'write-done', (l) => l.last !== undefined && BigInt(l.last) >= seq),
+      'result-sent': first(n1, 'result-sent', (l) => covers(l, seq)),
+      'gw-result3': resultsAt[T],
+      'gw-decided': first(gw, 'gw-decided', (l) => covers(l, seq)),
+      'gw-cleared': first(gw, 'gw-cleared', (l) => covers(l, seq)),
+      'gw-pushed': first(gw, 'gw-pushed', (l) => covers(l, seq)),
+      'client-push': s.push,
+    };
+    // which node's result completed the t+1 (node 1's own place in the order too)
+    const resultNodes = gw.filter((l) => l.stage === 'gw-result' && l.seq !== undefined && BigInt(l.seq) === seq).sort((a, b) => a.at - b.at).map((l) => l.node!);
+    const place = resultNodes.indexOf(1);
+    if (place >= 0) nth.set(place + 1, (nth.get(place + 1) ?? 0) + 1);
+    total.push(s.push - s.t0);
+    for (const [k, since] of rows) {
+      const a = at[k];
+      const b = since === '' ? s.t0 : at[since];
+      if (a === undefined || b === undefined) continue;
+      per.get(k)!.push(a - b);
+      fromT0.get(k)!.push(a - s.t0);
+    }
+    const js = at['job-start'];
+    const je = at['job-end'];
+    if (js !== undefined && je !== undefined) {
+      jobMs.push(je - js);
+      const r = n1.find((l) => l.stage === 'job-end' && covers(l, seq))?.rounds;
+      if (r !== undefined) jobRounds.push(r);
+      const jl = n1.find((l) => l.stage === 'job-start' && covers(l, seq));
+      const jobId = jl ? `batch:${jl.first}-${jl.last}:` : '';
+      // per round of node 1's job: the wait from its own send to the t+1-th share (others' compute and the link)
+      const mine = rounds1.filter((x) => x.job.startsWith(jobId)).sort((a, b) => a.r - b.r);
+      for (let i = 1; i < mine.length; i++) betweenRounds.push(mine[i]!.flushedAt - mine[i - 1]!.doneAt);
+      for (const rd of mine) {
+        roundCompute.push(rd.sentAt - rd.flushedAt);
+        const arr = rd.arrivals.map(([, t]) => t).sort((a, b) => a - b);
+        const tth = arr[T - 1];
+        if (tth !== undefined) roundWaits.push(Math.max(0, tth - rd.sentAt));
+      }
+    }
+  }
+  const f = (x: number) => (Number.isNaN(x) ? '   -  ' : x.toFixed(2).padStart(7));
+  console.log(`\n== where the milliseconds go: ${total.length} fills (IOC buy from the REST call to the pushed FILLED)`);
+  console.log(`order-to-fill            p50 ${f(pct(total, 50))} ms  p90 ${f(pct(total, 90))} ms  p99 ${f(pct(total, 99))} ms`);
+  console.log(`stage (ms from the stage it follows)                                     p50      p90   (p50 since the call)`);
+  for (const [k, , what] of rows) {
+    const xs = per.get(k)!;
+    console.log(`  ${k.padEnd(13)} ${what.padEnd(55)} ${f(pct(xs, 50))}  ${f(pct(xs, 90))}   (${f(pct(fromT0.get(k)!, 50))})`);
+  }
+  const rtt = LINKS?.latencyMs ?? 0;
+  console.log(`node 1's job: p50 ${f(pct(jobMs, 50))} ms over ${pct(jobRounds, 50)} rounds; per round: own compute p50 ${f(pct(roundCompute, 50))} ms, wait for the t-th peer share p50 ${f(pct(roundWaits, 50))} ms p90 ${f(pct(roundWaits, 90))} ms, from a round's end to the next round p50 ${f(pct(betweenRounds, 50))} ms p90 ${f(pct(betweenRounds, 90))} ms${rtt ? `; rounds x link latency = ${(pct(jobRounds, 50) * rtt).toFixed(0)} ms` : ''}`);
+  console.log(`node 1's result was the k-th to reach the gateway: ${[...nth].sort((a, b) => a[0] - b[0]).map(([k, c]) => `${k}th ${c}`).join(', ')}`);
+  if (JSON_OUT) {
+    const fig = Object.fromEntries(rows.map(([k]) => [k, { p50: pct(per.get(k)!, 50), p90: pct(per.get(k)!, 90) }]));
+    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50) }, null, 2));
+  }
+}
+
+main().then(() => process.exit(0), (e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
