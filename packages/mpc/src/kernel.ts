@@ -135,13 +135,16 @@ export function shareEncoded(secrets: Uint8Array, n: number, t: number, coeffici
   return rows;
 }
 
+/** Rounds up to a 16-byte boundary: every region of run() starts on one (aligned element loads). */
+function up(x: number): number {
+  return (x + 15) & ~15;
+}
+
 /**
  * Copies the inputs into kernel memory one after another, calls fn with their offsets and the
  * offsets of output areas of the given byte sizes, and returns copies of the outputs.
  */
 function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (ins: number[], outs: number[]) => void): Uint8Array[] {
-  // every region starts on a 16-byte boundary (aligned element loads)
-  const up = (x: number): number => (x + 15) & ~15;
   let total = 0;
   for (const v of inputs) total = up(total) + v.length;
   for (const o of outSizes) total = up(total) + o;

@@ -582,7 +582,10 @@ export class Preprocessor {
    * throws PreprocessingExhaustedError (identically at every party, see header) otherwise.
    */
   async ensure(need: Needs): Promise<void> {
-    const enough = (): boolean => KINDS.every((k) => this.reserve.available(k) >= need[k]);
+    // The common case, checked before any closure is made: each closure below costs a call to the
+    // loader's keep-names helper (tsx) per round of every job.
+    if (this.holds(need)) return;
+    const enough = (): boolean => this.holds(need);
     const exhausted = (): PreprocessingExhaustedError => {
       const k: Kind = KINDS.find((x) => this.reserve.available(x) < need[x]) ?? 'triples';
       const alive = this.host.aliveCount();
@@ -628,6 +631,12 @@ export class Preprocessor {
       if (b.state === 'dropped' && this.voidedRound(need)) throw exhausted();
       if (b.state === 'dropped' && (++drops > 1 || !this.canProduce())) throw giveUp();
     }
+  }
+
+  /** True when the committed reserve holds `need`. */
+  private holds(need: Needs): boolean {
+    for (const k of KINDS) if (this.reserve.available(k) < need[k]) return false;
+    return true;
   }
 
   /**

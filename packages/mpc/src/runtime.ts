@@ -15,7 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
 import { InconsistentSharesError, JobMessagesGoneError, PreprocessingExhaustedError, QuorumLostError, type JobContext, type Sec } from './api';
-import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, encodeFieldVector, mod, readElement, reduceWide } from './field';
+import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, encodeFieldVector, mod, readElement, writeElement } from './field';
+import { lincombEncoded } from './kernel';
 import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
@@ -262,21 +263,73 @@ interface LateCheck {
   /** Elements per share vector. */
   m: number;
   /** Shares beyond the base: whole vectors in hand at completion, or a late share at sampled positions. */
-  extra: Map<number, Map<number, bigint> | ShareVec>;
+  extra: Map<number, SampledShare | ShareVec>;
   flagged: boolean;
   flagIndex?: number;
   named?: boolean;
 }
 
+/** A late share's elements at sampled positions (ascending), 16 bytes each in `bytes`. */
+interface SampledShare {
+  positions: number[];
+  bytes: Uint8Array;
+}
+
+function isSampled(v: SampledShare | ShareVec): v is SampledShare {
+  return !Array.isArray(v) && !(v instanceof Uint8Array);
+}
+
+/** The sampled share's element at position e, or undefined when e was not sampled. */
+function sampledAt(s: SampledShare, e: number): bigint | undefined {
+  let lo = 0;
+  let hi = s.positions.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const at = s.positions[mid]!;
+    if (at === e) return readElement(new DataView(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength), mid * ELEMENT_BYTES);
+    if (at < e) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
+}
+
+/** The elements of an encoded vector at the given positions, as one encoded vector. */
+function gatherEncoded(v: Uint8Array, positions: readonly number[]): Uint8Array {
+  const out = new Uint8Array(positions.length * ELEMENT_BYTES);
+  for (let j = 0; j < positions.length; j++) {
+    const from = positions[j]! * ELEMENT_BYTES;
+    const to = j * ELEMENT_BYTES;
+    for (let b = 0; b < ELEMENT_BYTES; b++) out[to + b] = v[from + b]!;
+  }
+  return out;
+}
+
+/** gatherEncoded for a share vector held as BigInts or as bytes. */
+function gatherShare(v: ShareVec, positions: readonly number[]): Uint8Array {
+  if (v instanceof Uint8Array) return gatherEncoded(v, positions);
+  const out = new Uint8Array(positions.length * ELEMENT_BYTES);
+  const view = new DataView(out.buffer);
+  for (let j = 0; j < positions.length; j++) writeElement(view, j * ELEMENT_BYTES, v[positions[j]!]!);
+  return out;
+}
+
 /** Positions spot-checked per late share. */
 const LATE_SAMPLE = 32;
 
-/** Up to k distinct random positions in [0, m), all of them when m <= k. */
+/**
+ * k random positions in [0, m), ascending and distinct, all of them when m <= k: one uniform in each
+ * of k strata of (nearly) equal size, so an element is drawn with probability about k/m, without
+ * the set and sort of k independent draws (this runs for every late share of every round).
+ */
 function samplePositions(m: number, k: number): number[] {
   if (m <= k) return Array.from({ length: m }, (_, i) => i);
-  const set = new Set<number>();
-  while (set.size < k) set.add(Math.floor(Math.random() * m));
-  return [...set].sort((a, b) => a - b);
+  const out = new Array<number>(k);
+  for (let j = 0; j < k; j++) {
+    const lo = Math.floor((j * m) / k);
+    const hi = Math.floor(((j + 1) * m) / k);
+    out[j] = lo + Math.floor(Math.random() * (hi - lo));
+  }
+  return out;
 }
 
 const MAX_LATE_CHECKS = 32;
@@ -1065,14 +1118,8 @@ class PartyImpl implements Party {
     if (job.inflight !== rs || !rs.ready) return;
     // this round used items of a batch we promised to void: it waits for the decision (onVoidDecided)
     if (this.prep.holdsRound()) return;
-    const need = (have: Map<number, ShareVec>): boolean => {
-      if (have.size < this.t + 1) return false;
-      if (!this.checkOpenings) return true;
-      for (const j of this.aliveParties()) if (!have.has(j)) return false;
-      return true;
-    };
-    const allDone = lengthOf(rs.allMine) === 0 || need(rs.sharesAll);
-    const toDone = !rs.expectTo || need(rs.sharesTo);
+    const allDone = lengthOf(rs.allMine) === 0 || this.enoughShares(rs.sharesAll);
+    const toDone = !rs.expectTo || this.enoughShares(rs.sharesTo);
     if (!allDone || !toDone) return;
     job.inflight = undefined;
     rs.retransmit?.();
@@ -1106,6 +1153,18 @@ class PartyImpl implements Party {
       } else op.resolve({ opened: null, prep: op.prep! });
     }
     if (job.queue.length > 0) this.scheduleFlush(job);
+  }
+
+  /**
+   * True when an opening can complete with the shares in hand: the first t+1, or with checkOpenings
+   * every live party's. (A method, not a closure in checkRound: under tsx a named closure costs a
+   * keep-names call each time it is made, and checkRound runs at every share that arrives.)
+   */
+  private enoughShares(have: Map<number, ShareVec>): boolean {
+    if (have.size < this.t + 1) return false;
+    if (!this.checkOpenings) return true;
+    for (const j of this.aliveParties()) if (!have.has(j)) return false;
+    return true;
   }
 
   /** Reconstructs from the shares in hand (checked if configured) and registers the late-share check. */
@@ -1148,26 +1207,32 @@ class PartyImpl implements Party {
       const bytes = env.vectors[part === 'all' ? 0 : 1];
       const m = lc.m;
       if (!bytes || bytes.length !== m * 16 || m === 0) continue;
-      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      // The check runs on bytes in the field kernel: the base shares' combination at `from`
+      // (Lagrange), at the sampled positions, compared with the late share's bytes there. Both are
+      // canonical encodings when they agree, so agreement is equality of the field elements.
       const positions = samplePositions(m, LATE_SAMPLE);
-      const got = new Map<number, bigint>();
-      try {
-        for (const e of positions) got.set(e, readElement(view, e * 16));
-      } catch {
-        this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: from, index: -1, late: true });
-        continue;
-      }
-      lc.extra.set(from, got);
-      const lam = lagrange(lc.base, from);
+      const k = positions.length;
+      const got = gatherEncoded(bytes, positions);
+      const expected = lincombEncoded(lc.shares.map((s) => gatherShare(s, positions)), lagrange(lc.base, from));
       let index = -1;
-      for (const e of positions) {
-        let v = 0n;
-        for (let i = 0; i < lc.base.length; i++) v += lam[i]! * elementOf(lc.shares[i]!, e);
-        if (reduceWide(v) !== got.get(e)) {
-          index = e;
-          break;
+      for (let j = 0; j < k && index < 0; j++) {
+        for (let b = j * ELEMENT_BYTES; b < (j + 1) * ELEMENT_BYTES; b++) {
+          if (expected[b] !== got[b]) {
+            index = positions[j]!;
+            break;
+          }
         }
       }
+      if (index >= 0) {
+        // they differ: a sampled element that is no field element is reported as such (index -1)
+        try {
+          assertEncodedVector(got);
+        } catch {
+          this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: from, index: -1, late: true });
+          continue;
+        }
+      }
+      lc.extra.set(from, { positions, bytes: got });
       if (index < 0) {
         // consistent with the base; also re-examine earlier flagged positions with this extra share
         if (!lc.flagged || lc.flagIndex === undefined) continue;
@@ -1177,7 +1242,7 @@ class PartyImpl implements Party {
       const parties: number[] = [...lc.base];
       const column: bigint[] = lc.shares.map((s) => elementOf(s, index));
       for (const [j, vals] of lc.extra) {
-        const x = vals instanceof Map ? vals.get(index) : elementOf(vals, index);
+        const x = isSampled(vals) ? sampledAt(vals, index) : elementOf(vals, index);
         if (x !== undefined) {
           parties.push(j);
           column.push(x);
@@ -1282,22 +1347,16 @@ class Ctx implements JobContext, proto.RoundEngine {
   }
 
   round(needs: proto.OpNeeds, prepare: (p: proto.Prep) => bigint[]): Promise<{ opened: bigint[]; prep: proto.Prep }> {
+    // The promise's own resolve (a round opened to all always resolves with its opened values):
+    // no wrapper closure per round.
     return new Promise((resolve, reject) => {
-      this.p.enqueue(this.job, {
-        needs, to: 0, prepare,
-        resolve: (v) => resolve({ opened: v.opened as bigint[], prep: v.prep }),
-        reject,
-      });
+      this.p.enqueue(this.job, { needs, to: 0, prepare, resolve: resolve as PendingOp['resolve'], reject });
     });
   }
 
   roundEncoded(needs: proto.OpNeeds, prepare: (p: proto.Prep) => Uint8Array): Promise<{ opened: Uint8Array; prep: proto.Prep }> {
     return new Promise((resolve, reject) => {
-      this.p.enqueue(this.job, {
-        needs, to: 0, prepare, encoded: true,
-        resolve: (v) => resolve({ opened: v.opened as Uint8Array, prep: v.prep }),
-        reject,
-      });
+      this.p.enqueue(this.job, { needs, to: 0, prepare, encoded: true, resolve: resolve as PendingOp['resolve'], reject });
     });
   }
 

@@ -247,19 +247,17 @@ function assertEncodedElements(bytes: Uint8Array): void {
  */
 export function interpolateEncoded(parties: readonly number[], shares: readonly (readonly bigint[] | Uint8Array)[], x = 0): bigint[] {
   if (parties.length !== shares.length) throw new SharingError(`${parties.length} party ids but ${shares.length} share vectors`);
-  const lengthOf = (v: readonly bigint[] | Uint8Array): number => (v instanceof Uint8Array ? v.length / 16 : v.length);
-  const m = shares.length > 0 ? lengthOf(shares[0]!) : 0;
+  const m = shares.length > 0 ? elementCount(shares[0]!) : 0;
   for (let j = 0; j < shares.length; j++) {
     const v = shares[j]!;
     if (v instanceof Uint8Array) assertEncodedElements(v);
-    if (lengthOf(v) !== m) throw new SharingError(`share vector of party ${parties[j]} has length ${lengthOf(v)}, expected ${m}`);
+    if (elementCount(v) !== m) throw new SharingError(`share vector of party ${parties[j]} has length ${elementCount(v)}, expected ${m}`);
   }
-  const decodeAll = (): bigint[] => interpolate(parties, shares.map((v) => (v instanceof Uint8Array ? decodeFieldVector(v) : v)), x);
-  if (parties.length > 8 || m === 0) return decodeAll();
+  if (parties.length > 8 || m === 0) return interpolateDecoded(parties, shares, x);
   const { c, dInv } = smallLagrange(parties, x);
   let weight = 0;
   for (const cj of c) weight += Math.abs(Number(cj));
-  if (weight > LIMB_WEIGHT_LIMIT) return decodeAll();
+  if (weight > LIMB_WEIGHT_LIMIT) return interpolateDecoded(parties, shares, x);
   const acc = new Float64Array(4 * m);
   let neg = 0;
   for (let j = 0; j < c.length; j++) {
@@ -272,6 +270,16 @@ export function interpolateEncoded(parties: readonly number[], shares: readonly 
   const out = fromLimbsMod(acc, m, neg);
   if (dInv !== 1n) for (let e = 0; e < m; e++) out[e] = reduce(out[e]! * dInv);
   return out;
+}
+
+// Module-level, not closures in interpolateEncoded: under tsx every named closure costs a call to
+// the keep-names helper each time it is made, and interpolateEncoded runs at every opening.
+function elementCount(v: readonly bigint[] | Uint8Array): number {
+  return v instanceof Uint8Array ? v.length / 16 : v.length;
+}
+
+function interpolateDecoded(parties: readonly number[], shares: readonly (readonly bigint[] | Uint8Array)[], x: number): bigint[] {
+  return interpolate(parties, shares.map((v) => (v instanceof Uint8Array ? decodeFieldVector(v) : v)), x);
 }
 
 /**

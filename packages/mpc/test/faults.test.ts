@@ -18,11 +18,19 @@ function flipping(inner: Transport, jobId: string, index: number): Transport {
   });
 }
 
-async function tamperedCluster(seed: number, checkOpenings: boolean): Promise<{ net: SimNetwork; parties: Party[]; events: Record<string, unknown>[] }> {
+/** A transport that adds 1 to every element of the open-to-all shares it sends in job `jobId`. */
+function flippingAll(inner: Transport, jobId: string): Transport {
+  return rewritingRounds(inner, jobId, (env) => {
+    const all = decodeVector(env.vectors[0]!).map((x) => F.add(x, 1n));
+    return encode({ ...env, vectors: [all, decodeVector(env.vectors[1]!)] });
+  });
+}
+
+async function tamperedCluster(seed: number, checkOpenings: boolean, tamper: (tr: Transport) => Transport = (tr) => flipping(tr, 'flip', 1)): Promise<{ net: SimNetwork; parties: Party[]; events: Record<string, unknown>[] }> {
   const net = new SimNetwork({ n: 5, seed, link: { latencyMs: 1, jitterMs: 1 } });
   const events: Record<string, unknown>[] = [];
   const parties = [1, 2, 3, 4, 5].map((i) => {
-    const tr = i === 4 ? flipping(net.transport(i), 'flip', 1) : net.transport(i);
+    const tr = i === 4 ? tamper(net.transport(i)) : net.transport(i);
     const p = createParty({ n: 5, t: 2, transport: tr, checkOpenings, preprocessing: { targetTriples: 50, targetBits: 64, batch: 16 } });
     p.on('inconsistent-share', (e) => events.push(e));
     return p;
@@ -60,6 +68,24 @@ describe('consistency checks', () => {
     await net.run({ maxTimeMs: 100 });
     const named = new Set(events.filter((e) => e.badParty === 4 && e.index === 1).map((e) => e.party));
     expect([...named].sort()).toEqual([1, 2, 3, 5]);
+  });
+
+  it('default mode: a late share of a long vector is spot-checked at sampled positions, and a wholly wrong one is named', async () => {
+    const m = 200; // longer than the 32 sampled positions
+    const { net, parties, events } = await tamperedCluster(7, false, (tr) => flippingAll(tr, 'flip'));
+    const inputs = deal(5, 2, Array.from({ length: m }, (_, i) => BigInt(i * 7 + 1)));
+    const jobs = parties.map((p) => p.runJob('flip', async (ctx) => ctx.open(ctx.fromShares(inputs[p.id - 1]![0]!))));
+    await net.settle(Promise.allSettled(jobs));
+    await net.run({ maxTimeMs: 100 });
+    const late = events.filter((e) => e.late === true && e.badParty === 4);
+    // every honest party that finished without 4's share names it, at a position inside the vector
+    expect(late.length).toBeGreaterThan(0);
+    for (const e of late) {
+      expect(e.index as number).toBeGreaterThanOrEqual(0);
+      expect(e.index as number).toBeLessThan(m);
+    }
+    // and no honest party is ever named
+    expect(events.filter((e) => e.badParty !== 4 && e.badParty !== null && e.badParty !== undefined)).toEqual([]);
   });
 });
 

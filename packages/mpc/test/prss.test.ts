@@ -1,6 +1,7 @@
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import * as F from '../src/field';
-import { Prss, dealPrssKeys, makeOwnKeys, prssSubsetsOf, subsets } from '../src/prss';
+import { Prss, dealPrssKeys, makeOwnKeys, prssSubsetsOf, smallCtrStream, subsets } from '../src/prss';
 import { interpolate, reconstruct, reconstructChecked } from '../src/shamir';
 
 const ALL = (n: number) => [...Array(n).keys()].map((i) => i + 1);
@@ -71,5 +72,27 @@ describe('prss', () => {
     expect(own.size).toBe(subsets(5, 3).filter((a) => a[0] === 3).length);
     expect(prssSubsetsOf(5, 2, 3).length).toBe(6);
     expect(() => new Prss(5, 2, 3, own)).toThrow(/lacks the PRSS key/);
+  });
+});
+
+describe('smallCtrStream', () => {
+  it('gives the bytes of AES-128-CTR, the counter carried across 32-bit words and wrapped at 2^128', () => {
+    const key = randomBytes(16);
+    const ivs = [
+      randomBytes(16),
+      Buffer.from('000000000000000000000000fffffffe', 'hex'),
+      Buffer.from('0000000000000000fffffffffffffffd', 'hex'),
+      Buffer.from('fffffffffffffffffffffffffffffffe', 'hex'),
+    ];
+    for (const iv of ivs) {
+      for (const bytes of [0, 16, 96, 4096]) {
+        const want = createCipheriv('aes-128-ctr', key, iv).update(Buffer.alloc(bytes));
+        expect(smallCtrStream(key, iv, bytes).equals(want)).toBe(true);
+      }
+    }
+    // the kept cipher carries nothing from one call to the next
+    const iv = randomBytes(16);
+    expect(smallCtrStream(key, iv, 64).equals(smallCtrStream(key, iv, 64))).toBe(true);
+    expect(() => smallCtrStream(key, iv, 15)).toThrow(/CTR stream/);
   });
 });

@@ -9,11 +9,19 @@ export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
 
 /** Returns the 5-byte header for a payload of `length` bytes. */
 export function frameHeader(kind: FrameKind, length: number): Uint8Array {
-  if (!Number.isInteger(length) || length < 0 || length > 0xffffffff) throw new RangeError(`frame length ${length} out of range`);
   const h = new Uint8Array(FRAME_HEADER_BYTES);
-  new DataView(h.buffer).setUint32(0, length, false);
-  h[4] = kind;
+  writeFrameHeader(h, kind, length);
   return h;
+}
+
+/** Writes the 5-byte header at the start of `out` (no header array or DataView per message). */
+export function writeFrameHeader(out: Uint8Array, kind: FrameKind, length: number): void {
+  if (!Number.isInteger(length) || length < 0 || length > 0xffffffff) throw new RangeError(`frame length ${length} out of range`);
+  out[0] = length >>> 24;
+  out[1] = (length >>> 16) & 0xff;
+  out[2] = (length >>> 8) & 0xff;
+  out[3] = length & 0xff;
+  out[4] = kind;
 }
 
 /** Error raised when a peer sends a malformed or oversized frame; the stream should be dropped. */

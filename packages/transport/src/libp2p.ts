@@ -13,9 +13,10 @@ import { peerIdFromPrivateKey as peerIdOfKey } from '@libp2p/peer-id';
 import { tcp } from '@libp2p/tcp';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p } from 'libp2p';
-import { FrameDecoder, FrameKind, FRAME_HEADER_BYTES, frameHeader } from './framing';
+import { FrameDecoder, FrameKind, FRAME_HEADER_BYTES, writeFrameHeader } from './framing';
 import type { Cancel, Clock, Transport } from './types';
 import { checkLinkEmulation, LinkEmulator, type LinkEmulation } from './link-emulation';
+import { quietEventsOf } from './quiet-events';
 
 /** The one libp2p protocol committee parties speak. */
 export const TENEBRA_PROTOCOL = '/tenebra/mpc/1.0.0';
@@ -70,6 +71,11 @@ export interface Libp2pTransportOptions {
    * lean-noise.ts); false keeps the library as it is (for comparison benchmarks). Same bytes on the wire.
    */
   leanNoise?: boolean;
+  /**
+   * Skip libp2p's stream events that have no listener (default true, see quiet-events.ts); false
+   * keeps the library as it is (for comparison benchmarks).
+   */
+  quietEvents?: boolean;
   /**
    * Emulated wide-area links: every message read from a peer is held back by this latency, jitter
    * and bandwidth before the handlers see it (link-emulation.ts). Default: none.
@@ -383,7 +389,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
     const link = this.link(to);
     // Encode now: one copy, and the caller may reuse its buffer.
     const frame = new Uint8Array(FRAME_HEADER_BYTES + data.byteLength);
-    frame.set(frameHeader(FrameKind.DATA, data.byteLength), 0);
+    writeFrameHeader(frame, FrameKind.DATA, data.byteLength);
     frame.set(data, FRAME_HEADER_BYTES);
     if (link.queue.length === 0) link.progressAt = Date.now();
     link.queue.push(frame);
@@ -706,6 +712,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
       this.log(`a stream dialled to peer ${link.index} was already ${stream.status}; redialling`);
       return false;
     }
+    if (this.opts.quietEvents !== false) quietEventsOf(stream);
     link.stream = stream;
     link.streamGone = new AbortController();
     link.progressAt = Date.now();

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLibp2pTransport, generateIdentity, type Libp2pTransport, type PeerEntry } from '../src/index';
-import { coalesceWrites, quietLengthDecoder } from '../src/lean-noise';
+import { randomBytes } from 'node:crypto';
+import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto';
+import { NODE_CIPHER_FROM_BYTES, coalesceWrites, leanCrypto, quietLengthDecoder } from '../src/lean-noise';
 import { freePorts, pattern, waitFor } from './helpers';
 
 /** The parts of uint8arraylist's Uint8ArrayList that the hooks use. */
@@ -19,6 +21,24 @@ afterEach(async () => {
 });
 
 describe('lean noise', () => {
+  it('encrypts to the bytes the library does on either side of the cipher switch, and each opens the other', () => {
+    const lean = leanCrypto();
+    const k = randomBytes(32);
+    const nonce = randomBytes(12);
+    const ad = randomBytes(8);
+    for (const size of [0, 1, 100, NODE_CIPHER_FROM_BYTES - 1, NODE_CIPHER_FROM_BYTES, 1000, 1199, 1200, 5000]) {
+      const pt = randomBytes(size);
+      const a = lean.chaCha20Poly1305Encrypt(pt, nonce, ad, k).subarray();
+      const b = defaultCrypto.chaCha20Poly1305Encrypt(pt, nonce, ad, k).subarray();
+      expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+      expect(Buffer.from(lean.chaCha20Poly1305Decrypt(b, nonce, ad, k).subarray()).equals(pt)).toBe(true);
+      expect(Buffer.from(defaultCrypto.chaCha20Poly1305Decrypt(a, nonce, ad, k).subarray()).equals(pt)).toBe(true);
+      const bad = Uint8Array.from(a);
+      bad[0] = bad[0]! ^ 1;
+      expect(() => lean.chaCha20Poly1305Decrypt(bad, nonce, ad, k)).toThrow();
+    }
+  });
+
   it('joins a multi-piece send into one piece with the same bytes', () => {
     const seen: Uint8Array[][] = [];
     const conn = { sendData(data: Uint8ArrayList) { seen.push([...data]); return { sentBytes: data.byteLength, canSendMore: true }; } };
