@@ -43,7 +43,7 @@ const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
  * nothing speculative (fewer comparisons); measured under a backlog (bench:orders, 2026-11-24) those
  * jobs took 48 ms per op against 26 with these options, and the rate rose from 31-32/s to 36/s
  * without it. On the bench:orders stream they spend 110 random bits per order at 10.6 rounds
- * (scripts/bench/matching-rounds.ts; ETH's price window, docs/decisions/0023-h3-price-window.md).
+ * (scripts/bench/matching-rounds.ts; ETH's price window, docs/decisions/0024-price-window.md).
  * The search's first step probes the head and the tail ('ends'): 2 prefetched comparisons where the
  * head plan's 3 were mostly wasted (a crossing order fills, or rests at the head with no search),
  * fewer bits and rounds than 'head' (126 at 10.7 in the same window; 312 before ADR 0014).

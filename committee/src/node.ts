@@ -433,7 +433,7 @@ export class CommitteeNode {
       try {
         // The results leave once the job has committed (the callback), before the engine's
         // end-of-job work and the boundary write: a node that dies before that write re-runs the
-        // job from the boundary before, with identical results (ResultsLink.sendNow, ADR 0023-h2).
+        // job from the boundary before, with identical results (ResultsLink.sendNow, ADR 0023).
         results = await party.runJob(jobId, async (ctx) => {
           if (OP_TRACE) traceOp(this.log, 'job-start', { first: first.toString(), last: last.toString(), queuedMs: +(performance.now() - tj).toFixed(2) });
           const out = await this.applier!.apply(ctx, batch, last);

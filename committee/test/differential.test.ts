@@ -163,7 +163,7 @@ describe('values at the edges of the committee widths (price ceiling and window,
     const ETH = 'ETH-USDC-PERP';
     const BTC = 'BTC-USDC-PERP';
     const PE = (1n << 20n) - 1n; // ETH's price ceiling in ticks
-    const LE = PE - ((1n << 16n) - 1n); // the lowest price beside it in ETH's window (docs/decisions/0023-h3-price-window.md)
+    const LE = PE - ((1n << 16n) - 1n); // the lowest price beside it in ETH's window (docs/decisions/0024-price-window.md)
     const QE = 5_000_000n; // ETH's max_qty in steps (< 2^23)
     const PB = (1n << 24n) - 1n;
     const LB = PB - ((1n << 20n) - 1n);

@@ -64,7 +64,7 @@ describe('gateway process: kill -9 and restart', () => {
     env.config.port = await freePort();
     env.config.internalPort = await freePort();
     env.config.logLevel = 'info';
-    env.config.priceBandBps = 0; // the held buy at 2990 lies below every ask on purpose (it must rest, crossing nothing; inside ETH's price window, ADR 0023)
+    env.config.priceBandBps = 0; // the held buy at 2990 lies below every ask on purpose (it must rest, crossing nothing; inside ETH's price window, ADR 0024)
     writeJson(configFile, env.config);
     const host = `http://127.0.0.1:${env.config.port}`;
     const base = `${host}/api/v1`;

@@ -69,7 +69,7 @@ class Node {
 /** The committee stand-in: real matching on reconstructed values, in sequence order. */
 export class MatchingCommittee {
   readonly nodes: Node[];
-  /** at the committee's widths: the plaintext backend refuses two prices further apart than the book's window (ADR 0023) */
+  /** at the committee's widths: the plaintext backend refuses two prices further apart than the book's window (ADR 0024) */
   readonly exchange = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol), bookWidths: committeeBookWidths });
   /** reconstructed secret vectors by order id of placements (to check what the gateway shared) */
   readonly inputs = new Map<string, bigint[]>();

@@ -124,7 +124,7 @@ describe('pre-trade checks', () => {
 
   it('POSITION_LIMIT_EXCEEDED (1409): position + live orders on a side may not pass 10 × max_qty', async () => {
     // ETH: max_qty 5000, limit 50,000 ETH. Live buys count toward the long side.
-    // (prices within ETH's 655.36 USDC price window and near enough the mark to stay, ADR 0023)
+    // (prices within ETH's 655.36 USDC price window and near enough the mark to stay, ADR 0024)
     const big = await account(rig, 'Apex', '20000000');
     for (let i = 0; i < 10; i++) {
       const r = await post(rig, big, order('ETH-USDC-PERP', 'buy', 5000, 2800));

@@ -1,4 +1,4 @@
-// The committee compares a book's prices at the width of its price window (ADR 0023): the gateway
+// The committee compares a book's prices at the width of its price window (ADR 0024): the gateway
 // must keep every two live prices of a book less than 2^bandBits ticks apart. The rig's committee
 // stand-in runs the plaintext backend at the committee's widths, which refuses any comparison of two
 // prices further apart, so an admission that broke the window would stall the rig's matching.

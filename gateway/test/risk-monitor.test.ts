@@ -191,7 +191,7 @@ describe('health tiers and the liquidation ladder', () => {
 
   it('tier transitions raise margin alerts: Warning150, Critical120 (no cancels there), Healthy clears', async () => {
     ({ long } = await openPair(ETH, '1', '3000'));
-    const r = await post(rig, long, limit(ETH, 'buy', '0.1', '2800')); // rests below (inside ETH's price window around the mark, ADR 0023)
+    const r = await post(rig, long, limit(ETH, 'buy', '0.1', '2800')); // rests below (inside ETH's price window around the mark, ADR 0024)
     expect(r.status).toBe(200);
     resting = r.body.data.order_id;
     await settled(rig);

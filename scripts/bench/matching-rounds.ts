@@ -8,7 +8,7 @@
 // comparison gave (cross, rank, exhaustion pair), or 'unopened' (prefetched, pipelined, speculative
 // comparisons that were settled and never opened).
 // Configs with 'w16'/'w12' compare prices inside a window of 2^16 / 2^12 ticks (BookWidths.bandBits,
-// docs/decisions/0023-h3-price-window.md); ETH's committee setting is the first.
+// docs/decisions/0024-price-window.md); ETH's committee setting is the first.
 //   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width]
 import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type BookWidths, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
 import type { Sec } from '@tenebra/mpc';

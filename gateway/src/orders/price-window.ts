@@ -1,5 +1,5 @@
 // The committee compares a book's prices at the width of a price window, not of the price ceiling
-// (docs/decisions/0023-h3-price-window.md): Catrina-de Hoogh needs only |a - b| < 2^bandBits for
+// (docs/decisions/0024-price-window.md): Catrina-de Hoogh needs only |a - b| < 2^bandBits for
 // the two prices compared, so every two prices that may meet in the book must be less than
 // 2^bandBits ticks apart (packages/config bookWidthsOf; on shares a pair further apart gives a
 // wrong bit, so a wrong fill). The gateway, which admits every price, keeps that true:

@@ -5,7 +5,7 @@
 // Every risk-monitor evaluation re-checks the resting orders of each symbol whose mark moved and
 // cancels those that would now breach, with cancel_reason SYSTEM_CANCEL (docs/orders.md). The same
 // sweep ends every live order of a delisted instrument (SYSTEM_CANCEL; issue 26, item 8), and every
-// order the mark has left outside the committee's price window (orders/price-window.ts, ADR 0023).
+// order the mark has left outside the committee's price window (orders/price-window.ts, ADR 0024).
 import type { Logger } from 'pino';
 import { positionKey, type GatewayDb } from '../store/db';
 import { big, isLive, type AccountRec, type OrderRec } from '../store/records';

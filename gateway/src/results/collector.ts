@@ -8,7 +8,7 @@
 // before the decision, unless t+2 already agree on one polynomial: that corrects a wrong share from a
 // faulty node instead of naming it afterwards, at the cost of waiting for the 4th result on every
 // seq (the 4th follows the 3rd by ~4 ms at p50 on an idle host, more than 30 ms under load: the
-// whole grace, 2026-12-01, docs/decisions/0023-h2-order-to-fill-waits.md).
+// whole grace, 2026-12-01, docs/decisions/0023-order-to-fill-waits.md).
 import type { ResultFrame } from '@tenebra/wire';
 import { canonicalJson, SealError } from '@tenebra/seal';
 import { reconstructChecked, InconsistentSharesError } from '@tenebra/mpc';

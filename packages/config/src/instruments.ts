@@ -95,7 +95,7 @@ const PRICE_BITS: Readonly<Record<string, number>> = { BTC: 24 };
  * orders, limits, caps and pegs in flight) within a span below 2^bits ticks, refusing a price that
  * would widen it (INVALID_PRICE) and cancelling resting orders the mark leaves behind
  * (gateway/src/orders/price-window.ts), so the committee compares prices at this width instead of
- * the ceiling's (docs/decisions/0023-h3-price-window.md). Sized, in whole nibbles (a comparison
+ * the ceiling's (docs/decisions/0024-price-window.md). Sized, in whole nibbles (a comparison
  * takes ceil(bits / 4) of them), to hold 8 x the instrument's limit band x its listing reference
  * price: the band on both sides of the mark, at a mark up to 2x the reference, with as much again
  * for the mark to move before a left-behind order is cancelled (gateway/test/price-window.test.ts

@@ -21,7 +21,7 @@ export interface BookWidths {
   /**
    * Every two prices the book compares differ by less than 2^bandBits (<= priceBits): the admitting
    * gateway keeps all of a book's live prices (resting, limits, caps in flight) inside one window of
-   * that width, which moves with the mark (docs/decisions/0023-h3-price-window.md). Price comparisons
+   * that width, which moves with the mark (docs/decisions/0024-price-window.md). Price comparisons
    * then run at bandBits (Catrina-de Hoogh bounds the difference only). Absent: at priceBits.
    */
   bandBits?: number;
