@@ -29,6 +29,28 @@ import { lincombEncoded, lincombSmallEncoded, lincombSmallRowsEncoded, SMALL_WEI
  * dealer+1 .. dealer+t mod n). With a batch's participant set S (ADR 0017) seeded peers are members
  * of S, which all compute the batch.
  */
+/** The Lagrange basis at x over `points` as integer fractions nums[k] / dens[k], dens positive (the sign on the numerator). */
+function lagrangeFractions(points: readonly bigint[], x: bigint): { nums: bigint[]; dens: bigint[] } {
+  const nums: bigint[] = [];
+  const dens: bigint[] = [];
+  points.forEach((pk, k) => {
+    let num = 1n;
+    let den = 1n;
+    points.forEach((pm, m) => {
+      if (m === k) return;
+      num *= x - pm;
+      den *= pk - pm;
+    });
+    if (den < 0n) {
+      num = -num;
+      den = -den;
+    }
+    nums.push(num);
+    dens.push(den);
+  });
+  return { nums, dens };
+}
+
 export function seededPeers(n: number, t: number, dealer: number, members?: readonly number[]): number[] {
   if (!members) return Array.from({ length: t }, (_, d) => ((dealer - 1 + d + 1) % n) + 1);
   const pos = members.indexOf(dealer);
@@ -64,24 +86,7 @@ export function dealPlan(n: number, t: number, dealer: number, members?: readonl
   for (const x of members ?? Array.from({ length: n }, (_, k) => k + 1)) {
     if (seeded.includes(x)) continue;
     const bx = BigInt(x);
-    const nums: bigint[] = [];
-    const dens: bigint[] = [];
-    points.forEach((pk, k) => {
-      let num = 1n;
-      let den = 1n;
-      points.forEach((pm, m) => {
-        if (m === k) return;
-        num *= bx - pm;
-        den *= pk - pm;
-      });
-      // sign on the numerator, so denominators are positive
-      if (den < 0n) {
-        num = -num;
-        den = -den;
-      }
-      nums.push(num);
-      dens.push(den);
-    });
+    const { nums, dens } = lagrangeFractions(points, bx);
     const { c, D } = overCommonDenominator(nums, dens);
     const field = c.map((ck) => reduce(mod(ck) * inv(mod(D))));
     const lim = BigInt(SMALL_WEIGHT_LIMIT);
@@ -149,23 +154,7 @@ export function scaledPlan(n: number, t: number, members?: readonly number[]): S
     for (const x of set) {
       if (seeded.includes(x)) continue;
       const bx = BigInt(x);
-      const nums: bigint[] = [];
-      const dens: bigint[] = [];
-      points.forEach((pk, k) => {
-        let num = 1n;
-        let den = 1n;
-        points.forEach((pm, m) => {
-          if (m === k) return;
-          num *= bx - pm;
-          den *= pk - pm;
-        });
-        if (den < 0n) {
-          num = -num;
-          den = -den;
-        }
-        nums.push(num);
-        dens.push(den);
-      });
+      const { nums, dens } = lagrangeFractions(points, bx);
       terms.push({ dealer, x, nums, dens });
       allDens.push(...dens);
     }
