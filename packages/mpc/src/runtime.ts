@@ -259,6 +259,8 @@ interface ArchivedJob {
 
 interface LateCheck {
   base: number[];
+  /** The positions every late share is sampled at (drawn at the first one). */
+  positions?: number[];
   shares: ShareVec[];
   /** Elements per share vector. */
   m: number;
@@ -1210,7 +1212,9 @@ class PartyImpl implements Party {
       // The check runs on bytes in the field kernel: the base shares' combination at `from`
       // (Lagrange), at the sampled positions, compared with the late share's bytes there. Both are
       // canonical encodings when they agree, so agreement is equality of the field elements.
-      const positions = samplePositions(m, LATE_SAMPLE);
+      // one sample per check, shared by every late share of it: naming a culprit at a flagged
+      // position needs t + 2 shares there, so an honest late share must have been sampled there too
+      const positions = (lc.positions ??= samplePositions(m, LATE_SAMPLE));
       const k = positions.length;
       const got = gatherEncoded(bytes, positions);
       const expected = lincombEncoded(lc.shares.map((s) => gatherShare(s, positions)), lagrange(lc.base, from));
