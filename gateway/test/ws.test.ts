@@ -324,9 +324,14 @@ describe('channels', () => {
     const closed = await call(rig.gw, 'GET', '/api/v1/orders?status=closed&limit=2', undefined, bearer(a));
     expect(closed.body.data.map((o: { order_id: string }) => o.order_id)).toEqual([tooSmall.order_id, rejected.order_id]);
     const resting = await ca.trade(bnbLimit({ side: 'sell', quantity: '0.5', price: '630', client_order_id: 'mt-fill' }), BNB);
-    await cb.trade(bnbLimit({ side: 'buy', quantity: '0.5', price: '630' }), BNB);
+    const taker = await cb.trade(bnbLimit({ side: 'buy', quantity: '0.5', price: '630' }), BNB);
     await settled();
-    await until(() => orderPushes(ca).some((p) => p.u?.order_id === resting.order_id && p.u.message_type === 'filled'), 5_000, 'filled');
+    // 15 s: failed once at 5 s in a loaded CI-like run (2026-12-01, not reproduced alone); the
+    // error then says what was pushed, so the next failure explains itself
+    const seen = (): string => JSON.stringify({ resting, taker, pushes: orderPushes(ca).map((p) => [p.u?.order_id, p.u?.message_type, p.u?.status]) });
+    await until(() => orderPushes(ca).some((p) => p.u?.order_id === resting.order_id && p.u.message_type === 'filled'), 15_000, 'filled').catch((e: unknown) => {
+      throw new Error(`${String(e)}; seen: ${seen()}`);
+    });
     const types = new Set(orderPushes(ca).map((p) => p.u?.message_type));
     // 'modified' needs a committee that applies modifies: ws-orders.test.ts (real matching) covers it
     for (const t of ['open', 'partial_fill', 'filled', 'cancelled', 'rejected', 'cancel_rejected', 'modify_rejected']) expect(types, t).toContain(t);
