@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import LongestFirst from './vitest.sequencer.ts';
 
 // One vitest run over every workspace: `npm test` at the root.
-// Two groups: the unit and package tests run first, two files at a time; then the tests that start a whole
+// Two groups: the unit and package tests run first, one file at a time; then the tests that start a whole
 // cluster of real processes (five nodes, sequencer, gateway), two files at a time: a cluster test
 // spends most of its time waiting (recovery timers, fills, restarts; the load average stays near 2
 // on two cores), so two of them side by side cut CI's time by about a third. No test asserts a
@@ -27,9 +27,9 @@ export default defineConfig({
           ...shared,
           name: 'packages',
           include: ['{packages,committee,sequencer-enclave,gateway}/**/test/**/*.test.ts'],
-          // Vitest's default is one worker fewer than the cores: one, here; the unit files wait on
-          // timers, sockets and fsyncs enough that two side by side cut the group's time (CI, 2 cores)
-          maxWorkers: 2,
+          // One file at a time (Vitest's default on two cores): two side by side cut the group from
+          // about 400 s to 258 s, but made the gateway's WebSocket tests flaky (a filled push not seen
+          // within 15 s, 2 clean-clone runs of 2; 2026-12-01): their cause is not found yet.
           sequence: { groupOrder: 0 },
         },
       },
