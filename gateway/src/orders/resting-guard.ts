@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import { positionKey, type GatewayDb } from '../store/db';
 import { big, isLive, type AccountRec, type OrderRec } from '../store/records';
+import type { InstrumentSpec } from '@tenebra/config';
 import type { InstrumentRegistry } from '../instruments';
 import type { PriceOracle } from './oracle';
 import { breaches, fillLoss, instrumentBandBps } from './fill-loss';
@@ -24,6 +25,17 @@ export interface RestingGuardDeps {
   cancel: (acct: AccountRec, orderId: string, reason: 'SYSTEM_CANCEL') => Promise<unknown>;
 }
 
+/** A symbol's side of one sweep: its instrument, fresh mark and price-window margin. */
+interface SymbolCheck {
+  delisted: boolean;
+  inst: InstrumentSpec;
+  mark: bigint;
+  /** how far (ticks) a live price may sit from the mark before the window cancels it */
+  keep: bigint;
+  /** its orders were checked at this very mark */
+  unmoved: boolean;
+}
+
 export class RestingOrderGuard {
   /** mark (ticks) each symbol's orders were last checked at */
   private readonly checkedAt = new Map<string, bigint>();
@@ -34,56 +46,61 @@ export class RestingOrderGuard {
 
   /** Re-checks the live orders of every symbol whose fresh mark moved since its last check; returns the cancels requested. */
   sweep(): number {
-    const marks = new Map<string, bigint>();
+    // What an order's checks need from its symbol, worked out once per sweep (a sweep visits every
+    // live order, thousands under load, four times a second): null when its orders are not checked.
+    const contexts = new Map<string, SymbolCheck | null>();
     let cancels = 0;
     for (const live of this.deps.liveOrders()) {
       if (this.cancelling.has(live.order_id)) continue;
-      if (this.deps.registry.get(live.symbol)?.status === 'delisted') {
+      let ctx = contexts.get(live.symbol);
+      if (ctx === undefined) contexts.set(live.symbol, (ctx = this.symbolCheck(live.symbol)));
+      if (ctx === null) continue;
+      if (ctx.delisted) {
         // A delisted market never trades again: its orders end (also those left by a restart).
         if (this.requestCancel(live.order_id, 'the instrument is delisted')) cancels++;
         continue;
       }
-      let mark = marks.get(live.symbol);
-      if (mark === undefined) {
-        const ref = this.deps.oracle.reference(live.symbol);
-        if (!ref.ok) continue; // no fresh mark: nothing is decided on stale data
-        mark = ref.quote.mid;
-        marks.set(live.symbol, mark);
-      }
       // orders placed since passed this check at this very mark
-      if (this.checkedAt.get(live.symbol) === mark) continue;
+      if (ctx.unmoved) continue;
       // a bid at or below the mark, an ask at or above it, books no loss: most of a book, no store read
       if (live.price_ticks === null) continue;
       const px = big(live.price_ticks);
+      const mark = ctx.mark;
       // The price window (orders/price-window.ts): an order the mark has left so far behind that the
       // band around the mark no longer fits beside it is cancelled, or it would refuse new prices.
-      const instW = this.deps.registry.get(live.symbol);
-      if (instW) {
-        const keep = windowKeepTicks(instW, (mark * BigInt(instrumentBandBps(instW))) / 10_000n);
-        if (px - mark > keep || mark - px > keep) {
-          this.deps.log.info({ order_id: live.order_id, symbol: live.symbol, price_ticks: live.price_ticks, mark_ticks: mark.toString(), keep_ticks: keep.toString() },
-            'resting order cancelled: the mark left it outside the price window');
-          if (this.requestCancel(live.order_id, null)) cancels++;
-          continue;
-        }
+      if (px - mark > ctx.keep || mark - px > ctx.keep) {
+        this.deps.log.info({ order_id: live.order_id, symbol: live.symbol, price_ticks: live.price_ticks, mark_ticks: mark.toString(), keep_ticks: ctx.keep.toString() },
+          'resting order cancelled: the mark left it outside the price window');
+        if (this.requestCancel(live.order_id, null)) cancels++;
+        continue;
       }
       if (live.side === 'buy' ? px <= mark : px >= mark) continue;
       const o = this.deps.db.orders.get(live.order_id);
       if (!o || !isLive(o.status) || o.price_ticks === null || (o.cancel_requested ?? null) !== null) continue;
-      const inst = this.deps.registry.get(o.symbol);
-      if (!inst) continue;
       const remaining = big(o.qty_steps) - big(o.filled_steps);
       if (remaining <= 0n) continue;
       const pos = this.deps.db.positions.get(positionKey(o.user_id, o.symbol));
-      const f = fillLoss(inst, pos, o.side, remaining, big(o.price_ticks), mark, o.leverage);
+      const f = fillLoss(ctx.inst, pos, o.side, remaining, big(o.price_ticks), mark, o.leverage);
       if (!breaches(f)) continue;
       this.deps.log.warn({ order_id: o.order_id, symbol: o.symbol, price_ticks: o.price_ticks, mark_ticks: mark.toString(), loss_micro: f.lossMicro.toString(), credit_micro: f.creditMicro.toString() },
         'resting order cancelled: the mark moved so far that its fill would leave its margin below the first tranche');
       if (this.requestCancel(o.order_id, null)) cancels++;
     }
-    for (const [symbol, mark] of marks) this.checkedAt.set(symbol, mark);
+    for (const [symbol, ctx] of contexts) if (ctx && !ctx.delisted) this.checkedAt.set(symbol, ctx.mark);
     if (this.cancelling.size > 10_000) this.cancelling.clear(); // only a duplicate guard
     return cancels;
+  }
+
+  /** What this sweep checks a symbol's orders against; null for an unknown symbol or one without a fresh mark. */
+  private symbolCheck(symbol: string): SymbolCheck | null {
+    const inst = this.deps.registry.get(symbol);
+    if (!inst) return null;
+    if (inst.status === 'delisted') return { delisted: true, inst, mark: 0n, keep: 0n, unmoved: false };
+    const ref = this.deps.oracle.reference(symbol);
+    if (!ref.ok) return null; // no fresh mark: nothing is decided on stale data
+    const mark = ref.quote.mid;
+    const keep = windowKeepTicks(inst, (mark * BigInt(instrumentBandBps(inst))) / 10_000n);
+    return { delisted: false, inst, mark, keep, unmoved: this.checkedAt.get(symbol) === mark };
   }
 
   /** Submits a SYSTEM_CANCEL of a live order (once at a time); false when there is nothing to cancel. */
