@@ -246,6 +246,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     restingOrders: new RestingOrderGuard({
       db, registry, oracle, log: log.child({ component: 'resting-guard' }),
       liveOrders: () => ws.hub.live.allLiveOrders(),
+      livePosition: (userId, symbol) => ws.hub.live.position(userId, symbol),
       cancel: (acct, orderId, reason) => orders.cancel(acct, orderId, reason),
     }),
   }, opts.risk);

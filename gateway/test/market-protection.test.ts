@@ -94,3 +94,27 @@ describe('an adversarial trader cannot bankrupt itself into a halt', () => {
     for (const a of [honest, adversary, seller]) expect(gwDb().accounts.get(a.user_id)!.in_liquidation ?? false).toBe(false);
   });
 });
+
+describe('the resting-order sweep re-checks a loss-side order whenever the mark moves away from it', () => {
+  it('a bid found clear at one mark is still cancelled when the mark falls further (not skipped as already checked)', async () => {
+    setMark(ETH, '3000');
+    const trader = await account(rig, 'Apex', '100000', { leverage: 10 });
+    const bid = await post(trader, limit('buy', '3', '3000', 'GTC', ETH));
+    expect(bid.status, bid.raw).toBe(200);
+    await settled(rig);
+    const status = async () => (await getOrder(rig, trader, bid.body.data.order_id)).status;
+    // 2990: the bid would fill 30 USDC above the mark, well inside its 900 USDC margin: kept
+    setMark(ETH, '2990');
+    await rig.gw.risk.tick();
+    // nearer its price again: still clear (what the sweep may skip without a store read)
+    setMark(ETH, '2995');
+    await rig.gw.risk.tick();
+    await settled(rig);
+    expect(await status()).toBe('NEW');
+    // 2750 (inside the price window): a fill would lose 750 of 900 USDC, below 110% of maintenance
+    setMark(ETH, '2750');
+    await rig.gw.risk.tick();
+    await until(async () => (await status()) === 'CANCELLED', 5_000);
+    expect((await getOrder(rig, trader, bid.body.data.order_id)).cancel_reason).toBe('SYSTEM_CANCEL');
+  });
+});

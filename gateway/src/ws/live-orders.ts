@@ -79,6 +79,11 @@ export class LiveState {
     for (const m of this.orders.values()) yield* m.values();
   }
 
+  /** The account's open position in a symbol as the events last described it (a new object at each change). */
+  position(userId: string, symbol: string): PositionRec | undefined {
+    return this.positions.get(userId)?.get(symbol);
+  }
+
   /** The account's open positions, by symbol. */
   openPositions(userId: string): PositionRec[] {
     return [...(this.positions.get(userId)?.values() ?? [])].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
