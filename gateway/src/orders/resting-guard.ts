@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { positionKey, type GatewayDb } from '../store/db';
 import { big, isLive, type AccountRec, type OrderRec, type PositionRec } from '../store/records';
-import type { InstrumentSpec } from '@tenebra/config';
+import { microPerTickStep, type InstrumentSpec } from '@tenebra/config';
 import type { InstrumentRegistry } from '../instruments';
 import type { PriceOracle } from './oracle';
 import { breaches, fillLoss, instrumentBandBps } from './fill-loss';
@@ -45,17 +45,19 @@ export class RestingOrderGuard {
   /** mark (ticks) each symbol's orders were last checked at */
   private readonly checkedAt = new Map<string, bigint>();
   /**
-   * Loss-side orders found clear of the fill-loss line, by the view's order object: the mark they
-   * were found clear at, and the position object beside it. A fill's slack (credit - loss - floor)
-   * never shrinks as the mark moves toward the order's price: for a bid it grows by
-   * k x open_qty x (1 - 1.1 x maintenance ratio) per tick the mark rises (the closing part's lower
-   * loss and lower equity cancel), and the same for an ask as the mark falls. So an order found clear
-   * by at least SLACK_ROUNDING micro-USDC (the roundings of loss, floor and credit move an integer slack by
-   * less than that) stays clear at every mark nearer its price, until the order or its position
-   * changes (new objects in the view): then it is read from the store and checked again. The store
-   * read was 10-15% of the gateway's CPU under a 20-instrument sustained load.
+   * Loss-side orders found clear of the fill-loss line, by the view's order object: the farthest mark
+   * from their price at which they are known clear, and the position object beside it. A fill's slack
+   * (credit - loss - floor) never shrinks as the mark moves toward the order's price (for a bid it
+   * grows by k x open_qty x (1 - 1.1 x maintenance ratio) per tick the mark rises: the closing part's
+   * lower loss and lower equity cancel; the same for an ask as the mark falls), and it shrinks by at
+   * most 2 x k x remaining per tick the mark moves away (k: micro-USDC per tick-step; the loss grows
+   * by k x remaining, an ask's floor by 1.1 x maintenance ratio of that at most). So an order found
+   * clear by S micro-USDC at mark m stays clear down to m - (S - SLACK_ROUNDING) / (2 k remaining) for a
+   * bid (up to m + that for an ask; SLACK_ROUNDING covers the roundings of loss, floor and credit),
+   * until the order or its position changes (new objects in the view): then it is read from the store
+   * and checked again. The store read was 10-15% of the gateway's CPU under a sustained load.
    */
-  private readonly clearAt = new WeakMap<OrderRec, { mark: bigint; pos: PositionRec | undefined }>();
+  private readonly clearFrom = new WeakMap<OrderRec, { mark: bigint; pos: PositionRec | undefined }>();
   /** orders a cancel was requested for (a failed one is retried at the next sweep) */
   private readonly cancelling = new Set<string>();
 
@@ -93,7 +95,7 @@ export class RestingOrderGuard {
       }
       if (live.side === 'buy' ? px <= mark : px >= mark) continue;
       const livePos = this.deps.livePosition(live.user_id, live.symbol);
-      const clear = this.clearAt.get(live);
+      const clear = this.clearFrom.get(live);
       if (clear && clear.pos === livePos && (live.side === 'buy' ? mark >= clear.mark : mark <= clear.mark)) continue;
       const o = this.deps.db.orders.get(live.order_id);
       if (!o || !isLive(o.status) || o.price_ticks === null || (o.cancel_requested ?? null) !== null) continue;
@@ -102,7 +104,12 @@ export class RestingOrderGuard {
       const pos = this.deps.db.positions.get(positionKey(o.user_id, o.symbol));
       const f = fillLoss(ctx.inst, pos, o.side, remaining, big(o.price_ticks), mark, o.leverage);
       if (!breaches(f)) {
-        if (f.creditMicro - f.lossMicro - f.floorMicro >= SLACK_ROUNDING) this.clearAt.set(live, { mark, pos: livePos });
+        const slack = f.creditMicro - f.lossMicro - f.floorMicro;
+        if (slack >= SLACK_ROUNDING) {
+          const { num, den } = microPerTickStep(ctx.inst);
+          const ticks = ((slack - SLACK_ROUNDING) * den) / (2n * remaining * num);
+          this.clearFrom.set(live, { mark: o.side === 'buy' ? mark - ticks : mark + ticks, pos: livePos });
+        }
         continue;
       }
       this.deps.log.warn({ order_id: o.order_id, symbol: o.symbol, price_ticks: o.price_ticks, mark_ticks: mark.toString(), loss_micro: f.lossMicro.toString(), credit_micro: f.creditMicro.toString() },
