@@ -4,7 +4,8 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { COMPARISON_BITS, crash, OP_TRACE, traceOp, KAPPA_OF_OLDER_CONFIGS, ORDER_PREP_COST, withDealerLabel, type NodeConfig } from '@tenebra/config';
 import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
-import { assertComparisonFits, createParty, productionQuorum, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
+import { assertComparisonFits, createParty, productionQuorum, prepLogOf, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
+import { jobPrecedes, lastSeqOfJob, runBatchAttempts, takeBatch, untilProductionPossible } from './batch-attempts';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { SequencerFeed, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 import { readKeyFile, fromHex } from '@tenebra/seal';
@@ -27,60 +28,6 @@ const RECOVERY_STATUS_EVERY_MS = 10_000;
 const DEFAULT_PREP_BATCH = 2048;
 /** Period of the status log line. */
 const STATUS_EVERY_MS = 2_000;
-/** Pause before retrying a batch whose job ran out of preprocessing. */
-const EXHAUSTED_RETRY_MS = 1_000;
-/** Longest a retry waits for a batch committed after the failure once production is possible (see untilProductionPossible). */
-const COMMIT_WAIT_MS = 30_000;
-
-const JOB_ID = /^batch:(\d+)-(\d+):(\d+)$/;
-/**
- * A job of no rounds every node runs right after an attempt of batch first-last that ran out of
- * preprocessing. The engine counts a failed job as finished, and every user of the last finished
- * job (the state write before a preprocessing vote, share recovery, a restart) would take the failed
- * attempt's batch as applied; the marker says the state is as of the seq before the batch and which
- * attempt comes next (docs/decisions/0016-outage-capacity.md).
- */
-const ROLLBACK_ID = /^rollback:(\d+)-(\d+):(\d+)$/;
-
-/** The marker job after attempt `attempt` of batch first-last ran out of preprocessing. */
-export function rollbackJobId(first: bigint, last: bigint, attempt: number): string {
-  return `rollback:${first}-${last}:${attempt}`;
-}
-
-/** Last sequence number whose ops the state after job `jobId` has applied (0 when none). */
-export function lastSeqOfJob(jobId: string | undefined): bigint {
-  if (!jobId) return 0n;
-  const m = JOB_ID.exec(jobId);
-  if (m) return BigInt(m[2]!);
-  const r = ROLLBACK_ID.exec(jobId);
-  return r ? BigInt(r[1]!) - 1n : 0n;
-}
-
-/** The attempt batch first-last starts at after job `lastJob` (past the attempts that ran out). */
-export function firstAttempt(first: bigint, last: bigint, lastJob: string | undefined): number {
-  const r = lastJob ? ROLLBACK_ID.exec(lastJob) : null;
-  return r && BigInt(r[1]!) === first && BigInt(r[2]!) === last ? Number(r[3]) + 1 : 0;
-}
-
-/** Where a job id falls in every node's order: its batch's last seq, then 2 x attempt (+1 for the marker after it). */
-function jobOrder(id: string): [bigint, number] | null {
-  const m = JOB_ID.exec(id);
-  if (m) return [BigInt(m[2]!), 2 * Number(m[3])];
-  const r = ROLLBACK_ID.exec(id);
-  return r ? [BigInt(r[2]!), 2 * Number(r[3]) + 1] : null;
-}
-
-/**
- * Whether every node runs job `a` before job `b`: batches in sequence order, a batch's attempts in
- * turn (each failed attempt followed by its rollback marker). Lets the engine tell a node far behind
- * that the shares it waits for are gone.
- */
-export function jobPrecedes(a: string, b: string): boolean {
-  const oa = jobOrder(a);
-  const ob = jobOrder(b);
-  if (!oa || !ob) return false;
-  return oa[0] < ob[0] || (oa[0] === ob[0] && oa[1] < ob[1]);
-}
 
 /** The node's Ed25519 link key (seed); a config from before link keys fails here, by name. */
 function readLinkKey(cfg: NodeConfig): Uint8Array {
@@ -381,13 +328,10 @@ export class CommitteeNode {
     }
   }
 
-  /** Takes the next batch: up to the sequencer's batch end, at most maxBatch ops (both deterministic). */
+  /** Takes the next batch (takeBatch: the same cut at every node), and lets a paused feed go on. */
   private takeBatch(): IncomingOp[] | null {
-    const end = this.pending.findIndex((op) => op.batchEnd);
-    if (end < 0 && this.pending.length < this.cfg.maxBatch) return null;
-    const count = end < 0 ? this.cfg.maxBatch : Math.min(end + 1, this.cfg.maxBatch);
-    const batch = this.pending.splice(0, count);
-    if (this.drained && this.pending.length < MAX_PENDING_OPS / 2) {
+    const batch = takeBatch(this.pending, this.cfg.maxBatch);
+    if (batch && this.drained && this.pending.length < MAX_PENDING_OPS / 2) {
       const d = this.drained;
       this.drained = null;
       d();
@@ -414,27 +358,19 @@ export class CommitteeNode {
     const t0 = performance.now();
     let jobMs = 0;
     let rounds = 0;
-    // after a restart or a recovery in the middle of an outage, the attempts that ran out are past
-    const resumeAt = firstAttempt(first, last, party.lastFinishedJob());
-    // ... and the others retry the batch only once production can run (untilProductionPossible
-    // below): retried before that, the attempt ran out here alone, this node's attempts ran ahead of
-    // theirs, and it waited for the next attempt's shares for good (seeded chaos seed 114,
-    // docs/reliability.md)
-    // (and after a batch is committed past the one the recovery brought: the survivors retry on a
-    // commit too, so the returning node joins their attempt instead of failing its own alone)
-    if (resumeAt > 0 && !(await this.untilProductionPossible(party.status().preprocessing.committedBatches))) return;
-    for (let attempt = resumeAt; ; attempt++) {
-      // Job ids are identical at every node: the batch's seq range plus the attempt number (every node
-      // fails an attempt identically, e.g. on an exhausted reserve, and retries it under a new id).
-      const jobId = `batch:${first}-${last}:${attempt}`;
-      let results: ResultFrame[];
-      const tj = performance.now();
-      const before = consumed(party.status());
-      try {
+    let tj = 0;
+    let before = consumed(party.status());
+    let ran = { jobId: '', attempt: 0 };
+    const results = await runBatchAttempts<ResultFrame[]>(first, last, {
+      party,
+      attempt: (jobId, attempt) => {
+        ran = { jobId, attempt };
+        tj = performance.now();
+        before = consumed(party.status());
         // The results leave once the job has committed (the callback), before the engine's
         // end-of-job work and the boundary write: a node that dies before that write re-runs the
         // job from the boundary before, with identical results (ResultsLink.sendNow, ADR 0023).
-        results = await party.runJob(jobId, async (ctx) => {
+        return party.runJob(jobId, async (ctx) => {
           if (OP_TRACE) traceOp(this.log, 'job-start', { first: first.toString(), last: last.toString(), queuedMs: +(performance.now() - tj).toFixed(2) });
           const out = await this.applier!.apply(ctx, batch, last);
           if (OP_TRACE) traceOp(this.log, 'job-end', { first: first.toString(), last: last.toString(), rounds: party.status().jobProgress?.rounds ?? 0 });
@@ -442,90 +378,62 @@ export class CommitteeNode {
           rounds += party.status().jobProgress?.rounds ?? 0;
           return out;
         }, (out) => this.link!.sendNow(out));
-      } catch (e) {
-        this.applier!.invalidate();
-        if (!(e instanceof PreprocessingExhaustedError)) throw e;
-        const committedAt = party.status().preprocessing.committedBatches;
-        // The job rolled back at every node alike; its ops stay acknowledged and queued here (the
-        // sequencer journaled them) and run once production resumes. The gateway refuses new orders
-        // meanwhile (it hears `exhausted` at once).
-        // Every node marks the rollback with the same job of no rounds (see ROLLBACK_ID).
-        await party.runJob(rollbackJobId(first, last, attempt), () => Promise.resolve());
+      },
+      invalidate: () => this.applier!.invalidate(),
+      exhausted: (jobId, attempt, e) => {
+        // Its ops stay acknowledged and queued here (the sequencer journaled them) and run once
+        // production resumes. The gateway refuses new orders meanwhile (it hears `exhausted` at once).
         const newly = !this.capacityTracker.exhausted;
         this.capacityTracker.markExhausted();
         if (newly) this.reportCapacity();
         if (newly || attempt % 30 === 0) this.log.warn({ jobId, err: e.message, pending: this.pending.length + batch.length }, 'preprocessing exhausted: retrying the batch once production can resume (every node up)');
-        if (!(await this.untilProductionPossible(committedAt))) return; // stopping: the batch stays unapplied, re-fed at the next start
-        continue;
-      }
-      const wasExhausted = this.capacityTracker.exhausted;
-      this.capacityTracker.jobDone(before, consumed(party.status()), batch.length);
-      if (wasExhausted) {
-        this.log.info({ jobId, attempts: attempt + 1 }, 'preprocessing available again: the batch ran');
-        this.reportCapacity();
-      }
-      jobMs += performance.now() - tj;
-      this.metrics.jobDone(batch.length, jobMs / 1000, rounds);
-      // The write overlaps the next job's rounds: one write in flight at most (the previous one, a
-      // boundary or a staged preprocessing batch, must be done before this one is queued). The
-      // results left already (the runJob callback above).
-      this.link!.sendNow(results); // no-op if they did; else (link down then) from the store after the write
-      for (let prev = this.persisting; ; prev = this.persisting) {
-        await prev;
-        if (prev === this.persisting) break;
-      }
-      // State at every job boundary: a node that dies, even the third one, comes back at the
-      // boundary the live nodes are stuck after, and nodes killed together come back at the same
-      // boundary. Exported after the previous write, so it holds any batch staged meanwhile (an
-      // older export written last would drop it). A snapshot: the core is encoded now; reserve
-      // chunks never change.
-      if (OP_TRACE) traceOp(this.log, 'write-queued', { first: first.toString(), last: last.toString() });
-      const te = performance.now();
-      const state = party.exportStateParts();
-      const exportMs = performance.now() - te;
-      const tw = performance.now();
-      this.queuedSeq = last;
-      this.persisting = this.persist(results, last, state, () => ({
-        first: first.toString(), last: last.toString(), ops: batch.length, ms: Math.round(performance.now() - t0),
-        jobMs: Math.round(jobMs), exportMs: +exportMs.toFixed(1), writeMs: Math.round(performance.now() - tw),
-      }));
-      void this.persisting.catch((e: unknown) => this.fatal('persisting a job boundary failed', e));
-      return;
+      },
+      waitForProduction: (committedAfter) => this.untilProductionPossible(committedAfter),
+    });
+    if (!results) return; // stopping: the batch stays unapplied, re-fed at the next start
+    const wasExhausted = this.capacityTracker.exhausted;
+    this.capacityTracker.jobDone(before, consumed(party.status()), batch.length);
+    if (wasExhausted) {
+      this.log.info({ jobId: ran.jobId, attempts: ran.attempt + 1 }, 'preprocessing available again: the batch ran');
+      this.reportCapacity();
     }
+    jobMs += performance.now() - tj;
+    this.metrics.jobDone(batch.length, jobMs / 1000, rounds);
+    // The write overlaps the next job's rounds: one write in flight at most (the previous one, a
+    // boundary or a staged preprocessing batch, must be done before this one is queued). The
+    // results left already (the runJob callback above).
+    this.link!.sendNow(results); // no-op if they did; else (link down then) from the store after the write
+    for (let prev = this.persisting; ; prev = this.persisting) {
+      await prev;
+      if (prev === this.persisting) break;
+    }
+    // State at every job boundary: a node that dies, even the third one, comes back at the
+    // boundary the live nodes are stuck after, and nodes killed together come back at the same
+    // boundary. Exported after the previous write, so it holds any batch staged meanwhile (an
+    // older export written last would drop it). A snapshot: the core is encoded now; reserve
+    // chunks never change.
+    if (OP_TRACE) traceOp(this.log, 'write-queued', { first: first.toString(), last: last.toString() });
+    const te = performance.now();
+    const state = party.exportStateParts();
+    const exportMs = performance.now() - te;
+    const tw = performance.now();
+    this.queuedSeq = last;
+    this.persisting = this.persist(results, last, state, () => ({
+      first: first.toString(), last: last.toString(), ops: batch.length, ms: Math.round(performance.now() - t0),
+      jobMs: Math.round(jobMs), exportMs: +exportMs.toFixed(1), writeMs: Math.round(performance.now() - tw),
+    }));
+    void this.persisting.catch((e: unknown) => this.fatal('persisting a job boundary failed', e));
   }
 
-  /**
-   * Waits at least EXHAUSTED_RETRY_MS, then until production can run (every node up at n = 2t + 1,
-   * productionQuorum otherwise: docs/decisions/0017). A retry
-   * before that fails again and adds two jobs a second (attempt and rollback marker): a returning
-   * node, which must first recover its shares as of the others' current job, then chased them, fell
-   * more than the 8 jobs they keep behind and went stale again (outage test, 2026-11-27). False
-   * when the node is stopping.
-   *
-   * committedAfter (after a failed attempt): also wait until a preprocessing batch is committed past
-   * that count. Seeing every node up is a local view that flaps while nodes return (links come up
-   * before the returning nodes finish share recovery), so survivors that retried on it alone failed
-   * their retries at different attempts (one gave up while another produced inline) and ended in
-   * jobs of three different attempt ids, none with t+1 parties (outage test, 2026-12-01). A commit
-   * is decided identically everywhere and needs every producing node ready, so the survivors all
-   * retry after the same event, with a reserve that holds a fresh batch.
-   */
-  private async untilProductionPossible(committedAfter?: number): Promise<boolean> {
-    let possibleSince: number | undefined;
-    for (;;) {
-      await new Promise((r) => setTimeout(r, EXHAUSTED_RETRY_MS));
-      if (!this.running) return false;
-      const production = this.capacity().production;
-      if (production === 'stopped') {
-        possibleSince = undefined;
-        continue;
-      }
-      possibleSince ??= Date.now();
-      // 'idle': the reserve is at its targets, so no batch comes by itself; the retry produces inline.
-      // The bound: a node left out of the batches (n >= 2t + 2, ADR 0017) may see no commit for long.
-      if (committedAfter === undefined || production === 'idle' || Date.now() - possibleSince > COMMIT_WAIT_MS ||
-        this.party!.status().preprocessing.committedBatches > committedAfter) return true;
-    }
+  /** The retry wait after an exhausted attempt (batch-attempts.ts untilProductionPossible) over this node's view. */
+  private untilProductionPossible(committedAfter?: number): Promise<boolean> {
+    return untilProductionPossible({
+      production: () => this.capacity().production,
+      committedBatches: () => this.party!.status().preprocessing.committedBatches,
+      now: () => Date.now(),
+      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      stopping: () => !this.running,
+    }, committedAfter);
   }
 
   /** Writes a job boundary durably, then releases its results to the gateway. */

@@ -1,6 +1,6 @@
 // Committee job ids (`batch:<first>-<last>:<attempt>`): the sequence number they cover and their order.
 import { describe, expect, it } from 'vitest';
-import { firstAttempt, jobPrecedes, lastSeqOfJob, rollbackJobId } from '../src/node';
+import { firstAttempt, jobPrecedes, lastSeqOfJob, rollbackJobId } from '../src/batch-attempts';
 
 describe('committee job ids', () => {
   it('give the last sequence number of their batch', () => {

@@ -7,19 +7,17 @@
 import { pino } from 'pino';
 import type { SimNetwork, Transport } from '@tenebra/transport';
 import { COMPARISON_BITS } from '@tenebra/config';
-import { createParty, productionQuorum, prepLogOf, PreprocessingExhaustedError, type Party, type PrepLog } from '@tenebra/mpc';
+import { createParty, productionQuorum, prepLogOf, type Party, type PrepLog } from '@tenebra/mpc';
 type X25519KeyPair = { privateKey: Uint8Array; publicKey: Uint8Array };
 import type { ResultFrame } from '@tenebra/wire';
 import { BatchApplier, type IncomingOp } from '../../committee/src/apply';
-import { firstAttempt, jobPrecedes, lastSeqOfJob, rollbackJobId } from '../../committee/src/node';
+import { jobPrecedes, lastSeqOfJob, runBatchAttempts, takeBatch, untilProductionPossible } from '../../committee/src/batch-attempts';
 
 const silent = pino({ level: 'silent' });
 
-/** node.ts: NO_HELPERS_FALLBACK_MS, RECOVERY_CHECK_MS, EXHAUSTED_RETRY_MS. */
+/** node.ts: NO_HELPERS_FALLBACK_MS, RECOVERY_CHECK_MS (the retry waits are batch-attempts.ts's own). */
 const NO_HELPERS_FALLBACK_MS = 15_000;
 const RECOVERY_CHECK_MS = 1_000;
-const EXHAUSTED_RETRY_MS = 1_000;
-const COMMIT_WAIT_MS = 30_000; // node.ts: the longest a retry waits for a batch committed after the failure
 
 /** What a node keeps on disk (node-store.ts): keys, the state at its last boundary or vote, its seq. */
 export interface SimStore {
@@ -190,10 +188,7 @@ export class SimNode {
   }
 
   private takeBatch(): IncomingOp[] | null {
-    const end = this.pending.findIndex((op) => op.batchEnd);
-    if (end < 0 && this.pending.length < this.o.maxBatch) return null;
-    const count = end < 0 ? this.o.maxBatch : Math.min(end + 1, this.o.maxBatch);
-    return this.pending.splice(0, count);
+    return takeBatch(this.pending, this.o.maxBatch);
   }
 
   private async jobLoop(): Promise<void> {
@@ -212,54 +207,42 @@ export class SimNode {
     const party = this.party!;
     const first = batch[0]!.seq;
     const last = batch[batch.length - 1]!.seq;
-    const resumeAt = firstAttempt(first, last, party.lastFinishedJob());
-    // node.ts: resuming after an attempt that ran out, wait for production as the others do
-    if (resumeAt > 0 && !(await this.untilProductionPossible(party.status().preprocessing.committedBatches))) return;
-    for (let attempt = resumeAt; ; attempt++) {
-      const jobId = `batch:${first}-${last}:${attempt}`;
-      let results: ResultFrame[];
-      try {
-        results = await party.runJob(jobId, (ctx) => this.applier!.apply(ctx, batch, last));
-      } catch (e) {
-        this.applier!.invalidate();
-        if (!(e instanceof PreprocessingExhaustedError)) throw e;
-        const committedAt = party.status().preprocessing.committedBatches;
-        await party.runJob(rollbackJobId(first, last, attempt), () => Promise.resolve());
+    // the attempts and retry waits of node.ts (batch-attempts.ts)
+    const results = await runBatchAttempts<ResultFrame[]>(first, last, {
+      party,
+      attempt: (jobId) => party.runJob(jobId, (ctx) => this.applier!.apply(ctx, batch, last)),
+      invalidate: () => this.applier!.invalidate(),
+      exhausted: (jobId, attempt) => {
         if (attempt === 0) this.o.event(this.index, `exhausted at ${jobId}`);
-        // node.ts: retry once a batch is committed after the failure, not on a local view of who is up
-        if (!(await this.untilProductionPossible(committedAt))) return;
-        continue;
-      }
-      if (this.dead) return;
-      // the boundary is durable at once here (no write in flight to order after)
-      const store = this.o.store;
-      store.state = party.exportState();
-      store.lastSeq = last;
-      this.appliedSeq = last;
-      this.boundaryWritten(last);
-      this.o.sendResults(this.index, results);
-      return;
-    }
+      },
+      waitForProduction: (committedAfter) => this.untilProductionPossible(committedAfter),
+    });
+    if (!results || this.dead) return;
+    // the boundary is durable at once here (no write in flight to order after)
+    const store = this.o.store;
+    store.state = party.exportState();
+    store.lastSeq = last;
+    this.appliedSeq = last;
+    this.boundaryWritten(last);
+    this.o.sendResults(this.index, results);
   }
 
-  private async untilProductionPossible(committedAfter?: number): Promise<boolean> {
+  /** batch-attempts.ts untilProductionPossible over the simulated node's view, on the simulated clock. */
+  private untilProductionPossible(committedAfter?: number): Promise<boolean> {
     const clock = this.transport!.clock;
     const needed = this.o.preprocessing.mode === 'dealer' ? 0 : productionQuorum(this.o.n, this.o.t);
-    let possibleSince: number | undefined;
-    for (;;) {
-      await new Promise<void>((r) => { clock.setTimeout(r, EXHAUSTED_RETRY_MS); });
-      if (this.dead) return false;
-      const st = this.party!.status();
-      if (st.alive.length < needed) {
-        possibleSince = undefined;
-        continue;
-      }
-      possibleSince ??= clock.now();
-      if (clock.now() - possibleSince > COMMIT_WAIT_MS) return true; // node.ts: the bound
-      const p = this.o.preprocessing;
-      const idle = st.reserve.triples >= p.targetTriples && st.reserve.bits >= p.targetBits; // node.ts: no batch comes by itself
-      if (committedAfter === undefined || idle || st.preprocessing.committedBatches > committedAfter) return true;
-    }
+    const p = this.o.preprocessing;
+    return untilProductionPossible({
+      production: () => {
+        const st = this.party!.status();
+        if (st.alive.length < needed) return 'stopped';
+        return st.reserve.triples >= p.targetTriples && st.reserve.bits >= p.targetBits ? 'idle' : 'running';
+      },
+      committedBatches: () => this.party!.status().preprocessing.committedBatches,
+      now: () => clock.now(),
+      sleep: (ms) => new Promise<void>((r) => { clock.setTimeout(r, ms); }),
+      stopping: () => this.dead,
+    }, committedAfter);
   }
 
   /** node.ts persistStaged: the state with a staged batch and votes is durable before the vote leaves. */
