@@ -297,10 +297,16 @@ export function ratioToDecimal(num: bigint, den: bigint, digits: number): string
 
 /** Micro-USDC per (tick × step) of an instrument, as the exact fraction num/den. */
 export function microPerTickStep(inst: Pick<InstrumentSpec, 'tick_size' | 'step_size'>): { num: bigint; den: bigint } {
-  const t = mustParse(inst.tick_size, 'tick_size');
-  const s = mustParse(inst.step_size, 'step_size');
-  return { num: t.units * s.units * 1_000_000n, den: 10n ** BigInt(t.scale + s.scale) };
+  // once per instrument object (specs are frozen or replaced whole): the risk sweeps ask per order
+  let r = PER_TICK_STEP.get(inst);
+  if (!r) {
+    const t = mustParse(inst.tick_size, 'tick_size');
+    const s = mustParse(inst.step_size, 'step_size');
+    PER_TICK_STEP.set(inst, (r = Object.freeze({ num: t.units * s.units * 1_000_000n, den: 10n ** BigInt(t.scale + s.scale) })));
+  }
+  return r;
 }
+const PER_TICK_STEP = new WeakMap<object, Readonly<{ num: bigint; den: bigint }>>();
 
 /** Micro-USDC of a notional given in tick×step units (Σ price_ticks × qty_steps), rounded as asked. */
 export function notionalMicro(inst: Pick<InstrumentSpec, 'tick_size' | 'step_size'>, tickSteps: bigint, rounding: 'floor' | 'ceil'): bigint {
