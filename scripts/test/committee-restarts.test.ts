@@ -13,6 +13,7 @@ import { appliedBy, nodeLog, waitFor, waitForQuietPreprocessing, waitForReserve,
 import { startFlowCluster, type OrderFlow } from './order-flow';
 
 const NODES = [1, 2, 3, 4, 5];
+const UNREACHABLE_MS = 20_000;
 
 describe('committee restarts beyond the tolerated two', () => {
   let tc: TestCluster;
@@ -23,7 +24,10 @@ describe('committee restarts beyond the tolerated two', () => {
     // next life. After a whole-committee restart that was common (a node in share recovery abstained
     // on the batch the others restored staged: seeds 71, 78, 122, 131, 133) until helpers decided
     // such a batch before answering (11-25); other ways to stale remain (docs/decisions/0009).
-    ({ tc, orders } = await startFlowCluster(Number(process.env.CHAOS_SEED ?? 7), 3, { supervise: true }));
+    // The nodes resume from their own state after 20 s without t+1 helpers connected, not 45 s
+    // (NodeConfig.recoveryFallback.unreachableMs): the third death waits it out in full, and on this
+    // test's loopback links a pair of restarted nodes connects to its helpers within seconds.
+    ({ tc, orders } = await startFlowCluster(Number(process.env.CHAOS_SEED ?? 7), 3, { supervise: true, recoveryFallback: { unreachableMs: UNREACHABLE_MS } }));
   }, 150_000);
   afterAll(async () => {
     await tc?.cleanup();
@@ -44,6 +48,7 @@ describe('committee restarts beyond the tolerated two', () => {
     await waitFor(async () => logOf(1).split('quorum lost').length > quorumLostBefore, 60_000, 'node 1 to report quorum lost');
     tc.cluster.spawnProc('committee', 3);
     await waitFor(async () => /fewer than 3 ready helpers.*resuming from own persisted state/.test(logOf(3)), 90_000, 'node 3 to resume from its own state');
+    expect(logOf(3)).toContain(`fewer than 3 ready helpers for ${UNREACHABLE_MS} ms`); // the configured bound, not the default
     await orders.verifyAll(120_000);
     // the other two come back with share recovery from the three live nodes
     tc.cluster.spawnProc('committee', 4);
