@@ -238,7 +238,7 @@ describe('on a gateway with a manual clock', () => {
   let a: Account;
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 9, 0, 0));
   beforeAll(async () => {
-    rig = await startRig({ clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle, ws: { sweepMs: 10, rekeyAfterMs: 300_000, rekeyGraceMs: 30_000 } });
+    rig = await startRig({ clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12, walk: false }).oracle, ws: { sweepMs: 10, rekeyAfterMs: 300_000, rekeyGraceMs: 30_000 } });
     a = await newAccount(rig);
   });
   afterAll(async () => {
