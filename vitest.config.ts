@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import LongestFirst from './vitest.sequencer.ts';
 
 // One vitest run over every workspace: `npm test` at the root.
-// Two groups: the unit and package tests run first, one file at a time; then the tests that start a whole
+// Two groups: the unit and package tests run first, two files at a time; then the tests that start a whole
 // cluster of real processes (five nodes, sequencer, gateway), two files at a time: a cluster test
 // spends most of its time waiting (recovery timers, fills, restarts; the load average stays near 2
 // on two cores), so two of them side by side cut CI's time by about a third. No test asserts a
@@ -27,9 +27,13 @@ export default defineConfig({
           ...shared,
           name: 'packages',
           include: ['{packages,committee,sequencer-enclave,gateway}/**/test/**/*.test.ts'],
-          // One file at a time (Vitest's default on two cores): two side by side cut the group from
-          // about 400 s to 258 s, but made the gateway's WebSocket tests flaky (a filled push not seen
-          // within 15 s, 2 clean-clone runs of 2; 2026-12-01): their cause is not found yet.
+          // Two files at a time (Vitest's default on two cores is one): about 400 s down to 258 s
+          // (2026-12-01). Two files side by side make each slower, so a test whose outcome follows
+          // wall time fails there first: ws.test.ts's rig walked its reference price with wall
+          // time until its taker met a mark that refused it (gateway/test/harness.ts pins it now),
+          // and risk-monitor.test.ts read a settlement batch of the 2 s wall-clock timer as the
+          // last position change. No test may depend on how long it took to get somewhere.
+          maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },
       },

@@ -15,7 +15,7 @@ import { ResultsLink } from './results-link';
 import { BatchApplier, type IncomingOp } from './apply';
 import { NodeMetrics, PARTY_EVENTS } from './metrics';
 import { CapacityTracker, consumed, type Capacity, type KindCounts } from './capacity';
-import { RecoveryFallback } from './recovery-fallback';
+import { RecoveryFallback, checkFallbackLimits } from './recovery-fallback';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
 const MAX_PENDING_OPS = 20_000;
@@ -87,6 +87,7 @@ export class CommitteeNode {
   constructor(private readonly cfg: NodeConfig, log: Logger, registry: Registry = new Registry()) {
     // main.ts labels its root logger already; a node made elsewhere (tests, tools) is labelled here
     this.log = withDealerLabel(log, cfg.preprocessing.mode);
+    checkFallbackLimits(cfg.recoveryFallback); // a bad bound fails at start, not in the recovery it would govern
     this.metrics = new NodeMetrics(registry, {
       index: cfg.index, n: cfg.n,
       status: () => this.party?.status(),
@@ -289,7 +290,7 @@ export class CommitteeNode {
   /** Resolves false when this node should stop waiting for share recovery and resume from its own state (recovery-fallback.ts). */
   private fallbackWhen(): Promise<false> {
     const own = this.persistedSeq === null ? null : this.persistedSeq.toString();
-    const fallback = new RecoveryFallback(this.cfg.t, own);
+    const fallback = new RecoveryFallback(this.cfg.t, own, this.cfg.recoveryFallback);
     return new Promise((resolve) => {
       const since = Date.now();
       let loggedAt = since;

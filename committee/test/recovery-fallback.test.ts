@@ -35,6 +35,16 @@ describe('recovery fallback (t = 2)', () => {
     expect(run(f, () => view(1, 0), 120_000)?.ms).toBe(UNREACHABLE_FALLBACK_MS);
   });
 
+  it('configured bounds (NodeConfig.recoveryFallback) replace the defaults; bad ones are refused', () => {
+    expect(run(new RecoveryFallback(2, '7', { unreachableMs: 20_000 }), () => view(1, 0), 120_000)).toEqual({ ms: 20_000, why: 'fewer than 3 ready helpers for 20000 ms, fewer than 3 even connected for part of it' });
+    const f = new RecoveryFallback(2, '7', { noHelpersMs: 4_000 });
+    expect(run(f, (ms) => (ms < 5_000 ? view(1, 1) : view(4, 2)), 60_000)).toEqual({ ms: 9_000, why: 'fewer than 3 ready helpers for 4000 ms' });
+    expect(run(new RecoveryFallback(2, '7', {}), () => view(1, 0), 120_000)?.ms).toBe(UNREACHABLE_FALLBACK_MS);
+    for (const bad of [{ unreachableMs: 0 }, { unreachableMs: 1.5e3 + 0.5 }, { noHelpersMs: -1 }, { noHelpersMs: Number.NaN }, { unreachableMs: 1e9 }, { unreachable: 5_000 }]) {
+      expect(() => new RecoveryFallback(2, '7', bad as never), JSON.stringify(bad)).toThrow(RangeError);
+    }
+  });
+
   it('the whole committee restarted: t+1 at our seq resume at once; a later seq elsewhere keeps us waiting', () => {
     expect(new RecoveryFallback(2, '9').check(view(2, 0, { 2: 'phase recovering; persisted-seq 9', 3: 'phase recovering; persisted-seq 9' }), 0)).toBe('3 or more recovering nodes persisted at seq 9');
     const f = new RecoveryFallback(2, '9');

@@ -4,6 +4,8 @@ import { rmSync } from 'node:fs';
 import pino from 'pino';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createGateway, type Gateway, type GatewayOptions } from '../src/gateway';
+import { systemClock } from '../src/clock';
+import { createSimulatedOracle } from '../src/orders/oracle';
 import { ADMIN_SECRET_HEADER } from '../src/http/routes-admin';
 import { FakeCommittee, FakeSequencer, makeEnv, type TestEnv } from './fakes';
 
@@ -21,6 +23,17 @@ export interface Rig {
   close(): Promise<void>;
 }
 
+/**
+ * The rig's reference prices unless a test brings its own oracle: the simulated market at its
+ * starting prices, not walking. A walking mark (one seeded step per 250 ms of wall time) made an
+ * outcome depend on how long the test took to get there: ws.test.ts's taker at 630 on BNB (fair
+ * value 600) passed the fill-loss check with the mark at 600.00 or above and was refused at 599.89,
+ * which it reached only on a loaded machine (2026-12-02). order-rig.ts pins its market the same way.
+ */
+function pinned(opts: GatewayOptions): GatewayOptions {
+  return opts.oracle ? opts : { ...opts, oracle: createSimulatedOracle(opts.clock ?? systemClock(), { walk: false }).oracle };
+}
+
 /** Starts sequencer, gateway and committee; the committee's nodes are connected unless told otherwise. */
 export async function startRig(opts: GatewayOptions & { connectNodes?: number[] } = {}): Promise<Rig> {
   const env = makeEnv();
@@ -32,11 +45,11 @@ export async function startRig(opts: GatewayOptions & { connectNodes?: number[] 
   const rig: Rig = {
     env, seq, committee, logs,
     logged: (text) => logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => String(l.msg).includes(text)),
-    gw: createGateway(env.config, { resultGraceMs: 20, log, ...opts }),
+    gw: createGateway(env.config, pinned({ resultGraceMs: 20, log, ...opts })),
     async restart(o: GatewayOptions = {}) {
       committee.close();
       await rig.gw.stop();
-      rig.gw = createGateway(env.config, { resultGraceMs: 20, log, ...opts, ...o });
+      rig.gw = createGateway(env.config, pinned({ resultGraceMs: 20, log, ...opts, ...o }));
       await rig.gw.start();
       await committee.connect(rig.gw.urls.internalUrl);
     },

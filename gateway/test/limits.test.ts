@@ -30,7 +30,7 @@ describe('rate limits', () => {
   beforeAll(async () => {
     clock = new ManualClock(START);
     rig = await startRig({
-      clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle,
+      clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12, walk: false }).oracle,
       publicLimits: { perMinute: 100_000, perSecond: 100_000, burst: 100_000 },
       venue: { systemCaps: { globalMilliPerSecond: 10_000_000, perSymbolMilliPerSecond: 3_000 } },
     });

@@ -100,16 +100,19 @@ describe('order types and time in force', () => {
   it('GTT: a quiet book expires the order by an expire op at its time (GTT_EXPIRED), freeing its margin', async () => {
     const before = (await summary(rig as unknown as Rig, t.user_id)).reserved;
     const nowNs = BigInt(Date.now()) * 1_000_000n;
-    const r = await post(rig, t, { symbol: 'LINK-USDC-PERP', side: 'buy', type: 'limit', quantity: 10, price: 15, time_in_force: 'GTT', expiry_time: (nowNs + 400_000_000n).toString() });
+    // 2 s of wall time: the order must still be NEW once settled (0.4 s failed at a load average
+    // of 22 with two test files side by side, 2026-12-02)
+    const expiresNs = nowNs + 2_000_000_000n;
+    const r = await post(rig, t, { symbol: 'LINK-USDC-PERP', side: 'buy', type: 'limit', quantity: 10, price: 15, time_in_force: 'GTT', expiry_time: expiresNs.toString() });
     expect(r.status, r.raw).toBe(200);
-    expect(lastOp().pub).toMatchObject({ time_in_force: 'GTT', expires_at_ns: (nowNs + 400_000_000n).toString() });
+    expect(lastOp().pub).toMatchObject({ time_in_force: 'GTT', expires_at_ns: expiresNs.toString() });
     await settled(rig);
     expect((await getOrder(rig, t, r.body.data.order_id)).status).toBe('NEW');
     expect((await summary(rig as unknown as Rig, t.user_id)).reserved).not.toBe(before);
     const done = await until(async () => {
       const o = await getOrder(rig, t, r.body.data.order_id);
       return o.status === 'CANCELLED' ? o : null;
-    }, 5_000, 'the GTT order to expire');
+    }, 10_000, 'the GTT order to expire');
     expect(done).toMatchObject({ cancel_reason: 'GTT_EXPIRED', remaining_quantity: 10 });
     expect(rig.seq.journal.some((j) => j.op.kind === 'expire' && j.op.symbol === 'LINK-USDC-PERP')).toBe(true);
     expect((await summary(rig as unknown as Rig, t.user_id)).reserved).toBe(before);

@@ -50,7 +50,7 @@ describe('statistics from real fills', () => {
   beforeAll(async () => {
     clock = new ManualClock(T('2026-03-10T12:00:00Z'));
     // reference prices never go stale on this manual clock (it jumps by minutes)
-    rig = await startRig({ clock, ...LIMITS, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle, venue: { settlementIntervalMs: 3_600_000, statsReleaseFills: 1 } });
+    rig = await startRig({ clock, ...LIMITS, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12, walk: false }).oracle, venue: { settlementIntervalMs: 3_600_000, statsReleaseFills: 1 } });
     [m, t] = await Promise.all([newAccount(rig, 'Apex', '1000000', { leverage: 5 }), newAccount(rig, 'Apex', '1000000', { leverage: 5 })]);
   });
   afterAll(async () => {

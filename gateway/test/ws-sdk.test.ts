@@ -123,8 +123,12 @@ describe('on a gateway with the system clock', () => {
     expect(taker.status).toBe(200);
     await until(() => orders.find((o) => o.order_id === ack.order_id && o.message_type === 'partial_fill'), 5_000, 'partial fill');
     expect(orders.find((o) => o.message_type === 'partial_fill')).toMatchObject({ filled_quantity: '1', remaining_quantity: '1', last_fill_price: '150.5' });
-    await until(() => positions.find((p) => p.symbol === 'SOL-USDC-PERP'), 5_000, 'position');
-    expect(positions[0]).toMatchObject({ side: 'short', size: '1', update_reason: 'fill', entry_price: '150.5' });
+    // the fill's own update: the risk monitor's timer reads committed positions from the store and
+    // can mark the new position (update_reason mark_price, same state) before the results pipeline
+    // announces its fill (seen once with two test files at a time, 2026-12-02; left as it is)
+    const fill = await until(() => positions.find((p) => p.symbol === 'SOL-USDC-PERP' && p.update_reason === 'fill'), 5_000, 'position');
+    expect(fill).toMatchObject({ side: 'short', size: '1', update_reason: 'fill', entry_price: '150.5' });
+    expect(positions.filter((p) => p.update_reason !== 'mark_price').indexOf(fill)).toBe(0); // no other change before it
     const cancel = await socket.cancelOrder({ client_order_id: 'sdk-1', symbol: 'SOL-USDC-PERP' });
     expect(cancel).toMatchObject({ code: 0, status: 'CANCELLED', order_id: ack.order_id });
     await until(() => orders.find((o) => o.order_id === ack.order_id && o.message_type === 'cancelled'), 5_000, 'cancelled');
@@ -238,7 +242,7 @@ describe('on a gateway with a manual clock', () => {
   let a: Account;
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 9, 0, 0));
   beforeAll(async () => {
-    rig = await startRig({ clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle, ws: { sweepMs: 10, rekeyAfterMs: 300_000, rekeyGraceMs: 30_000 } });
+    rig = await startRig({ clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12, walk: false }).oracle, ws: { sweepMs: 10, rekeyAfterMs: 300_000, rekeyGraceMs: 30_000 } });
     a = await newAccount(rig);
   });
   afterAll(async () => {

@@ -43,7 +43,7 @@ async function advance(ms: number): Promise<void> {
 
 beforeAll(async () => {
   // reference prices never go stale on this manual clock (it jumps by minutes)
-  rig = await startRig({ clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12 }).oracle, ws: { sweepMs: 10, rekeyAfterMs: 800_000, rekeyGraceMs: 30_000, loginTimeoutMs: 20_000 } });
+  rig = await startRig({ clock, oracle: createSimulatedOracle(clock, { staleAfterMs: 1e12, walk: false }).oracle, ws: { sweepMs: 10, rekeyAfterMs: 800_000, rekeyGraceMs: 30_000, loginTimeoutMs: 20_000 } });
   a = await newAccount(rig);
 });
 afterAll(async () => {

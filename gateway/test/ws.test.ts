@@ -324,13 +324,15 @@ describe('channels', () => {
     const closed = await call(rig.gw, 'GET', '/api/v1/orders?status=closed&limit=2', undefined, bearer(a));
     expect(closed.body.data.map((o: { order_id: string }) => o.order_id)).toEqual([tooSmall.order_id, rejected.order_id]);
     const resting = await ca.trade(bnbLimit({ side: 'sell', quantity: '0.5', price: '630', client_order_id: 'mt-fill' }), BNB);
+    // The taker must be accepted for the fill to come: 630 is 5% over BNB's mark (600, pinned by the
+    // harness), just inside the fill-loss check's bound. With the walking mark it was refused at
+    // 599.89 on a loaded machine, and the test waited for a fill that could not come (2026-12-02).
     const taker = await cb.trade(bnbLimit({ side: 'buy', quantity: '0.5', price: '630' }), BNB);
+    expect(taker, JSON.stringify(taker)).toMatchObject({ code: 0, status: 'NEW' });
     await settled();
-    // 15 s: failed once at 5 s in a loaded CI-like run (2026-12-01, not reproduced alone); the
-    // error then says what was pushed, so the next failure explains itself
-    const seen = (): string => JSON.stringify({ resting, taker, pushes: orderPushes(ca).map((p) => [p.u?.order_id, p.u?.message_type, p.u?.status]) });
-    await until(() => orderPushes(ca).some((p) => p.u?.order_id === resting.order_id && p.u.message_type === 'filled'), 15_000, 'filled').catch((e: unknown) => {
-      throw new Error(`${String(e)}; seen: ${seen()}`);
+    const seen = (): string => JSON.stringify(orderPushes(ca).map((p) => [p.u?.order_id, p.u?.message_type, p.u?.status]));
+    await until(() => orderPushes(ca).some((p) => p.u?.order_id === resting.order_id && p.u.message_type === 'filled'), 5_000, 'filled').catch((e: unknown) => {
+      throw new Error(`${String(e)}; pushed: ${seen()}`);
     });
     const types = new Set(orderPushes(ca).map((p) => p.u?.message_type));
     // 'modified' needs a committee that applies modifies: ws-orders.test.ts (real matching) covers it

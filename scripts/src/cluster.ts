@@ -47,6 +47,8 @@ export interface ClusterOptions {
   nodeNice?: number;
   /** the nodes' libp2p write-stall limit (NodeConfig.writeStallMs; default: the transport's) */
   writeStallMs?: number;
+  /** the nodes' share-recovery fallback bounds (NodeConfig.recoveryFallback; default: recovery-fallback.ts's) */
+  recoveryFallback?: NodeConfig['recoveryFallback'];
   /**
    * Emulated WAN links between the nodes for this run (NodeConfig.linkEmulation): written into every
    * node's config at each start, new folder or resumed; absent removes any a previous run set.
@@ -175,6 +177,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
     kappa: DEFAULT_KAPPA, // the comparisons' statistical security, one for the whole committee
     ...(opts.writeStallMs === undefined ? {} : { writeStallMs: opts.writeStallMs }),
+    ...(opts.recoveryFallback === undefined ? {} : { recoveryFallback: opts.recoveryFallback }),
     ...(opts.linkEmulation === undefined ? {} : { linkEmulation: opts.linkEmulation }),
     ...(metrics ? { metricsPort: metrics.node(p.index) } : {}),
   }));

@@ -137,6 +137,24 @@ describe('dealer preprocessing (npm start -- --dealer): not private', () => {
   });
 });
 
+describe('the share-recovery fallback bounds (NodeConfig.recoveryFallback)', () => {
+  it('are written into every node config of a new folder; absent, the configs name none (the defaults apply)', async () => {
+    const dir = folder();
+    try {
+      const c = await ensureCluster({ dataDir: dir, env: 'test', ports, recoveryFallback: { unreachableMs: 20_000 } });
+      expect(c.nodes.map((nd) => readJson<NodeConfig>(layout(dir).nodeConfig(nd.index)).recoveryFallback)).toEqual(Array(5).fill({ unreachableMs: 20_000 }));
+      const other = folder();
+      try {
+        expect((await ensureCluster({ dataDir: other, env: 'test', ports })).nodes.every((nd) => !('recoveryFallback' in nd))).toBe(true);
+      } finally {
+        rmSync(other, { recursive: true, force: true });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('emulated WAN links between the nodes (npm start -- --link-latency-ms ...)', () => {
   it('are written into every node config for this run, changed or removed by the next start of the folder', async () => {
     const dir = folder();

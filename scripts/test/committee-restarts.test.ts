@@ -11,8 +11,10 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { appliedBy, nodeLog, waitFor, waitForQuietPreprocessing, waitForReserve, type TestCluster } from './harness';
 import { startFlowCluster, type OrderFlow } from './order-flow';
+import { layout, readJson, writeJson, type NodeConfig } from '@tenebra/config';
 
 const NODES = [1, 2, 3, 4, 5];
+const UNREACHABLE_MS = 20_000;
 
 describe('committee restarts beyond the tolerated two', () => {
   let tc: TestCluster;
@@ -30,6 +32,14 @@ describe('committee restarts beyond the tolerated two', () => {
   });
 
   const logOf = (k: number): string => nodeLog(tc.dataDir, k);
+  /** Sets (undefined: removes) node k's share-recovery fallback bounds for its next start. */
+  const setFallback = (k: number, f: NodeConfig['recoveryFallback']): void => {
+    const file = layout(tc.dataDir).nodeConfig(k);
+    const cfg = readJson<NodeConfig>(file);
+    if (f === undefined) delete cfg.recoveryFallback;
+    else cfg.recoveryFallback = f;
+    writeJson(file, cfg);
+  };
   const applied = (k: number): string => appliedBy(tc.dataDir, k);
 
   it('a third death stalls matching; a returning node resumes from its own state and the results are the reference', async () => {
@@ -42,8 +52,15 @@ describe('committee restarts beyond the tolerated two', () => {
     });
     // the two live nodes cannot match the orders acknowledged since: they say so
     await waitFor(async () => logOf(1).split('quorum lost').length > quorumLostBefore, 60_000, 'node 1 to report quorum lost');
+    // Node 3 waits out the bound without t+1 helpers connected in full (a third death): 20 s here,
+    // not the default 45 s (NodeConfig.recoveryFallback.unreachableMs, for this one life of node 3
+    // only). The nodes that return to three live helpers keep the default: at a load average of 30
+    // on two cores their links took more than 20 s to come up (CI-like run, 2026-12-02).
+    setFallback(3, { unreachableMs: UNREACHABLE_MS });
     tc.cluster.spawnProc('committee', 3);
     await waitFor(async () => /fewer than 3 ready helpers.*resuming from own persisted state/.test(logOf(3)), 90_000, 'node 3 to resume from its own state');
+    setFallback(3, undefined);
+    expect(logOf(3)).toContain(`fewer than 3 ready helpers for ${UNREACHABLE_MS} ms`); // the configured bound, not the default
     await orders.verifyAll(120_000);
     // the other two come back with share recovery from the three live nodes
     tc.cluster.spawnProc('committee', 4);

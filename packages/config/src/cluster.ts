@@ -127,6 +127,14 @@ export interface NodeConfig {
   logLevel: string;
   /** reset a libp2p stream towards a peer after this long without write progress (default 30,000 ms; see @tenebra/transport) */
   writeStallMs?: number;
+  /**
+   * How long a restarted node waits for share recovery before it resumes from its own persisted
+   * state when too few helpers are ready (committee/src/recovery-fallback.ts): noHelpersMs with t+1
+   * helpers connected but not all ready (default 15,000), unreachableMs in any case (default 45,000,
+   * sized for a loaded host whose links take tens of seconds to come up; a third death always waits
+   * it out). Whole ms, 1,000 to 86,400,000.
+   */
+  recoveryFallback?: { noHelpersMs?: number; unreachableMs?: number };
   /** emulated WAN links to the other nodes (absent: loopback as it is); `npm start -- --link-latency-ms` sets it per run */
   linkEmulation?: LinkEmulationConfig;
   /** Prometheus `GET /metrics` on host:metricsPort (absent: no metrics server) */

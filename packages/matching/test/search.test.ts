@@ -24,6 +24,14 @@ function simulate(n: number, rank: number, k: number, start: 'even' | 'head' | '
   return { found: lo, steps };
 }
 
+/**
+ * The exhaustive sweeps below are synchronous CPU work: 10-35 s each on a quiet machine, past
+ * 100 s at a load average of 25 with two test files side by side (2026-12-02), over the suite's
+ * 60 s. A timeout guards against a hang, which these loops cannot have; their results do not
+ * depend on time.
+ */
+const HEAVY_MS = 240_000;
+
 describe('k-ary rank search', () => {
   it('pivots: k = 2 is the binary midpoint; even pivots split into k groups; head starts at lo', () => {
     expect(searchPivots(0, 5, 2)).toEqual([2]);
@@ -52,7 +60,7 @@ describe('k-ary rank search', () => {
         }
       }
     }
-  });
+  }, HEAVY_MS);
 
   it('gallop: pivots 0, 1, 3, 7, ... until a 0, then k-ary; every rank found, in about 2 log2(rank + 2) comparisons at k = 2', () => {
     expect(searchPivots(0, 100, 2, 'gallop')).toEqual([0]);
@@ -75,7 +83,7 @@ describe('k-ary rank search', () => {
         }
       }
     }
-  });
+  }, HEAVY_MS);
 
   it('each step’s bits are monotone and the whole transcript is a function of (n, rank) only', () => {
     // Two different price configurations with the same rank give the same opened bits.
@@ -112,7 +120,7 @@ describe('k-ary rank search', () => {
         expect(run.transcript.records.filter((r) => r.label !== 'insert-rank')).toEqual(baseCounts);
       }
     }
-  });
+  }, HEAVY_MS);
 
   it('plaintext and MPC backends reveal identical transcripts for every arity and option', async () => {
     const ops = generateStream({ seed: 77, orders: 800, symbols: 1, features: 'all', spreadTicks: 8 });
