@@ -720,6 +720,109 @@ export function nibbleUnary(x: usize, p2: usize, p3: usize, dst: usize, u: i32):
   }
 }
 
+/**
+ * The stored form of each nibble (as nibbleUnary: [v > j] for j = 0..14, then v) from the signs of
+ * the square-root trick, without products of the bits themselves (preprocessing.ts, round 1): r
+ * holds the 4 PRSS values of each nibble, p2 and p3 their 6 pair and 5 higher products (degree-t
+ * shares, in nibblePairs' and nibbleHigher's orders), s the 4 opened roots (all nonzero; the caller
+ * takes another path otherwise), c the one element 16^-1. Bit i is x_i = (1 + b_i)/2 with the sign
+ * b_i = r_i/s_i, so a monomial b_T = r_T / s_T is a public multiple of a shared product, and
+ * [v == j] = prod_i (1 +- b_i)/2 = 16^-1 sum_T (+-1) b_T: a Walsh-Hadamard transform of the 16
+ * monomials (b_{} = 1). scratch: 4u + 32 elements (the inverse roots; one nibble's public factors
+ * and its transform).
+ */
+export function nibblesFromSigns(r: usize, p2: usize, p3: usize, s: usize, c: usize, scratch: usize, dst: usize, u: i32): void {
+  const n = 4 * u;
+  // batch inversion: scratch[e] = s_e^-1 (prefix products, one exponentiation)
+  a0 = 1; a1 = 0; a2 = 0; a3 = 0; a4 = 0;
+  for (let e = 0; e < n; e++) {
+    const off = <usize>e << 4;
+    aToC();
+    unpack(s + off);
+    aToB();
+    a0 = c0; a1 = c1; a2 = c2; a3 = c3; a4 = c4;
+    pack(scratch + off);
+    mulByB();
+  }
+  invertA();
+  for (let e = n - 1; e >= 0; e--) {
+    const off = <usize>e << 4;
+    aToC();
+    unpack(scratch + off);
+    mulByC();
+    pack(scratch + off);
+    unpack(s + off);
+    mulByC();
+  }
+  const pk = scratch + (<usize>n << 4); // slot T: 16^-1 / s_T
+  const wk = pk + 256; // slot T: 16^-1 b_T, then the transform
+  for (let k = 0; k < u; k++) {
+    const sb = scratch + (<usize>(4 * k) << 4);
+    const rb = r + (<usize>(4 * k) << 4);
+    const pb = p2 + (<usize>(6 * k) << 4);
+    const qb = p3 + (<usize>(5 * k) << 4);
+    const db = dst + (<usize>(16 * k) << 4);
+    memory.copy(pk, c, 16);
+    memory.copy(wk, c, 16);
+    // 16^-1 / s_T = (16^-1 / s_{T without its top bit}) / s_top
+    for (let T = 1; T < 16; T++) {
+      const top = 31 - clz<i32>(T);
+      mulAt(pk + (<usize>(T ^ (1 << top)) << 4), sb + (<usize>top << 4), pk + (<usize>T << 4));
+    }
+    mulAt(rb, pk + (1 << 4), wk + (1 << 4)); // {0}
+    mulAt(rb + 16, pk + (2 << 4), wk + (2 << 4)); // {1}
+    mulAt(rb + 32, pk + (4 << 4), wk + (4 << 4)); // {2}
+    mulAt(rb + 48, pk + (8 << 4), wk + (8 << 4)); // {3}
+    mulAt(pb, pk + (3 << 4), wk + (3 << 4)); // {0,1}
+    mulAt(pb + 16, pk + (5 << 4), wk + (5 << 4)); // {0,2}
+    mulAt(pb + 32, pk + (9 << 4), wk + (9 << 4)); // {0,3}
+    mulAt(pb + 48, pk + (6 << 4), wk + (6 << 4)); // {1,2}
+    mulAt(pb + 64, pk + (10 << 4), wk + (10 << 4)); // {1,3}
+    mulAt(pb + 80, pk + (12 << 4), wk + (12 << 4)); // {2,3}
+    mulAt(qb, pk + (7 << 4), wk + (7 << 4)); // {0,1,2}
+    mulAt(qb + 16, pk + (11 << 4), wk + (11 << 4)); // {0,1,3}
+    mulAt(qb + 32, pk + (13 << 4), wk + (13 << 4)); // {0,2,3}
+    mulAt(qb + 48, pk + (14 << 4), wk + (14 << 4)); // {1,2,3}
+    mulAt(qb + 64, pk + (15 << 4), wk + (15 << 4)); // {0,1,2,3}
+    // W[m] = sum_T (-1)^|T & m| w[T] (butterflies); [v == j] = W[15 - j]
+    for (let bit = 1; bit < 16; bit <<= 1) {
+      for (let S = 0; S < 16; S++) {
+        if ((S & bit) != 0) continue;
+        ld2(wk + (<usize>(S | bit) << 4));
+        const wh = h;
+        const wl = l;
+        ld2(wk + (<usize>S << 4));
+        const uh = h;
+        const ul = l;
+        fadd(wh, wl);
+        st2(wk + (<usize>S << 4));
+        h = uh;
+        l = ul;
+        fsub(wh, wl);
+        st2(wk + (<usize>(S | bit) << 4));
+      }
+    }
+    // [v > j - 1] = sum_{k >= j} [v == k] = W[0] + ... + W[15 - j], at slot j - 1; v = the sum of those 15
+    let gh: u64 = 0;
+    let gl: u64 = 0;
+    let vh: u64 = 0;
+    let vl: u64 = 0;
+    for (let m = 0; m < 15; m++) {
+      ld2(wk + (<usize>m << 4));
+      fadd(gh, gl);
+      gh = h;
+      gl = l;
+      st2(db + (<usize>(14 - m) << 4));
+      fadd(vh, vl);
+      vh = h;
+      vl = l;
+    }
+    h = vh;
+    l = vl;
+    st2(db + (15 << 4));
+  }
+}
+
 // ---- online phase: Beaver steps ----
 
 /** a = the canonical (h, l) as limbs. */

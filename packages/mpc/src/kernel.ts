@@ -8,7 +8,7 @@
 // process; calls are synchronous and never re-entered, so one scratch memory serves all of them.
 
 import { randomFillSync } from 'node:crypto';
-import { ELEMENT_BYTES, FieldError, P, copyElement, mod, words, writeElement } from './field';
+import { ELEMENT_BYTES, FieldError, P, copyElement, inv, mod, words, writeElement } from './field';
 import { FIELD_KERNEL_WASM_BASE64 } from './kernel-wasm';
 
 // The WebAssembly global, typed here: the engine's lib settings (ES2023, node types) do not declare it.
@@ -32,6 +32,7 @@ interface KernelExports {
   nibblePairs(x: number, dst: number, u: number): void;
   nibbleHigher(x: number, p2: number, dst: number, u: number): void;
   nibbleUnary(x: number, p2: number, p3: number, dst: number, u: number): void;
+  nibblesFromSigns(r: number, p2: number, p3: number, s: number, c: number, scratch: number, dst: number, u: number): void;
   subMany(x: number, y: number, dst: number, n: number): void;
   beaverOpenings(f: number, items: number, out: number, m: number, width: number, nf: number): void;
   beaverProducts(opened: number, items: number, out: number, m: number, width: number): void;
@@ -337,6 +338,31 @@ export function nibbleUnaryEncoded(x: Uint8Array, p2: Uint8Array, p3: Uint8Array
   if (!Number.isInteger(u) || count(p2, 'nibbles') !== 6 * u || count(p3, 'nibbles') !== 5 * u) throw new FieldError('nibbles: 4 bits, 6 pair and 5 higher products per nibble');
   for (const v of [x, p2, p3]) assertCanonical(v, 'nibbles');
   return run([x, p2, p3], [u * 16 * ELEMENT_BYTES], ([px, pp, pq], [d]) => k().nibbleUnary(px!, pp!, pq!, d!, u))[0]!;
+}
+
+/** 16^-1 mod p, encoded (nibblesFromSignsEncoded's transform carries it). */
+let inv16: Uint8Array | undefined;
+
+/**
+ * Per nibble: the stored form ([v > j] for j = 0..14, then v; 16 elements) from the signs of the
+ * square-root trick: r = the 4 PRSS values per nibble, p2 / p3 = their 6 pair and 5 higher products
+ * (shares of degree t), s = the 4 opened roots per nibble, every one nonzero (a zero root means
+ * r = 0, probability 2^-127: the caller takes the BigInt path). Bit i is (1 + r_i/s_i)/2.
+ */
+export function nibblesFromSignsEncoded(r: Uint8Array, p2: Uint8Array, p3: Uint8Array, s: Uint8Array): Uint8Array {
+  const u = count(r, 'nibble signs') / 4;
+  if (!Number.isInteger(u) || count(p2, 'nibble signs') !== 6 * u || count(p3, 'nibble signs') !== 5 * u || count(s, 'nibble signs') !== 4 * u) {
+    throw new FieldError('nibble signs: 4 values, 6 pair and 5 higher products and 4 roots per nibble');
+  }
+  for (const v of [r, p2, p3, s]) assertCanonical(v, 'nibble signs');
+  const s32 = words(s);
+  for (let w = 0; w < s32.length; w += 4) if ((s32[w]! | s32[w + 1]! | s32[w + 2]! | s32[w + 3]!) === 0) throw new FieldError(`nibble signs: root ${w / 4} is zero`);
+  if (inv16 === undefined) {
+    inv16 = new Uint8Array(ELEMENT_BYTES);
+    writeElement(new DataView(inv16.buffer), 0, inv(16n));
+  }
+  return run([r, p2, p3, s, inv16], [u * 16 * ELEMENT_BYTES, (4 * u + 32) * ELEMENT_BYTES], ([pr, pp, pq, ps, pc], [d, sc]) =>
+    k().nibblesFromSigns(pr!, pp!, pq!, ps!, pc!, sc!, d!, u))[0]!;
 }
 
 /** Elementwise x - y. */

@@ -79,9 +79,9 @@
 // ours). Ready, commit and veto are unchanged.
 
 import { PreprocessingExhaustedError } from './api';
-import { ELEMENT_BYTES, P, concatEncoded, copyElement, mod, reduce, reduceWide, words } from './field';
+import { ELEMENT_BYTES, P, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
 import {
-  addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
+  addEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded,
   sqrtEncoded,
 } from './kernel';
 import { dealGrr, grrRecombine, seededPeers } from './grr';
@@ -126,6 +126,26 @@ function rootPart(v: Uint8Array, pos: number, s: number): Uint8Array {
   const s32 = words(v);
   for (let e = pos, k = 0; e < count; e += s, k++) copyElement(s32, e, o32, k);
   return out;
+}
+
+/** The last phase-A round of a batch (its messages are the last a member sends before ready). */
+export const LAST_PREP_ROUND = 1;
+/** Batch.round once staged. */
+const STAGED_ROUND = LAST_PREP_ROUND + 1;
+
+/**
+ * The nibbles' stored form from the r values, their pair and higher products (degree t) and the
+ * public roots (every party holds the same roots, so every party takes the same path): the field
+ * kernel, or, when some root is 0 (r = 0, probability 2^-127 per bit), the BigInt formula, where
+ * that bit is 0 (r itself shares 0, as before).
+ */
+function nibblesOfSigns(r: Uint8Array, p2: Uint8Array, p3: Uint8Array, roots: Uint8Array): Uint8Array {
+  const r32 = words(roots);
+  let zero = false;
+  for (let w = 0; w < r32.length && !zero; w += 4) zero = (r32[w]! | r32[w + 1]! | r32[w + 2]! | r32[w + 3]!) === 0;
+  if (!zero) return nibblesFromSignsEncoded(r, p2, p3, roots);
+  const dec = (v: Uint8Array): bigint[] => decodeFieldVector(v);
+  return encodeFieldVector(nibblesFromSigns(dec(r), dec(p2), dec(p3), dec(roots), roots.length / ELEMENT_BYTES / 4));
 }
 
 function planOf(kind: ClosureKind): ClosurePlan {
@@ -205,7 +225,7 @@ interface Batch {
   /** Set EXCLUDED_BUSY_MS after b started: a recovery request from a party outside S is answered from then on. */
   busyOver?: boolean;
   readies: Set<number>;
-  /** Phase-A round currently computed (0: GRR for triples + squares, 1: roots, 2-3: bit products), 4 when staged. */
+  /** Phase-A round currently computed (0: first GRR layer + squares, 1: roots + second GRR layer), STAGED_ROUND when staged. */
   round: number;
   incoming: Map<number, Map<number, Envelope>>;
   sent: Map<number, Map<number, Uint8Array>>; // round -> to -> bytes (for re-sends)
@@ -222,7 +242,7 @@ interface Batch {
   /** The opened squares whose roots this party takes (indices self-1, self-1+n, ...). */
   Y?: Uint8Array;
   ownRoots?: Uint8Array;
-  x?: Uint8Array;
+  /** The nibbles' pair products r_i r_j (degree t, after the first GRR layer). */
   p2?: Uint8Array;
   waiters: { resolve: () => void }[];
   /** closure kinds: the masks (one vector per factor) and, after the first GRR round, the pair products */
@@ -814,7 +834,7 @@ export class Preprocessor {
     b.inert = true;
     b.incoming.clear();
     b.sent.clear();
-    b.a = b.b = b.r = b.y = b.Y = b.ownRoots = b.x = b.p2 = b.ownGrr = b.closures = undefined;
+    b.a = b.b = b.r = b.y = b.Y = b.ownRoots = b.p2 = b.ownGrr = b.closures = undefined;
     if (b.state === 'running') b.items = undefined;
     if (this.parked === b) this.parked = undefined;
   }
@@ -933,7 +953,6 @@ export class Preprocessor {
     try {
       if (b.round === 0) this.round0(b);
       else if (b.round === 1) this.round1(b);
-      else if (b.round === 2) this.round2(b);
     } finally {
       this.stats.productionMs += Date.now() - t0;
     }
@@ -1050,7 +1069,11 @@ export class Preprocessor {
         ys.push(c.masks[j]!);
       }
     }
-    b.ownGrr = this.grr(mulEncoded(concatEncoded(xs), concatEncoded(ys)), b, 0);
+    // [a*b for triples | each closure's pair products | the nibbles' pair products r_i r_j]: the bits
+    // are signs r/s of public roots s, so every product of bits is a public multiple of a product of
+    // r values, which needs no root and goes into this first layer (nibblesOfSigns)
+    const products = mulEncoded(concatEncoded(xs), concatEncoded(ys));
+    b.ownGrr = this.grr(U > 0 ? concatEncoded([products, nibblePairsEncoded(b.r)]) : products, b, 0);
     // y = r^2 + PRZS (degree 2t), opened from the shares of all of S
     b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));
     // each member gets our shares of the squares it takes the roots of (rootPart), not all of them
@@ -1064,17 +1087,13 @@ export class Preprocessor {
    * Round 1: the square roots of the squares this member opened (indices pos, pos+|S|, ..., pos its
    * position in S; with S everyone, self-1, self-1+n, ...), sent to every member: a root is a public
    * function of an opened value, so one party computes it and the others take it (docs/leakage.md).
-   * y = 0 (r = 0, probability 2^-127) has the root 0.
+   * y = 0 (r = 0, probability 2^-127) has the root 0. With them, the second GRR layer: the nibbles'
+   * products of three and four r values (a pair product times an r, or two pairs) and the closure
+   * items' products of three and four masks.
    */
   private round1(b: Batch): void {
     // 125 squarings each, in the field kernel
     b.ownRoots = sqrtEncoded(b.Y!);
-    this.sendRound(b, 1, () => [b.ownRoots!]);
-    this.tryAdvance(b);
-  }
-
-  private round2(b: Batch): void {
-    // [the nibbles' pair products | each closure's products of three and four masks]
     const xs: Uint8Array[] = [];
     const ys: Uint8Array[] = [];
     for (const c of b.closures!) {
@@ -1083,16 +1102,9 @@ export class Preprocessor {
         ys.push(h.mask !== undefined ? c.masks[h.mask]! : c.pairs![h.otherPair!]!);
       }
     }
-    const own = nibblePairsEncoded(b.x!);
-    b.ownGrr = this.grr(xs.length === 0 ? own : concatEncoded([own, mulEncoded(concatEncoded(xs), concatEncoded(ys))]), b, 2);
-    this.sendRound(b, 2, (j) => [b.ownGrr![j - 1]!]);
-    this.dropPeerRows(b);
-    this.tryAdvance(b);
-  }
-
-  private round3(b: Batch): void {
-    b.ownGrr = this.grr(nibbleHigherEncoded(b.x!, b.p2!), b, 3);
-    this.sendRound(b, 3, (j) => [b.ownGrr![j - 1]!]);
+    const own = nibbleHigherEncoded(b.r!, b.p2!);
+    b.ownGrr = this.grr(xs.length === 0 ? own : concatEncoded([own, mulEncoded(concatEncoded(xs), concatEncoded(ys))]), b, 1);
+    this.sendRound(b, 1, (j) => [b.ownGrr![j - 1]!, b.ownRoots!]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
   }
@@ -1108,30 +1120,6 @@ export class Preprocessor {
     const self = this.host.self;
     const enc = (i: number, k: number): Uint8Array => got!.get(i)!.vectors[k] ?? EMPTY;
     b.incoming.delete(b.round);
-    if (b.round === 1) {
-      // roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
-      const count = 4 * b.per.nibbles;
-      const roots = new Uint8Array(count * ELEMENT_BYTES);
-      members.forEach((i, pos) => {
-        const r = i === self ? b.ownRoots! : enc(i, 0);
-        const want = Math.ceil(Math.max(0, count - pos) / n);
-        if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} square roots, expected ${want}`);
-        for (let k = 0, e = pos; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
-      });
-      // bit = (r/s + 1) / 2; s = 0 means y = 0, so r = 0 (probability 2^-127), and r itself is then a
-      // valid sharing of the bit 0: the kernel takes r where y = 0 given the root 1 there.
-      const Y = mulEncoded(roots, roots);
-      const r32 = words(roots);
-      for (let w = 0; w < r32.length; w += 4) if ((r32[w]! | r32[w + 1]! | r32[w + 2]! | r32[w + 3]!) === 0) roots[w * 4 + ELEMENT_BYTES - 1] = 1;
-      const out = bitsFromRootsEncoded(b.r!, roots, Y);
-      if ('badIndex' in out) throw new Error(`prep batch ${b.id}: bad square root from party ${members[out.badIndex % n]}`);
-      b.x = out.bits;
-      b.r = b.Y = b.ownRoots = undefined;
-      b.round = 2;
-      this.stats.productionMs += Date.now() - t0;
-      this.round2(b);
-      return;
-    }
     const own = b.ownGrr![self - 1]!;
     const rows = members.map((i) => (i === self ? own : this.grrRowFrom(b, i, enc(i, 0), own.length / ELEMENT_BYTES)));
     const prod = this.recombine(rows, b);
@@ -1146,31 +1134,38 @@ export class Preprocessor {
         const Q = b.per[c.kind];
         c.pairs = planOf(c.kind).pairs.map(() => slice(prod, at, (at += Q)));
       }
+      b.p2 = slice(prod, at, at + 6 * b.per.nibbles);
       b.items = { triples: interleave([b.a!, b.b!, slice(prod, 0, T)]), lex4: EMPTY, prod4: EMPTY, nibbles: EMPTY };
       b.a = b.b = b.y = undefined;
       b.round = 1;
       this.stats.productionMs += Date.now() - t0;
       this.round1(b);
-    } else if (b.round === 2) {
-      const U = b.per.nibbles;
-      b.p2 = slice(prod, 0, 6 * U);
-      let at = 6 * U;
-      for (const c of b.closures!) {
-        const Q = b.per[c.kind];
-        const higher = planOf(c.kind).higher.map(() => slice(prod, at, (at += Q)));
-        b.items![c.kind] = interleave([...c.masks, ...c.pairs!, ...higher]);
-      }
-      b.closures = undefined;
-      b.round = 3;
-      this.stats.productionMs += Date.now() - t0;
-      this.round3(b);
-    } else {
-      b.items!.nibbles = nibbleUnaryEncoded(b.x!, b.p2!, prod);
-      b.x = b.p2 = b.ownGrr = undefined;
-      b.round = 4;
-      this.stats.productionMs += Date.now() - t0;
-      this.stage(b);
+      return;
     }
+    // round 1: roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
+    const count = 4 * b.per.nibbles;
+    const roots = new Uint8Array(count * ELEMENT_BYTES);
+    members.forEach((i, pos) => {
+      const r = i === self ? b.ownRoots! : enc(i, 1);
+      const want = Math.ceil(Math.max(0, count - pos) / n);
+      if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} square roots, expected ${want}`);
+      const r32 = words(r);
+      const o32 = words(roots);
+      for (let k = 0, e = pos; e < count; k++, e += n) copyElement(r32, k, o32, e);
+    });
+    const U = b.per.nibbles;
+    const p3 = slice(prod, 0, 5 * U);
+    let at = 5 * U;
+    for (const c of b.closures!) {
+      const Q = b.per[c.kind];
+      const higher = planOf(c.kind).higher.map(() => slice(prod, at, (at += Q)));
+      b.items![c.kind] = interleave([...c.masks, ...c.pairs!, ...higher]);
+    }
+    b.items!.nibbles = nibblesOfSigns(b.r!, b.p2!, p3, roots);
+    b.closures = b.r = b.Y = b.ownRoots = b.p2 = b.ownGrr = undefined;
+    b.round = STAGED_ROUND;
+    this.stats.productionMs += Date.now() - t0;
+    this.stage(b);
   }
 
   /**
@@ -2175,7 +2170,7 @@ export class Preprocessor {
     if (s.staged) {
       const b = this.newBatch(s.staged.id, countsOf(s.staged.items));
       b.state = 'staged';
-      b.round = 4;
+      b.round = STAGED_ROUND;
       b.items = s.staged.items;
       this.current = b;
       apply(b);
@@ -2369,6 +2364,60 @@ export function nibblesFrom(x: readonly bigint[], p2: readonly bigint[], p3: rea
     out[u * NIBBLE_WIDTH + NIBBLE_VALUE] = mod(x[4 * u]! + 2n * x[4 * u + 1]! + 4n * x[4 * u + 2]! + 8n * x[4 * u + 3]!);
   }
   return out;
+}
+
+/**
+ * The stored form of U nibbles from the square-root trick's signs (BigInt; the field kernel's
+ * nibblesFromSigns is the fast path and matches it): r the 4 values per nibble, p2 / p3 the 6 pair
+ * and 5 higher products of them (nibblePairs' and nibbleHigher's orders), s the 4 public roots.
+ * Bit i is x_i = (1 + b_i)/2 with b_i = r_i/s_i; a monomial b_T = r_T / s_T. A zero root (r_i = 0)
+ * makes the bit 0: b_i = -1, and a monomial through it is -1 times the monomial without it.
+ * Linear in the shares (r, p2, p3) for public s, so it maps shares to shares.
+ */
+export function nibblesFromSigns(r: readonly bigint[], p2: readonly bigint[], p3: readonly bigint[], s: readonly bigint[], U: number): bigint[] {
+  const x: bigint[] = [];
+  const q2: bigint[] = [];
+  const q3: bigint[] = [];
+  const prodAt = [0, 0, 1, 0, 2, 1, 3, 0, 3, 2, 4, 1, 5, 2, 3, 4]; // slot of r_T in r (|T| = 1), p2, p3
+  const inv2 = inv(2n);
+  for (let u = 0; u < U; u++) {
+    const rT = (T: number): bigint => {
+      if (T === 0) return 1n;
+      const size = popcount(T);
+      if (size === 1) return r[4 * u + Math.log2(T)]!;
+      return size === 2 ? p2[6 * u + prodAt[T]!]! : p3[5 * u + (T === 15 ? 4 : prodAt[T]!)]!;
+    };
+    const zeroBits = [0, 1, 2, 3].reduce((z, i) => (s[4 * u + i] === 0n ? z | (1 << i) : z), 0);
+    const sign = (T: number): bigint => {
+      // b_T = (-1)^|T & Z| r_{T \ Z} / s_{T \ Z}
+      const live = T & ~zeroBits;
+      let v = rT(live);
+      for (let i = 0; i < 4; i++) if (live & (1 << i)) v = reduce(v * inv(s[4 * u + i]!));
+      return popcount(T & zeroBits) % 2 === 1 ? mod(-v) : v;
+    };
+    const b = Array.from({ length: 16 }, (_, T) => sign(T));
+    // x_S = 2^-|S| sum_{T subset of S} b_T
+    const xS = (S: number): bigint => {
+      let acc = 0n;
+      for (let T = S; ; T = (T - 1) & S) {
+        acc += b[T]!;
+        if (T === 0) break;
+      }
+      let v = mod(acc);
+      for (let k = popcount(S); k > 0; k--) v = reduce(v * inv2);
+      return v;
+    };
+    for (const T of [1, 2, 4, 8]) x.push(xS(T));
+    for (const T of [3, 5, 9, 6, 10, 12]) q2.push(xS(T));
+    for (const T of [7, 11, 13, 14, 15]) q3.push(xS(T));
+  }
+  return nibblesFrom(x, q2, q3, U);
+}
+
+function popcount(x: number): number {
+  let c = 0;
+  for (let v = x; v !== 0; v &= v - 1) c++;
+  return c;
 }
 
 /** A deterministic field RNG from a seed (dealer mode and tests only: NOT secret). AES-128-CTR stream. */
