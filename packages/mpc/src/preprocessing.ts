@@ -81,7 +81,7 @@
 import { PreprocessingExhaustedError } from './api';
 import { ELEMENT_BYTES, P, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
 import {
-  addEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded,
+  lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded,
   sqrtEncoded,
 } from './kernel';
 import { dealGrr, grrRecombine, seededPeers } from './grr';
@@ -1019,20 +1019,6 @@ export class Preprocessor {
   }
 
   /**
-   * Interpolates at 0 the degree-2t sharings whose shares every member of S sent (rows in S's order;
-   * the products' GRR rows, the opened squares): Lagrange over S (all n parties unless ADR 0017's
-   * partial production), in the field kernel. |S| >= 2t+1 points determine a degree-2t polynomial.
-   */
-  private fromMembers(rows: Uint8Array[], what: string, b: Batch): Uint8Array {
-    const members = this.membersOf(b);
-    const m = rows[members.indexOf(this.host.self)]!.length;
-    rows.forEach((r, k) => {
-      if (r.length !== m) throw new Error(`prep batch ${b.id}: party ${members[k]} sent ${r.length / ELEMENT_BYTES} ${what}, expected ${m / ELEMENT_BYTES}`);
-    });
-    return lincombEncoded(rows, lagrange([...members], 0));
-  }
-
-  /**
    * Our degree-t shares of the products from the GRR rows of every member of S (rows in S's order;
    * grr.ts's scaled dealing: the seeded rows are raw pair streams and the sum is scaled once).
    */
@@ -1074,13 +1060,58 @@ export class Preprocessor {
     // r values, which needs no root and goes into this first layer (nibblesOfSigns)
     const products = mulEncoded(concatEncoded(xs), concatEncoded(ys));
     b.ownGrr = this.grr(U > 0 ? concatEncoded([products, nibblePairsEncoded(b.r)]) : products, b, 0);
-    // y = r^2 + PRZS (degree 2t), opened from the shares of all of S
-    b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));
-    // each member gets our shares of the squares it takes the roots of (rootPart), not all of them
+    // the squares y = r^2: each member gets our masked terms of the ones it takes the roots of
     const members = this.membersOf(b);
-    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, rootPart(b.y!, members.indexOf(j), members.length)]);
+    const squares = this.squareTerms(b, members);
+    b.y = squares.own;
+    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, squares.to.get(j)!]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
+  }
+
+  /**
+   * Our terms of the squares y = r^2 (degree 2t) for the member at each position of S, which opens
+   * the indices e = position mod |S| (rootPart): lambda_self * r_self^2 (lambda the Lagrange weight
+   * at 0 over S) plus a pair stream with every other member but the opener, added by the lower party
+   * and subtracted by the higher, so the masks cancel in the opener's sum: it gets
+   * y = sum of the terms it receives + lambda_j * (its own r_j^2), and nothing else. Privacy (semi-
+   * honest, any t parties C with the opener among them): the members outside C (|S| - t >= t + 1 >= 2
+   * of them) send terms that are uniform given C's view except for their sum, which y and C's own
+   * terms fix anyway, since each pair of them adds a stream uniform to C (pairStream: C misses the
+   * key of a subset holding both); so C learns y and no more, as with a degree-2t zero sharing.
+   * Three key-stream values per square sent, where a PRSS zero sharing of degree 2t took t per PRSS
+   * subset of the party (12 at n = 5, t = 2) for every square (the additive masks of e.g. Araki,
+   * Furukawa, Lindell, Nof, Ohara, CCS 2016, on the terms of a Lagrange sum).
+   */
+  private squareTerms(b: Batch, members: readonly number[]): { own: Uint8Array; to: Map<number, Uint8Array> } {
+    const self = this.host.self;
+    const prss = this.host.prss();
+    const size = members.length;
+    const lambda = lagrange([...members], 0)[members.indexOf(self)]!;
+    const to = new Map<number, Uint8Array>();
+    let own: Uint8Array = EMPTY;
+    members.forEach((j, pos) => {
+      const part = rootPart(b.r!, pos, size);
+      const m = part.length / ELEMENT_BYTES;
+      const square: Uint8Array = m === 0 ? EMPTY : mulEncoded(part, part);
+      if (j === self) {
+        own = square;
+        return;
+      }
+      if (m === 0) {
+        to.set(j, EMPTY);
+        return;
+      }
+      const rows = [square];
+      const w = [lambda];
+      for (const i of members) {
+        if (i === self || i === j) continue;
+        rows.push(prss.pairStream(i, this.nonce(b, `sq>${j}`), m));
+        w.push(self < i ? 1n : P - 1n);
+      }
+      to.set(j, lincombEncoded(rows, w));
+    });
+    return { own, to };
   }
 
   /**
@@ -1124,10 +1155,14 @@ export class Preprocessor {
     const rows = members.map((i) => (i === self ? own : this.grrRowFrom(b, i, enc(i, 0), own.length / ELEMENT_BYTES)));
     const prod = this.recombine(rows, b);
     if (b.round === 0) {
-      const pos = members.indexOf(self);
-      const ys = members.map((i) => (i === self ? rootPart(b.y!, pos, n) : enc(i, 1)));
-      // degree-2t opening from the shares of all of S (2t+1 or more), of the squares whose roots we take
-      b.Y = this.fromMembers(ys, 'squares', b);
+      // the squares whose roots we take: the terms of every member of S (squareTerms) and our own
+      const lambda = lagrange([...members], 0)[members.indexOf(self)]!;
+      const want = b.y!.length;
+      const ys = members.map((i) => (i === self ? b.y! : enc(i, 1)));
+      ys.forEach((v, k) => {
+        if (v.length !== want) throw new Error(`prep batch ${b.id}: party ${members[k]} sent ${v.length / ELEMENT_BYTES} squares, expected ${want / ELEMENT_BYTES}`);
+      });
+      b.Y = want === 0 ? EMPTY : lincombEncoded(ys, members.map((i) => (i === self ? lambda : 1n)));
       const T = b.per.triples;
       let at = T;
       for (const c of b.closures!) {
