@@ -721,43 +721,54 @@ export function nibbleUnary(x: usize, p2: usize, p3: usize, dst: usize, u: i32):
 }
 
 /**
- * The stored form of each nibble (as nibbleUnary: [v > j] for j = 0..14, then v) from the signs of
- * the square-root trick, without products of the bits themselves (preprocessing.ts, round 1): r
- * holds the 4 PRSS values of each nibble, p2 and p3 their 6 pair and 5 higher products (degree-t
- * shares, in nibblePairs' and nibbleHigher's orders), s the 4 opened roots (all nonzero; the caller
- * takes another path otherwise), c the one element 16^-1. Bit i is x_i = (1 + b_i)/2 with the sign
- * b_i = r_i/s_i, so a monomial b_T = r_T / s_T is a public multiple of a shared product, and
- * [v == j] = prod_i (1 +- b_i)/2 = 16^-1 sum_T (+-1) b_T: a Walsh-Hadamard transform of the 16
- * monomials (b_{} = 1). scratch: 4u + 32 elements (the inverse roots; one nibble's public factors
- * and its transform).
+ * dst[e] = src[e]^-1, 0 where src[e] = 0, for n elements: batch inversion (prefix products, one
+ * exponentiation for the vector, three products per element). The openers' inverse roots.
  */
-export function nibblesFromSigns(r: usize, p2: usize, p3: usize, s: usize, c: usize, scratch: usize, dst: usize, u: i32): void {
-  const n = 4 * u;
-  // batch inversion: scratch[e] = s_e^-1 (prefix products, one exponentiation)
+export function invMany(src: usize, dst: usize, n: i32): void {
   a0 = 1; a1 = 0; a2 = 0; a3 = 0; a4 = 0;
   for (let e = 0; e < n; e++) {
     const off = <usize>e << 4;
+    ld2(src + off);
+    if (h == 0 && l == 0) continue;
     aToC();
-    unpack(s + off);
+    unpack(src + off);
     aToB();
     a0 = c0; a1 = c1; a2 = c2; a3 = c3; a4 = c4;
-    pack(scratch + off);
+    pack(dst + off); // the product of the nonzero elements before e
     mulByB();
   }
   invertA();
   for (let e = n - 1; e >= 0; e--) {
     const off = <usize>e << 4;
+    ld2(src + off);
+    if (h == 0 && l == 0) {
+      st2(dst + off);
+      continue;
+    }
     aToC();
-    unpack(scratch + off);
+    unpack(dst + off);
     mulByC();
-    pack(scratch + off);
-    unpack(s + off);
+    pack(dst + off);
+    unpack(src + off);
     mulByC();
   }
-  const pk = scratch + (<usize>n << 4); // slot T: 16^-1 / s_T
+}
+
+/**
+ * The stored form of each nibble (as nibbleUnary: [v > j] for j = 0..14, then v) from the signs of
+ * the square-root trick, without products of the bits themselves (preprocessing.ts, round 1): r
+ * holds the 4 PRSS values of each nibble, p2 and p3 their 6 pair and 5 higher products (degree-t
+ * shares, in nibblePairs' and nibbleHigher's orders), q the 4 public inverse roots 1/s (all nonzero;
+ * the caller takes another path otherwise), c the one element 16^-1. Bit i is x_i = (1 + b_i)/2
+ * with the sign b_i = r_i/s_i, so a monomial b_T = r_T / s_T is a public multiple of a shared
+ * product, and [v == j] = prod_i (1 +- b_i)/2 = 16^-1 sum_T (+-1) b_T: a Walsh-Hadamard transform
+ * of the 16 monomials (b_{} = 1). scratch: 32 elements (one nibble's public factors and transform).
+ */
+export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: usize, scratch: usize, dst: usize, u: i32): void {
+  const pk = scratch; // slot T: 16^-1 / s_T
   const wk = pk + 256; // slot T: 16^-1 b_T, then the transform
   for (let k = 0; k < u; k++) {
-    const sb = scratch + (<usize>(4 * k) << 4);
+    const sb = q + (<usize>(4 * k) << 4);
     const rb = r + (<usize>(4 * k) << 4);
     const pb = p2 + (<usize>(6 * k) << 4);
     const qb = p3 + (<usize>(5 * k) << 4);

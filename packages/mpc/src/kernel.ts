@@ -32,7 +32,8 @@ interface KernelExports {
   nibblePairs(x: number, dst: number, u: number): void;
   nibbleHigher(x: number, p2: number, dst: number, u: number): void;
   nibbleUnary(x: number, p2: number, p3: number, dst: number, u: number): void;
-  nibblesFromSigns(r: number, p2: number, p3: number, s: number, c: number, scratch: number, dst: number, u: number): void;
+  nibblesFromSigns(r: number, p2: number, p3: number, q: number, c: number, scratch: number, dst: number, u: number): void;
+  invMany(src: number, dst: number, n: number): void;
   subMany(x: number, y: number, dst: number, n: number): void;
   beaverOpenings(f: number, items: number, out: number, m: number, width: number, nf: number): void;
   beaverProducts(opened: number, items: number, out: number, m: number, width: number): void;
@@ -343,25 +344,31 @@ export function nibbleUnaryEncoded(x: Uint8Array, p2: Uint8Array, p3: Uint8Array
 /** 16^-1 mod p, encoded (nibblesFromSignsEncoded's transform carries it). */
 let inv16: Uint8Array | undefined;
 
+/** Elementwise x^-1, 0 for 0 (batch inversion in the kernel: three products per element and one exponentiation). */
+export function invEncoded(x: Uint8Array): Uint8Array {
+  const m = sameCount('inv', x);
+  return run([x], [x.length], ([px], [d]) => k().invMany(px!, d!, m))[0]!;
+}
+
 /**
  * Per nibble: the stored form ([v > j] for j = 0..14, then v; 16 elements) from the signs of the
  * square-root trick: r = the 4 PRSS values per nibble, p2 / p3 = their 6 pair and 5 higher products
- * (shares of degree t), s = the 4 opened roots per nibble, every one nonzero (a zero root means
- * r = 0, probability 2^-127: the caller takes the BigInt path). Bit i is (1 + r_i/s_i)/2.
+ * (shares of degree t), q = the 4 public inverse roots 1/s per nibble, every one nonzero (a zero
+ * root means r = 0, probability 2^-127: the caller takes the BigInt path). Bit i is (1 + r_i q_i)/2.
  */
-export function nibblesFromSignsEncoded(r: Uint8Array, p2: Uint8Array, p3: Uint8Array, s: Uint8Array): Uint8Array {
+export function nibblesFromSignsEncoded(r: Uint8Array, p2: Uint8Array, p3: Uint8Array, q: Uint8Array): Uint8Array {
   const u = count(r, 'nibble signs') / 4;
-  if (!Number.isInteger(u) || count(p2, 'nibble signs') !== 6 * u || count(p3, 'nibble signs') !== 5 * u || count(s, 'nibble signs') !== 4 * u) {
-    throw new FieldError('nibble signs: 4 values, 6 pair and 5 higher products and 4 roots per nibble');
+  if (!Number.isInteger(u) || count(p2, 'nibble signs') !== 6 * u || count(p3, 'nibble signs') !== 5 * u || count(q, 'nibble signs') !== 4 * u) {
+    throw new FieldError('nibble signs: 4 values, 6 pair and 5 higher products and 4 inverse roots per nibble');
   }
-  for (const v of [r, p2, p3, s]) assertCanonical(v, 'nibble signs');
-  const s32 = words(s);
-  for (let w = 0; w < s32.length; w += 4) if ((s32[w]! | s32[w + 1]! | s32[w + 2]! | s32[w + 3]!) === 0) throw new FieldError(`nibble signs: root ${w / 4} is zero`);
+  for (const v of [r, p2, p3, q]) assertCanonical(v, 'nibble signs');
+  const q32 = words(q);
+  for (let w = 0; w < q32.length; w += 4) if ((q32[w]! | q32[w + 1]! | q32[w + 2]! | q32[w + 3]!) === 0) throw new FieldError(`nibble signs: inverse root ${w / 4} is zero`);
   if (inv16 === undefined) {
     inv16 = new Uint8Array(ELEMENT_BYTES);
     writeElement(new DataView(inv16.buffer), 0, inv(16n));
   }
-  return run([r, p2, p3, s, inv16], [u * 16 * ELEMENT_BYTES, (4 * u + 32) * ELEMENT_BYTES], ([pr, pp, pq, ps, pc], [d, sc]) =>
+  return run([r, p2, p3, q, inv16], [u * 16 * ELEMENT_BYTES, 32 * ELEMENT_BYTES], ([pr, pp, pq, ps, pc], [d, sc]) =>
     k().nibblesFromSigns(pr!, pp!, pq!, ps!, pc!, sc!, d!, u))[0]!;
 }
 

@@ -11,16 +11,19 @@
 //    |S|-1-t rows are sent. Scaled (grr.ts, dealGrr): each dealer reshares D h (one denominator D for
 //    the set), so its shares are integer combinations, and each party scales its sum by D^-1 once.
 //  - random bits (the square-root trick, e.g. Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006): r from
-//    PRSS, y = r^2 + PRZS (degree 2t), index e opened from the shares of all of S only by the member
-//    at position e mod |S| of S (party e mod n + 1 when S is everyone), which sends s = sqrt(y)
-//    (canonical root) to all members; bit = (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform.
-//    The root is a public function of a public value: one party computes it.
-//  - nibbles: 4 bits x0..x3, their 11 products of 2..4 bits (two more GRR rounds), then the
-//    indicators [v == j] by inclusion-exclusion and their suffix sums [v > j] (local), plus
-//    v = x0 + 2x1 + 4x2 + 8x3.
+//    PRSS, y = r^2 (degree 2t), index e opened only by the member at position e mod |S| of S (party
+//    e mod n + 1 when S is everyone) from every member's term lambda_i r_i^2, masked by pair streams
+//    that cancel in its sum (squareTerms), which sends s = sqrt(y) (canonical root) to all members;
+//    bit = (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform. The root is a public function of a
+//    public value: one party computes it.
+//  - nibbles: 4 values r0..r3, their 6 pair products in the first GRR layer (round 0, beside the
+//    squares) and their 5 higher products in the second (round 1, beside the roots); with the signs
+//    b_i = r_i/s_i every product of bits is the public multiple r_T / s_T of one of them, so the
+//    stored form ([v > j] and v) is local at the end (nibblesFromSigns). Two rounds; the products of
+//    the bits x_i themselves took two more, after the roots, until 2026-12-02 (ADR 0026-hprep).
 //  - closure items (closure.ts: LEX4 for less-than's tree, PROD4 for equality's): masks from PRSS,
-//    the products of two masks in the first GRR round (with the triples), the products of three or
-//    four masks (a pair product times a mask or another pair) in the third (with the nibbles' pairs).
+//    the products of two masks in the first GRR layer (with the triples), the products of three or
+//    four masks (a pair product times a mask or another pair) in the second.
 // No single party learns any triple or bit: every value is a sum over PRSS subsets or a resharing.
 // Phase A is deterministic per party (GRR seeds from PRSS-keyed pair streams under the batch's
 // nonce), so a party that recomputes a batch after a restart sends the messages the peers already
@@ -81,7 +84,7 @@
 import { PreprocessingExhaustedError } from './api';
 import { ELEMENT_BYTES, P, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
 import {
-  lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded,
+  invEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded,
   sqrtEncoded,
 } from './kernel';
 import { dealGrr, grrRecombine, seededPeers } from './grr';
@@ -135,9 +138,9 @@ const STAGED_ROUND = LAST_PREP_ROUND + 1;
 
 /**
  * The nibbles' stored form from the r values, their pair and higher products (degree t) and the
- * public roots (every party holds the same roots, so every party takes the same path): the field
- * kernel, or, when some root is 0 (r = 0, probability 2^-127 per bit), the BigInt formula, where
- * that bit is 0 (r itself shares 0, as before).
+ * public inverse roots 1/s (every party holds the same ones, so every party takes the same path):
+ * the field kernel, or, when some root is 0 (r = 0, probability 2^-127 per bit; sent as 0), the
+ * BigInt formula, where that bit is 0 (r itself shares 0, as before).
  */
 function nibblesOfSigns(r: Uint8Array, p2: Uint8Array, p3: Uint8Array, roots: Uint8Array): Uint8Array {
   const r32 = words(roots);
@@ -1118,13 +1121,15 @@ export class Preprocessor {
    * Round 1: the square roots of the squares this member opened (indices pos, pos+|S|, ..., pos its
    * position in S; with S everyone, self-1, self-1+n, ...), sent to every member: a root is a public
    * function of an opened value, so one party computes it and the others take it (docs/leakage.md).
-   * y = 0 (r = 0, probability 2^-127) has the root 0. With them, the second GRR layer: the nibbles'
+   * It sends 1/s, which is all the others use (b = r/s), and a public function of s: the inversion
+   * is done once, by the opener, not by every member. y = 0 (r = 0, probability 2^-127) has the
+   * root 0 and is sent as 0. With them, the second GRR layer: the nibbles'
    * products of three and four r values (a pair product times an r, or two pairs) and the closure
    * items' products of three and four masks.
    */
   private round1(b: Batch): void {
-    // 125 squarings each, in the field kernel
-    b.ownRoots = sqrtEncoded(b.Y!);
+    // 125 squarings each, then their inverses (one batch inversion): the others need only 1/s
+    b.ownRoots = invEncoded(sqrtEncoded(b.Y!));
     const xs: Uint8Array[] = [];
     const ys: Uint8Array[] = [];
     for (const c of b.closures!) {
@@ -1177,13 +1182,13 @@ export class Preprocessor {
       this.round1(b);
       return;
     }
-    // round 1: roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
+    // round 1: inverse roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
     const count = 4 * b.per.nibbles;
     const roots = new Uint8Array(count * ELEMENT_BYTES);
     members.forEach((i, pos) => {
       const r = i === self ? b.ownRoots! : enc(i, 1);
       const want = Math.ceil(Math.max(0, count - pos) / n);
-      if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} square roots, expected ${want}`);
+      if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} inverse roots, expected ${want}`);
       const r32 = words(r);
       const o32 = words(roots);
       for (let k = 0, e = pos; e < count; k++, e += n) copyElement(r32, k, o32, e);
@@ -2404,12 +2409,12 @@ export function nibblesFrom(x: readonly bigint[], p2: readonly bigint[], p3: rea
 /**
  * The stored form of U nibbles from the square-root trick's signs (BigInt; the field kernel's
  * nibblesFromSigns is the fast path and matches it): r the 4 values per nibble, p2 / p3 the 6 pair
- * and 5 higher products of them (nibblePairs' and nibbleHigher's orders), s the 4 public roots.
- * Bit i is x_i = (1 + b_i)/2 with b_i = r_i/s_i; a monomial b_T = r_T / s_T. A zero root (r_i = 0)
- * makes the bit 0: b_i = -1, and a monomial through it is -1 times the monomial without it.
- * Linear in the shares (r, p2, p3) for public s, so it maps shares to shares.
+ * and 5 higher products of them (nibblePairs' and nibbleHigher's orders), q the 4 public inverse
+ * roots 1/s (0 for a zero root). Bit i is x_i = (1 + b_i)/2 with b_i = r_i q_i; a monomial
+ * b_T = r_T q_T. A zero root (r_i = 0) makes the bit 0: b_i = -1, and a monomial through it is -1
+ * times the monomial without it. Linear in the shares (r, p2, p3) for public q: shares to shares.
  */
-export function nibblesFromSigns(r: readonly bigint[], p2: readonly bigint[], p3: readonly bigint[], s: readonly bigint[], U: number): bigint[] {
+export function nibblesFromSigns(r: readonly bigint[], p2: readonly bigint[], p3: readonly bigint[], q: readonly bigint[], U: number): bigint[] {
   const x: bigint[] = [];
   const q2: bigint[] = [];
   const q3: bigint[] = [];
@@ -2422,12 +2427,12 @@ export function nibblesFromSigns(r: readonly bigint[], p2: readonly bigint[], p3
       if (size === 1) return r[4 * u + Math.log2(T)]!;
       return size === 2 ? p2[6 * u + prodAt[T]!]! : p3[5 * u + (T === 15 ? 4 : prodAt[T]!)]!;
     };
-    const zeroBits = [0, 1, 2, 3].reduce((z, i) => (s[4 * u + i] === 0n ? z | (1 << i) : z), 0);
+    const zeroBits = [0, 1, 2, 3].reduce((z, i) => (q[4 * u + i] === 0n ? z | (1 << i) : z), 0);
     const sign = (T: number): bigint => {
-      // b_T = (-1)^|T & Z| r_{T \ Z} / s_{T \ Z}
+      // b_T = (-1)^|T & Z| r_{T \ Z} q_{T \ Z}
       const live = T & ~zeroBits;
       let v = rT(live);
-      for (let i = 0; i < 4; i++) if (live & (1 << i)) v = reduce(v * inv(s[4 * u + i]!));
+      for (let i = 0; i < 4; i++) if (live & (1 << i)) v = reduce(v * q[4 * u + i]!);
       return popcount(T & zeroBits) % 2 === 1 ? mod(-v) : v;
     };
     const b = Array.from({ length: 16 }, (_, T) => sign(T));

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import * as F from '../src/field';
 import {
-  addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded, nibbleUnaryEncoded,
+  addEncoded, bitsFromRootsEncoded, invEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded, nibbleUnaryEncoded,
   scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
   closureEvalEncoded, closureOpeningsEncoded, lincombSmallEncoded, lincombSmallRowsEncoded, prssSumEncoded,
 } from '../src/kernel';
@@ -205,19 +205,25 @@ describe('field kernel: nibbles from signs (two-round production)', () => {
     return nibblesFrom(bitsOf, dec(p2), dec(nibbleHigherEncoded(x, p2)), U);
   };
 
+  it('inverses (batch inversion, 0 kept as 0) agree with BigInt', () => {
+    fc.assert(fc.property(elems, (xs) => dec(invEncoded(enc(xs))).every((v, i) => v === (xs[i] === 0n ? 0n : F.inv(xs[i]!)))), { numRuns: 60 });
+  });
+
   it('plain r: the bits are (r/s + 1)/2 and the stored form is theirs (kernel = BigInt)', () => {
     fc.assert(fc.property(fc.array(nonzero, { minLength: 4, maxLength: 4 * 9 }).filter((a) => a.length % 4 === 0), (rs) => {
       const U = rs.length / 4;
       const r = enc(rs);
       const s = sqrtEncoded(mulEncoded(r, r));
+      const q = invEncoded(s);
       const p2 = nibblePairsEncoded(r);
       const p3 = nibbleHigherEncoded(r, p2);
-      const got = dec(nibblesFromSignsEncoded(r, p2, p3, s));
+      const got = dec(nibblesFromSignsEncoded(r, p2, p3, q));
       const sb = dec(s);
+      if (!dec(q).every((v, i) => F.mul(v, sb[i]!) === 1n)) return false;
       const bitsOf = rs.map((v, i) => F.half(F.add(F.mul(v, F.inv(sb[i]!)), 1n)));
       if (!bitsOf.every((b) => b === 0n || b === 1n)) return false;
       const want = storedOf(bitsOf);
-      const big = nibblesFromSigns(rs, dec(p2), dec(p3), sb, U);
+      const big = nibblesFromSigns(rs, dec(p2), dec(p3), dec(q), U);
       return got.every((v, i) => v === want[i] && v === big[i]);
     }), { numRuns: 40 });
   });
@@ -231,13 +237,16 @@ describe('field kernel: nibbles from signs (two-round production)', () => {
 
   it('a zero root (r = 0) makes that bit 0 in the BigInt path; the kernel refuses it', () => {
     const rs = [0n, 5n, 0n, 7n];
-    const s = dec(sqrtEncoded(mulEncoded(enc(rs), enc(rs))));
+    const sq = sqrtEncoded(mulEncoded(enc(rs), enc(rs)));
+    const s = dec(sq);
+    const q = dec(invEncoded(sq));
     expect(s[0]).toBe(0n);
+    expect(q).toEqual(s.map((v) => (v === 0n ? 0n : F.inv(v))));
     const p2 = dec(nibblePairsEncoded(enc(rs)));
     const p3 = dec(nibbleHigherEncoded(enc(rs), enc(p2)));
     const bitsOf = rs.map((v, i) => (v === 0n ? 0n : F.half(F.add(F.mul(v, F.inv(s[i]!)), 1n))));
-    expect(nibblesFromSigns(rs, p2, p3, s, 1)).toEqual(storedOf(bitsOf));
-    expect(() => nibblesFromSignsEncoded(enc(rs), enc(p2), enc(p3), enc(s))).toThrow(/zero/);
+    expect(nibblesFromSigns(rs, p2, p3, q, 1)).toEqual(storedOf(bitsOf));
+    expect(() => nibblesFromSignsEncoded(enc(rs), enc(p2), enc(p3), enc(q))).toThrow(/zero/);
   });
 });
 
