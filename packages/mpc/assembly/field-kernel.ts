@@ -720,6 +720,31 @@ export function nibbleUnary(x: usize, p2: usize, p3: usize, dst: usize, u: i32):
   }
 }
 
+/** Stores a's five limbs at p (40 bytes, native order): an intermediate kept in limbs. */
+@inline function storeLimbs(p: usize): void {
+  store<u64>(p, a0);
+  store<u64>(p, a1, 8);
+  store<u64>(p, a2, 16);
+  store<u64>(p, a3, 24);
+  store<u64>(p, a4, 32);
+}
+
+@inline function loadLimbsB(p: usize): void {
+  b0 = load<u64>(p);
+  b1 = load<u64>(p, 8);
+  b2 = load<u64>(p, 16);
+  b3 = load<u64>(p, 24);
+  b4 = load<u64>(p, 32);
+}
+
+/** wk[T] = (the share at src) * (the public factor in limbs at pl slot T), packed. */
+@inline function signTerm(src: usize, pl: usize, wk: usize, T: i32): void {
+  unpack(src);
+  loadLimbsB(pl + <usize>T * 40);
+  mulByB();
+  pack(wk + (<usize>T << 4));
+}
+
 /**
  * dst[e] = src[e]^-1, 0 where src[e] = 0, for n elements: batch inversion (prefix products, one
  * exponentiation for the vector, three products per element). The openers' inverse roots.
@@ -762,39 +787,49 @@ export function invMany(src: usize, dst: usize, n: i32): void {
  * the caller takes another path otherwise), c the one element 16^-1. Bit i is x_i = (1 + b_i)/2
  * with the sign b_i = r_i/s_i, so a monomial b_T = r_T / s_T is a public multiple of a shared
  * product, and [v == j] = prod_i (1 +- b_i)/2 = 16^-1 sum_T (+-1) b_T: a Walsh-Hadamard transform
- * of the 16 monomials (b_{} = 1). scratch: 32 elements (one nibble's public factors and transform).
+ * of the 16 monomials (b_{} = 1). scratch: 1056 bytes (one nibble's public factors in limbs and its transform).
  */
 export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: usize, scratch: usize, dst: usize, u: i32): void {
-  const pk = scratch; // slot T: 16^-1 / s_T
-  const wk = pk + 256; // slot T: 16^-1 b_T, then the transform
+  // the public factors stay in limbs (40 bytes each) between products: no pack and unpack per step
+  const sl = scratch; // 4 slots: the nibble's inverse roots
+  const pl = sl + 160; // slot T: 16^-1 / s_T
+  const wk = pl + 640; // slot T (16 bytes): 16^-1 b_T, then the transform
+  unpack(c);
+  storeLimbs(pl);
   for (let k = 0; k < u; k++) {
     const sb = q + (<usize>(4 * k) << 4);
     const rb = r + (<usize>(4 * k) << 4);
     const pb = p2 + (<usize>(6 * k) << 4);
     const qb = p3 + (<usize>(5 * k) << 4);
     const db = dst + (<usize>(16 * k) << 4);
-    memory.copy(pk, c, 16);
-    memory.copy(wk, c, 16);
+    for (let i = 0; i < 4; i++) {
+      unpack(sb + (<usize>i << 4));
+      storeLimbs(sl + <usize>i * 40);
+    }
     // 16^-1 / s_T = (16^-1 / s_{T without its top bit}) / s_top
     for (let T = 1; T < 16; T++) {
       const top = 31 - clz<i32>(T);
-      mulAt(pk + (<usize>(T ^ (1 << top)) << 4), sb + (<usize>top << 4), pk + (<usize>T << 4));
+      loadLimbsA(pl + <usize>(T ^ (1 << top)) * 40);
+      loadLimbsB(sl + <usize>top * 40);
+      mulByB();
+      storeLimbs(pl + <usize>T * 40);
     }
-    mulAt(rb, pk + (1 << 4), wk + (1 << 4)); // {0}
-    mulAt(rb + 16, pk + (2 << 4), wk + (2 << 4)); // {1}
-    mulAt(rb + 32, pk + (4 << 4), wk + (4 << 4)); // {2}
-    mulAt(rb + 48, pk + (8 << 4), wk + (8 << 4)); // {3}
-    mulAt(pb, pk + (3 << 4), wk + (3 << 4)); // {0,1}
-    mulAt(pb + 16, pk + (5 << 4), wk + (5 << 4)); // {0,2}
-    mulAt(pb + 32, pk + (9 << 4), wk + (9 << 4)); // {0,3}
-    mulAt(pb + 48, pk + (6 << 4), wk + (6 << 4)); // {1,2}
-    mulAt(pb + 64, pk + (10 << 4), wk + (10 << 4)); // {1,3}
-    mulAt(pb + 80, pk + (12 << 4), wk + (12 << 4)); // {2,3}
-    mulAt(qb, pk + (7 << 4), wk + (7 << 4)); // {0,1,2}
-    mulAt(qb + 16, pk + (11 << 4), wk + (11 << 4)); // {0,1,3}
-    mulAt(qb + 32, pk + (13 << 4), wk + (13 << 4)); // {0,2,3}
-    mulAt(qb + 48, pk + (14 << 4), wk + (14 << 4)); // {1,2,3}
-    mulAt(qb + 64, pk + (15 << 4), wk + (15 << 4)); // {0,1,2,3}
+    memory.copy(wk, c, 16);
+    signTerm(rb, pl, wk, 1); // {0}
+    signTerm(rb + 16, pl, wk, 2); // {1}
+    signTerm(rb + 32, pl, wk, 4); // {2}
+    signTerm(rb + 48, pl, wk, 8); // {3}
+    signTerm(pb, pl, wk, 3); // {0,1}
+    signTerm(pb + 16, pl, wk, 5); // {0,2}
+    signTerm(pb + 32, pl, wk, 9); // {0,3}
+    signTerm(pb + 48, pl, wk, 6); // {1,2}
+    signTerm(pb + 64, pl, wk, 10); // {1,3}
+    signTerm(pb + 80, pl, wk, 12); // {2,3}
+    signTerm(qb, pl, wk, 7); // {0,1,2}
+    signTerm(qb + 16, pl, wk, 11); // {0,1,3}
+    signTerm(qb + 32, pl, wk, 13); // {0,2,3}
+    signTerm(qb + 48, pl, wk, 14); // {1,2,3}
+    signTerm(qb + 64, pl, wk, 15); // {0,1,2,3}
     // W[m] = sum_T (-1)^|T & m| w[T] (butterflies); [v == j] = W[15 - j]
     for (let bit = 1; bit < 16; bit <<= 1) {
       for (let S = 0; S < 16; S++) {
