@@ -1482,7 +1482,7 @@ export class Preprocessor {
 
   /**
    * The participant set of the proposal the promisers voted commit on (at most one proposal can be
-   * staged anywhere: a party sends rounds 1-3 under one proposal only, and any two sets of >= a
+   * staged anywhere: a party sends the rounds after 0 under one proposal only, and any two sets of >= a
    * majority share a party), or undefined if none voted commit.
    */
   private commitSet(b: Batch, promises: Map<number, PromiseVotes>): readonly number[] | undefined {
