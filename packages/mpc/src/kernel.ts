@@ -362,8 +362,11 @@ export function nibblesFromSignsEncoded(r: Uint8Array, p2: Uint8Array, p3: Uint8
     throw new FieldError('nibble signs: 4 values, 6 pair and 5 higher products and 4 inverse roots per nibble');
   }
   for (const v of [r, p2, p3, q]) assertCanonical(v, 'nibble signs');
-  const q32 = words(q);
-  for (let w = 0; w < q32.length; w += 4) if ((q32[w]! | q32[w + 1]! | q32[w + 2]! | q32[w + 3]!) === 0) throw new FieldError(`nibble signs: inverse root ${w / 4} is zero`);
+  for (let o = 0; o < q.length; o += ELEMENT_BYTES) {
+    let zero = true;
+    for (let i = 0; i < ELEMENT_BYTES && zero; i++) zero = q[o + i] === 0;
+    if (zero) throw new FieldError(`nibble signs: inverse root ${o / ELEMENT_BYTES} is zero`);
+  }
   if (inv16 === undefined) {
     inv16 = new Uint8Array(ELEMENT_BYTES);
     writeElement(new DataView(inv16.buffer), 0, inv(16n));

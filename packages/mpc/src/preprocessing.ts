@@ -142,10 +142,15 @@ const STAGED_ROUND = LAST_PREP_ROUND + 1;
  * the field kernel, or, when some root is 0 (r = 0, probability 2^-127 per bit; sent as 0), the
  * BigInt formula, where that bit is 0 (r itself shares 0, as before).
  */
+/** The 16 bytes at o are all zero (any offset: no 32-bit view, which wire vectors may not allow). */
+function isZeroElement(v: Uint8Array, o: number): boolean {
+  for (let i = 0; i < ELEMENT_BYTES; i++) if (v[o + i] !== 0) return false;
+  return true;
+}
+
 function nibblesOfSigns(r: Uint8Array, p2: Uint8Array, p3: Uint8Array, roots: Uint8Array): Uint8Array {
-  const r32 = words(roots);
   let zero = false;
-  for (let w = 0; w < r32.length && !zero; w += 4) zero = (r32[w]! | r32[w + 1]! | r32[w + 2]! | r32[w + 3]!) === 0;
+  for (let o = 0; o < roots.length && !zero; o += ELEMENT_BYTES) zero = isZeroElement(roots, o);
   if (!zero) return nibblesFromSignsEncoded(r, p2, p3, roots);
   const dec = (v: Uint8Array): bigint[] => decodeFieldVector(v);
   return encodeFieldVector(nibblesFromSigns(dec(r), dec(p2), dec(p3), dec(roots), roots.length / ELEMENT_BYTES / 4));
@@ -1189,9 +1194,8 @@ export class Preprocessor {
       const r = i === self ? b.ownRoots! : enc(i, 1);
       const want = Math.ceil(Math.max(0, count - pos) / n);
       if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} inverse roots, expected ${want}`);
-      const r32 = words(r);
-      const o32 = words(roots);
-      for (let k = 0, e = pos; e < count; k++, e += n) copyElement(r32, k, o32, e);
+      // byte copies: a vector decoded from the wire may sit at any offset (no 32-bit view of it)
+      for (let k = 0, e = pos; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
     });
     const U = b.per.nibbles;
     const p3 = slice(prod, 0, 5 * U);
