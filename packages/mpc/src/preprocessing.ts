@@ -13,8 +13,8 @@
 //  - random bits (the square-root trick, e.g. Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006): r from
 //    PRSS, y = r^2 (degree 2t), index e opened only by the member at position e mod |S| of S (party
 //    e mod n + 1 when S is everyone) from every member's term lambda_i r_i^2, masked by pair streams
-//    that cancel in its sum (squareTerms), which sends s = sqrt(y) (canonical root) to all members;
-//    bit = (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform. The root is a public function of a
+//    that cancel in its sum (squareTerms), which sends 1/s, s = sqrt(y) the canonical root, to all
+//    members; bit = (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform. The root is a public function of a
 //    public value: one party computes it.
 //  - nibbles: 4 values r0..r3, their 6 pair products in the first GRR layer (round 0, beside the
 //    squares) and their 5 higher products in the second (round 1, beside the roots); with the signs
@@ -136,18 +136,18 @@ export const LAST_PREP_ROUND = 1;
 /** Batch.round once staged. */
 const STAGED_ROUND = LAST_PREP_ROUND + 1;
 
-/**
- * The nibbles' stored form from the r values, their pair and higher products (degree t) and the
- * public inverse roots 1/s (every party holds the same ones, so every party takes the same path):
- * the field kernel, or, when some root is 0 (r = 0, probability 2^-127 per bit; sent as 0), the
- * BigInt formula, where that bit is 0 (r itself shares 0, as before).
- */
 /** The 16 bytes at o are all zero (any offset: no 32-bit view, which wire vectors may not allow). */
 function isZeroElement(v: Uint8Array, o: number): boolean {
   for (let i = 0; i < ELEMENT_BYTES; i++) if (v[o + i] !== 0) return false;
   return true;
 }
 
+/**
+ * The nibbles' stored form from the r values, their pair and higher products (degree t) and the
+ * public inverse roots 1/s (every party holds the same ones, so every party takes the same path):
+ * the field kernel, or, when some root is 0 (r = 0, probability 2^-127 per bit; sent as 0), the
+ * BigInt formula, where that bit is 0 (r itself shares 0, as before).
+ */
 function nibblesOfSigns(r: Uint8Array, p2: Uint8Array, p3: Uint8Array, roots: Uint8Array): Uint8Array {
   let zero = false;
   for (let o = 0; o < roots.length && !zero; o += ELEMENT_BYTES) zero = isZeroElement(roots, o);
@@ -1128,9 +1128,9 @@ export class Preprocessor {
    * function of an opened value, so one party computes it and the others take it (docs/leakage.md).
    * It sends 1/s, which is all the others use (b = r/s), and a public function of s: the inversion
    * is done once, by the opener, not by every member. y = 0 (r = 0, probability 2^-127) has the
-   * root 0 and is sent as 0. With them, the second GRR layer: the nibbles'
-   * products of three and four r values (a pair product times an r, or two pairs) and the closure
-   * items' products of three and four masks.
+   * root 0 and is sent as 0. With them, the second GRR layer: the nibbles' products of three and
+   * four r values (a pair product times an r, or two pairs) and the closure items' products of
+   * three and four masks.
    */
   private round1(b: Batch): void {
     // 125 squarings each, then their inverses (one batch inversion): the others need only 1/s
