@@ -40,4 +40,23 @@ describe('wire vectors at odd offsets', () => {
     const want = [...xs.map((x, i) => x * ys[i]!), ...xs.map((x, i) => (x < ys[i]! ? 1n : 0n)), ...xs.map((x, i) => (x === ys[i]! ? 1n : 0n))];
     for (const o of outs) expect(o.map(F.toSigned)).toEqual(want);
   }, 60_000);
+
+  it('n = 7, t = 3 (degree 2t = 6 over seven): the two-round production and a job on its items give the plaintext results', async () => {
+    const n = 7;
+    const t = 3;
+    const net = new SimNetwork({ n, seed: 3, link: { latencyMs: 1 } });
+    const parties: Party[] = Array.from({ length: n }, (_, i) => createParty({ n, t, transport: net.transport(i + 1), preprocessing: { targetTriples: 60, targetBits: 200, batch: 30, background: false } }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    await net.settle(Promise.all(parties.map((p) => p.fill())));
+    const xs = [3n, -5n, 1000n, 0n, 17n];
+    const ys = [4n, -5n, -1000n, 0n, -17n];
+    const inputs = deal(n, t, xs, ys);
+    const outs = await net.settle(Promise.all(parties.map((p) => p.runJob('seven', async (ctx) => {
+      const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
+      const [m, l, e] = await Promise.all([ctx.mul(x!, y!), ctx.lt(x!, y!), ctx.eq(x!, y!)]);
+      return ctx.open(ctx.concat([m, l, e]));
+    }))));
+    const want = [...xs.map((x, i) => x * ys[i]!), ...xs.map((x, i) => (x < ys[i]! ? 1n : 0n)), ...xs.map((x, i) => (x === ys[i]! ? 1n : 0n))];
+    for (const o of outs) expect(o.map(F.toSigned)).toEqual(want);
+  }, 120_000);
 });
