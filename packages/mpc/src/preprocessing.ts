@@ -2098,7 +2098,7 @@ export class Preprocessor {
   // registered a waiter); otherwise it is parked and runs at the next job boundary (finishJob ->
   // kick), before the next job starts. Parking caps production at one step per job, which a
   // sustained load outruns; so once some kind is below a quarter of its target, steps run at once
-  // (with the field kernel a step of a 512-item batch takes a few ms). Only the timing of local
+  // (a step of a 512-item batch takes several ms: half the batch, in two rounds). Only the timing of local
   // computation changes: messages, ready/commit/veto handling and the commit protocol are untouched
   // (see the header), a parked batch is still 'running' (so a lost peer still vetoes it), and peers
   // simply see our phase-A messages later.
