@@ -5,6 +5,7 @@
 import '@tenebra/transport/src/polyfill';
 import { SimNetwork } from '@tenebra/transport';
 import { createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -19,13 +20,18 @@ for (let run = 0; run < runs; run++) {
   const net = new SimNetwork({ n, seed: 1 + run, link: { latencyMs: 0.1 } });
   const parties: Party[] = Array.from({ length: n }, (_, i) => createParty({ n, t, transport: net.transport(i + 1), preprocessing: prep }));
   await net.settle(Promise.all(parties.map((p) => p.start())));
+  // the longest the event loop was blocked: one party's longest phase-A step (they run one at a
+  // time in this thread), what a node's online round waits behind when a step runs mid-job
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   await net.settle(Promise.all(parties.map((p) => p.fill())));
   const ms = performance.now() - t0;
   const c = process.cpuUsage(c0);
+  loop.disable();
   const made = parties[0]!.status().preprocessing.made;
   const cpu = (c.user + c.system) / 1000;
-  console.log(`run ${run + 1}: ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${ms.toFixed(0)} ms (cpu ${cpu.toFixed(0)} ms, all ${n} parties) => CPU ms per 1000 bits, per party: ${(cpu / n / made.bits * 1000).toFixed(2)}`);
+  console.log(`run ${run + 1}: ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${ms.toFixed(0)} ms (cpu ${cpu.toFixed(0)} ms, all ${n} parties) => CPU ms per 1000 bits, per party: ${(cpu / n / made.bits * 1000).toFixed(2)}; longest event-loop block ${(loop.max / 1e6).toFixed(1)} ms, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB + external ${(process.memoryUsage().external / 2 ** 20).toFixed(0)} MB at the end`);
   for (const p of parties) await p.stop();
 }

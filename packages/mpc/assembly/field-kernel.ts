@@ -720,6 +720,155 @@ export function nibbleUnary(x: usize, p2: usize, p3: usize, dst: usize, u: i32):
   }
 }
 
+/** Stores a's five limbs at p (40 bytes, native order): an intermediate kept in limbs. */
+@inline function storeLimbs(p: usize): void {
+  store<u64>(p, a0);
+  store<u64>(p, a1, 8);
+  store<u64>(p, a2, 16);
+  store<u64>(p, a3, 24);
+  store<u64>(p, a4, 32);
+}
+
+@inline function loadLimbsB(p: usize): void {
+  b0 = load<u64>(p);
+  b1 = load<u64>(p, 8);
+  b2 = load<u64>(p, 16);
+  b3 = load<u64>(p, 24);
+  b4 = load<u64>(p, 32);
+}
+
+/** wk[T] = (the share at src) * (the public factor in limbs at pl slot T), packed. */
+@inline function signTerm(src: usize, pl: usize, wk: usize, T: i32): void {
+  unpack(src);
+  loadLimbsB(pl + <usize>T * 40);
+  mulByB();
+  pack(wk + (<usize>T << 4));
+}
+
+/**
+ * dst[e] = src[e]^-1, 0 where src[e] = 0, for n elements: batch inversion (prefix products, one
+ * exponentiation for the vector, three products per element). The openers' inverse roots.
+ */
+export function invMany(src: usize, dst: usize, n: i32): void {
+  a0 = 1; a1 = 0; a2 = 0; a3 = 0; a4 = 0;
+  for (let e = 0; e < n; e++) {
+    const off = <usize>e << 4;
+    ld2(src + off);
+    if (h == 0 && l == 0) continue;
+    aToC();
+    unpack(src + off);
+    aToB();
+    a0 = c0; a1 = c1; a2 = c2; a3 = c3; a4 = c4;
+    pack(dst + off); // the product of the nonzero elements before e
+    mulByB();
+  }
+  invertA();
+  for (let e = n - 1; e >= 0; e--) {
+    const off = <usize>e << 4;
+    ld2(src + off);
+    if (h == 0 && l == 0) {
+      st2(dst + off);
+      continue;
+    }
+    aToC();
+    unpack(dst + off);
+    mulByC();
+    pack(dst + off);
+    unpack(src + off);
+    mulByC();
+  }
+}
+
+/**
+ * The stored form of each nibble (as nibbleUnary: [v > j] for j = 0..14, then v) from the signs of
+ * the square-root trick, without products of the bits themselves (preprocessing.ts, round 1): r
+ * holds the 4 PRSS values of each nibble, p2 and p3 their 6 pair and 5 higher products (degree-t
+ * shares, in nibblePairs' and nibbleHigher's orders), q the 4 public inverse roots 1/s (all nonzero;
+ * the caller takes another path otherwise), c the one element 16^-1. Bit i is x_i = (1 + b_i)/2
+ * with the sign b_i = r_i/s_i, so a monomial b_T = r_T / s_T is a public multiple of a shared
+ * product, and [v == j] = prod_i (1 +- b_i)/2 = 16^-1 sum_T (+-1) b_T: a Walsh-Hadamard transform
+ * of the 16 monomials (b_{} = 1). scratch: 1056 bytes (one nibble's public factors in limbs and its transform).
+ */
+export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: usize, scratch: usize, dst: usize, u: i32): void {
+  // the public factors stay in limbs (40 bytes each) between products: no pack and unpack per step
+  const sl = scratch; // 4 slots: the nibble's inverse roots
+  const pl = sl + 160; // slot T: 16^-1 / s_T
+  const wk = pl + 640; // slot T (16 bytes): 16^-1 b_T, then the transform
+  unpack(c);
+  storeLimbs(pl);
+  for (let k = 0; k < u; k++) {
+    const sb = q + (<usize>(4 * k) << 4);
+    const rb = r + (<usize>(4 * k) << 4);
+    const pb = p2 + (<usize>(6 * k) << 4);
+    const qb = p3 + (<usize>(5 * k) << 4);
+    const db = dst + (<usize>(16 * k) << 4);
+    for (let i = 0; i < 4; i++) {
+      unpack(sb + (<usize>i << 4));
+      storeLimbs(sl + <usize>i * 40);
+    }
+    // 16^-1 / s_T = (16^-1 / s_{T without its top bit}) / s_top
+    for (let T = 1; T < 16; T++) {
+      const top = 31 - clz<i32>(T);
+      loadLimbsA(pl + <usize>(T ^ (1 << top)) * 40);
+      loadLimbsB(sl + <usize>top * 40);
+      mulByB();
+      storeLimbs(pl + <usize>T * 40);
+    }
+    memory.copy(wk, c, 16);
+    signTerm(rb, pl, wk, 1); // {0}
+    signTerm(rb + 16, pl, wk, 2); // {1}
+    signTerm(rb + 32, pl, wk, 4); // {2}
+    signTerm(rb + 48, pl, wk, 8); // {3}
+    signTerm(pb, pl, wk, 3); // {0,1}
+    signTerm(pb + 16, pl, wk, 5); // {0,2}
+    signTerm(pb + 32, pl, wk, 9); // {0,3}
+    signTerm(pb + 48, pl, wk, 6); // {1,2}
+    signTerm(pb + 64, pl, wk, 10); // {1,3}
+    signTerm(pb + 80, pl, wk, 12); // {2,3}
+    signTerm(qb, pl, wk, 7); // {0,1,2}
+    signTerm(qb + 16, pl, wk, 11); // {0,1,3}
+    signTerm(qb + 32, pl, wk, 13); // {0,2,3}
+    signTerm(qb + 48, pl, wk, 14); // {1,2,3}
+    signTerm(qb + 64, pl, wk, 15); // {0,1,2,3}
+    // W[m] = sum_T (-1)^|T & m| w[T] (butterflies); [v == j] = W[15 - j]
+    for (let bit = 1; bit < 16; bit <<= 1) {
+      for (let S = 0; S < 16; S++) {
+        if ((S & bit) != 0) continue;
+        ld2(wk + (<usize>(S | bit) << 4));
+        const wh = h;
+        const wl = l;
+        ld2(wk + (<usize>S << 4));
+        const uh = h;
+        const ul = l;
+        fadd(wh, wl);
+        st2(wk + (<usize>S << 4));
+        h = uh;
+        l = ul;
+        fsub(wh, wl);
+        st2(wk + (<usize>(S | bit) << 4));
+      }
+    }
+    // [v > j - 1] = sum_{k >= j} [v == k] = W[0] + ... + W[15 - j], at slot j - 1; v = the sum of those 15
+    let gh: u64 = 0;
+    let gl: u64 = 0;
+    let vh: u64 = 0;
+    let vl: u64 = 0;
+    for (let m = 0; m < 15; m++) {
+      ld2(wk + (<usize>m << 4));
+      fadd(gh, gl);
+      gh = h;
+      gl = l;
+      st2(db + (<usize>(14 - m) << 4));
+      fadd(vh, vl);
+      vh = h;
+      vl = l;
+    }
+    h = vh;
+    l = vl;
+    st2(db + (15 << 4));
+  }
+}
+
 // ---- online phase: Beaver steps ----
 
 /** a = the canonical (h, l) as limbs. */

@@ -328,7 +328,9 @@ export function assertEncodedAt(view: DataView, off: number): void {
  * aligned (fresh arrays, kernel results and the reserve's chunks do); others are copied first.
  */
 export function words(b: Uint8Array): Uint32Array {
-  const v = b.byteOffset % 4 === 0 ? b : b.slice();
+  // an unaligned view is copied; Uint8Array's slice, since a Node Buffer's slice() is a view at the
+  // same offset (transports hand over Buffers: the libp2p test threw RangeError here)
+  const v = b.byteOffset % 4 === 0 ? b : Uint8Array.prototype.slice.call(b);
   return new Uint32Array(v.buffer, v.byteOffset, v.length >> 2);
 }
 

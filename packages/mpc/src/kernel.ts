@@ -8,7 +8,7 @@
 // process; calls are synchronous and never re-entered, so one scratch memory serves all of them.
 
 import { randomFillSync } from 'node:crypto';
-import { ELEMENT_BYTES, FieldError, P, copyElement, mod, words, writeElement } from './field';
+import { ELEMENT_BYTES, FieldError, P, copyElement, inv, mod, words, writeElement } from './field';
 import { FIELD_KERNEL_WASM_BASE64 } from './kernel-wasm';
 
 // The WebAssembly global, typed here: the engine's lib settings (ES2023, node types) do not declare it.
@@ -32,6 +32,8 @@ interface KernelExports {
   nibblePairs(x: number, dst: number, u: number): void;
   nibbleHigher(x: number, p2: number, dst: number, u: number): void;
   nibbleUnary(x: number, p2: number, p3: number, dst: number, u: number): void;
+  nibblesFromSigns(r: number, p2: number, p3: number, q: number, c: number, scratch: number, dst: number, u: number): void;
+  invMany(src: number, dst: number, n: number): void;
   subMany(x: number, y: number, dst: number, n: number): void;
   beaverOpenings(f: number, items: number, out: number, m: number, width: number, nf: number): void;
   beaverProducts(opened: number, items: number, out: number, m: number, width: number): void;
@@ -337,6 +339,40 @@ export function nibbleUnaryEncoded(x: Uint8Array, p2: Uint8Array, p3: Uint8Array
   if (!Number.isInteger(u) || count(p2, 'nibbles') !== 6 * u || count(p3, 'nibbles') !== 5 * u) throw new FieldError('nibbles: 4 bits, 6 pair and 5 higher products per nibble');
   for (const v of [x, p2, p3]) assertCanonical(v, 'nibbles');
   return run([x, p2, p3], [u * 16 * ELEMENT_BYTES], ([px, pp, pq], [d]) => k().nibbleUnary(px!, pp!, pq!, d!, u))[0]!;
+}
+
+/** 16^-1 mod p, encoded (nibblesFromSignsEncoded's transform carries it). */
+let inv16: Uint8Array | undefined;
+
+/** Elementwise x^-1, 0 for 0 (batch inversion in the kernel: three products per element and one exponentiation). */
+export function invEncoded(x: Uint8Array): Uint8Array {
+  const m = sameCount('inv', x);
+  return run([x], [x.length], ([px], [d]) => k().invMany(px!, d!, m))[0]!;
+}
+
+/**
+ * Per nibble: the stored form ([v > j] for j = 0..14, then v; 16 elements) from the signs of the
+ * square-root trick: r = the 4 PRSS values per nibble, p2 / p3 = their 6 pair and 5 higher products
+ * (shares of degree t), q = the 4 public inverse roots 1/s per nibble, every one nonzero (a zero
+ * root means r = 0, probability 2^-127: the caller takes the BigInt path). Bit i is (1 + r_i q_i)/2.
+ */
+export function nibblesFromSignsEncoded(r: Uint8Array, p2: Uint8Array, p3: Uint8Array, q: Uint8Array): Uint8Array {
+  const u = count(r, 'nibble signs') / 4;
+  if (!Number.isInteger(u) || count(p2, 'nibble signs') !== 6 * u || count(p3, 'nibble signs') !== 5 * u || count(q, 'nibble signs') !== 4 * u) {
+    throw new FieldError('nibble signs: 4 values, 6 pair and 5 higher products and 4 inverse roots per nibble');
+  }
+  for (const v of [r, p2, p3, q]) assertCanonical(v, 'nibble signs');
+  for (let o = 0; o < q.length; o += ELEMENT_BYTES) {
+    let zero = true;
+    for (let i = 0; i < ELEMENT_BYTES && zero; i++) zero = q[o + i] === 0;
+    if (zero) throw new FieldError(`nibble signs: inverse root ${o / ELEMENT_BYTES} is zero`);
+  }
+  if (inv16 === undefined) {
+    inv16 = new Uint8Array(ELEMENT_BYTES);
+    writeElement(new DataView(inv16.buffer), 0, inv(16n));
+  }
+  return run([r, p2, p3, q, inv16], [u * 16 * ELEMENT_BYTES, 66 * ELEMENT_BYTES], ([pr, pp, pq, ps, pc], [d, sc]) =>
+    k().nibblesFromSigns(pr!, pp!, pq!, ps!, pc!, sc!, d!, u))[0]!;
 }
 
 /** Elementwise x - y. */

@@ -11,16 +11,19 @@
 //    |S|-1-t rows are sent. Scaled (grr.ts, dealGrr): each dealer reshares D h (one denominator D for
 //    the set), so its shares are integer combinations, and each party scales its sum by D^-1 once.
 //  - random bits (the square-root trick, e.g. Damgard, Fitzi, Kiltz, Nielsen, Toft, TCC 2006): r from
-//    PRSS, y = r^2 + PRZS (degree 2t), index e opened from the shares of all of S only by the member
-//    at position e mod |S| of S (party e mod n + 1 when S is everyone), which sends s = sqrt(y)
-//    (canonical root) to all members; bit = (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform.
-//    The root is a public function of a public value: one party computes it.
-//  - nibbles: 4 bits x0..x3, their 11 products of 2..4 bits (two more GRR rounds), then the
-//    indicators [v == j] by inclusion-exclusion and their suffix sums [v > j] (local), plus
-//    v = x0 + 2x1 + 4x2 + 8x3.
+//    PRSS, y = r^2 (degree 2t), index e opened only by the member at position e mod |S| of S (party
+//    e mod n + 1 when S is everyone) from every member's term lambda_i r_i^2, masked by pair streams
+//    that cancel in its sum (squareTerms), which sends 1/s, s = sqrt(y) the canonical root, to all
+//    members; bit = (r/s + 1)/2. Nobody learns r, so r/s = +-1 is uniform. The root is a public function of a
+//    public value: one party computes it.
+//  - nibbles: 4 values r0..r3, their 6 pair products in the first GRR layer (round 0, beside the
+//    squares) and their 5 higher products in the second (round 1, beside the roots); with the signs
+//    b_i = r_i/s_i every product of bits is the public multiple r_T / s_T of one of them, so the
+//    stored form ([v > j] and v) is local at the end (nibblesFromSigns). Two rounds; the products of
+//    the bits x_i themselves took two more, after the roots, until 2026-12-02 (ADR 0026-hprep).
 //  - closure items (closure.ts: LEX4 for less-than's tree, PROD4 for equality's): masks from PRSS,
-//    the products of two masks in the first GRR round (with the triples), the products of three or
-//    four masks (a pair product times a mask or another pair) in the third (with the nibbles' pairs).
+//    the products of two masks in the first GRR layer (with the triples), the products of three or
+//    four masks (a pair product times a mask or another pair) in the second.
 // No single party learns any triple or bit: every value is a sum over PRSS subsets or a resharing.
 // Phase A is deterministic per party (GRR seeds from PRSS-keyed pair streams under the batch's
 // nonce), so a party that recomputes a batch after a restart sends the messages the peers already
@@ -79,9 +82,9 @@
 // ours). Ready, commit and veto are unchanged.
 
 import { PreprocessingExhaustedError } from './api';
-import { ELEMENT_BYTES, P, concatEncoded, copyElement, mod, reduce, reduceWide, words } from './field';
+import { ELEMENT_BYTES, P, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
 import {
-  addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
+  invEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded,
   sqrtEncoded,
 } from './kernel';
 import { dealGrr, grrRecombine, seededPeers } from './grr';
@@ -126,6 +129,31 @@ function rootPart(v: Uint8Array, pos: number, s: number): Uint8Array {
   const s32 = words(v);
   for (let e = pos, k = 0; e < count; e += s, k++) copyElement(s32, e, o32, k);
   return out;
+}
+
+/** The last phase-A round of a batch (its messages are the last a member sends before ready). */
+export const LAST_PREP_ROUND = 1;
+/** Batch.round once staged. */
+const STAGED_ROUND = LAST_PREP_ROUND + 1;
+
+/** The 16 bytes at o are all zero (any offset: no 32-bit view, which wire vectors may not allow). */
+function isZeroElement(v: Uint8Array, o: number): boolean {
+  for (let i = 0; i < ELEMENT_BYTES; i++) if (v[o + i] !== 0) return false;
+  return true;
+}
+
+/**
+ * The nibbles' stored form from the r values, their pair and higher products (degree t) and the
+ * public inverse roots 1/s (every party holds the same ones, so every party takes the same path):
+ * the field kernel, or, when some root is 0 (r = 0, probability 2^-127 per bit; sent as 0), the
+ * BigInt formula, where that bit is 0 (r itself shares 0, as before).
+ */
+function nibblesOfSigns(r: Uint8Array, p2: Uint8Array, p3: Uint8Array, roots: Uint8Array): Uint8Array {
+  let zero = false;
+  for (let o = 0; o < roots.length && !zero; o += ELEMENT_BYTES) zero = isZeroElement(roots, o);
+  if (!zero) return nibblesFromSignsEncoded(r, p2, p3, roots);
+  const dec = (v: Uint8Array): bigint[] => decodeFieldVector(v);
+  return encodeFieldVector(nibblesFromSigns(dec(r), dec(p2), dec(p3), dec(roots), roots.length / ELEMENT_BYTES / 4));
 }
 
 function planOf(kind: ClosureKind): ClosurePlan {
@@ -205,7 +233,7 @@ interface Batch {
   /** Set EXCLUDED_BUSY_MS after b started: a recovery request from a party outside S is answered from then on. */
   busyOver?: boolean;
   readies: Set<number>;
-  /** Phase-A round currently computed (0: GRR for triples + squares, 1: roots, 2-3: bit products), 4 when staged. */
+  /** Phase-A round currently computed (0: first GRR layer + squares, 1: roots + second GRR layer), STAGED_ROUND when staged. */
   round: number;
   incoming: Map<number, Map<number, Envelope>>;
   sent: Map<number, Map<number, Uint8Array>>; // round -> to -> bytes (for re-sends)
@@ -222,7 +250,7 @@ interface Batch {
   /** The opened squares whose roots this party takes (indices self-1, self-1+n, ...). */
   Y?: Uint8Array;
   ownRoots?: Uint8Array;
-  x?: Uint8Array;
+  /** The nibbles' pair products r_i r_j (degree t, after the first GRR layer). */
   p2?: Uint8Array;
   waiters: { resolve: () => void }[];
   /** closure kinds: the masks (one vector per factor) and, after the first GRR round, the pair products */
@@ -814,7 +842,7 @@ export class Preprocessor {
     b.inert = true;
     b.incoming.clear();
     b.sent.clear();
-    b.a = b.b = b.r = b.y = b.Y = b.ownRoots = b.x = b.p2 = b.ownGrr = b.closures = undefined;
+    b.a = b.b = b.r = b.y = b.Y = b.ownRoots = b.p2 = b.ownGrr = b.closures = undefined;
     if (b.state === 'running') b.items = undefined;
     if (this.parked === b) this.parked = undefined;
   }
@@ -933,7 +961,6 @@ export class Preprocessor {
     try {
       if (b.round === 0) this.round0(b);
       else if (b.round === 1) this.round1(b);
-      else if (b.round === 2) this.round2(b);
     } finally {
       this.stats.productionMs += Date.now() - t0;
     }
@@ -1000,20 +1027,6 @@ export class Preprocessor {
   }
 
   /**
-   * Interpolates at 0 the degree-2t sharings whose shares every member of S sent (rows in S's order;
-   * the products' GRR rows, the opened squares): Lagrange over S (all n parties unless ADR 0017's
-   * partial production), in the field kernel. |S| >= 2t+1 points determine a degree-2t polynomial.
-   */
-  private fromMembers(rows: Uint8Array[], what: string, b: Batch): Uint8Array {
-    const members = this.membersOf(b);
-    const m = rows[members.indexOf(this.host.self)]!.length;
-    rows.forEach((r, k) => {
-      if (r.length !== m) throw new Error(`prep batch ${b.id}: party ${members[k]} sent ${r.length / ELEMENT_BYTES} ${what}, expected ${m / ELEMENT_BYTES}`);
-    });
-    return lincombEncoded(rows, lagrange([...members], 0));
-  }
-
-  /**
    * Our degree-t shares of the products from the GRR rows of every member of S (rows in S's order;
    * grr.ts's scaled dealing: the seeded rows are raw pair streams and the sum is scaled once).
    */
@@ -1050,31 +1063,78 @@ export class Preprocessor {
         ys.push(c.masks[j]!);
       }
     }
-    b.ownGrr = this.grr(mulEncoded(concatEncoded(xs), concatEncoded(ys)), b, 0);
-    // y = r^2 + PRZS (degree 2t), opened from the shares of all of S
-    b.y = addEncoded(mulEncoded(b.r, b.r), prss.zeroShares2tEncoded(this.nonce(b, 'z'), nb));
-    // each member gets our shares of the squares it takes the roots of (rootPart), not all of them
+    // [a*b for triples | each closure's pair products | the nibbles' pair products r_i r_j]: the bits
+    // are signs r/s of public roots s, so every product of bits is a public multiple of a product of
+    // r values, which needs no root and goes into this first layer (nibblesOfSigns)
+    const products = mulEncoded(concatEncoded(xs), concatEncoded(ys));
+    b.ownGrr = this.grr(U > 0 ? concatEncoded([products, nibblePairsEncoded(b.r)]) : products, b, 0);
+    // the squares y = r^2: each member gets our masked terms of the ones it takes the roots of
     const members = this.membersOf(b);
-    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, rootPart(b.y!, members.indexOf(j), members.length)]);
+    const squares = this.squareTerms(b, members);
+    b.y = squares.own;
+    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, squares.to.get(j)!]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
+  }
+
+  /**
+   * Our terms of the squares y = r^2 (degree 2t) for the member at each position of S, which opens
+   * the indices e = position mod |S| (rootPart): lambda_self * r_self^2 (lambda the Lagrange weight
+   * at 0 over S) plus a pair stream with every other member but the opener, added by the lower party
+   * and subtracted by the higher, so the masks cancel in the opener's sum: it gets
+   * y = sum of the terms it receives + lambda_j * (its own r_j^2), and nothing else. Privacy (semi-
+   * honest, any t parties C with the opener among them): the members outside C (|S| - t >= t + 1 >= 2
+   * of them) send terms that are uniform given C's view except for their sum, which y and C's own
+   * terms fix anyway, since each pair of them adds a stream uniform to C (pairStream: C misses the
+   * key of a subset holding both); so C learns y and no more, as with a degree-2t zero sharing.
+   * Three key-stream values per square sent, where a PRSS zero sharing of degree 2t took t per PRSS
+   * subset of the party (12 at n = 5, t = 2) for every square (the additive masks of e.g. Araki,
+   * Furukawa, Lindell, Nof, Ohara, CCS 2016, on the terms of a Lagrange sum).
+   */
+  private squareTerms(b: Batch, members: readonly number[]): { own: Uint8Array; to: Map<number, Uint8Array> } {
+    const self = this.host.self;
+    const prss = this.host.prss();
+    const size = members.length;
+    const lambda = lagrange([...members], 0)[members.indexOf(self)]!;
+    const to = new Map<number, Uint8Array>();
+    let own: Uint8Array = EMPTY;
+    members.forEach((j, pos) => {
+      const part = rootPart(b.r!, pos, size);
+      const m = part.length / ELEMENT_BYTES;
+      const square: Uint8Array = m === 0 ? EMPTY : mulEncoded(part, part);
+      if (j === self) {
+        own = square;
+        return;
+      }
+      if (m === 0) {
+        to.set(j, EMPTY);
+        return;
+      }
+      const rows = [square];
+      const w = [lambda];
+      for (const i of members) {
+        if (i === self || i === j) continue;
+        rows.push(prss.pairStream(i, this.nonce(b, `sq>${j}`), m));
+        w.push(self < i ? 1n : P - 1n);
+      }
+      to.set(j, lincombEncoded(rows, w));
+    });
+    return { own, to };
   }
 
   /**
    * Round 1: the square roots of the squares this member opened (indices pos, pos+|S|, ..., pos its
    * position in S; with S everyone, self-1, self-1+n, ...), sent to every member: a root is a public
    * function of an opened value, so one party computes it and the others take it (docs/leakage.md).
-   * y = 0 (r = 0, probability 2^-127) has the root 0.
+   * It sends 1/s, which is all the others use (b = r/s), and a public function of s: the inversion
+   * is done once, by the opener, not by every member. y = 0 (r = 0, probability 2^-127) has the
+   * root 0 and is sent as 0. With them, the second GRR layer: the nibbles' products of three and
+   * four r values (a pair product times an r, or two pairs) and the closure items' products of
+   * three and four masks.
    */
   private round1(b: Batch): void {
-    // 125 squarings each, in the field kernel
-    b.ownRoots = sqrtEncoded(b.Y!);
-    this.sendRound(b, 1, () => [b.ownRoots!]);
-    this.tryAdvance(b);
-  }
-
-  private round2(b: Batch): void {
-    // [the nibbles' pair products | each closure's products of three and four masks]
+    // 125 squarings each, then their inverses (one batch inversion): the others need only 1/s
+    b.ownRoots = invEncoded(sqrtEncoded(b.Y!));
     const xs: Uint8Array[] = [];
     const ys: Uint8Array[] = [];
     for (const c of b.closures!) {
@@ -1083,16 +1143,9 @@ export class Preprocessor {
         ys.push(h.mask !== undefined ? c.masks[h.mask]! : c.pairs![h.otherPair!]!);
       }
     }
-    const own = nibblePairsEncoded(b.x!);
-    b.ownGrr = this.grr(xs.length === 0 ? own : concatEncoded([own, mulEncoded(concatEncoded(xs), concatEncoded(ys))]), b, 2);
-    this.sendRound(b, 2, (j) => [b.ownGrr![j - 1]!]);
-    this.dropPeerRows(b);
-    this.tryAdvance(b);
-  }
-
-  private round3(b: Batch): void {
-    b.ownGrr = this.grr(nibbleHigherEncoded(b.x!, b.p2!), b, 3);
-    this.sendRound(b, 3, (j) => [b.ownGrr![j - 1]!]);
+    const own = nibbleHigherEncoded(b.r!, b.p2!);
+    b.ownGrr = this.grr(xs.length === 0 ? own : concatEncoded([own, mulEncoded(concatEncoded(xs), concatEncoded(ys))]), b, 1);
+    this.sendRound(b, 1, (j) => [b.ownGrr![j - 1]!, b.ownRoots!]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
   }
@@ -1108,69 +1161,55 @@ export class Preprocessor {
     const self = this.host.self;
     const enc = (i: number, k: number): Uint8Array => got!.get(i)!.vectors[k] ?? EMPTY;
     b.incoming.delete(b.round);
-    if (b.round === 1) {
-      // roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
-      const count = 4 * b.per.nibbles;
-      const roots = new Uint8Array(count * ELEMENT_BYTES);
-      members.forEach((i, pos) => {
-        const r = i === self ? b.ownRoots! : enc(i, 0);
-        const want = Math.ceil(Math.max(0, count - pos) / n);
-        if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} square roots, expected ${want}`);
-        for (let k = 0, e = pos; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
-      });
-      // bit = (r/s + 1) / 2; s = 0 means y = 0, so r = 0 (probability 2^-127), and r itself is then a
-      // valid sharing of the bit 0: the kernel takes r where y = 0 given the root 1 there.
-      const Y = mulEncoded(roots, roots);
-      const r32 = words(roots);
-      for (let w = 0; w < r32.length; w += 4) if ((r32[w]! | r32[w + 1]! | r32[w + 2]! | r32[w + 3]!) === 0) roots[w * 4 + ELEMENT_BYTES - 1] = 1;
-      const out = bitsFromRootsEncoded(b.r!, roots, Y);
-      if ('badIndex' in out) throw new Error(`prep batch ${b.id}: bad square root from party ${members[out.badIndex % n]}`);
-      b.x = out.bits;
-      b.r = b.Y = b.ownRoots = undefined;
-      b.round = 2;
-      this.stats.productionMs += Date.now() - t0;
-      this.round2(b);
-      return;
-    }
     const own = b.ownGrr![self - 1]!;
     const rows = members.map((i) => (i === self ? own : this.grrRowFrom(b, i, enc(i, 0), own.length / ELEMENT_BYTES)));
     const prod = this.recombine(rows, b);
     if (b.round === 0) {
-      const pos = members.indexOf(self);
-      const ys = members.map((i) => (i === self ? rootPart(b.y!, pos, n) : enc(i, 1)));
-      // degree-2t opening from the shares of all of S (2t+1 or more), of the squares whose roots we take
-      b.Y = this.fromMembers(ys, 'squares', b);
+      // the squares whose roots we take: the terms of every member of S (squareTerms) and our own
+      const lambda = lagrange([...members], 0)[members.indexOf(self)]!;
+      const want = b.y!.length;
+      const ys = members.map((i) => (i === self ? b.y! : enc(i, 1)));
+      ys.forEach((v, k) => {
+        if (v.length !== want) throw new Error(`prep batch ${b.id}: party ${members[k]} sent ${v.length / ELEMENT_BYTES} squares, expected ${want / ELEMENT_BYTES}`);
+      });
+      b.Y = want === 0 ? EMPTY : lincombEncoded(ys, members.map((i) => (i === self ? lambda : 1n)));
       const T = b.per.triples;
       let at = T;
       for (const c of b.closures!) {
         const Q = b.per[c.kind];
         c.pairs = planOf(c.kind).pairs.map(() => slice(prod, at, (at += Q)));
       }
+      b.p2 = slice(prod, at, at + 6 * b.per.nibbles);
       b.items = { triples: interleave([b.a!, b.b!, slice(prod, 0, T)]), lex4: EMPTY, prod4: EMPTY, nibbles: EMPTY };
       b.a = b.b = b.y = undefined;
       b.round = 1;
       this.stats.productionMs += Date.now() - t0;
       this.round1(b);
-    } else if (b.round === 2) {
-      const U = b.per.nibbles;
-      b.p2 = slice(prod, 0, 6 * U);
-      let at = 6 * U;
-      for (const c of b.closures!) {
-        const Q = b.per[c.kind];
-        const higher = planOf(c.kind).higher.map(() => slice(prod, at, (at += Q)));
-        b.items![c.kind] = interleave([...c.masks, ...c.pairs!, ...higher]);
-      }
-      b.closures = undefined;
-      b.round = 3;
-      this.stats.productionMs += Date.now() - t0;
-      this.round3(b);
-    } else {
-      b.items!.nibbles = nibbleUnaryEncoded(b.x!, b.p2!, prod);
-      b.x = b.p2 = b.ownGrr = undefined;
-      b.round = 4;
-      this.stats.productionMs += Date.now() - t0;
-      this.stage(b);
+      return;
     }
+    // round 1: inverse roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
+    const count = 4 * b.per.nibbles;
+    const roots = new Uint8Array(count * ELEMENT_BYTES);
+    members.forEach((i, pos) => {
+      const r = i === self ? b.ownRoots! : enc(i, 1);
+      const want = Math.ceil(Math.max(0, count - pos) / n);
+      if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} inverse roots, expected ${want}`);
+      // byte copies: a vector decoded from the wire may sit at any offset (no 32-bit view of it)
+      for (let k = 0, e = pos; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
+    });
+    const U = b.per.nibbles;
+    const p3 = slice(prod, 0, 5 * U);
+    let at = 5 * U;
+    for (const c of b.closures!) {
+      const Q = b.per[c.kind];
+      const higher = planOf(c.kind).higher.map(() => slice(prod, at, (at += Q)));
+      b.items![c.kind] = interleave([...c.masks, ...c.pairs!, ...higher]);
+    }
+    b.items!.nibbles = nibblesOfSigns(b.r!, b.p2!, p3, roots);
+    b.closures = b.r = b.Y = b.ownRoots = b.p2 = b.ownGrr = undefined;
+    b.round = STAGED_ROUND;
+    this.stats.productionMs += Date.now() - t0;
+    this.stage(b);
   }
 
   /**
@@ -1447,7 +1486,7 @@ export class Preprocessor {
 
   /**
    * The participant set of the proposal the promisers voted commit on (at most one proposal can be
-   * staged anywhere: a party sends rounds 1-3 under one proposal only, and any two sets of >= a
+   * staged anywhere: a party sends the rounds after 0 under one proposal only, and any two sets of >= a
    * majority share a party), or undefined if none voted commit.
    */
   private commitSet(b: Batch, promises: Map<number, PromiseVotes>): readonly number[] | undefined {
@@ -2059,7 +2098,7 @@ export class Preprocessor {
   // registered a waiter); otherwise it is parked and runs at the next job boundary (finishJob ->
   // kick), before the next job starts. Parking caps production at one step per job, which a
   // sustained load outruns; so once some kind is below a quarter of its target, steps run at once
-  // (with the field kernel a step of a 512-item batch takes a few ms). Only the timing of local
+  // (a step of a 512-item batch takes several ms: half the batch, in two rounds). Only the timing of local
   // computation changes: messages, ready/commit/veto handling and the commit protocol are untouched
   // (see the header), a parked batch is still 'running' (so a lost peer still vetoes it), and peers
   // simply see our phase-A messages later.
@@ -2175,7 +2214,7 @@ export class Preprocessor {
     if (s.staged) {
       const b = this.newBatch(s.staged.id, countsOf(s.staged.items));
       b.state = 'staged';
-      b.round = 4;
+      b.round = STAGED_ROUND;
       b.items = s.staged.items;
       this.current = b;
       apply(b);
@@ -2369,6 +2408,60 @@ export function nibblesFrom(x: readonly bigint[], p2: readonly bigint[], p3: rea
     out[u * NIBBLE_WIDTH + NIBBLE_VALUE] = mod(x[4 * u]! + 2n * x[4 * u + 1]! + 4n * x[4 * u + 2]! + 8n * x[4 * u + 3]!);
   }
   return out;
+}
+
+/**
+ * The stored form of U nibbles from the square-root trick's signs (BigInt; the field kernel's
+ * nibblesFromSigns is the fast path and matches it): r the 4 values per nibble, p2 / p3 the 6 pair
+ * and 5 higher products of them (nibblePairs' and nibbleHigher's orders), q the 4 public inverse
+ * roots 1/s (0 for a zero root). Bit i is x_i = (1 + b_i)/2 with b_i = r_i q_i; a monomial
+ * b_T = r_T q_T. A zero root (r_i = 0) makes the bit 0: b_i = -1, and a monomial through it is -1
+ * times the monomial without it. Linear in the shares (r, p2, p3) for public q: shares to shares.
+ */
+export function nibblesFromSigns(r: readonly bigint[], p2: readonly bigint[], p3: readonly bigint[], q: readonly bigint[], U: number): bigint[] {
+  const x: bigint[] = [];
+  const q2: bigint[] = [];
+  const q3: bigint[] = [];
+  const prodAt = [0, 0, 1, 0, 2, 1, 3, 0, 3, 2, 4, 1, 5, 2, 3, 4]; // slot of r_T in r (|T| = 1), p2, p3
+  const inv2 = inv(2n);
+  for (let u = 0; u < U; u++) {
+    const rT = (T: number): bigint => {
+      if (T === 0) return 1n;
+      const size = popcount(T);
+      if (size === 1) return r[4 * u + Math.log2(T)]!;
+      return size === 2 ? p2[6 * u + prodAt[T]!]! : p3[5 * u + (T === 15 ? 4 : prodAt[T]!)]!;
+    };
+    const zeroBits = [0, 1, 2, 3].reduce((z, i) => (q[4 * u + i] === 0n ? z | (1 << i) : z), 0);
+    const sign = (T: number): bigint => {
+      // b_T = (-1)^|T & Z| r_{T \ Z} q_{T \ Z}
+      const live = T & ~zeroBits;
+      let v = rT(live);
+      for (let i = 0; i < 4; i++) if (live & (1 << i)) v = reduce(v * q[4 * u + i]!);
+      return popcount(T & zeroBits) % 2 === 1 ? mod(-v) : v;
+    };
+    const b = Array.from({ length: 16 }, (_, T) => sign(T));
+    // x_S = 2^-|S| sum_{T subset of S} b_T
+    const xS = (S: number): bigint => {
+      let acc = 0n;
+      for (let T = S; ; T = (T - 1) & S) {
+        acc += b[T]!;
+        if (T === 0) break;
+      }
+      let v = mod(acc);
+      for (let k = popcount(S); k > 0; k--) v = reduce(v * inv2);
+      return v;
+    };
+    for (const T of [1, 2, 4, 8]) x.push(xS(T));
+    for (const T of [3, 5, 9, 6, 10, 12]) q2.push(xS(T));
+    for (const T of [7, 11, 13, 14, 15]) q3.push(xS(T));
+  }
+  return nibblesFrom(x, q2, q3, U);
+}
+
+function popcount(x: number): number {
+  let c = 0;
+  for (let v = x; v !== 0; v &= v - 1) c++;
+  return c;
 }
 
 /** A deterministic field RNG from a seed (dealer mode and tests only: NOT secret). AES-128-CTR stream. */

@@ -31,6 +31,7 @@ import { SimNetwork } from '@tenebra/transport';
 import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
 import { deal, dropping, holdingRound } from './helpers';
+import { LAST_PREP_ROUND } from '../src/preprocessing';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
 
@@ -71,7 +72,7 @@ describe('deciding a batch: edge cases', () => {
     const logs: Record<string, unknown>[] = [];
     let hold = true;
     const parties = [1, 2, 3, 4, 5].map((i) => createParty({
-      n: 5, t: 2, transport: i === 1 ? holdingRound(net.transport(i), 3, () => hold) : net.transport(i), preprocessing: prep,
+      n: 5, t: 2, transport: i === 1 ? holdingRound(net.transport(i), LAST_PREP_ROUND, () => hold) : net.transport(i), preprocessing: prep,
       log: (e) => logs.push(e as Record<string, unknown>),
     }));
     await net.settle(Promise.all(parties.map((p) => p.start())));
@@ -101,7 +102,7 @@ describe('deciding a batch: edge cases', () => {
     const parties: Party[] = [];
     for (let i = 1; i <= 5; i++) {
       parties.push(createParty({
-        n: 5, t: 2, transport: i === 5 ? holdingRound(net.transport(i), 3, () => hold5) : net.transport(i), preprocessing: prep, checkOpenings: true,
+        n: 5, t: 2, transport: i === 5 ? holdingRound(net.transport(i), LAST_PREP_ROUND, () => hold5) : net.transport(i), preprocessing: prep, checkOpenings: true,
         log: (e) => logs.push(e as Record<string, unknown>),
         ...(i === 1 ? {
           beforePrepVote: (batch: number) => new Promise<void>((resolve) => {
@@ -207,7 +208,7 @@ describe('deciding a batch: edge cases', () => {
       transport: i === 5
         ? dropping(net.transport(5), (from, d) => {
           const e = decode(d);
-          return lost && from === 4 && e.type === Msg.PrepRound && e.a === 3;
+          return lost && from === 4 && e.type === Msg.PrepRound && e.a === LAST_PREP_ROUND;
         })
         : net.transport(i),
     }));
@@ -236,7 +237,7 @@ describe('deciding a batch: edge cases', () => {
       transport: i === 5
         ? dropping(net.transport(5), (from, d) => {
           const e = decode(d);
-          return from === 1 && e.type === Msg.PrepRound && e.a === 3;
+          return from === 1 && e.type === Msg.PrepRound && e.a === LAST_PREP_ROUND;
         })
         : net.transport(i),
     }));

@@ -18,6 +18,7 @@ import { PreprocessingExhaustedError } from '../src/api';
 import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
 import { deal, droppingSends, holdingRound } from './helpers';
+import { LAST_PREP_ROUND } from '../src/preprocessing';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
 
@@ -79,7 +80,7 @@ describe('a batch whose missing votes belong to parties that are down', () => {
     const logs: Record<string, unknown>[] = [];
     const parties: Party[] = [];
     for (let i = 1; i <= 5; i++) {
-      const tr = i === 5 ? silentInRound(net.transport(i), 3) : net.transport(i);
+      const tr = i === 5 ? silentInRound(net.transport(i), LAST_PREP_ROUND) : net.transport(i);
       parties.push(createParty({ n: 5, t: 2, transport: tr, preprocessing: prep, log: (e) => logs.push(e as Record<string, unknown>) }));
     }
     await net.settle(Promise.all(parties.map((p) => p.start())));
@@ -131,7 +132,7 @@ describe('a batch whose missing votes belong to parties that are down', () => {
     const mk = (i: number, tr: Transport, state?: Uint8Array): Party =>
       createParty({ n: 5, t: 2, transport: tr, preprocessing: prep, log, ...(state ? { state } : {}) });
     // party 3 never hears the last phase-A round: the others stage batch 0, it stays in phase A
-    const parties = [1, 2, 3, 4, 5].map((i) => mk(i, i === 3 ? holdingRound(net.transport(i), 3) : net.transport(i)));
+    const parties = [1, 2, 3, 4, 5].map((i) => mk(i, i === 3 ? holdingRound(net.transport(i), LAST_PREP_ROUND) : net.transport(i)));
     await net.settle(Promise.all(parties.map((p) => p.start())));
     void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
     await net.run({ until: () => logs.filter((e) => e.ev === 'prep-batch' && e.state === 'staged').length === 4, maxTimeMs: 60_000 });

@@ -3,14 +3,14 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import * as F from '../src/field';
 import {
-  addEncoded, bitsFromRootsEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibbleUnaryEncoded,
+  addEncoded, bitsFromRootsEncoded, invEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded, nibbleUnaryEncoded,
   scaleEncoded, shareEncoded, sqrtEncoded, subEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded,
   closureEvalEncoded, closureOpeningsEncoded, lincombSmallEncoded, lincombSmallRowsEncoded, prssSumEncoded,
 } from '../src/kernel';
 import { LEX4, PROD4, closureItemOf, groupSizes, lexEq, lexLt, lexProgram, prodProgram } from '../src/closure';
 import { costOf } from '../src/protocols';
 import { interpolate, lagrange } from '../src/shamir';
-import { nibblesFrom } from '../src/preprocessing';
+import { nibblesFrom, nibblesFromSigns } from '../src/preprocessing';
 import { FIELD_KERNEL_WASM_BASE64 } from '../src/kernel-wasm';
 import { compileKernel, kernelModuleText } from '../tools/kernel-build';
 
@@ -190,6 +190,63 @@ describe('field kernel: preprocessing steps', () => {
       const p3 = v.slice(10, 15);
       return dec(nibbleUnaryEncoded(enc(x), enc(p2), enc(p3))).every((z, i) => z === nibblesFrom(x, p2, p3, 1)[i]);
     }));
+  });
+});
+
+describe('field kernel: nibbles from signs (two-round production)', () => {
+  const enc = F.encodeFieldVector;
+  const dec = F.decodeFieldVector;
+  const nonzero = fc.bigInt({ min: 1n, max: F.P - 1n });
+  /** The stored form of plain nibbles v (as nibblesFrom makes it from plain bits). */
+  const storedOf = (bitsOf: bigint[]): bigint[] => {
+    const U = bitsOf.length / 4;
+    const x = enc(bitsOf);
+    const p2 = nibblePairsEncoded(x);
+    return nibblesFrom(bitsOf, dec(p2), dec(nibbleHigherEncoded(x, p2)), U);
+  };
+
+  it('inverses (batch inversion, 0 kept as 0) agree with BigInt', () => {
+    fc.assert(fc.property(elems, (xs) => dec(invEncoded(enc(xs))).every((v, i) => v === (xs[i] === 0n ? 0n : F.inv(xs[i]!)))), { numRuns: 60 });
+  });
+
+  it('plain r: the bits are (r/s + 1)/2 and the stored form is theirs (kernel = BigInt)', () => {
+    fc.assert(fc.property(fc.array(nonzero, { minLength: 4, maxLength: 4 * 9 }).filter((a) => a.length % 4 === 0), (rs) => {
+      const U = rs.length / 4;
+      const r = enc(rs);
+      const s = sqrtEncoded(mulEncoded(r, r));
+      const q = invEncoded(s);
+      const p2 = nibblePairsEncoded(r);
+      const p3 = nibbleHigherEncoded(r, p2);
+      const got = dec(nibblesFromSignsEncoded(r, p2, p3, q));
+      const sb = dec(s);
+      if (!dec(q).every((v, i) => F.mul(v, sb[i]!) === 1n)) return false;
+      const bitsOf = rs.map((v, i) => F.half(F.add(F.mul(v, F.inv(sb[i]!)), 1n)));
+      if (!bitsOf.every((b) => b === 0n || b === 1n)) return false;
+      const want = storedOf(bitsOf);
+      const big = nibblesFromSigns(rs, dec(p2), dec(p3), dec(q), U);
+      return got.every((v, i) => v === want[i] && v === big[i]);
+    }), { numRuns: 40 });
+  });
+
+  it('on arbitrary shares (any r, products, public roots) kernel and BigInt are the same linear map', () => {
+    fc.assert(fc.property(fc.array(elem, { minLength: 15, maxLength: 15 }), fc.array(nonzero, { minLength: 4, maxLength: 4 }), (v, s) => {
+      const [r, p2, p3] = [v.slice(0, 4), v.slice(4, 10), v.slice(10, 15)];
+      return dec(nibblesFromSignsEncoded(enc(r), enc(p2), enc(p3), enc(s))).every((z, i) => z === nibblesFromSigns(r, p2, p3, s, 1)[i]);
+    }), { numRuns: 60 });
+  });
+
+  it('a zero root (r = 0) makes that bit 0 in the BigInt path; the kernel refuses it', () => {
+    const rs = [0n, 5n, 0n, 7n];
+    const sq = sqrtEncoded(mulEncoded(enc(rs), enc(rs)));
+    const s = dec(sq);
+    const q = dec(invEncoded(sq));
+    expect(s[0]).toBe(0n);
+    expect(q).toEqual(s.map((v) => (v === 0n ? 0n : F.inv(v))));
+    const p2 = dec(nibblePairsEncoded(enc(rs)));
+    const p3 = dec(nibbleHigherEncoded(enc(rs), enc(p2)));
+    const bitsOf = rs.map((v, i) => (v === 0n ? 0n : F.half(F.add(F.mul(v, F.inv(s[i]!)), 1n))));
+    expect(nibblesFromSigns(rs, p2, p3, q, 1)).toEqual(storedOf(bitsOf));
+    expect(() => nibblesFromSignsEncoded(enc(rs), enc(p2), enc(p3), enc(q))).toThrow(/zero/);
   });
 });
 

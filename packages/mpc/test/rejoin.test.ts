@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { SimNetwork } from '@tenebra/transport';
 import { createParty, type Party } from '../src/runtime';
 import { deal, holdingRound } from './helpers';
+import { LAST_PREP_ROUND } from '../src/preprocessing';
 
 describe('rejoining a preprocessing batch after a restart', () => {
   it('recomputes the same phase-A messages, so the committed items are consistent at every party', async () => {
@@ -15,7 +16,7 @@ describe('rejoining a preprocessing batch after a restart', () => {
     let holding = true;
     const parties: Party[] = [];
     for (let i = 1; i <= 5; i++) {
-      const tr = i === 2 ? holdingRound(net.transport(i), 3, () => holding) : net.transport(i);
+      const tr = i === 2 ? holdingRound(net.transport(i), LAST_PREP_ROUND, () => holding) : net.transport(i);
       parties.push(createParty({ n: 5, t: 2, transport: tr, checkOpenings: true, preprocessing: prep }));
     }
     await net.settle(Promise.all(parties.map((p) => p.start())));

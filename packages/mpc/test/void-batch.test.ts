@@ -14,6 +14,7 @@ import { Msg, decode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
 import { prepLogOf } from '../src/state';
 import { deal, dropping, products } from './helpers';
+import { LAST_PREP_ROUND } from '../src/preprocessing';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
 
@@ -33,7 +34,7 @@ async function staleFifth(seed: number): Promise<{ net: SimNetwork; parties: Par
     transport: i === 5
       ? dropping(net.transport(5), (from, d) => {
         const e = decode(d);
-        return lose && from === 4 && e.type === Msg.PrepRound && e.a === 3;
+        return lose && from === 4 && e.type === Msg.PrepRound && e.a === LAST_PREP_ROUND;
       })
       : net.transport(i),
   }));
