@@ -87,7 +87,7 @@ describe('a committee of n=7, t=2 with 2 nodes killed', () => {
     const five = all.filter((k) => !others.includes(k));
     const before2 = await Promise.all(five.map((k) => itemsMade(tc!.cluster, k)));
     // enough orders to take the reserve below its target: it may be full here, up to a batch over
-    // it (with two-round batches, ADR 0026-hprep, the refill after the recovery is often done by
+    // it (with two-round batches, ADR 0027, the refill after the recovery is often done by
     // now, and 15 orders left every kind above target: production idle, nothing to grow)
     await orders.run(40);
     await orders.verifyAll(120_000);

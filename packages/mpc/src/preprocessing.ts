@@ -20,7 +20,7 @@
 //    squares) and their 5 higher products in the second (round 1, beside the roots); with the signs
 //    b_i = r_i/s_i every product of bits is the public multiple r_T / s_T of one of them, so the
 //    stored form ([v > j] and v) is local at the end (nibblesFromSigns). Two rounds; the products of
-//    the bits x_i themselves took two more, after the roots, until 2026-12-02 (ADR 0026-hprep).
+//    the bits x_i themselves took two more, after the roots, until 2026-12-02 (ADR 0027).
 //  - closure items (closure.ts: LEX4 for less-than's tree, PROD4 for equality's): masks from PRSS,
 //    the products of two masks in the first GRR layer (with the triples), the products of three or
 //    four masks (a pair product times a mask or another pair) in the second.
