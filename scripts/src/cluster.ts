@@ -285,8 +285,12 @@ export class Cluster {
     const fd = openSync(logFile, 'a');
     const logStart = fstatSync(fd).size;
     const configFile = this.configFile(role, index);
-    // TENEBRA_CPU_PROF=DIR: V8 CPU profiles of every process, written to DIR when it stops in order
-    const prof = process.env.TENEBRA_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TENEBRA_CPU_PROF}`] : [];
+    // TENEBRA_CPU_PROF=DIR: V8 CPU profiles of every process, written to DIR when it stops in order;
+    // TENEBRA_CPU_PROF_ROLES=committee,gateway,sequencer limits them to those roles (a profiled gateway
+    // runs several times slower under lmdb's many native calls, which changes what the nodes see)
+    const profRoles = process.env.TENEBRA_CPU_PROF_ROLES?.split(',').map((r) => r.trim());
+    const prof = process.env.TENEBRA_CPU_PROF && (!profRoles || profRoles.includes(role))
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TENEBRA_CPU_PROF}`] : [];
     const child = spawn(process.execPath, [...prof, '--import', 'tsx', ENTRY[role], '--config', configFile], {
       cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, ...(role === 'committee' ? { [OPERATOR_TOKEN_ENV]: this.operatorToken } : {}) },
     });
