@@ -622,12 +622,15 @@ class PartyImpl implements Party {
   }
 
   /** snapshot() without the reserve items (they are persisted as chunks). */
-  private snapshotCore(includeStaged: boolean, cursor: Counts): Omit<PartySnapshot, 'items'> {
+  private snapshotCore(includeStaged: boolean, cursor: Counts, copyStore = true): Omit<PartySnapshot, 'items'> {
     const prepSnap = this.prep.snapshot();
+    // Without copyStore the snapshot holds the store's own vectors (never changed in place: a job's
+    // save replaces them), for an encoder that reads them at once and caches their bytes by vector.
+    const vec = copyStore ? (v: readonly bigint[]) => v.slice() : (v: readonly bigint[]) => v as bigint[];
     return {
       n: this.n, t: this.t, L: this.L, kappa: this.kappa, mode: this.prep.mode,
       keys: [...this.keys].map(([k, v]) => [k, Buffer.from(v).toString('hex')] as [string, string]).sort(),
-      store: [...this.store].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, v.slice()] as [string, bigint[]]),
+      store: [...this.store].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, vec(v)] as [string, bigint[]]),
       pub: [...this.pub].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
       cursor,
       finished: this.finished.slice(-this.limits.finishedJobs),
@@ -646,7 +649,7 @@ class PartyImpl implements Party {
     const cursor = { ...(this.jobStart ?? r.cursor) };
     // The generation names the chunking: a reset (recovery, state import) re-chunks the reserve.
     const chunks = r.chunksFrom(cursor).map((c) => ({ ...c, key: `g${this.chunkEpoch}.${r.generation}/${c.kind}/${c.start}+${c.count}` }));
-    return encodeSplit(this.snapshotCore(true, cursor), chunks);
+    return encodeSplit(this.snapshotCore(true, cursor, false), chunks);
   }
 
   exportKeys(): Uint8Array {

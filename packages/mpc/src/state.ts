@@ -6,7 +6,7 @@
 // Versions 4 and 5 are 2 and 3 with the closure kinds (lex4, prod4) in place of pair triples: a
 // state written before them is refused with a clear error (its reserve has no closure items).
 
-import { ELEMENT_BYTES, readElement, writeElement } from './field';
+import { ELEMENT_BYTES, encodeFieldVector, readElement, writeElement } from './field';
 import { KINDS, WIDTH, countsOf, emptyItems, fromBytes, type Counts, type ItemVectors, type Items, type Kind } from './reserve';
 import type { BatchVote, VoidVote } from './preprocessing';
 
@@ -86,11 +86,28 @@ export function encodeSnapshot(s: PartySnapshot): Uint8Array {
  */
 export function encodeSplit(s: Omit<PartySnapshot, 'items'>, chunks: readonly (ChunkRef & { bytes: Uint8Array })[]): SplitState {
   const refs = chunks.map(({ key, kind, start, count }) => ({ key, kind, start, count }));
-  const core = encode({ ...s, items: emptyItems() }, refs);
+  const core = encode({ ...s, items: emptyItems() }, refs, encodedStoreVector);
   return { core, chunks: new Map(chunks.map((c) => [c.key, c.bytes])) };
 }
 
-function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined): Uint8Array {
+/**
+ * Bytes of store vectors already encoded, by vector. A job boundary writes every book, but a job
+ * touches few of them, and a store vector is never changed in place (a job's save replaces it):
+ * the books a job left alone are copied as bytes instead of being encoded element by element
+ * again (BigInt to bytes, 16 per element; on deep books it was most of a boundary's CPU).
+ */
+const storeBytes = new WeakMap<readonly bigint[], Uint8Array>();
+
+function encodedStoreVector(v: readonly bigint[]): Uint8Array {
+  let b = storeBytes.get(v);
+  if (b === undefined) {
+    b = encodeFieldVector(v);
+    storeBytes.set(v, b);
+  }
+  return b;
+}
+
+function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined, storeVector?: (v: readonly bigint[]) => Uint8Array): Uint8Array {
   const meta: Meta = {
     v: chunks ? 5 : 4, ...(chunks ? { chunks } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
     store: s.store.map(([k, v]) => [k, v.length]),
@@ -108,7 +125,7 @@ function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined): Uint8Array {
       ...(s.prep.last ? { last: s.prep.last } : {}),
     },
   };
-  const vectors: (readonly bigint[] | Uint8Array)[] = [...s.store.map(([, v]) => v), ...KINDS.map((k) => s.items[k])];
+  const vectors: (readonly bigint[] | Uint8Array)[] = [...s.store.map(([, v]) => (storeVector ? storeVector(v) : v)), ...KINDS.map((k) => s.items[k])];
   if (s.prep.staged) for (const k of KINDS) vectors.push(s.prep.staged.items[k]);
   const metaBytes = new TextEncoder().encode(JSON.stringify(meta));
   let count = 0;

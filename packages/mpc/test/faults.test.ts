@@ -6,6 +6,7 @@ import { InconsistentSharesError, JobMessagesGoneError, type JobContext } from '
 import * as F from '../src/field';
 import { Msg, decode, decodeVector, encode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
+import { decodeSnapshot } from '../src/state';
 import { DEALER_LABEL } from '../src/preprocessing';
 import { deal, droppingSends, fillReserve, rewritingRounds, signed, wrapTransport } from './helpers';
 
@@ -265,6 +266,32 @@ describe('state', () => {
       return { v: await ctx.open(ctx.concat([await ctx.mul(a, a), await ctx.lt(a, ctx.constant([50n, 50n]))])), p: ctx.loadPublic('p') };
     }))));
     for (const o of outs) expect(o).toEqual({ v: [1764n, 1n, 1n, 1n], p: '"x"' });
+  });
+
+  it('exportStateParts after a job that replaced one of two stored vectors: the core holds the new one and the untouched one', async () => {
+    // The encoder reuses a stored vector's bytes while the same vector stays in the store (state.ts);
+    // a save replaces the vector, so the next core must carry the new shares, not the cached bytes.
+    const { net, parties } = await stateCluster(10);
+    const ins = { a: deal(5, 2, [5n]), b: deal(5, 2, [6n]) };
+    const job = (id: string, f: (ctx: JobContext, p: Party) => Promise<unknown>) => net.settle(Promise.all(parties.map((p) => p.runJob(id, (ctx) => f(ctx, p)))));
+    await job('c1', async (ctx, p) => {
+      ctx.save('a', ctx.fromShares(ins.a[p.id - 1]![0]!));
+      ctx.save('b', ctx.fromShares(ins.b[p.id - 1]![0]!));
+    });
+    const split = (): ReturnType<typeof decodeSnapshot> => {
+      const x = parties[1]!.exportStateParts();
+      return decodeSnapshot(x.core, (k) => x.chunks.get(k));
+    };
+    const first = split();
+    await job('c2', async (ctx) => ctx.save('b', ctx.addPublic(ctx.load('b')!, [10n])));
+    const parts = split();
+    const full = decodeSnapshot(parties[1]!.exportState());
+    expect(parts.store).toEqual(full.store);
+    const byName = (s: typeof parts) => new Map(s.store);
+    expect(byName(parts).get('a')).toEqual(byName(first).get('a'));
+    expect(byName(parts).get('b')).not.toEqual(byName(first).get('b'));
+    const opened = await job('c3', async (ctx) => ctx.open(ctx.concat([ctx.load('a')!, ctx.load('b')!])));
+    for (const o of opened) expect(o).toEqual([5n, 16n]);
   });
 });
 
