@@ -58,6 +58,10 @@ describe('lean noise', () => {
     expect(read(new Uint8ArrayList())).toBe(0);
     expect(read(new Uint8ArrayList(Uint8Array.of(1)))).toBe(0);
     expect(read(new Uint8ArrayList(Uint8Array.of(1, 2, 3)))).toBe(0x0102);
+    expect(read(new Uint8ArrayList(Uint8Array.of(0xfe, 0xdc), Uint8Array.of(3)))).toBe(0xfedc);
+    // the length split across two pieces of the list
+    expect(read(new Uint8ArrayList(Uint8Array.of(0xab), Uint8Array.of(0xcd, 9)))).toBe(0xabcd);
+    expect(read(new Uint8ArrayList(new Uint8Array(0), Uint8Array.of(0x12, 0x34)))).toBe(0x1234);
     expect(quietLengthDecoder({})).toBe(false);
   });
 
