@@ -5,8 +5,11 @@
 // job boundary writes the books and cursors, not megabytes of triples.
 // Versions 4 and 5 are 2 and 3 with the closure kinds (lex4, prod4) in place of pair triples: a
 // state written before them is refused with a clear error (its reserve has no closure items).
+// Version 6 (exportStateParts() since 2026-12-02) also keeps each store vector (the books' shares)
+// in a chunk of its own, written once while the vector stays in the store; 4 and 5 still load.
 
-import { ELEMENT_BYTES, encodeFieldVector, readElement, writeElement } from './field';
+import { randomUUID } from 'node:crypto';
+import { ELEMENT_BYTES, decodeFieldVector, encodeFieldVector, readElement, writeElement } from './field';
 import { KINDS, WIDTH, countsOf, emptyItems, fromBytes, type Counts, type ItemVectors, type Items, type Kind } from './reserve';
 import type { BatchVote, VoidVote } from './preprocessing';
 
@@ -47,9 +50,11 @@ export interface SplitState {
 }
 
 interface Meta {
-  v: 4 | 5;
-  /** v3: the reserve items from `cursor` on live in these chunks, not in the body */
+  v: 4 | 5 | 6;
+  /** v5, v6: the reserve items from `cursor` on live in these chunks, not in the body */
   chunks?: ChunkRef[];
+  /** v6: the chunk key of each store vector (parallel to `store`); the body holds none of them */
+  storeChunks?: string[];
   n: number;
   t: number;
   L: number;
@@ -86,31 +91,37 @@ export function encodeSnapshot(s: PartySnapshot): Uint8Array {
  */
 export function encodeSplit(s: Omit<PartySnapshot, 'items'>, chunks: readonly (ChunkRef & { bytes: Uint8Array })[]): SplitState {
   const refs = chunks.map(({ key, kind, start, count }) => ({ key, kind, start, count }));
-  const core = encode({ ...s, items: emptyItems() }, refs, encodedStoreVector);
-  return { core, chunks: new Map(chunks.map((c) => [c.key, c.bytes])) };
+  const stored = s.store.map(([, v]) => storeChunkOf(v));
+  const core = encode({ ...s, store: [], items: emptyItems() }, refs, { names: s.store.map(([k, v]) => [k, v.length]), keys: stored.map((c) => c.key) });
+  const out = new Map(chunks.map((c) => [c.key, c.bytes]));
+  for (const c of stored) out.set(c.key, c.bytes);
+  return { core, chunks: out };
 }
 
 /**
- * Bytes of store vectors already encoded, by vector. A job boundary writes every book, but a job
- * touches few of them, and a store vector is never changed in place (a job's save replaces it):
- * the books a job left alone are copied as bytes instead of being encoded element by element
- * again (BigInt to bytes, 16 per element; on deep books it was most of a boundary's CPU).
+ * Store vectors as chunks, by vector. A job boundary lists every book, but a job touches few of
+ * them, and a store vector is never changed in place (a job's save replaces it). So each vector is
+ * encoded once, under a key of its own (random: a key never names other bytes, even across
+ * restarts), and persisted once like a reserve chunk: a boundary writes the books its job changed,
+ * not every book's shares again (BigInt to bytes, 16 per element, then megabytes through the store
+ * on deep books).
  */
-const storeBytes = new WeakMap<readonly bigint[], Uint8Array>();
+const storeChunks = new WeakMap<readonly bigint[], { key: string; bytes: Uint8Array }>();
 
-function encodedStoreVector(v: readonly bigint[]): Uint8Array {
-  let b = storeBytes.get(v);
-  if (b === undefined) {
-    b = encodeFieldVector(v);
-    storeBytes.set(v, b);
+function storeChunkOf(v: readonly bigint[]): { key: string; bytes: Uint8Array } {
+  let c = storeChunks.get(v);
+  if (c === undefined) {
+    c = { key: `store/${randomUUID()}`, bytes: encodeFieldVector(v) };
+    storeChunks.set(v, c);
   }
-  return b;
+  return c;
 }
 
-function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined, storeVector?: (v: readonly bigint[]) => Uint8Array): Uint8Array {
+function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined, inChunks?: { names: [string, number][]; keys: string[] }): Uint8Array {
   const meta: Meta = {
-    v: chunks ? 5 : 4, ...(chunks ? { chunks } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
-    store: s.store.map(([k, v]) => [k, v.length]),
+    v: inChunks ? 6 : chunks ? 5 : 4, ...(chunks ? { chunks } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
+    store: inChunks ? inChunks.names : s.store.map(([k, v]) => [k, v.length]),
+    ...(inChunks ? { storeChunks: inChunks.keys } : {}),
     pub: s.pub,
     cursor: s.cursor,
     items: countsOf(s.items),
@@ -125,7 +136,7 @@ function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined, storeVector?: 
       ...(s.prep.last ? { last: s.prep.last } : {}),
     },
   };
-  const vectors: (readonly bigint[] | Uint8Array)[] = [...s.store.map(([, v]) => (storeVector ? storeVector(v) : v)), ...KINDS.map((k) => s.items[k])];
+  const vectors: (readonly bigint[] | Uint8Array)[] = [...s.store.map(([, v]) => v), ...KINDS.map((k) => s.items[k])];
   if (s.prep.staged) for (const k of KINDS) vectors.push(s.prep.staged.items[k]);
   const metaBytes = new TextEncoder().encode(JSON.stringify(meta));
   let count = 0;
@@ -160,7 +171,7 @@ export function prepLogOf(bytes: Uint8Array): PrepLog | undefined {
   try {
     const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + metaLen))) as Partial<Meta>;
     const prep = meta.prep;
-    if ((meta.v !== 4 && meta.v !== 5) || !prep || !Number.isSafeInteger(prep.resolved) || !Number.isSafeInteger(prep.committed)) return undefined;
+    if ((meta.v !== 4 && meta.v !== 5 && meta.v !== 6) || !prep || !Number.isSafeInteger(prep.resolved) || !Number.isSafeInteger(prep.committed)) return undefined;
     return prep;
   } catch {
     return undefined;
@@ -185,7 +196,7 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
   if ((meta.v as number) === 2 || (meta.v as number) === 3) {
     throw new Error('state: written by an engine with pair triples (format 2/3); this engine needs closure items (format 4/5): start from a fresh data folder');
   }
-  if (meta.v !== 4 && meta.v !== 5) throw new Error(`state: unknown version ${String(meta.v)}`);
+  if (meta.v !== 4 && meta.v !== 5 && meta.v !== 6) throw new Error(`state: unknown version ${String(meta.v)}`);
   let off = 4 + metaLen;
   const take = (k: number): bigint[] => {
     if (off + k * ELEMENT_BYTES > bytes.length) throw new Error('state: truncated');
@@ -198,8 +209,8 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
     for (const k of KINDS) items[k] = take(c[k] * WIDTH[k]);
     return items;
   };
-  const store = meta.store.map(([k, len]) => [k, take(len)] as [string, bigint[]]);
-  const items: PartySnapshot['items'] = meta.v === 5 ? chunkItems(meta.chunks ?? [], meta.cursor, chunk) : takeItems(meta.items);
+  const store = meta.v === 6 ? chunkStore(meta.store, meta.storeChunks ?? [], chunk) : meta.store.map(([k, len]) => [k, take(len)] as [string, bigint[]]);
+  const items: PartySnapshot['items'] = meta.v !== 4 ? chunkItems(meta.chunks ?? [], meta.cursor, chunk) : takeItems(meta.items);
   const staged = meta.prep.staged ? { id: meta.prep.staged.id, items: takeItems(meta.prep.staged.items) } : undefined;
   if (off !== bytes.length) throw new Error('state: trailing bytes');
   return {
@@ -216,7 +227,19 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
   };
 }
 
-/** The reserve items from `cursor` on, assembled from the chunks a v3 state lists. */
+/** The store vectors of a v6 state, each from its chunk. */
+function chunkStore(names: readonly [string, number][], keys: readonly string[], chunk: ((key: string) => Uint8Array | undefined) | undefined): [string, bigint[]][] {
+  if (!chunk) throw new Error('state: this state keeps its store in chunks; pass the chunk store');
+  if (keys.length !== names.length) throw new Error(`state: ${names.length} store vectors but ${keys.length} chunk keys`);
+  return names.map(([name, len], i) => {
+    const b = chunk(keys[i]!);
+    if (!b) throw new Error(`state: store chunk ${keys[i]} (${name}) is missing`);
+    if (b.length !== len * ELEMENT_BYTES) throw new Error(`state: store chunk ${keys[i]} (${name}) has ${b.length} bytes, expected ${len * ELEMENT_BYTES}`);
+    return [name, decodeFieldVector(b)];
+  });
+}
+
+/** The reserve items from `cursor` on, assembled from the chunks a v5/v6 state lists. */
 function chunkItems(refs: readonly ChunkRef[], cursor: Counts, chunk: ((key: string) => Uint8Array | undefined) | undefined): Record<Kind, Uint8Array> {
   if (!chunk) throw new Error('state: this state keeps its reserve in chunks; pass the chunk store');
   const out = {} as Record<Kind, Uint8Array>;

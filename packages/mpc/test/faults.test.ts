@@ -6,7 +6,7 @@ import { InconsistentSharesError, JobMessagesGoneError, type JobContext } from '
 import * as F from '../src/field';
 import { Msg, decode, decodeVector, encode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
-import { decodeSnapshot } from '../src/state';
+import { decodeSnapshot, prepLogOf } from '../src/state';
 import { DEALER_LABEL } from '../src/preprocessing';
 import { deal, droppingSends, fillReserve, rewritingRounds, signed, wrapTransport } from './helpers';
 
@@ -278,12 +278,21 @@ describe('state', () => {
       ctx.save('a', ctx.fromShares(ins.a[p.id - 1]![0]!));
       ctx.save('b', ctx.fromShares(ins.b[p.id - 1]![0]!));
     });
+    const keysBefore = new Set(parties[1]!.exportStateParts().chunks.keys());
     const split = (): ReturnType<typeof decodeSnapshot> => {
       const x = parties[1]!.exportStateParts();
       return decodeSnapshot(x.core, (k) => x.chunks.get(k));
     };
     const first = split();
+    // the vectors live in chunks: an export with no job in between names the same chunks
+    expect(new Set(parties[1]!.exportStateParts().chunks.keys())).toEqual(keysBefore);
     await job('c2', async (ctx) => ctx.save('b', ctx.addPublic(ctx.load('b')!, [10n])));
+    const after = parties[1]!.exportStateParts();
+    // one new chunk (b's new vector), one gone (its old one); a's is the same
+    expect([...after.chunks.keys()].filter((k) => !keysBefore.has(k))).toHaveLength(1);
+    expect([...keysBefore].filter((k) => !after.chunks.has(k))).toHaveLength(1);
+    expect(prepLogOf(after.core)).toBeDefined();
+    expect(() => decodeSnapshot(after.core)).toThrow(/chunk/);
     const parts = split();
     const full = decodeSnapshot(parties[1]!.exportState());
     expect(parts.store).toEqual(full.store);
