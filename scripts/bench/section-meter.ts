@@ -27,6 +27,8 @@ export interface NodeCost {
   ops: number;
   /** process CPU (user + system) over the section, ms */
   cpuMs: number;
+  /** V8 garbage collection over the section, ms (prom-client's default nodejs_gc_duration_seconds) */
+  gcMs: number;
   rounds: number;
   sentBytes: number;
   sentMessages: number;
@@ -54,6 +56,7 @@ export function sectionCost(before: ClusterScrape, after: ClusterScrape): Sectio
       name,
       ops: d(now, was, 'tenebra_node_ops_applied_total'),
       cpuMs: 1000 * d(now, was, 'process_cpu_seconds_total'),
+      gcMs: 1000 * d(now, was, 'nodejs_gc_duration_seconds_sum'),
       rounds: d(now, was, 'tenebra_node_rounds_total'),
       sentBytes: d(now, was, 'tenebra_node_peer_sent_bytes_total'),
       sentMessages: d(now, was, 'tenebra_node_peer_sent_messages_total'),
@@ -97,10 +100,10 @@ const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(x >= 100 ? 0 :
 
 /** The per-node table and the projection, as printed lines. */
 export function describeCost(c: SectionCost, opts: { rttMs: number; books: number }): { lines: string[]; projection: Projection | null; cpuMsPerOp: number; roundsPerOp: number } {
-  const lines = ['per node (process CPU over the section / ops it applied):', 'node      ops   CPU ms/op  rounds/op   KB/op  msgs/op'];
+  const lines = ['per node (process CPU over the section / ops it applied):', 'node      ops   CPU ms/op  rounds/op   KB/op  msgs/op  GC ms/op'];
   for (const n of c.nodes) {
     const per = (x: number): number => (n.ops > 0 ? x / n.ops : NaN);
-    lines.push(`${n.name.padEnd(8)} ${String(n.ops).padStart(5)} ${f1(per(n.cpuMs)).padStart(11)} ${f1(per(n.rounds)).padStart(10)} ${f1(per(n.sentBytes) / 1024).padStart(7)} ${f1(per(n.sentMessages)).padStart(8)}`);
+    lines.push(`${n.name.padEnd(8)} ${String(n.ops).padStart(5)} ${f1(per(n.cpuMs)).padStart(11)} ${f1(per(n.rounds)).padStart(10)} ${f1(per(n.sentBytes) / 1024).padStart(7)} ${f1(per(n.sentMessages)).padStart(8)} ${f1(per(n.gcMs)).padStart(9)}`);
   }
   const busy = c.nodes.filter((n) => n.ops > 0);
   if (busy.length === 0) return { lines, projection: null, cpuMsPerOp: NaN, roundsPerOp: NaN };

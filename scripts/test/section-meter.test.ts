@@ -4,8 +4,10 @@ import { describe, it, expect } from 'vitest';
 import { parseExposition } from '@tenebra/metrics';
 import { describeCost, project, sectionCost, type ClusterScrape } from '../bench/section-meter';
 
-const node = (ops: number, cpuS: number, rounds: number, bytes: number) => parseExposition(`
+const node = (ops: number, cpuS: number, rounds: number, bytes: number, gcS = 0) => parseExposition(`
 process_cpu_seconds_total ${cpuS}
+nodejs_gc_duration_seconds_sum{kind="minor"} ${gcS}
+nodejs_gc_duration_seconds_sum{kind="major"} ${gcS / 2}
 tenebra_node_ops_applied_total ${ops}
 tenebra_node_rounds_total ${rounds}
 tenebra_node_peer_sent_bytes_total{peer="2"} ${bytes}
@@ -19,11 +21,12 @@ tenebra_gateway_orders_acknowledged_total ${acks}
 describe('section meter', () => {
   it('takes per-node deltas between two scrapes and skips a node down at either end', () => {
     const before: ClusterScrape = new Map([['node 1', node(10, 1, 30, 1000)], ['node 2', node(10, 2, 30, 1000)], ['node 3', []], ['gateway', proc(1, 5)], ['sequencer', proc(0.5)]]);
-    const after: ClusterScrape = new Map([['node 1', node(110, 1.4, 330, 103_400)], ['node 2', node(110, 2.6, 330, 1000)], ['node 3', node(50, 9, 9, 9)], ['gateway', proc(1.2, 105)], ['sequencer', proc(0.55)]]);
+    const after: ClusterScrape = new Map([['node 1', node(110, 1.4, 330, 103_400, 0.02)], ['node 2', node(110, 2.6, 330, 1000)], ['node 3', node(50, 9, 9, 9)], ['gateway', proc(1.2, 105)], ['sequencer', proc(0.55)]]);
     const c = sectionCost(before, after);
     expect(c.nodes.map((n) => n.name)).toEqual(['node 1', 'node 2']);
     expect(c.nodes[0]).toMatchObject({ ops: 100, rounds: 300, sentBytes: 102_400 });
     expect(c.nodes[0]!.cpuMs).toBeCloseTo(400);
+    expect(c.nodes[0]!.gcMs).toBeCloseTo(30); // minor and major kinds summed
     expect(c.gatewayAcks).toBe(100);
     expect(c.gatewayCpuMs).toBeCloseTo(200);
     const d = describeCost(c, { rttMs: 1, books: 1 });
