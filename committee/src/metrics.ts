@@ -23,6 +23,8 @@ export interface NodeMetricsSource {
   pendingOps(): number;
   /** what the reserve covers (capacity.ts); absent: the series are not served */
   capacity?(): Capacity;
+  /** true once the node has its shares (engine ready: keys set up or shares recovered) and follows the sequencer */
+  ready?(): boolean;
 }
 
 /** Every engine event, counted by name (stale and recovery ones are what explain a restart). */
@@ -77,6 +79,10 @@ export class NodeMetrics {
       const s = st();
       return s ? one(s.quorum ? 1 : 0) : [];
     });
+    // the quorum gauge is 1 as soon as t+1 parties are alive, also while this node still recovers
+    // its shares: this one says whether it can take part in jobs yet (the console's 'up' vs 'recovering')
+    const ready = src.ready?.bind(src);
+    if (ready) gaugeOf(registry, 'tenebra_node_ready', '1 once the node has its shares (keys set up or shares recovered) and follows the sequencer, else 0', [], () => one(ready() ? 1 : 0));
     gaugeOf(registry, 'tenebra_node_reserve_items', 'preprocessing items in reserve, by kind (bits = 4 x nibbles)', ['kind'], () => {
       const s = st();
       return s ? RESERVE_KINDS.map((kind) => [{ kind }, s.reserve[kind]]) : [];

@@ -59,6 +59,8 @@ export class CommitteeNode {
   private wake: (() => void) | null = null;
   private drained: (() => void) | null = null;
   private running = false;
+  /** start() finished: shares in hand and the sequencer feed joined (the ready gauge) */
+  private started = false;
   private statusTimer: NodeJS.Timeout | null = null;
   /** last seq applied by a completed job whose state is on disk (the party state persisted with it) */
   private appliedSeq = 0n;
@@ -96,6 +98,7 @@ export class CommitteeNode {
       appliedSeq: () => this.appliedSeq,
       pendingOps: () => this.pending.length,
       capacity: () => this.capacity(),
+      ready: () => this.started && this.party?.status().phase === 'ready',
     });
   }
 
@@ -164,6 +167,7 @@ export class CommitteeNode {
       // the node's logger, not the feed's stderr default: its lines carry role, node (and the dealer label)
       log: this.log.child({ component: 'sequencer-feed' }),
     });
+    this.started = true;
     this.log.info({ lastSeq: lastSeq.toString(), status: this.party!.status() }, 'node ready');
     this.statusTimer = setInterval(() => {
       this.logStatus();

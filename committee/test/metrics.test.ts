@@ -29,10 +29,10 @@ function rig() {
   const registry = processRegistry('committee', 2);
   const links = new Map<number, Libp2pPeerStats>();
   const reveals = new Map<string, { total: number; ones: number }>();
-  const state = { status: undefined as PartyStatus | undefined, applied: 0n, pending: 0, capacity: { production: 'idle', exhausted: false, costPerOp: null, opsLeft: null } as Capacity };
+  const state = { ready: false, status: undefined as PartyStatus | undefined, applied: 0n, pending: 0, capacity: { production: 'idle', exhausted: false, costPerOp: null, opsLeft: null } as Capacity };
   const metrics = new NodeMetrics(registry, {
     index: 2, n: 3, status: () => state.status, peerStats: (j) => links.get(j), reveals: () => reveals,
-    appliedSeq: () => state.applied, pendingOps: () => state.pending, capacity: () => state.capacity,
+    appliedSeq: () => state.applied, pendingOps: () => state.pending, capacity: () => state.capacity, ready: () => state.ready,
   });
   const scrape = async (): Promise<Sample[]> => parseExposition(await registry.metrics());
   return { metrics, links, reveals, state, scrape };
@@ -117,5 +117,18 @@ describe('NodeMetrics', () => {
     expect(sumOf(s, 'tenebra_node_prep_cost_per_op', { kind: 'bits' })).toBe(320);
     expect(sumOf(s, 'tenebra_node_production_stopped')).toBe(1);
     expect(sumOf(s, 'tenebra_node_preprocessing_exhausted')).toBe(1);
+  });
+
+  it('says ready only once the node has its shares, not as soon as it has a quorum', async () => {
+    const r = rig();
+    expect(sumOf(await r.scrape(), 'tenebra_node_ready')).toBe(0);
+    // recovering its shares among live peers: quorum 1, not ready
+    r.state.status = { ...status([1, 2, 3], true, { batches: 0, dropped: 0, nibbles: 0 }), phase: 'recovering' };
+    let s = await r.scrape();
+    expect(sumOf(s, 'tenebra_node_quorum')).toBe(1);
+    expect(sumOf(s, 'tenebra_node_ready')).toBe(0);
+    r.state.ready = true;
+    s = await r.scrape();
+    expect(sumOf(s, 'tenebra_node_ready')).toBe(1);
   });
 });

@@ -36,7 +36,12 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
   const tileState = (role: string, index: number) => page.getAttribute(`.tile[data-role="${role}"][data-index="${index}"]`, 'data-state');
   /** waits until the page shows exactly `count` elements matching `sel` (text: containing it) */
   const shows = (sel: string, count: number, timeoutMs: number, text?: string) =>
-    waitFor(async () => (await page.locator(sel, text === undefined ? {} : { hasText: text }).count()) === count, timeoutMs, `${count} x ${sel}${text ? ` with '${text}'` : ''} on the page`);
+    waitFor(async () => (await page.locator(sel, text === undefined ? {} : { hasText: text }).count()) === count, timeoutMs, `${count} x ${sel}${text ? ` with '${text}'` : ''} on the page`)
+      .catch(async (e: unknown) => {
+        // what the page says instead (e.g. which node did not apply a link setting, and why)
+        const said = text === undefined ? [] : await page.locator(sel).allTextContents().catch(() => []);
+        throw said.length > 0 ? new Error(`${(e as Error).message}; the page shows ${JSON.stringify(said.slice(0, 5))}`) : e;
+      });
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
 
   beforeAll(async () => {
@@ -119,7 +124,8 @@ describe.skipIf(!existsSync(CHROMIUM))('committee console in a browser', () => {
     await shot('node-down');
 
     await page.click('.tile[data-role="committee"][data-index="4"] button[data-action="restart"]');
-    // back: a fresh process recovers its shares from the others first (the tile says 'recovering')
+    // back: a fresh process recovers its shares from the others first (the tile says 'recovering'
+    // until the node's ready gauge says it has them and follows the sequencer)
     await shows('.tile[data-role="committee"][data-index="4"][data-state="up"]', 1, 240_000).catch(async (e: unknown) => {
       await shot('node-not-back');
       throw e;

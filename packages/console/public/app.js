@@ -178,6 +178,8 @@ $('#links-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const f = new FormData(ev.target);
   const body = { latency_ms: Number(f.get('latency_ms') || 0), jitter_ms: Number(f.get('jitter_ms') || 0), bandwidth_mbps: f.get('bandwidth_mbps') ? Number(f.get('bandwidth_mbps')) : null };
+  // a node busy or starting is asked again for a while (links.ts): say so meanwhile
+  $('#links-result').textContent = 'applying…';
   const r = await fetch('/api/links', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const a = await r.json().catch(() => ({}));
   if (r.status !== 200) {

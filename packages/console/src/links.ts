@@ -28,7 +28,7 @@ export interface LinkResult {
 }
 
 export interface LinkControl {
-  /** sends the setting to every node (in parallel); one result per node */
+  /** sends the setting to every node (in parallel; a node busy or not ready yet asked again for a while); one result per node */
   set(body: LinkSettingsBody): Promise<LinkResult[]>;
   /** what each node last answered (empty before the first answer) */
   current(): NodeLinkSettings[];
@@ -64,10 +64,25 @@ export function describeLinkSettings(body: LinkSettingsBody): string {
   return `set links: ${parts.join(', ')}`;
 }
 
-/** The HTTP link control of a cluster: one URL per node and the operator token. */
-export function httpLinkControl(urls: () => { index: number; url: string }[], token: string, timeoutMs = 3_000): LinkControl {
+/** Why a node gave no answer, in words (fetch says only 'fetch failed'; the cause has the code). */
+function noAnswer(e: unknown): string {
+  const err = e as Error & { cause?: { code?: string } };
+  if (err.name === 'TimeoutError') return 'no answer (timeout)';
+  if (err.cause?.code === 'ECONNREFUSED') return 'no answer (connection refused: not running)';
+  return `no answer (${err.cause?.code ?? err.message})`;
+}
+
+/**
+ * The HTTP link control of a cluster: one URL per node and the operator token. A node that times
+ * out or is not ready yet (a node recovering its shares after a restart can hold its event loop for
+ * seconds on a loaded machine) is asked again until `retryMs` has passed: the settings are absolute,
+ * so a repeat (or a late first request) sets the same thing. A node that refuses the connection
+ * (not running) or the setting is reported at once.
+ */
+export function httpLinkControl(urls: () => { index: number; url: string }[], token: string, timeoutMs = 3_000, retryMs = 10_000): LinkControl {
   const known = new Map<number, NodeLinkSettings>();
-  const call = async (index: number, url: string, body?: LinkSettingsBody): Promise<LinkResult> => {
+  // again: a node busy (timeout) or starting (503, its links not up yet) may answer the next try
+  const once = async (index: number, url: string, body?: LinkSettingsBody): Promise<{ result: LinkResult; again: boolean }> => {
     try {
       const r = await fetch(url, {
         method: body === undefined ? 'GET' : 'POST',
@@ -76,19 +91,30 @@ export function httpLinkControl(urls: () => { index: number; url: string }[], to
         signal: AbortSignal.timeout(timeoutMs),
       });
       const answer = (await r.json().catch(() => ({}))) as Partial<NodeLinkSettings> & { message?: string };
-      if (r.status !== 200) return { node: index, ok: false, error: `${r.status} ${answer.message ?? ''}`.trim() };
+      if (r.status !== 200) return { result: { node: index, ok: false, error: `${r.status} ${answer.message ?? ''}`.trim() }, again: r.status === 503 };
       const settings = { ...(answer as NodeLinkSettings), node: index };
       known.set(index, settings);
-      return { node: index, ok: true, settings };
+      return { result: { node: index, ok: true, settings }, again: false };
     } catch (e) {
-      return { node: index, ok: false, error: `no answer (${(e as Error).name === 'TimeoutError' ? 'timeout' : (e as Error).message})` };
+      return { result: { node: index, ok: false, error: noAnswer(e) }, again: (e as Error).name === 'TimeoutError' };
+    }
+  };
+  const call = async (index: number, url: string, body?: LinkSettingsBody): Promise<LinkResult> => {
+    const deadline = Date.now() + retryMs;
+    let tries = 0;
+    for (;;) {
+      const { result, again } = await once(index, url, body);
+      tries++;
+      if (!again || Date.now() >= deadline) return tries > 1 && !result.ok ? { ...result, error: `${result.error} (${tries} tries)` } : result;
+      await new Promise((r) => setTimeout(r, 250));
     }
   };
   return {
     set: (body) => Promise.all(urls().map((u) => call(u.index, u.url, body))),
     current: () => [...known.values()].sort((a, b) => a.node - b.node),
+    // one try: a read for the tiles, which the next set or refresh brings up to date
     async refresh() {
-      await Promise.all(urls().map((u) => call(u.index, u.url)));
+      await Promise.all(urls().map((u) => once(u.index, u.url)));
     },
   };
 }

@@ -192,7 +192,8 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleServer>
     if (bad) return sendError(res, 'invalid_request', bad);
     sampler.record({ time: Date.now(), who: 'links', what: `${describeLinkSettings(body)} (console)`, source: 'console' });
     const results = await opts.links.set(body);
-    await opts.links.refresh(); // what every node has now, refused or not
+    // what the nodes that did not apply it have now (the others just answered theirs)
+    if (results.some((r) => !r.ok)) await opts.links.refresh();
     for (const r of results.filter((x) => !x.ok)) sampler.record({ time: Date.now(), who: `node ${r.node}`, what: `link setting refused: ${r.error}`, source: 'state' });
     sendOk(res, { results });
   }

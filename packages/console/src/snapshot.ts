@@ -6,7 +6,7 @@ import type { ProcRole } from './target';
 
 /**
  * up: running and answering; down: not running; frozen: stopped by the console (SIGSTOP);
- * recovering: a node answering without its engine yet (waiting for peers, recovering shares), that
+ * recovering: a node answering without its engine yet or not ready (waiting for peers, recovering shares), that
  * reported a share recovery in the last window, or that has no quorum while other nodes have one
  * (it is still joining them); stale: running but its metrics did not
  * answer for STALE_MS (hung, overloaded or still starting): its figures are old.
@@ -170,7 +170,10 @@ export function nodeTile(p: ProcView, n: number, now: number): NodeTile {
     // no engine yet (the quorum series comes with it), or a share recovery within the window
     const recovered = pr?.first ? total(x, 'tenebra_node_party_events_total', { event: 'recovered' }) - total(pr.first, 'tenebra_node_party_events_total', { event: 'recovered' }) : 0;
     const waiting = total(x, 'tenebra_node_party_events_total', { event: 'recovery-waiting' }) > 0 && !has(x, 'tenebra_node_quorum');
-    if (!has(x, 'tenebra_node_quorum') || recovered > 0 || waiting) state = 'recovering';
+    // the quorum series comes with the engine, before a share recovery ends: the node's own ready
+    // gauge says whether it has its shares (absent in older nodes: not checked)
+    const unready = has(x, 'tenebra_node_ready') && total(x, 'tenebra_node_ready') === 0;
+    if (!has(x, 'tenebra_node_quorum') || recovered > 0 || waiting || unready) state = 'recovering';
   }
   const r = (name: string, match: Record<string, string> = {}) => (pr ? rate(pr.prev, pr.now, pr.seconds, name, match) : 0);
   const peers: PeerLink[] = [];

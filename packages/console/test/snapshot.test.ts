@@ -38,6 +38,9 @@ describe('node tiles', () => {
     expect(nodeTile(view({}, [now], [node(['tenebra_node_pending_ops 0'])]), 3, now).state).toBe('recovering');
     const recovered = live().map((s) => (s.labels.event === 'recovered' ? { ...s, value: 1 } : s));
     expect(nodeTile(view({}, [now - 1000, now], [live(), recovered]), 3, now).state).toBe('recovering');
+    // in quorum with its peers but still recovering its shares (its ready gauge at 0), then ready
+    expect(nodeTile(view({}, [now], [live(['tenebra_node_ready 0'])]), 3, now).state).toBe('recovering');
+    expect(nodeTile(view({}, [now], [live(['tenebra_node_ready 1'])]), 3, now).state).toBe('up');
   });
 
   it('say recovering for a node without quorum while the others have one', () => {
