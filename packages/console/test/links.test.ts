@@ -19,7 +19,7 @@ describe('httpLinkControl', () => {
         const k = (seen.get(node) ?? 0) + 1;
         seen.set(node, k);
         const ok = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ node, latency_ms: 20, jitter_ms: 2, bandwidth_mbps: null, blocked_peers: [], ...(body ? {} : { read: true }) }));
-        if (node === 2 && k === 1) return void setTimeout(ok, 600);
+        if (node === 2 && k === 1) return void setTimeout(ok, 1_500);
         if (node === 3 && k <= 2) return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"not up yet"}');
         if (node === 4) return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"message":"latency_ms too large"}');
         ok();
@@ -45,7 +45,9 @@ describe('httpLinkControl', () => {
 
   it('asks a node that timed out or was not ready again; reports a refusal or a node not running at once', async () => {
     seen.clear();
-    const links = httpLinkControl(urls, 'op', 200, 3_000);
+    // tries of 1 s (node 2 holds its first for 1.5 s): wide enough that a loaded CI machine's
+    // answer at once is not taken for a timeout
+    const links = httpLinkControl(urls, 'op', 1_000, 6_000);
     const results = await links.set({ latency_ms: 20, jitter_ms: 2 });
     expect(results.map((r) => [r.node, r.ok])).toEqual([[1, true], [2, true], [3, true], [4, false], [5, false]]);
     expect(seen.get(1)).toBe(1);
