@@ -38,7 +38,8 @@ const XRP = 'XRP-USDC-PERP';
 const APT = 'APT-USDC-PERP';
 const DOT = 'DOT-USDC-PERP';
 const NEAR = 'NEAR-USDC-PERP';
-const TICK: Record<string, string> = { [AAVE]: '0.01', [SOL]: '0.01', [ETH]: '0.01', [BNB]: '0.01', [BTC]: '0.1', [AVAX]: '0.001', [LINK]: '0.001', [XRP]: '0.0001', [APT]: '0.001', [DOT]: '0.001', [NEAR]: '0.001' };
+const UNI = 'UNI-USDC-PERP';
+const TICK: Record<string, string> = { [AAVE]: '0.01', [SOL]: '0.01', [ETH]: '0.01', [BNB]: '0.01', [BTC]: '0.1', [AVAX]: '0.001', [LINK]: '0.001', [XRP]: '0.0001', [APT]: '0.001', [DOT]: '0.001', [NEAR]: '0.001', [UNI]: '0.001' };
 
 beforeAll(async () => {
   // funding only on BTC (its own scenario), every minute, 100 pips (0.01%) per interval
@@ -160,6 +161,28 @@ describe('mark-to-market', () => {
     await tick();
     const u = await c.waitFor((r) => r.f.type === 'update' && (r.plain as any)?.position_update?.update_reason === 'mark_price' && (r.plain as any).position_update.symbol === BNB, 'mark_price update');
     expect((u.plain as any).position_update).toMatchObject({ mark_price: '612.5', unrealized_pnl: '12.5', entry_price: '600' });
+  });
+
+  it('a tick with nothing due reads no position again after its scan (the quick path), and still marks and alerts', async () => {
+    const { long } = await openPair(UNI, '10', '10');
+    await tick();
+    const db = gwDb();
+    const get = db.positions.get.bind(db.positions);
+    let reads = 0;
+    db.positions.get = ((key: string) => {
+      reads++;
+      return get(key);
+    }) as typeof db.positions.get;
+    const before = positionEvents.length;
+    try {
+      setMark(UNI, '10.5');
+      await tick();
+    } finally {
+      db.positions.get = get;
+    }
+    expect(reads).toBe(0);
+    expect(positionEvents.slice(before).some((e) => e.update_reason === 'mark_price' && e.position.user_id === long.user_id && e.position.symbol === UNI)).toBe(true);
+    expect(await position(long, UNI)).toMatchObject({ mark_price: 10.5, unrealized_pnl: 5 });
   });
 
   it('a stale mark changes nothing: no marking, no alert, no liquidation; the last mark stays', async () => {

@@ -194,13 +194,21 @@ export class RiskMonitor {
       else bySymbol.set(value.symbol, [value]);
     }
     const liquidating = new Set<string>();
+    // Until the first await the scanned records are what positions.get() would return (nothing else
+    // runs in between, and lmdb's read snapshot only moves on a commit's callback), so a position's
+    // evaluation may use its scanned record instead of reading and decoding it again. Most ticks
+    // await nothing: funding is due once an interval and tranches are rare.
+    let fresh = true;
     for (const [symbol, list] of bySymbol) {
       const inst = this.deps.registry.get(symbol);
       if (!inst) continue;
       const watched = list.filter((p) => p.user_id !== LIQUIDATION_VAULT_ID && this.watched(p));
       const anyOpen = list.some((p) => p.size_steps !== '0');
       if (watched.length === 0 && !anyOpen) {
-        await this.skipFunding(symbol, now); // nobody to charge this interval
+        if (this.fundingMarkDue(symbol, now)) {
+          await this.skipFunding(symbol, now); // nobody to charge this interval
+          fresh = false;
+        }
         continue;
       }
       const r = this.deps.marks.refresh(symbol);
@@ -214,8 +222,19 @@ export class RiskMonitor {
       // than scanning the whole table for each bankrupt position (one opened by a fill since this
       // scan is left out of that evaluation's ADL and socialization; it is new at this mark anyway)
       const market = list.map((p) => positionKey(p.user_id, symbol));
-      await this.fundIfDue(symbol, inst, r.ticks, now);
-      for (const p of watched) if (await this.evaluate(positionKey(p.user_id, symbol), inst, r.ticks, now, market)) liquidating.add(p.user_id);
+      if (this.fundingDue(symbol, now)) {
+        await this.fundIfDue(symbol, inst, r.ticks, now);
+        fresh = false;
+      }
+      for (const p of watched) {
+        const key = positionKey(p.user_id, symbol);
+        let active = this.evaluateQuick(key, inst, r.ticks, now, fresh ? p : undefined);
+        if (active === undefined) {
+          active = await this.evaluate(key, inst, r.ticks, now, market);
+          fresh = false;
+        }
+        if (active) liquidating.add(p.user_id);
+      }
     }
     await this.syncLockouts(liquidating);
     this.deps.restingOrders?.sweep();
@@ -242,6 +261,32 @@ export class RiskMonitor {
 
   // ---------------------------------------------------------------------------------------------
   // One position
+
+  /**
+   * evaluate() without its writes: marks and reports a position outside any ladder that no tranche
+   * or deleveraging is due for (nearly every one, every tick), synchronously and with the same
+   * events; undefined when evaluate() must run instead (nothing was done then). `scanned`: the
+   * position's current record when the caller knows it (else it is read).
+   */
+  private evaluateQuick(key: string, inst: InstrumentSpec, mark: bigint, now: number, scanned: PositionRec | undefined): boolean | undefined {
+    const p = scanned ?? this.db.positions.get(key);
+    if (!p) return false;
+    if (p.liquidation) return undefined;
+    const size = big(p.size_steps);
+    if (size === 0n) {
+      this.report(p, inst, 'Healthy', null);
+      this.tiers.delete(key);
+      this.announced.delete(key);
+      return false;
+    }
+    const m = markPosition(p, inst, mark);
+    const tier = tierOf(m.equityMicro, m.maintenanceMicro);
+    if (m.equityMicro < 0n || dueTranche(null, tier, now) !== null) return undefined;
+    this.report(p, inst, tier, m);
+    if (this.announced.get(key) !== mark) this.emitPosition('mark_price', p);
+    this.announced.set(key, mark);
+    return false;
+  }
 
   /** Marks, liquidates and reports one position; true while its ladder is active. */
   private async evaluate(key: string, inst: InstrumentSpec, mark: bigint, now: number, market: readonly string[]): Promise<boolean> {
@@ -589,6 +634,17 @@ export class RiskMonitor {
   // Funding
 
   /** Records the current funding interval of a symbol nobody holds (so nothing is charged for it later). */
+  /** Whether skipFunding() would write (the symbol's funding mark is not at this interval yet). */
+  private fundingMarkDue(symbol: string, now: number): boolean {
+    return (this.db.meta.get(FUNDING_AT(symbol)) as number | undefined) !== fundingBoundary(now, this.options.fundingIntervalMs);
+  }
+
+  /** Whether fundIfDue() would do anything: the symbol was never seen, or an interval ended since its last payment. */
+  private fundingDue(symbol: string, now: number): boolean {
+    const last = this.db.meta.get(FUNDING_AT(symbol)) as number | undefined;
+    return last === undefined || fundingBoundary(now, this.options.fundingIntervalMs) > last;
+  }
+
   private async skipFunding(symbol: string, now: number): Promise<void> {
     const boundary = fundingBoundary(now, this.options.fundingIntervalMs);
     if ((this.db.meta.get(FUNDING_AT(symbol)) as number | undefined) === boundary) return;
