@@ -633,7 +633,6 @@ export class RiskMonitor {
   // ---------------------------------------------------------------------------------------------
   // Funding
 
-  /** Records the current funding interval of a symbol nobody holds (so nothing is charged for it later). */
   /** Whether skipFunding() would write (the symbol's funding mark is not at this interval yet). */
   private fundingMarkDue(symbol: string, now: number): boolean {
     return (this.db.meta.get(FUNDING_AT(symbol)) as number | undefined) !== fundingBoundary(now, this.options.fundingIntervalMs);
@@ -645,6 +644,7 @@ export class RiskMonitor {
     return last === undefined || fundingBoundary(now, this.options.fundingIntervalMs) > last;
   }
 
+  /** Records the current funding interval of a symbol nobody holds (so nothing is charged for it later). */
   private async skipFunding(symbol: string, now: number): Promise<void> {
     const boundary = fundingBoundary(now, this.options.fundingIntervalMs);
     if ((this.db.meta.get(FUNDING_AT(symbol)) as number | undefined) === boundary) return;
