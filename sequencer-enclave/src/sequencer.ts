@@ -105,7 +105,9 @@ export class Sequencer {
    * no intake group is about to close it, a job-end record does.
    */
   reportTaken(taken: bigint): void {
-    if (!this.jobs.report(taken) || this.jobs.policy === 'intake') return;
+    // Under 'intake' every group is closed, so nothing is open here, except a tail a 'progress' run
+    // left open before a restart with 'intake': closed here rather than by the next op.
+    if (!this.jobs.report(taken)) return;
     if (this.failed || this.closed || this.flushScheduled || !this.jobs.canClose()) return;
     const seq = this.journal.nextSeq;
     if (seq - 1n <= this.jobs.lastBoundary) return; // nothing open
