@@ -10,7 +10,7 @@ import {
 } from '@tenebra/matching';
 import { INSTRUMENTS, MAX_BOOK_UNITS, bookWidthsOf, instrumentBySymbol, maxPriceTicks } from '@tenebra/config';
 import { PairBox, type KeyPair } from '@tenebra/seal';
-import { opAad, resultAad, PLACE_VECTOR, MODIFY_VECTOR, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
+import { opAad, resultAad, JOB_END_KIND, PLACE_VECTOR, MODIFY_VECTOR, type SequencedFrame, type ResultFrame } from '@tenebra/wire';
 
 /** A sequenced operation as this node sees it: public fields plus its own shares of the secrets. */
 export interface IncomingOp {
@@ -21,7 +21,7 @@ export interface IncomingOp {
   pub: Record<string, unknown>;
   /** this node's shares of the op's secret vector */
   shares: bigint[];
-  /** last op of the sequencer's batch (group commit) */
+  /** last op of an MPC job, as the sequencer journaled it */
   batchEnd: boolean;
 }
 
@@ -141,6 +141,10 @@ export class BatchApplier {
    * public key can make (the sequencer too), is refused like any other forgery.
    */
   decode(frame: SequencedFrame): IncomingOp {
+    const seq = BigInt(frame.seq);
+    const tsNs = BigInt(frame.ts_ns);
+    // the sequencer's own job-end record: no share, nothing to match
+    if (frame.kind === JOB_END_KIND) return { seq, tsNs, kind: frame.kind, symbol: '', pub: {}, shares: [], batchEnd: true };
     const orderId = String(frame.pub.order_id ?? '');
     let shares: bigint[];
     try {
@@ -148,10 +152,7 @@ export class BatchApplier {
     } catch (e) {
       throw new Error(`seq ${frame.seq}: cannot unseal this node's share (${(e as Error).message}): not a pair box from the gateway (journals from before pair boxes, 2026-11-23, cannot be replayed); refusing to continue`);
     }
-    return {
-      seq: BigInt(frame.seq), tsNs: BigInt(frame.ts_ns), kind: frame.kind, symbol: frame.symbol,
-      pub: frame.pub, shares, batchEnd: frame.batch_end === true,
-    };
+    return { seq, tsNs, kind: frame.kind, symbol: frame.symbol, pub: frame.pub, shares, batchEnd: frame.batch_end === true };
   }
 
   /** Forgets the cached books (after a failed job or a share recovery); the next job reloads them. */
@@ -169,11 +170,15 @@ export class BatchApplier {
       const stored = ctx.loadPublic(BUDGET);
       const budget = this.o.budget ?? BIT_BUDGET;
       const bits = budgetAt(stored === undefined ? undefined : (JSON.parse(stored) as BudgetState), nowNs, budget);
-      const plan = planOf(batch.length, bits, budget);
+      // a sequencer job-end record is no op: a one-op job it closes still speculates
+      const plan = planOf(batch.reduce((n, op) => (op.kind === JOB_END_KIND ? n : n + 1), 0), bits, budget);
       const match = matchOptionsOf(plan);
       // apply() chains operations per symbol in call order; different symbols share MPC rounds.
-      const pending = batch.map((op) => this.toMatchOp(ctx, op)).map((m) =>
-        m.op ? ex.apply(m.op, arith, match) : Promise.resolve<OpResult<Sec>>({ outcome: m.reject!, outputs: [] }));
+      const pending = batch.map((op) => {
+        if (op.kind === JOB_END_KIND) return Promise.resolve(null);
+        const m = this.toMatchOp(ctx, op);
+        return m.op ? ex.apply(m.op, arith, match) : Promise.resolve<OpResult<Sec>>({ outcome: m.reject!, outputs: [] });
+      });
       const results = await Promise.all(pending);
       for (const symbol of ex.takeDirty()) {
         const book = ex.book(symbol);
@@ -222,8 +227,10 @@ export class BatchApplier {
     return { op: decoded };
   }
 
-  private resultFrame(ctx: JobContext, op: IncomingOp, r: OpResult<Sec>): ResultFrame {
+  private resultFrame(ctx: JobContext, op: IncomingOp, r: OpResult<Sec> | null): ResultFrame {
     const seq = op.seq.toString();
+    // every seq gets a result, so the gateway's cursor passes a job-end record too
+    if (r === null) return { t: 'result', node: this.o.index, seq, pub: { kind: JOB_END_KIND }, sealed: '' };
     const sealed = r.outputs.length === 0 ? '' : Buffer.from(this.gatewayBox.seal(
       encodeFieldVector(ctx.sharesOf(ctx.concat(r.outputs))),
       resultAad(seq, this.o.index),

@@ -167,6 +167,7 @@ export class CommitteeNode {
       // the node's logger, not the feed's stderr default: its lines carry role, node (and the dealer label)
       log: this.log.child({ component: 'sequencer-feed' }),
     });
+    this.feed.reportTaken(lastSeq);
     this.started = true;
     this.log.info({ lastSeq: lastSeq.toString(), status: this.party!.status() }, 'node ready');
     this.statusTimer = setInterval(() => {
@@ -336,6 +337,8 @@ export class CommitteeNode {
   /** Takes the next batch (takeBatch: the same cut at every node), and lets a paused feed go on. */
   private takeBatch(): IncomingOp[] | null {
     const batch = takeBatch(this.pending, this.cfg.maxBatch);
+    // lets a sequencer with 'progress' job boundaries close the next job: ops arriving meanwhile gather into it
+    if (batch) this.feed?.reportTaken(batch[batch.length - 1]!.seq);
     if (batch && this.drained && this.pending.length < MAX_PENDING_OPS / 2) {
       const d = this.drained;
       this.drained = null;

@@ -12,7 +12,7 @@ import {
 } from '@tenebra/matching';
 import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { generateX25519, PairBox } from '@tenebra/seal';
-import { resultAad, type ResultFrame } from '@tenebra/wire';
+import { JOB_END_KIND, resultAad, type ResultFrame } from '@tenebra/wire';
 import { encodeOp } from '../src/op-encoding';
 import { BatchApplier, COMMITTEE_MATCH_OPTIONS, committeeBookWidths, matchOptionsOf, type BitBudget, type IncomingOp, type MatchPlan, toWireOutcome } from '../src/apply';
 
@@ -46,7 +46,9 @@ function incoming(op: Op<bigint>, pub: Record<string, unknown>, shares: bigint[]
 const SMALL_BUDGET: BitBudget = { capBits: 6_000, bitsPerSecond: 12_000, bitsPerRound: 4, leanBelowBits: 3_000 };
 
 async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'committee', features: 'limit' | 'all' = 'limit', given?: Op<bigint>[]): Promise<Set<MatchPlan>> {
-  const stream = given ?? generateStream({ seed, orders, symbols: SYMBOLS, features, accounts: 12 });
+  // Even seqs: every other job ends with a sequencer job-end record at an odd one, as under 'progress'
+  // job boundaries in a backlog (docs/decisions/0008-job-boundaries.md).
+  const stream = (given ?? generateStream({ seed, orders, symbols: SYMBOLS, features, accounts: 12 })).map((op) => ({ ...op, seq: op.seq! * 2n }));
   // Jobs of 1..24 ops (deterministic from the seed), small and large ones.
   const jobs = batches(stream.map((op, i) => ({ op, i })), seed, given ? 3 : 24);
   if (!given) expect(jobs.some((j) => j.length >= 16) && jobs.some((j) => j.length < 16)).toBe(true);
@@ -74,11 +76,17 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
     return { op, pub, shares: vector.length ? shareSecret(vector, N, T) : null };
   });
   let k = 0;
-  for (const batch of jobs.map((j) => j.map(({ i }) => ops[i]!))) {
-    const last = batch[batch.length - 1]!.op.seq!;
+  for (const [jobIndex, batch] of jobs.map((j) => j.map(({ i }) => ops[i]!)).entries()) {
+    const jobEnd = jobIndex % 2 === 1 ? batch[batch.length - 1]!.op.seq! + 1n : null;
+    const last = jobEnd ?? batch[batch.length - 1]!.op.seq!;
     const jobId = `batch:${batch[0]!.op.seq}-${last}:0`;
     const frames: ResultFrame[][] = await net.settle(Promise.all(parties.map((p, i) =>
-      p.runJob(jobId, (ctx: JobContext) => appliers[i]!.apply(ctx, batch.map((b) => incoming(b.op, b.pub, b.shares, i + 1)), last)))));
+      p.runJob(jobId, (ctx: JobContext) => appliers[i]!.apply(ctx, [
+        ...batch.map((b) => incoming(b.op, b.pub, b.shares, i + 1)),
+        ...(jobEnd === null ? [] : [{ seq: jobEnd, tsNs: 0n, kind: JOB_END_KIND, symbol: '', pub: {}, shares: [], batchEnd: true }]),
+      ], last)))));
+    // a job-end record gets a result of its own (the gateway's cursor passes it) and touches no book
+    if (jobEnd !== null) for (const f of frames) expect(f[batch.length]).toMatchObject({ seq: String(jobEnd), pub: { kind: JOB_END_KIND }, sealed: '' });
     const plan = appliers[0]!.lastPlan!;
     for (const a of appliers) expect(a.lastPlan).toEqual(plan); // decided identically everywhere
     plans.add(plan.plan);
@@ -96,6 +104,12 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
       expect(got).toEqual(want.outputs);
     }
   }
+
+  // A job of a job-end record alone (the node cut 256 ops just before it) runs as an empty job.
+  const lonely = stream[stream.length - 1]!.seq! + 1n;
+  const lonelyFrames = await net.settle(Promise.all(parties.map((p, i) => p.runJob(`batch:${lonely}-${lonely}:0`, (ctx: JobContext) =>
+    appliers[i]!.apply(ctx, [{ seq: lonely, tsNs: 0n, kind: JOB_END_KIND, symbol: '', pub: {}, shares: [], batchEnd: true }], lonely)))));
+  for (const f of lonelyFrames) expect(f).toEqual([{ t: 'result', node: f[0]!.node, seq: String(lonely), pub: { kind: JOB_END_KIND }, sealed: '' }]);
 
   // Every node opened the same values the plaintext reference revealed (counted per label and per value).
   for (const a of appliers) expect(a.reveals.counts).toEqual(refReveals.counts);

@@ -23,7 +23,7 @@ import WebSocket from 'ws';
 import { generateEd25519, generateX25519, writeKeyFile, toHex, PairBox } from '@tenebra/seal';
 import { shareSecret, reconstruct, encodeFieldVector, decodeFieldVector } from '@tenebra/mpc';
 import {
-  SequencerFeed, decodeGatewayToNode, encodeFrame, opAad, resultAad, resultsHello,
+  JOB_END_KIND, SequencerFeed, decodeGatewayToNode, encodeFrame, opAad, resultAad, resultsHello,
   type SequencedFrame, type ResultFrame,
 } from '@tenebra/wire';
 import type { GatewayConfig, SequencerConfig } from '@tenebra/config';
@@ -160,7 +160,7 @@ class StandInCommittee {
     }
     const orderId = String(op.pub.order_id ?? '');
     // t+1 shares reconstruct; the stand-in opens no more (its CPU competes with the measured processes)
-    if (p.got < T + 1) p.shares[k - 1] = decodeFieldVector(new PairBox(nodeSeal[k - 1]!.privateKey, gatewayKey.publicKey).open(Buffer.from(op.sealed, 'base64'), opAad(op.kind, orderId, op.symbol)));
+    if (p.got < T + 1 && op.kind !== JOB_END_KIND) p.shares[k - 1] = decodeFieldVector(new PairBox(nodeSeal[k - 1]!.privateKey, gatewayKey.publicKey).open(Buffer.from(op.sealed, 'base64'), opAad(op.kind, orderId, op.symbol)));
     p.got++;
     while (true) {
       const q = this.pending.get(this.next.toString());
@@ -169,6 +169,8 @@ class StandInCommittee {
       this.apply(q.op, q.shares);
       this.next++;
     }
+    // it applies every op at once: what it has taken lets the sequencer close each intake group
+    this.feeds[k - 1]!.reportTaken(this.next - 1n);
   }
 
   private apply(op: SequencedFrame, shares: (bigint[] | null)[]): void {
@@ -178,7 +180,9 @@ class StandInCommittee {
     this.books.set(op.symbol, book);
     let pub: Record<string, unknown>;
     const outputs: bigint[] = [];
-    if (op.kind === 'place') {
+    if (op.kind === JOB_END_KIND) {
+      pub = { kind: JOB_END_KIND };
+    } else if (op.kind === 'place') {
       const [price, qty] = reconstruct(have.map(([x]) => x), have.map(([, s]) => s!), T) as [bigint, bigint];
       const side = op.pub.side as 'buy' | 'sell';
       const opp = side === 'buy' ? book.sell : book.buy;

@@ -8,7 +8,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_PORTS, OPERATOR_TOKEN_ENV, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
-  type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
+  type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type JobBoundaryPolicy, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
   type ReserveCounts,
 } from '@tenebra/config';
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
@@ -60,6 +60,21 @@ export interface ClusterOptions {
    * folder; absent keeps what the configs say (a new folder: the defaults below).
    */
   reserve?: ReserveCounts;
+  /**
+   * Where the sequencer ends the committee's jobs (SequencerConfig.jobBoundaries, `npm start --
+   * --job-boundaries progress`): written into the sequencer's config of a new or resumed folder
+   * (measured, so the gateway and nodes get the new measurement); absent: 'intake'.
+   */
+  jobBoundaries?: JobBoundaryPolicy;
+}
+
+/** Sets (or, for 'intake'/absent, removes) the sequencer config's job-boundary policy; true iff it changed. */
+function applyJobBoundaries(cfg: SequencerConfig, policy: JobBoundaryPolicy | undefined): boolean {
+  const want = policy === 'progress' ? 'progress' : undefined;
+  if (cfg.jobBoundaries === want) return false;
+  if (want) cfg.jobBoundaries = want;
+  else delete cfg.jobBoundaries;
+  return true;
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -82,6 +97,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     // Dealer folders made before the sequencer and gateway labelled their logs get the label now
     // (before the measurement: it covers the sequencer's config).
     if (labelDealerConfig(sequencer, mode)) writeJson(L.sequencerConfig, sequencer);
+    if (applyJobBoundaries(sequencer, opts.jobBoundaries)) writeJson(L.sequencerConfig, sequencer);
     if (labelDealerConfig(gateway, mode)) writeJson(L.gatewayConfig, gateway);
     for (const nd of nodes) if (applyLinkEmulation(nd, opts.linkEmulation)) writeJson(L.nodeConfig(nd.index), nd);
     if (opts.reserve) for (const nd of nodes) if (applyReserveTargets(nd.preprocessing, opts.reserve)) writeJson(L.nodeConfig(nd.index), nd);
@@ -140,6 +156,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     platformKeyFile: L.platformKey, clientLinkKeys: clientLinkKeys(gatewayLinkKey, nodeLinkKeys), logLevel: opts.logLevel ?? 'info',
     ...(metrics ? { metricsPort: metrics.sequencer } : {}),
     ...(mode === 'dealer' ? { committeePreprocessing: mode } : {}),
+    ...(opts.jobBoundaries === 'progress' ? { jobBoundaries: 'progress' as const } : {}),
   };
   const measurement = expectedMeasurement(sequencer);
   const sequencerUrl = `ws://${host}:${ports.sequencer}`;

@@ -6,7 +6,7 @@ import { describeLinks, LINK_USAGE } from './flags';
 import { describeReserve, measuredBitsPerSecond, OUTAGE_USAGE } from './outage';
 import { startOptions } from './start-options';
 
-const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug]
+const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug] [--job-boundaries intake|progress]
                     [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--outage-minutes M --outage-rate R]
   --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
   --nodes N --threshold T
@@ -24,6 +24,10 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
                one); --no-console: none. It needs the operator token npm start prints (also in DIR/operator-token)
   --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements
+  --job-boundaries intake|progress
+               where the sequencer ends the committee's MPC jobs (default intake: every intake group;
+               progress: ops gather while the committee is busy, jobs grow with a backlog, at most
+               256 ops; docs/decisions/0008-job-boundaries.md). Applies to new and resumed folders
 ${LINK_USAGE}
 ${OUTAGE_USAGE}`;
 

@@ -64,13 +64,26 @@ function linksFromEnv(): ClusterOptions['linkEmulation'] {
   return { latencyMs: Number(lat), jitterMs: Number(process.env.TENEBRA_TEST_LINK_JITTER_MS ?? 0) };
 }
 
+/**
+ * TENEBRA_TEST_JOB_BOUNDARIES=progress runs every test cluster's sequencer with job boundaries from
+ * the committee's progress (docs/decisions/0008-job-boundaries.md). Unset: the default, 'intake'.
+ */
+function jobBoundariesFromEnv(): ClusterOptions['jobBoundaries'] {
+  const v = process.env.TENEBRA_TEST_JOB_BOUNDARIES;
+  if (v === undefined || v === '') return undefined;
+  if (v !== 'intake' && v !== 'progress') throw new Error(`TENEBRA_TEST_JOB_BOUNDARIES: intake or progress, got '${v}'`);
+  return v;
+}
+
 /** Starts a fresh cluster in a temp folder; cleanup() stops it and removes the folder. */
 export async function startTestCluster(opts: Partial<ClusterOptions> = {}): Promise<TestCluster> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'tenebra-test-'));
   const ports = opts.ports ?? (await testPorts(opts.n));
   const links = opts.linkEmulation ?? linksFromEnv();
+  const jobBoundaries = opts.jobBoundaries ?? jobBoundariesFromEnv();
   const cluster = await Cluster.start({
     env: 'test', ...opts, dataDir, ports, logLevel: opts.logLevel ?? process.env.TENEBRA_TEST_LOG_LEVEL ?? 'info', ...(links ? { linkEmulation: links } : {}),
+    ...(jobBoundaries ? { jobBoundaries } : {}),
   });
   liveDataDirs.add(dataDir);
   try {

@@ -8,12 +8,12 @@ import type { SequencedFrame } from '@tenebra/wire';
 import { encodeFrame } from '@tenebra/wire';
 import { OP_TRACE, traceNow } from '@tenebra/config';
 import { LIMITS } from './limits';
-import type { OpRecord } from './record';
+import { isJobEnd, type OpRecord } from './record';
 import type { Sequencer } from './sequencer';
 
 /** The frame node `node` receives for op record r. */
 export function frameFor(r: OpRecord, node: number): SequencedFrame {
-  const sealed = r.op.sealed[node - 1];
+  const sealed = isJobEnd(r) ? '' : r.op.sealed[node - 1];
   if (sealed === undefined) throw new Error(`internal: op ${r.seq} has no sealed entry for node ${node}`);
   return {
     t: 'op', seq: r.seq.toString(), ts_ns: r.tsNs.toString(), kind: r.op.kind, symbol: r.op.symbol, pub: r.op.pub,

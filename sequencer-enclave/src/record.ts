@@ -1,8 +1,7 @@
 // The journal record of one sequenced op: JSON text {seq, ts_ns, rid, digest, batch_end, op}.
 // Only sealed blobs and the public fields are stored: the sequencer never has plaintext to store.
 import { createHash } from 'node:crypto';
-import type { SealedOp } from '@tenebra/wire';
-import { validateSealedOp } from '@tenebra/wire';
+import { JOB_END_KIND, validateSealedOp, type SealedOp } from '@tenebra/wire';
 
 /** One sequenced op as journaled. */
 export interface OpRecord {
@@ -30,10 +29,27 @@ export function encodeRecord(r: OpRecord): Uint8Array {
   );
 }
 
+/**
+ * The record the sequencer journals itself to end a job when no op arrives to carry the boundary
+ * (job-boundaries.ts): no rid, no share, batch_end true.
+ */
+export function jobEndRecord(seq: bigint, tsNs: bigint): OpRecord {
+  return { seq, tsNs, rid: '', digest: '', batchEnd: true, op: { kind: JOB_END_KIND, symbol: '', pub: {}, sealed: [] } };
+}
+
+/** True for a record made by jobEndRecord. */
+export function isJobEnd(r: OpRecord): boolean {
+  return r.op.kind === JOB_END_KIND;
+}
+
 /** Parses record bytes; throws if the record is not one this code wrote (journal damage). */
 export function decodeRecord(bytes: Uint8Array, expectSeq: bigint): OpRecord {
   const r = decodeRecordUnchecked(bytes, expectSeq);
-  validateSealedOp(r.op);
+  if (isJobEnd(r)) {
+    if (r.rid !== '' || !r.batchEnd || r.op.sealed.length !== 0) throw new Error(`journal record at seq ${expectSeq} is a malformed job end`);
+  } else {
+    validateSealedOp(r.op);
+  }
   return r;
 }
 

@@ -1,7 +1,10 @@
 // The sequencing core, without sockets: validate a submit, give it the next gapless seq and a
 // strictly increasing timestamp, journal it, and report the ack only once it is durable.
 // Ops arriving in one event-loop turn form an intake group (at most LIMITS.maxGroup); the group is
-// appended together (one journal transaction: group commit) and its last op is marked batch_end.
+// appended together (one journal transaction: group commit). Where the committee's jobs end is
+// decided from its progress (job-boundaries.ts): a group's last op is marked batch_end when the
+// committee has taken every closed job, else the ops wait for a later boundary, which a job-end
+// record carries if no op arrives when the committee gets there.
 import type { Logger } from 'pino';
 import { OP_TRACE, traceOp } from '@tenebra/config';
 import { openJournal, type Journal } from '@tenebra/journal';
@@ -9,8 +12,9 @@ import type { AckFrame, NackFrame, SealedOp } from '@tenebra/wire';
 import { NsClock } from './clock';
 import { DedupeWindow, type PendingEntry } from './dedupe';
 import { KNOWN_KINDS, LIMITS, NACK } from './limits';
+import { JobBoundaries, type JobBoundaryPolicy } from './job-boundaries';
 import type { GroupCommitObserver } from './metrics';
-import { decodeRecord, decodeRecordUnchecked, encodeRecord, opDigest, type OpRecord } from './record';
+import { decodeRecord, decodeRecordUnchecked, encodeRecord, isJobEnd, jobEndRecord, opDigest, type OpRecord } from './record';
 
 /** Outcome of a submit, ready to send. */
 export type SubmitOutcome = AckFrame | NackFrame;
@@ -31,24 +35,29 @@ export class Sequencer {
   private failed: Error | null = null;
   private closed = false;
   private accepted = 0;
+  /** job-end records journaled (boundaries no op carried) */
+  private jobEndRecords = 0;
 
   private constructor(
     readonly journal: Journal,
     readonly n: number,
     private readonly clock: NsClock,
     private readonly dedupe: DedupeWindow,
+    private readonly jobs: JobBoundaries,
     private readonly log: Logger,
     private readonly observer: GroupCommitObserver | undefined,
   ) {}
 
   /** Opens the journal in dir and rebuilds the clock and the dedupe window from its tail; observer hears of every group commit. */
-  static open(dir: string, n: number, log: Logger, observer?: GroupCommitObserver): Sequencer {
+  static open(dir: string, n: number, log: Logger, observer?: GroupCommitObserver, policy: JobBoundaryPolicy = 'intake'): Sequencer {
     const journal = openJournal(dir);
     const dedupe = new DedupeWindow(LIMITS.dedupeWindow);
     const last = journal.lastSeq;
     const from = last > BigInt(LIMITS.dedupeWindow) ? last - BigInt(LIMITS.dedupeWindow) + 1n : 1n;
     let lastTs = 0n;
     let count = 0;
+    // the scan covers the window; a boundary before it only makes the first job after start larger
+    let lastEnd = from - 1n;
     const t0 = performance.now();
     for (let seq = from; seq <= last; ) {
       const batch = journal.readBatch(seq, LIMITS.replayBatch);
@@ -57,16 +66,18 @@ export class Sequencer {
         const r = decodeRecordUnchecked(e.record, e.seq);
         if (r.tsNs <= lastTs) throw new Error(`journal timestamps not increasing at seq ${r.seq}`);
         lastTs = r.tsNs;
+        if (r.batchEnd) lastEnd = r.seq;
+        if (isJobEnd(r)) continue;
         dedupe.setDone(r.rid, r.seq, r.tsNs, r.digest);
         count++;
       }
       seq = batch[batch.length - 1]!.seq + 1n;
     }
     log.info(
-      { lastSeq: last.toString(), dedupeRebuilt: count, ms: Math.round(performance.now() - t0) },
+      { lastSeq: last.toString(), lastJobEnd: lastEnd.toString(), dedupeRebuilt: count, ms: Math.round(performance.now() - t0) },
       'journal opened; dedupe window and clock rebuilt',
     );
-    return new Sequencer(journal, n, new NsClock(lastTs), dedupe, log, observer);
+    return new Sequencer(journal, n, new NsClock(lastTs), dedupe, new JobBoundaries(lastEnd, policy), log, observer);
   }
 
   /** Highest durable seq. */
@@ -82,6 +93,27 @@ export class Sequencer {
   /** Ops accepted since start (not counting dedupe hits). */
   get acceptedCount(): number {
     return this.accepted;
+  }
+
+  /** Job boundaries: the last one, the committee's reported progress, job-end records since start. */
+  get jobStats(): { lastJobEnd: bigint; committeeTaken: bigint; jobEndRecords: number } {
+    return { lastJobEnd: this.jobs.lastBoundary, committeeTaken: this.jobs.committeeTaken, jobEndRecords: this.jobEndRecords };
+  }
+
+  /**
+   * A node has taken every op up to `taken` into a started job. If that lets the open job close and
+   * no intake group is about to close it, a job-end record does.
+   */
+  reportTaken(taken: bigint): void {
+    // Under 'intake' every group is closed, so nothing is open here, except a tail a 'progress' run
+    // left open before a restart with 'intake': closed here rather than by the next op.
+    if (!this.jobs.report(taken)) return;
+    if (this.failed || this.closed || this.flushScheduled || !this.jobs.canClose()) return;
+    const seq = this.journal.nextSeq;
+    if (seq - 1n <= this.jobs.lastBoundary) return; // nothing open
+    this.jobs.closed(seq);
+    this.jobEndRecords++;
+    this.append(jobEndRecord(seq, this.clock.next()), null);
   }
 
   /** Registers fn to run (coalesced) whenever new ops became durable; returns an unsubscribe. */
@@ -169,48 +201,61 @@ export class Sequencer {
     const group = this.intake.splice(0, LIMITS.maxGroup);
     const t0 = performance.now();
     let left = group.length;
+    const done = (): void => {
+      if (--left === 0) this.observer?.groupCommitted(group.length, (performance.now() - t0) / 1000);
+    };
+    const close = this.jobs.canClose();
     group.forEach((item, i) => {
       const seq = this.journal.nextSeq;
-      const rec: OpRecord = {
-        seq, tsNs: this.clock.next(), rid: item.rid, digest: item.digest, batchEnd: i === group.length - 1, op: item.op,
-      };
-      // The record carries its seq, so assignment must match the journal's.
-      void this.journal.append(encodeRecord(rec)).then(
-        (got) => {
-          if (got !== seq) throw new Error(`journal gave seq ${got}, expected ${seq}`);
-          this.onDurableRecord(rec, item.entry);
-          if (--left === 0) this.observer?.groupCommitted(group.length, (performance.now() - t0) / 1000);
-        },
-      ).catch((e: unknown) => this.onJournalFailure(e, item));
+      const batchEnd = close && i === group.length - 1;
+      if (batchEnd) this.jobs.closed(seq);
+      this.append({ seq, tsNs: this.clock.next(), rid: item.rid, digest: item.digest, batchEnd, op: item.op }, item, done);
     });
     if (this.intake.length > 0) this.flushScheduled = setImmediate(() => this.flush());
   }
 
+  /** Journals rec (an op from intake, or a job-end record with no intake item). */
+  private append(rec: OpRecord, item: Intake | null, done?: () => void): void {
+    const seq = rec.seq;
+    // The record carries its seq, so assignment must match the journal's.
+    void this.journal.append(encodeRecord(rec)).then(
+      (got) => {
+        if (got !== seq) throw new Error(`journal gave seq ${got}, expected ${seq}`);
+        this.onDurableRecord(rec, item?.entry ?? null);
+        done?.();
+      },
+    ).catch((e: unknown) => this.onJournalFailure(e, item));
+  }
+
   private notifyScheduled: NodeJS.Immediate | null = null;
 
-  private onDurableRecord(rec: OpRecord, entry: PendingEntry): void {
-    if (OP_TRACE) traceOp(this.log, 'seq-durable', { rid: rec.rid, seq: rec.seq.toString() });
+  private onDurableRecord(rec: OpRecord, entry: PendingEntry | null): void {
+    if (OP_TRACE && entry) traceOp(this.log, 'seq-durable', { rid: rec.rid, seq: rec.seq.toString() });
     this.recent.set(rec.seq, rec);
     if (this.recent.size > LIMITS.recentOps) {
       const oldest = this.recent.keys().next();
       if (!oldest.done) this.recent.delete(oldest.value);
     }
-    this.dedupe.setDone(rec.rid, rec.seq, rec.tsNs, rec.digest);
-    for (const w of entry.waiters) w(rec.seq, rec.tsNs);
+    if (entry) {
+      this.dedupe.setDone(rec.rid, rec.seq, rec.tsNs, rec.digest);
+      for (const w of entry.waiters) w(rec.seq, rec.tsNs);
+    }
     this.notifyScheduled ??= setImmediate(() => {
       this.notifyScheduled = null;
       for (const fn of this.listeners) fn();
     });
   }
 
-  private onJournalFailure(e: unknown, item: Intake): void {
+  private onJournalFailure(e: unknown, item: Intake | null): void {
     const err = e instanceof Error ? e : new Error(String(e));
     if (!this.failed) {
       this.failed = err;
       this.log.fatal({ err: err.message }, 'journal write failed: refusing all further ops');
     }
-    this.dedupe.dropPending(item.rid);
-    for (const f of item.entry.failers) f(err);
+    if (item) {
+      this.dedupe.dropPending(item.rid);
+      for (const f of item.entry.failers) f(err);
+    }
     // Anything still in intake can never be journaled in order now.
     for (const rest of this.intake.splice(0)) {
       this.dedupe.dropPending(rest.rid);

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { Registry } from 'prom-client';
 import { generateEd25519, makeQuote, proveEnclaveKey, type Quote } from '@tenebra/seal';
-import { MAX_COMMITTEE, withDealerLabel, type SequencerConfig } from '@tenebra/config';
+import { JOB_BOUNDARY_POLICIES, MAX_COMMITTEE, withDealerLabel, type SequencerConfig } from '@tenebra/config';
 import {
   sendCorked, claimOfAuth, ConnectionChallenge, decodeToSequencer, encodeFrame, FrameError, LinkAuthError, principalName, refuseLink,
   sequencerServerName, type AuthOkFrame, type LinkRole, type NackFrame, type QuoteFrame,
@@ -59,7 +59,10 @@ export async function startSequencer(
   const metrics = new SequencerMetrics(registry, {
     lastSeq: () => sequencer?.journal.lastSeq ?? 0n, subscribers: () => feeds.size, submitters: () => submitters.size,
   });
-  sequencer = Sequencer.open(config.dataDir, config.n, log, metrics);
+  if (config.jobBoundaries !== undefined && !JOB_BOUNDARY_POLICIES.includes(config.jobBoundaries)) {
+    throw new Error(`config.jobBoundaries must be one of ${JOB_BOUNDARY_POLICIES.join(', ')}, got ${JSON.stringify(config.jobBoundaries)}`);
+  }
+  sequencer = Sequencer.open(config.dataDir, config.n, log, metrics, config.jobBoundaries ?? 'intake');
 
   const wss = new WebSocketServer({
     host: config.host,
@@ -184,6 +187,14 @@ export async function startSequencer(
           feed.pump();
           return;
         }
+        case 'progress': {
+          if (client.role !== 'node') {
+            const who = principalName(client.role, client.id);
+            return refuse(new LinkAuthError('NOT_ALLOWED', `${who} may not report committee progress`), who);
+          }
+          sequencer.reportTaken(BigInt(frame.taken));
+          return;
+        }
       }
     });
     ws.on('error', (e) => clog.warn({ err: e.message }, 'connection error'));
@@ -199,9 +210,13 @@ export async function startSequencer(
     });
   });
 
+  const jobs = () => sequencer.jobStats;
   const statsTimer = setInterval(() => {
     log.info(
-      { lastSeq: sequencer.lastSeq.toString(), accepted: sequencer.acceptedCount, clients: wss.clients.size, feeds: feeds.size },
+      {
+        lastSeq: sequencer.lastSeq.toString(), accepted: sequencer.acceptedCount, clients: wss.clients.size, feeds: feeds.size,
+        lastJobEnd: jobs().lastJobEnd.toString(), committeeTaken: jobs().committeeTaken.toString(), jobEndRecords: jobs().jobEndRecords,
+      },
       'stats',
     );
   }, 10_000);

@@ -90,6 +90,11 @@ describe('sequencer client authentication', () => {
     c = await rawClient(s.url);
     await c.auth({ role: 'gateway', id: 0, privateKey: f.gatewayLink.privateKey }, 'submit');
     expect(await c.request({ t: 'feed', node: 1, from_seq: '1' })).toMatchObject({ t: 'auth_refused', code: 'NOT_ALLOWED' });
+    // ...nor report the committee's progress (it decides where jobs end).
+    c = await rawClient(s.url);
+    await c.auth({ role: 'gateway', id: 0, privateKey: f.gatewayLink.privateKey }, 'submit');
+    expect(await c.request({ t: 'progress', taken: '5' })).toMatchObject({ t: 'auth_refused', code: 'NOT_ALLOWED' });
+    expect(s.sequencer.jobStats.committeeTaken).toBe(0n);
     // Once refused, nothing more is taken from the connection, not even from an authenticated one.
     c = await rawClient(s.url);
     const gatewayProof = await (async () => {

@@ -3,10 +3,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { unseal, AttestationError } from '@tenebra/seal';
 import {
-  SequencerClient, SequencerFeed, SequencerNackError, type SequencedFrame, type SubmitResult,
+  JOB_END_KIND, SequencerClient, SequencerFeed, SequencerNackError, type SequencedFrame, type SubmitResult,
 } from '@tenebra/wire';
 import { decodeRecord, expectedMeasurement, startSequencer, type RunningSequencer } from '../src/index';
-import { cleanupDirs, fixture, memoryLog, opaqueOp, rawClient, sealedOp, silent, until, type Fixture } from './helpers';
+import { cleanupDirs, fixture, freePort, memoryLog, opaqueOp, rawClient, sealedOp, silent, until, type Fixture } from './helpers';
 
 afterAll(cleanupDirs);
 
@@ -82,9 +82,72 @@ describe('sequencer enclave', () => {
         expect(o.ts_ns).toBe(rec.tsNs.toString());
         expect(o.batch_end).toBe(rec.batchEnd);
       }
+      // 'intake' job boundaries (the default): every intake group ends a job
       expect(n.got[n.got.length - 1]!.batch_end).toBe(true);
     }
+    // ...and a node's progress report journals nothing
+    nodes[0]!.feed.reportTaken(BigInt(4 * PER));
+    await until(() => s.sequencer.jobStats.committeeTaken === BigInt(4 * PER), 5_000, 'the report');
+    expect(s.sequencer.jobStats.jobEndRecords).toBe(0);
+    expect(s.sequencer.lastSeq).toBe(BigInt(4 * PER));
     await Promise.all([...clients.map((c) => c.close()), ...nodes.map((n) => n.feed.close())]);
+    await s.close();
+  });
+
+  it('ends jobs where the committee has caught up: ops gather while it is busy, a job-end record closes them', async () => {
+    const f = fixture(3, await freePort()); // a fixed port: the node's feed reconnects after the restart
+    f.config.jobBoundaries = 'progress';
+    let s = await start(f);
+    const c = new SequencerClient();
+    await c.connect(clientOpts(f, s.url));
+    const node = await feedNode(f, s.url, 1);
+    const frameAt = async (seq: bigint): Promise<SequencedFrame> => {
+      await until(() => node.got.some((o) => o.seq === String(seq)), 5_000, `seq ${seq} fed`);
+      return node.got.find((o) => o.seq === String(seq))!;
+    };
+    const submit = async (tag: number) => (await c.submit(opaqueOp(3, tag))).seq;
+    // an idle committee (nothing closed yet): the op ends its own job
+    expect((await frameAt(await submit(1))).batch_end).toBe(true);
+    // the committee has not taken job 1: later ops stay open however many arrive
+    expect(await submit(2)).toBe(2n);
+    expect(await submit(3)).toBe(3n);
+    expect((await frameAt(2n)).batch_end).toBe(false);
+    expect((await frameAt(3n)).batch_end).toBe(false);
+    expect(s.sequencer.jobStats.jobEndRecords).toBe(0);
+    // it takes job 1: the open ops 2-3 become one job, closed by a record of the sequencer's own
+    node.feed.reportTaken(1n);
+    expect(await frameAt(4n)).toMatchObject({ kind: JOB_END_KIND, sealed: '', batch_end: true, symbol: '', pub: {} });
+    expect(s.sequencer.jobStats).toMatchObject({ lastJobEnd: 4n, committeeTaken: 1n, jobEndRecords: 1 });
+    expect(await submit(5)).toBe(5n); // the ack seqs skip the record
+    expect((await frameAt(5n)).batch_end).toBe(false);
+    node.feed.reportTaken(4n);
+    expect((await frameAt(6n)).kind).toBe(JOB_END_KIND);
+    // caught up with nothing open: no record; the next op ends its own job again
+    node.feed.reportTaken(6n);
+    await until(() => s.sequencer.jobStats.committeeTaken === 6n, 5_000, 'report of 6');
+    expect(await submit(7)).toBe(7n);
+    expect((await frameAt(7n)).batch_end).toBe(true);
+    expect(s.sequencer.lastSeq).toBe(7n);
+    // a stale or repeated report changes nothing
+    node.feed.reportTaken(3n);
+    expect(s.sequencer.jobStats.jobEndRecords).toBe(2);
+
+    // Restart: the last boundary comes back from the journal, the committee's progress from the
+    // nodes' reports (a feed re-sends its last one on reconnect); job-end records are not rids.
+    await c.close();
+    await s.close();
+    s = await start(f);
+    expect(s.sequencer.jobStats).toMatchObject({ lastJobEnd: 7n, committeeTaken: 0n });
+    node.feed.reportTaken(7n);
+    await until(() => s.sequencer.jobStats.committeeTaken === 7n, 10_000, 'the report after the feed reconnected');
+    const c2 = new SequencerClient();
+    await c2.connect(clientOpts(f, s.url));
+    const r8 = await c2.submit(opaqueOp(3, 8));
+    expect(r8.seq).toBe(8n);
+    expect((await frameAt(8n)).batch_end).toBe(true);
+    expect(decodeRecord(s.sequencer.journal.get(4n)!, 4n)).toMatchObject({ rid: '', batchEnd: true, op: { kind: JOB_END_KIND } });
+    await c2.close();
+    await node.feed.close();
     await s.close();
   });
 

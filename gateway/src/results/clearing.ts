@@ -3,7 +3,7 @@
 // transaction: after a crash the cursor says exactly which outcomes are in the state, so nothing is
 // applied twice or lost. docs/orders.md describes the order status machine this implements.
 import type { InstrumentSpec } from '@tenebra/config';
-import type { CancelOutcome, ExpireOutcome, ModifyOutcome, PlaceOutcome } from '@tenebra/wire';
+import { JOB_END_KIND, type CancelOutcome, type ExpireOutcome, type ModifyOutcome, type PlaceOutcome } from '@tenebra/wire';
 import type { Logger } from 'pino';
 import type { GatewayDb } from '../store/db';
 import { positionKey } from '../store/db';
@@ -168,6 +168,8 @@ export class Clearing {
       const o = asExpireOutcome(d.pub);
       if (!o) return this.skip(d, 'malformed expire outcome');
       this.cancelListed(uow, d.seq, { expired: o.expired }, this.clock.nowNs(), fx);
+    } else if (kind === JOB_END_KIND) {
+      // the sequencer's job boundary: nothing to clear
     } else {
       this.skip(d, `unknown outcome kind ${JSON.stringify(kind)}`);
     }

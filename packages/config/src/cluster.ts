@@ -164,7 +164,17 @@ export interface SequencerConfig {
   metricsPort?: number;
   /** the committee's preprocessing mode; 'dealer' puts dealer.ts's label on every log line (absent: committee) */
   committeePreprocessing?: PreprocessingMode;
+  /**
+   * where the committee's MPC jobs end (docs/decisions/0008-job-boundaries.md): 'intake' (absent) every
+   * intake group; 'progress' when the committee has taken every job closed before (jobs grow with a backlog).
+   * Measured: it decides what the journal holds.
+   */
+  jobBoundaries?: JobBoundaryPolicy;
 }
+
+/** Where the sequencer ends the committee's jobs (SequencerConfig.jobBoundaries). */
+export type JobBoundaryPolicy = 'intake' | 'progress';
+export const JOB_BOUNDARY_POLICIES: readonly JobBoundaryPolicy[] = ['intake', 'progress'];
 
 export interface GatewayConfig {
   role: 'gateway';

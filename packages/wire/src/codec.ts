@@ -1,15 +1,17 @@
 // JSON codec for the internal frames of messages.ts. decode* parse AND validate: a frame that
 // passes has exactly the fields its type declares, each of the right shape. Anything else throws
 // FrameError with a message that names the field, so a peer's nack can say what was wrong.
-import type {
-  AckFrame, AuthChallengeFrame, CapacityFrame, AuthFrame, AuthOkFrame, AuthRefusedFrame, ChallengeFrame, FeedHelloFrame, GatewayToNode, GatewayToSequencer, NackFrame, NodeToGateway,
-  NodeToSequencer, ProofFrame, PublicFields, Quote, QuoteFrame, ResultFrame, ResultHelloFrame, ResumeFrame,
-  SealedOp, SequencedFrame, SequencerToGateway, SequencerToNode, SubmitFrame,
+import {
+  JOB_END_KIND,
+  type AckFrame, type AuthChallengeFrame, type CapacityFrame, type AuthFrame, type AuthOkFrame, type AuthRefusedFrame, type ChallengeFrame, type FeedHelloFrame, type GatewayToNode,
+  type GatewayToSequencer, type NackFrame, type NodeToGateway, type NodeToSequencer, type ProgressFrame, type ProofFrame, type PublicFields, type Quote,
+  type QuoteFrame, type ResultFrame, type ResultHelloFrame, type ResumeFrame, type SealedOp, type SequencedFrame, type SequencerToGateway,
+  type SequencerToNode, type SubmitFrame,
 } from './messages';
 
 /** Every internal frame. */
 export type Frame =
-  | SubmitFrame | AckFrame | NackFrame | QuoteFrame | ChallengeFrame | ProofFrame | FeedHelloFrame | SequencedFrame
+  | SubmitFrame | AckFrame | NackFrame | QuoteFrame | ChallengeFrame | ProofFrame | FeedHelloFrame | ProgressFrame | SequencedFrame
   | ResultHelloFrame | ResumeFrame | ResultFrame | CapacityFrame | AuthChallengeFrame | AuthFrame | AuthOkFrame | AuthRefusedFrame;
 export type FrameType = Frame['t'];
 
@@ -216,15 +218,23 @@ const VALIDATORS: { [K in FrameType]: (o: Obj) => Extract<Frame, { t: K }> } = {
     dec(o.from_seq, 'feed.from_seq', 1n);
     return o as unknown as FeedHelloFrame;
   },
+  progress(o) {
+    exactKeys(o, ['t', 'taken'], [], 'progress');
+    dec(o.taken, 'progress.taken', 0n);
+    return o as unknown as ProgressFrame;
+  },
   op(o) {
     exactKeys(o, ['t', 'seq', 'ts_ns', 'kind', 'symbol', 'pub', 'sealed', 'batch_end'], [], 'op');
     dec(o.seq, 'op.seq', 1n);
     dec(o.ts_ns, 'op.ts_ns', 0n);
     str(o.kind, 'op.kind', WIRE_LIMITS.maxKindLength);
-    str(o.symbol, 'op.symbol', WIRE_LIMITS.maxSymbolLength);
+    // a job-end record has no symbol and carries no share; every other op carries this node's sealed share
+    const jobEnd = o.kind === JOB_END_KIND;
+    str(o.symbol, 'op.symbol', WIRE_LIMITS.maxSymbolLength, '', jobEnd);
     pubFields(o.pub, 'op.pub');
-    b64(o.sealed, 'op.sealed');
+    b64(o.sealed, 'op.sealed', '', jobEnd);
     if (typeof o.batch_end !== 'boolean') fail('op.batch_end must be a boolean');
+    if (jobEnd && (o.sealed !== '' || o.batch_end !== true)) fail(`a '${JOB_END_KIND}' op has an empty sealed field and batch_end true`);
     return o as unknown as SequencedFrame;
   },
   hello(o) {
@@ -338,9 +348,9 @@ function decoder<F extends Frame>(types: F['t'][], direction: string) {
 const SEQUENCER_AUTH = ['auth_challenge', 'auth_ok', 'auth_refused'] as const;
 export const decodeGatewayToSequencer = decoder<GatewayToSequencer>(['submit', 'challenge', 'auth'], 'gateway->sequencer');
 export const decodeSequencerToGateway = decoder<SequencerToGateway>(['ack', 'nack', 'quote', 'proof', ...SEQUENCER_AUTH], 'sequencer->gateway');
-export const decodeNodeToSequencer = decoder<NodeToSequencer>(['feed', 'challenge', 'auth'], 'node->sequencer');
+export const decodeNodeToSequencer = decoder<NodeToSequencer>(['feed', 'progress', 'challenge', 'auth'], 'node->sequencer');
 export const decodeSequencerToNode = decoder<SequencerToNode>(['quote', 'proof', 'op', 'nack', ...SEQUENCER_AUTH], 'sequencer->node');
 export const decodeNodeToGateway = decoder<NodeToGateway>(['hello', 'result', 'capacity'], 'node->gateway');
 export const decodeGatewayToNode = decoder<GatewayToNode>(['resume', 'auth_challenge', 'auth_refused'], 'gateway->node');
 /** Anything a client may send the sequencer (gateway and node frames share one listener). */
-export const decodeToSequencer = decoder<GatewayToSequencer | NodeToSequencer>(['submit', 'challenge', 'feed', 'auth'], 'to-sequencer');
+export const decodeToSequencer = decoder<GatewayToSequencer | NodeToSequencer>(['submit', 'challenge', 'feed', 'progress', 'auth'], 'to-sequencer');

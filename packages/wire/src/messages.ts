@@ -34,6 +34,19 @@ export interface QuoteFrame { t: 'quote'; quote: Quote }
 
 // node -> sequencer: start (or resume) the feed at from_seq (inclusive)
 export interface FeedHelloFrame { t: 'feed'; node: number; from_seq: string }
+/**
+ * node -> sequencer, on the feed connection: every op up to `taken` (inclusive; '0' for none) is in
+ * an MPC job this node has started. The sequencer closes the next job when the committee has taken
+ * the last one it closed (docs/decisions/0008-job-boundaries.md).
+ */
+export interface ProgressFrame { t: 'progress'; taken: string }
+
+/**
+ * Kind of the record the sequencer itself journals to close a job when no op arrives to carry the
+ * boundary: it has a seq of its own, no share (`sealed` is '') and batch_end true; nodes answer it
+ * with a result whose outcome is `{ kind: 'job_end' }`, which the gateway applies as nothing.
+ */
+export const JOB_END_KIND = 'job_end';
 // sequencer -> node: one journaled operation, with only this node's sealed share
 export interface SequencedFrame {
   t: 'op';
@@ -44,9 +57,10 @@ export interface SequencedFrame {
   pub: PublicFields;
   sealed: string;
   /**
-   * True on the last op of a sequencer intake group (the ops taken in one event-loop turn, at most
-   * 256). Stored in the journal, so every node sees the same boundaries, also on replay: nodes may
-   * cut MPC batches there deterministically.
+   * True on the last op of an MPC job. The sequencer decides where jobs end from the nodes' progress
+   * (ProgressFrame): while the committee is busy, ops gather into the next job. Stored in the
+   * journal, so every node sees the same boundaries, also on replay: nodes cut MPC jobs there
+   * deterministically (and after 256 ops without one).
    */
   batch_end: boolean;
 }
@@ -110,7 +124,7 @@ export interface ProofFrame { t: 'proof'; nonce: string; sig: string }
 export type SequencerAuthFrame = AuthChallengeFrame | AuthOkFrame | AuthRefusedFrame;
 export type GatewayToSequencer = SubmitFrame | ChallengeFrame | AuthFrame;
 export type SequencerToGateway = AckFrame | NackFrame | QuoteFrame | ProofFrame | SequencerAuthFrame;
-export type NodeToSequencer = FeedHelloFrame | ChallengeFrame | AuthFrame;
+export type NodeToSequencer = FeedHelloFrame | ProgressFrame | ChallengeFrame | AuthFrame;
 /** NackFrame here (rid '') reports a refused feed request, e.g. from_seq beyond the journal. */
 export type SequencerToNode = QuoteFrame | ProofFrame | SequencedFrame | NackFrame | SequencerAuthFrame;
 export type NodeToGateway = ResultHelloFrame | ResultFrame | CapacityFrame;

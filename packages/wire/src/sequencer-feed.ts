@@ -39,6 +39,8 @@ export class SequencerFeed {
   private paused = false;
   private stopped = false;
   private highWater = 1024;
+  /** Highest seq this node reported as taken into a job (re-sent on every new connection). */
+  private taken: bigint | null = null;
 
   /** Connects, attests, asks for ops from opts.fromSeq, and starts delivering them to opts.onOp. */
   async connect(opts: SequencerFeedOptions): Promise<void> {
@@ -63,6 +65,18 @@ export class SequencerFeed {
     return this.deliverNext;
   }
 
+  /**
+   * Tells the sequencer that every op up to `seq` is in a job this node has started: it closes the
+   * next job once the committee has taken the last one (so jobs grow while the committee is busy).
+   * Call it whenever a job starts, and once at start with the last applied seq. A report that
+   * cannot be sent now goes out when the connection is back.
+   */
+  reportTaken(seq: bigint): void {
+    if (this.taken !== null && seq <= this.taken) return;
+    this.taken = seq;
+    if (this.sock?.ready) this.sock.send({ t: 'progress', taken: seq.toString() });
+  }
+
   /** True while an attested connection is up. */
   get connected(): boolean {
     return this.sock?.ready ?? false;
@@ -81,6 +95,7 @@ export class SequencerFeed {
     this.paused = this.queue.length >= this.highWater;
     if (this.paused) this.sock!.pause();
     this.sock!.send({ t: 'feed', node: this.opts!.node, from_seq: this.recvNext.toString() });
+    if (this.taken !== null) this.sock!.send({ t: 'progress', taken: this.taken.toString() });
   }
 
   private onFrame(f: SequencerToNode): void {

@@ -16,6 +16,8 @@ const good: Frame[] = [
   { t: 'challenge', nonce: hex(64) },
   { t: 'proof', nonce: hex(64), sig: hex(128) },
   { t: 'feed', node: 3, from_seq: '1' },
+  { t: 'progress', taken: '0' },
+  { t: 'op', seq: '9', ts_ns: '1', kind: 'job_end', symbol: '', pub: {}, sealed: '', batch_end: true },
   { t: 'op', seq: '18446744073709551615', ts_ns: '0', kind: 'cancel', symbol: 'ETH-PERP', pub: {}, sealed: b64, batch_end: true },
   { t: 'hello', node: 1, purpose: 'results', key: hex(64), nonce: hex(64), sig: hex(128), challenge: hex(64) },
   { t: 'auth_challenge', nonce: hex(64) },
@@ -55,6 +57,11 @@ describe('codec', () => {
     ['unknown production state', { t: 'capacity', node: 1, production: 'paused', exhausted: false, orders_left: '1' }, /production must be one of/],
     ['negative orders_left', { t: 'capacity', node: 1, production: 'idle', exhausted: false, orders_left: '-1' }, /orders_left must be a decimal/],
     ['exhausted as string', { t: 'capacity', node: 1, production: 'idle', exhausted: 'yes', orders_left: '1' }, /exhausted must be a boolean/],
+    ['negative progress', { t: 'progress', taken: '-1' }, /taken must be a decimal/],
+    ['empty sealed on an op', { t: 'op', seq: '1', ts_ns: '1', kind: 'place', symbol: 's', pub: {}, sealed: '', batch_end: true }, /op.sealed must not be empty/],
+    ['empty symbol on an op', { t: 'op', seq: '1', ts_ns: '1', kind: 'place', symbol: '', pub: {}, sealed: b64, batch_end: true }, /op.symbol must not be empty/],
+    ['job end with a share', { t: 'op', seq: '1', ts_ns: '1', kind: 'job_end', symbol: '', pub: {}, sealed: b64, batch_end: true }, /empty sealed field and batch_end true/],
+    ['job end not ending a job', { t: 'op', seq: '1', ts_ns: '1', kind: 'job_end', symbol: '', pub: {}, sealed: '', batch_end: false }, /empty sealed field and batch_end true/],
     ['batch_end missing', { t: 'op', seq: '1', ts_ns: '1', kind: 'k', symbol: 's', pub: {}, sealed: b64 }, /missing field 'batch_end'/],
   ];
   for (const [name, value, msg] of bad) {
