@@ -6,6 +6,12 @@
 // (TCP + Noise + Yamux). Whatever the MPC code does, a comparison over that transport cannot be
 // faster than this on the same machine.
 //   npm run bench:floor -- [--jobs 300] [--warmup 500] [--rounds 3] [--bytes 448] [--only tcp|libp2p]
+// --node drives the transport as a committee node does instead: in each round every party sends each
+// peer --per-peer messages (default 6), one batch to every peer per event-loop turn (setImmediate in
+// between: a node's runtime sends as its gates finish, not in one burst), sizes drawn from a node-like
+// mix (--big-pct of them, default 8%, 4-16 KB; the rest 100-500 B; seeded, the same for every party),
+// and prints CPU µs per message sent or received (process.cpuUsage) and messages/s.
+// FLOOR_CHILD_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the five parties.
 import '@tenebra/transport/src/polyfill';
 import { fork } from 'node:child_process';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
@@ -16,7 +22,7 @@ import { parseFlags } from '../src/flags';
 const N = 5;
 type Mode = 'tcp' | 'libp2p';
 
-interface Plan { jobs: number; warmup: number; rounds: number; bytes: number }
+interface Plan { jobs: number; warmup: number; rounds: number; bytes: number; node: boolean; perPeer: number; bigPct: number }
 interface Config { mode: Mode; self: number; ports: number[]; keys: string[]; peerIds: string[]; plan: Plan }
 interface Report { self: number; samples: number[]; cpuMs: number; wallMs: number }
 
@@ -86,13 +92,14 @@ async function libp2pLink(self: number, cfg: Config, handler: Handler): Promise<
 
 /** Counts arrivals per (job, round) key; wakes the party waiting for a key once all peers sent it. */
 class Arrivals {
+  constructor(private readonly expect: number) {}
   readonly got = new Map<number, number>(); // job*rounds+round -> peers heard
   waiting: { key: number; wake: () => void } | undefined;
   readonly handler: Handler = (_from, data) => {
     const key = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(0);
     const c = (this.got.get(key) ?? 0) + 1;
     this.got.set(key, c);
-    if (this.waiting && this.waiting.key === key && c === N - 1) this.waiting.wake();
+    if (this.waiting && this.waiting.key === key && c === this.expect) this.waiting.wake();
   };
 }
 
@@ -125,12 +132,62 @@ async function runJobs(self: number, link: Link, arrivals: Arrivals, plan: Plan)
   return { self, samples, cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - w0 };
 }
 
+/** Node-like message sizes: a fixed seeded sequence (xorshift32), so every run and party draws the same. */
+function sizeMix(count: number, bigPct: number): number[] {
+  let x = 0x9e3779b9;
+  const next = (): number => {
+    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    return x / 0x1_0000_0000;
+  };
+  return [...Array(count)].map(() => (next() * 100 < bigPct ? 4096 + Math.floor(next() * 12_289) : 100 + Math.floor(next() * 401)));
+}
+
+/** --node: per round, perPeer turns, each sending one message to every peer; then wait for all of theirs. */
+async function runNodeJobs(self: number, link: Link, arrivals: Arrivals, plan: Plan): Promise<Report> {
+  const { got } = arrivals;
+  const sizes = sizeMix(4096, plan.bigPct);
+  const bufs = sizes.map((b) => new Uint8Array(b));
+  const expect = plan.perPeer * (N - 1);
+  const samples: number[] = [];
+  let c0 = process.cpuUsage();
+  let w0 = performance.now();
+  let pick = 0;
+  const total = plan.warmup + plan.jobs;
+  for (let j = 0; j < total; j++) {
+    if (j === plan.warmup) {
+      samples.length = 0;
+      c0 = process.cpuUsage();
+      w0 = performance.now();
+    }
+    if (self === 1 && j > 0 && j % Math.max(1, Math.floor(total / 5)) === 0) console.log(`  party 1: job ${j}/${total}`);
+    const t0 = performance.now();
+    for (let r = 0; r < plan.rounds; r++) {
+      const key = j * plan.rounds + r;
+      for (let m = 0; m < plan.perPeer; m++) {
+        if (m > 0) await new Promise<void>((res) => setImmediate(res));
+        for (let p = 1; p <= N; p++) {
+          if (p === self) continue;
+          const msg = bufs[pick++ % bufs.length]!;
+          new DataView(msg.buffer).setUint32(0, key);
+          link.send(p, msg);
+        }
+      }
+      if ((got.get(key) ?? 0) < expect) await new Promise<void>((wake) => { arrivals.waiting = { key, wake }; });
+      arrivals.waiting = undefined;
+      got.delete(key);
+    }
+    samples.push(performance.now() - t0);
+  }
+  const c = process.cpuUsage(c0);
+  return { self, samples, cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - w0 };
+}
+
 async function child(cfg: Config): Promise<void> {
-  const arrivals = new Arrivals();
+  const arrivals = new Arrivals(cfg.plan.node ? cfg.plan.perPeer * (N - 1) : N - 1);
   const link = cfg.mode === 'tcp' ? await bareTcp(cfg.self, cfg.ports, arrivals.handler) : await libp2pLink(cfg.self, cfg, arrivals.handler);
   process.send!({ type: 'ready' });
   await new Promise<void>((res) => process.once('message', () => res())); // everyone connected
-  const report = await runJobs(cfg.self, link, arrivals, cfg.plan);
+  const report = await (cfg.plan.node ? runNodeJobs : runJobs)(cfg.self, link, arrivals, cfg.plan);
   process.send!({ type: 'report', report });
   await new Promise((r) => setTimeout(r, 500)); // let the peers finish their last round
   await link.stop();
@@ -149,15 +206,21 @@ function freePorts(k: number): Promise<number[]> {
 const pct = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
 async function parent(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2), ['jobs', 'warmup', 'rounds', 'bytes', 'only'], []);
-  const plan: Plan = { jobs: Number(flags.str.get('jobs') ?? 300), warmup: Number(flags.str.get('warmup') ?? 500), rounds: Number(flags.str.get('rounds') ?? 3), bytes: Math.max(4, Number(flags.str.get('bytes') ?? 448)) };
+  const flags = parseFlags(process.argv.slice(2), ['jobs', 'warmup', 'rounds', 'bytes', 'only', 'per-peer', 'big-pct'], ['node']);
+  const node = flags.bool.has('node');
+  const plan: Plan = {
+    jobs: Number(flags.str.get('jobs') ?? (node ? 100 : 300)), warmup: Number(flags.str.get('warmup') ?? (node ? 100 : 500)),
+    rounds: Number(flags.str.get('rounds') ?? 3), bytes: Math.max(4, Number(flags.str.get('bytes') ?? 448)),
+    node, perPeer: Math.max(1, Number(flags.str.get('per-peer') ?? 6)), bigPct: Number(flags.str.get('big-pct') ?? 8),
+  };
   const modes: Mode[] = flags.str.has('only') ? [flags.str.get('only') as Mode] : ['tcp', 'libp2p'];
   const ids = await Promise.all([...Array(N)].map(() => generateIdentity()));
-  console.log(`floor: ${N} processes, ${plan.jobs} jobs (after ${plan.warmup} untimed) of ${plan.rounds} rounds, ${plan.bytes} B to each peer per round, no arithmetic`);
+  if (node) console.log(`floor --node: ${N} processes, ${plan.jobs} jobs (after ${plan.warmup} untimed) of ${plan.rounds} rounds, ${plan.perPeer} messages to each peer per round in ${plan.perPeer} turns, ${plan.bigPct}% of 4-16 KB, the rest 100-500 B`);
+  else console.log(`floor: ${N} processes, ${plan.jobs} jobs (after ${plan.warmup} untimed) of ${plan.rounds} rounds, ${plan.bytes} B to each peer per round, no arithmetic`);
   for (const mode of modes) {
     const ports = await freePorts(N);
     const cfgs: Config[] = ports.map((_, k) => ({ mode, self: k + 1, ports, keys: ids.map((i) => Buffer.from(i.privateKey).toString('hex')), peerIds: ids.map((i) => i.peerId), plan }));
-    const kids = cfgs.map((c) => fork(fileURLToPath(import.meta.url), ['--child', JSON.stringify(c)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    const kids = cfgs.map((c) => fork(fileURLToPath(import.meta.url), ['--child', JSON.stringify(c)], { execArgv: ['--import', 'tsx', ...(process.env.FLOOR_CHILD_ARGS?.split(' ').filter(Boolean) ?? [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
     await Promise.all(kids.map((k) => new Promise((res) => k.once('message', res))));
     const reports = new Promise<Report[]>((res) => {
       const out: Report[] = [];
@@ -169,8 +232,12 @@ async function parent(): Promise<void> {
     const rs = (await reports).sort((a, b) => a.self - b.self);
     const s = rs[0]!.samples;
     const cpu = rs.map((r) => r.cpuMs / plan.jobs);
-    const msgs = 2 * plan.rounds * (N - 1);
+    const msgs = 2 * plan.rounds * (N - 1) * (node ? plan.perPeer : 1);
     console.log(`${mode.padEnd(7)} one job p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms (party 1); CPU per party per job ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} ms (${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(0)} µs per message sent or received)`);
+    if (node) {
+      const wall = rs.reduce((a, r) => a + r.wallMs, 0) / N;
+      console.log(`${mode.padEnd(7)} --node: ${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(1)} µs CPU per message sent or received (mean of ${N} parties), ${((msgs / 2) * plan.jobs / (wall / 1000)).toFixed(0)} messages/s sent per party`);
+    }
     await Promise.all(kids.map((k) => new Promise((res) => (k.exitCode !== null ? res(null) : k.once('exit', res)))));
   }
 }
