@@ -64,6 +64,7 @@ export class NodeMetrics {
     counterOf(registry, 'tenebra_node_peer_sent_bytes_total', 'bytes written to each peer (libp2p transport)', ['peer'], perPeer((p) => p.sentBytes));
     counterOf(registry, 'tenebra_node_peer_received_bytes_total', 'bytes read from each peer', ['peer'], perPeer((p) => p.receivedBytes));
     counterOf(registry, 'tenebra_node_peer_sent_messages_total', 'messages written to each peer', ['peer'], perPeer((p) => p.sentMessages));
+    counterOf(registry, 'tenebra_node_peer_writes_total', 'stream writes to each peer (each carries one or more messages)', ['peer'], perPeer((p) => p.sentWrites));
     counterOf(registry, 'tenebra_node_peer_received_messages_total', 'messages read from each peer', ['peer'], perPeer((p) => p.receivedMessages));
     counterOf(registry, 'tenebra_node_peer_dropped_messages_total', 'outbound messages dropped (queue full or broken stream)', ['peer'], perPeer((p) => p.droppedOutbound));
     counterOf(registry, 'tenebra_node_peer_connects_total', 'outbound stream openings to each peer (1 + reconnects)', ['peer'], perPeer((p) => p.connects));

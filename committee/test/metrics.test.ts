@@ -7,7 +7,7 @@ import type { Capacity } from '../src/capacity';
 
 function peer(sentBytes: number, receivedBytes: number, up = true): Libp2pPeerStats {
   return {
-    up, queuedMessages: 0, queuedBytes: 0, droppedOutbound: 0, sentMessages: sentBytes / 100, sentBytes,
+    up, queuedMessages: 0, queuedBytes: 0, droppedOutbound: 0, sentMessages: sentBytes / 100, sentBytes, sentWrites: sentBytes / 200,
     receivedMessages: receivedBytes / 100, receivedBytes, connects: 1, dialAttempts: 1, stalledResets: 0,
   };
 }

@@ -32,6 +32,8 @@ export interface NodeCost {
   rounds: number;
   sentBytes: number;
   sentMessages: number;
+  /** stream writes (messages coalesced per write show as msgs/op over writes/op) */
+  sentWrites: number;
 }
 
 export interface SectionCost {
@@ -60,6 +62,7 @@ export function sectionCost(before: ClusterScrape, after: ClusterScrape): Sectio
       rounds: d(now, was, 'tenebra_node_rounds_total'),
       sentBytes: d(now, was, 'tenebra_node_peer_sent_bytes_total'),
       sentMessages: d(now, was, 'tenebra_node_peer_sent_messages_total'),
+      sentWrites: d(now, was, 'tenebra_node_peer_writes_total'),
     });
   }
   nodes.sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }));
@@ -100,10 +103,10 @@ const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(x >= 100 ? 0 :
 
 /** The per-node table and the projection, as printed lines. */
 export function describeCost(c: SectionCost, opts: { rttMs: number; books: number }): { lines: string[]; projection: Projection | null; cpuMsPerOp: number; roundsPerOp: number } {
-  const lines = ['per node (process CPU over the section / ops it applied):', 'node      ops   CPU ms/op  rounds/op   KB/op  msgs/op  GC ms/op'];
+  const lines = ['per node (process CPU over the section / ops it applied):', 'node      ops   CPU ms/op  rounds/op   KB/op  msgs/op  writes/op  GC ms/op'];
   for (const n of c.nodes) {
     const per = (x: number): number => (n.ops > 0 ? x / n.ops : NaN);
-    lines.push(`${n.name.padEnd(8)} ${String(n.ops).padStart(5)} ${f1(per(n.cpuMs)).padStart(11)} ${f1(per(n.rounds)).padStart(10)} ${f1(per(n.sentBytes) / 1024).padStart(7)} ${f1(per(n.sentMessages)).padStart(8)} ${f1(per(n.gcMs)).padStart(9)}`);
+    lines.push(`${n.name.padEnd(8)} ${String(n.ops).padStart(5)} ${f1(per(n.cpuMs)).padStart(11)} ${f1(per(n.rounds)).padStart(10)} ${f1(per(n.sentBytes) / 1024).padStart(7)} ${f1(per(n.sentMessages)).padStart(8)} ${f1(per(n.sentWrites)).padStart(10)} ${f1(per(n.gcMs)).padStart(9)}`);
   }
   const busy = c.nodes.filter((n) => n.ops > 0);
   if (busy.length === 0) return { lines, projection: null, cpuMsPerOp: NaN, roundsPerOp: NaN };

@@ -94,6 +94,8 @@ export interface Libp2pPeerStats {
   droppedOutbound: number;
   sentMessages: number;
   sentBytes: number;
+  /** stream.send calls (each one Yamux frame, one Noise encryption, about one socket write). */
+  sentWrites: number;
   receivedMessages: number;
   receivedBytes: number;
   /** Successful outbound stream openings (1 + reconnects). */
@@ -194,6 +196,7 @@ class PeerLink {
   droppedOutbound = 0;
   sentMessages = 0;
   sentBytes = 0;
+  sentWrites = 0;
   receivedMessages = 0;
   receivedBytes = 0;
   connects = 0;
@@ -332,6 +335,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
       droppedOutbound: l.droppedOutbound,
       sentMessages: l.sentMessages,
       sentBytes: l.sentBytes,
+      sentWrites: l.sentWrites,
       receivedMessages: l.receivedMessages,
       receivedBytes: l.receivedBytes,
       connects: l.connects,
@@ -795,6 +799,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
             if (link.stream !== stream) throw new Error('stream replaced');
             stream.send(buf.subarray(off, Math.min(off + WRITE_CHUNK_BYTES, buf.byteLength)));
             written++;
+            link.sentWrites++;
             link.progressAt = Date.now();
           }
         } catch (err) {
