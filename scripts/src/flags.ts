@@ -1,4 +1,5 @@
 // Minimal `--name value` / `--flag` parser shared by the CLI scripts; unknown flags are errors.
+import { readFileSync } from 'node:fs';
 
 export interface Flags {
   str: Map<string, string>;
@@ -17,6 +18,11 @@ export function parseFlags(argv: string[], valueFlags: string[], boolFlags: stri
     }
     const eq = a.indexOf('=');
     const name = a.slice(2, eq >= 0 ? eq : undefined);
+    if (name === 'help' && !boolFlags.includes('help')) {
+      // Scripts without a usage text of their own document their options in their opening comment.
+      process.stdout.write(headerCommentOf(process.argv[1]) ?? `no usage text; options: ${[...valueFlags, ...boolFlags].map((f) => `--${f}`).join(' ')}\n`);
+      process.exit(0);
+    }
     if (boolFlags.includes(name)) {
       out.bool.add(name);
     } else if (valueFlags.includes(name)) {
@@ -24,10 +30,27 @@ export function parseFlags(argv: string[], valueFlags: string[], boolFlags: stri
       if (v === undefined || (eq < 0 && v.startsWith('--'))) throw new Error(`--${name} needs a value`);
       out.str.set(name, v);
     } else {
-      throw new Error(`unknown option --${name}`);
+      throw new Error(`unknown option --${name} (--help lists the options)`);
     }
   }
   return out;
+}
+
+/** The `//` comment lines that open a script file, without the slashes (undefined when none). */
+export function headerCommentOf(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('//')) break;
+    lines.push(line.replace(/^\/\/ ?/, ''));
+  }
+  return lines.length > 0 ? lines.join('\n') + '\n' : undefined;
 }
 
 /** The value flags that set emulated WAN links between the committee nodes (linkEmulationOf). */
