@@ -5,6 +5,7 @@ import { processRegistry, serveMetrics, type MetricsServer } from '@tenebra/metr
 import { CommitteeNode } from './node';
 import { createNodeLogger } from './log';
 import { linkControlRoute } from './link-control';
+import { loadLinkSettings, runIdOf, saveLinkSettings } from './link-persist';
 
 const cfg = loadProcessConfig<NodeConfig>(process.argv, 'committee');
 // dealer mode (not private): every line says so, and a production node refuses it (config dealer.ts)
@@ -21,6 +22,16 @@ let metrics: MetricsServer | null = null;
 // the operator token comes from the launcher (scripts/src/operator-token.ts); nothing else needs it
 const operatorToken = process.env[OPERATOR_TOKEN_ENV];
 delete process.env[OPERATOR_TOKEN_ENV];
+// this run's operator settings, if the node is restarting within the run (link-persist.ts)
+const runId = operatorToken ? runIdOf(operatorToken) : undefined;
+if (runId !== undefined) {
+  try {
+    node.restoreLinks(loadLinkSettings(cfg.dataDir, runId));
+  } catch (e) {
+    log.fatal({ err: (e as Error).message }, 'refusing to start: the link settings kept for this run cannot be read');
+    process.exit(2); // nothing opened or queued yet: an ordinary exit
+  }
+}
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -45,7 +56,17 @@ async function start(): Promise<void> {
   if (cfg.metricsPort !== undefined) {
     const control = linkControlRoute({
       node: cfg.index, token: operatorToken, target: () => node.links(),
-      onChange: (settings) => log.warn({ links: settings }, 'operator changed the committee links'),
+      onChange: (settings) => {
+        log.warn({ links: settings }, 'operator changed the committee links');
+        const now = node.links()?.linkSettings();
+        if (runId !== undefined && now) {
+          try {
+            saveLinkSettings(cfg.dataDir, runId, now);
+          } catch (e) {
+            log.error({ err: (e as Error).message }, 'could not keep the link settings for a restart: a restart would come back with the config\'s');
+          }
+        }
+      },
     });
     metrics = await serveMetrics(registry, cfg.host, cfg.metricsPort, control);
     log.info({ url: metrics.url, link_control: operatorToken ? 'on' : 'off (no operator token)' }, 'metrics listening');

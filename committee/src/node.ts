@@ -3,7 +3,7 @@
 import { readFileSync, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { COMPARISON_BITS, crash, OP_TRACE, traceOp, KAPPA_OF_OLDER_CONFIGS, ORDER_PREP_COST, withDealerLabel, type NodeConfig } from '@tenebra/config';
-import { createLibp2pTransport, type Libp2pTransport } from '@tenebra/transport';
+import { createLibp2pTransport, type Libp2pTransport, type LinkUpdate } from '@tenebra/transport';
 import { assertComparisonFits, createParty, productionQuorum, prepLogOf, type Party, type PrepLog, type SplitState } from '@tenebra/mpc';
 import { jobPrecedes, lastSeqOfJob, runBatchAttempts, takeBatch, untilProductionPossible } from './batch-attempts';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
@@ -197,6 +197,12 @@ export class CommitteeNode {
     return this.transport;
   }
 
+  /** Link settings to put in force as the transport is made (before start): the operator's, kept from before a restart. */
+  restoreLinks(update: LinkUpdate | undefined): void {
+    this.linksAtStart = update;
+  }
+  private linksAtStart: LinkUpdate | undefined;
+
   /** Per peer: [messages queued, sent, received, dropped outbound, connects] (what a stalled round's messages did). */
   private linkStats(): Record<number, number[]> {
     const out: Record<number, number[]> = {};
@@ -221,6 +227,12 @@ export class CommitteeNode {
       // one JSON line per event, like the rest of the node's log
       log: (msg: string, err?: unknown) => this.log.warn(err === undefined ? {} : { err: err instanceof Error ? err.message : String(err) }, `transport: ${msg}`),
     });
+    if (this.linksAtStart) {
+      // the operator's settings of this run, from before a restart (link-persist.ts): in force
+      // before the first dial, so a cut link stays cut
+      const now = this.transport.setLinks(this.linksAtStart);
+      this.log.warn({ links: now }, 'committee links restored: the operator\'s settings of this run, kept across the restart');
+    }
     const traceRounds = process.env.TENEBRA_TRACE_ROUNDS === '1';
     // matching compares liquidity sums wider than book values (leWide): refuse a committee size
     // whose field cannot hold them now, not in the first FOK's job
