@@ -38,6 +38,8 @@ export interface SimNodeOptions {
   preprocessing: { mode: 'committee' | 'dealer'; targetTriples: number; targetBits: number; batch: number };
   /** The sequencer feed: from seq on, in order; deliveries through this node's clock (held while frozen, gone once dead). */
   connectFeed: (node: SimNode, fromSeq: bigint) => void;
+  /** node.ts takeBatch -> feed.reportTaken: every op up to seq is in a started job (a 'progress' sequencer closes the next job on it). */
+  reportTaken?: (seq: bigint) => void;
   /** The results link: frames reach the gateway once the boundary holding them is durable. */
   sendResults: (node: number, frames: ResultFrame[]) => void;
   /** A line of the run's history (virtual time is added by the caller). */
@@ -188,7 +190,9 @@ export class SimNode {
   }
 
   private takeBatch(): IncomingOp[] | null {
-    return takeBatch(this.pending, this.o.maxBatch);
+    const batch = takeBatch(this.pending, this.o.maxBatch);
+    if (batch) this.o.reportTaken?.(batch[batch.length - 1]!.seq);
+    return batch;
   }
 
   private async jobLoop(): Promise<void> {

@@ -10,7 +10,8 @@ import { shareSecret, reconstruct, decodeFieldVector, F } from '@tenebra/mpc';
 import { Exchange, PlaintextBackend, generateStream, loadBook, type Op, type OpResult } from '@tenebra/matching';
 import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { generateX25519, PairBox } from '@tenebra/seal';
-import { resultAad, type ResultFrame } from '@tenebra/wire';
+import { JOB_END_KIND, resultAad, type ResultFrame } from '@tenebra/wire';
+import { JobBoundaries, type JobBoundaryPolicy } from '../../sequencer-enclave/src/job-boundaries';
 import { COMMITTEE_MATCH_OPTIONS, committeeBookWidths, toWireOutcome, type IncomingOp } from '../../committee/src/apply';
 import { encodeOp } from '../../committee/src/op-encoding';
 import { SimNode, type SimStore } from './sim-node';
@@ -32,6 +33,13 @@ export interface RunOptions {
    * after it ran (safety must fail).
    */
   tamper?: 'three-down' | 'reference';
+  /**
+   * The sequencer's job boundaries (ADR 0008): 'intake' (default) ends a job at every group commit;
+   * 'progress' ends one only once the committee has taken every job closed before it (the nodes
+   * report what they took), closing an open job with a job-end record of its own seq when nothing
+   * else will. The product's JobBoundaries class decides, as in sequencer.ts.
+   */
+  jobBoundaries?: JobBoundaryPolicy;
 }
 
 export interface RunResult {
@@ -87,13 +95,10 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   // ---- the order stream and the plaintext reference ----
   const stream = generateStream({ seed: o.seed, orders: o.orders ?? 20, symbols: SYMBOLS, features: 'all', accounts: 8 });
   const ref = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol), bookWidths: committeeBookWidths, ...COMMITTEE_MATCH_OPTIONS });
-  const want: OpResult<bigint>[] = [];
-  for (const op of stream) want.push(await ref.apply(op));
-  if (o.tamper === 'reference') {
-    const k = want.findIndex((w) => w.outputs.length > 0);
-    const w = want[k]!;
-    want[k] = { ...w, outputs: [w.outputs[0]! + 1n, ...w.outputs.slice(1)] };
-  }
+  /** The plaintext reference of each journaled op, by seq: computed after the run, in seq order, as the journal numbered the ops (job-end records take seqs too under 'progress'). */
+  const want = new Map<bigint, OpResult<bigint>>();
+  const policy: JobBoundaryPolicy = o.jobBoundaries ?? 'intake';
+  const jobs = new JobBoundaries(0n, policy);
 
   // ---- keys: the gateway's and each node's sealing keys (their randomness never reaches the history) ----
   const gw = generateX25519();
@@ -101,7 +106,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   const opens = sealKeys.map((k) => new PairBox(gw.privateKey, k.publicKey));
 
   // ---- the sequencer: journal, acks, feeds ----
-  const entries: { seq: bigint; pub: Record<string, unknown>; shares: bigint[][] | null; tsNs: bigint; kind: Op<bigint>['kind']; symbol: string; batchEnd: boolean }[] = [];
+  const entries: { seq: bigint; pub: Record<string, unknown>; shares: bigint[][] | null; tsNs: bigint; kind: IncomingOp['kind']; symbol: string; batchEnd: boolean; op: Op<bigint> | null }[] = [];
   const acked = new Set<bigint>();
   let intake: Op<bigint>[] = [];
   const feeds = new Map<number, { node: SimNode; next: bigint }>();
@@ -124,17 +129,34 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
         // group commit: everything taken in meanwhile is journaled together, its last op ends the batch
         const group = intake;
         intake = [];
-        group.forEach((g, k) => {
+        const close = jobs.canClose();
+        group.forEach((op, k) => {
+          // the journal numbers the ops (a job-end record may have taken the seq the stream gave)
+          const g: Op<bigint> = { ...op, seq: BigInt(entries.length + 1) };
           const { pub, vector } = encodeOp(g);
-          entries.push({ seq: g.seq!, pub, shares: vector.length ? shareSecret(vector, N, T) : null, tsNs: g.nowNs ?? 0n, kind: g.kind, symbol: g.kind === 'expire' ? (g.symbol ?? '') : g.symbol, batchEnd: k === group.length - 1 });
-          if (BigInt(entries.length) !== g.seq) throw new Error('sequencer: seq gap');
+          const batchEnd = close && k === group.length - 1;
+          if (batchEnd) jobs.closed(g.seq!);
+          entries.push({ seq: g.seq!, pub, shares: vector.length ? shareSecret(vector, N, T) : null, tsNs: g.nowNs ?? 0n, kind: g.kind, symbol: g.kind === 'expire' ? (g.symbol ?? '') : g.symbol, batchEnd, op: g });
           acked.add(g.seq!);
           log(`ack ${g.seq}`);
         });
+        // under 'progress': the committee has not taken the last closed job yet, so this one stays open
+        if (!close) log(`group to ${entries.length}: job left open`);
         pump();
       }, JOURNAL_MS);
     }
     intake.push(op);
+  };
+  /** sequencer.ts reportTaken: a node took every op up to `taken` into a started job. */
+  const reportTaken = (taken: bigint): void => {
+    if (!jobs.report(taken)) return;
+    if (intake.length > 0 || !jobs.canClose()) return; // a group commit is due: it closes the job
+    const seq = BigInt(entries.length + 1);
+    if (seq - 1n <= jobs.lastBoundary) return; // nothing open
+    jobs.closed(seq);
+    entries.push({ seq, pub: {}, shares: null, tsNs: 0n, kind: JOB_END_KIND, symbol: '', batchEnd: true, op: null });
+    log(`job-end ${seq}`);
+    pump();
   };
 
   // ---- the gateway's results ----
@@ -162,6 +184,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     index: i, n: N, t: T, net, store: stores[i - 1]!, sealKey: sealKeys[i - 1]!, gatewayPublicKey: gw.publicKey, maxBatch: MAX_BATCH,
     preprocessing: { mode: 'committee', targetTriples: 256, targetBits: 1024, batch: 128 },
     connectFeed: (node, fromSeq) => { feeds.set(i, { node, next: fromSeq }); pump(); },
+    reportTaken: (seq) => clock.setTimeout(() => reportTaken(seq), LINK_MS),
     sendResults, event: (node, what) => log(`node ${node} ${what}`),
     exited: (node) => {
       crash(node);
@@ -290,13 +313,13 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   const schedule = actions.map((a) => `${a.what}@${Math.round(a.at - t0)}`).join('; ');
 
   // ---- run to the heal, then liveness: every node caught up, every acknowledged op answered by t+1 ----
-  const lastSeq = BigInt(stream.length);
+  const lastSeq = (): bigint => BigInt(entries.length);
   const answered = (): boolean => {
-    for (let s = 1n; s <= lastSeq; s++) if ((results.get(s)?.size ?? 0) < T + 1) return false;
+    for (let s = 1n; s <= lastSeq(); s++) if ((results.get(s)?.size ?? 0) < T + 1) return false;
     return true;
   };
   const caughtUp = (): boolean => acked.size === stream.length && answered()
-    && nodes.every((nd) => !nd.dead && nd.phase === 'running' && nd.appliedSeq === lastSeq && nd.pending.length === 0 && nd.party?.status().currentJob === undefined);
+    && nodes.every((nd) => !nd.dead && nd.phase === 'running' && nd.appliedSeq === lastSeq() && nd.pending.length === 0 && nd.party?.status().currentJob === undefined);
   const bound = o.livenessBoundMs ?? 120_000;
   const fail = (why: string): RunResult => {
     log(`FAIL ${why}`);
@@ -311,16 +334,27 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   }
   if (!caughtUp()) {
     const missing: string[] = [];
-    for (let s = 1n; s <= lastSeq && missing.length < 5; s++) if ((results.get(s)?.size ?? 0) < T + 1) missing.push(`${s}:${results.get(s)?.size ?? 0}`);
+    for (let s = 1n; s <= lastSeq() && missing.length < 5; s++) if ((results.get(s)?.size ?? 0) < T + 1) missing.push(`${s}:${results.get(s)?.size ?? 0}`);
     return fail(`liveness: not caught up ${bound} virtual ms after the last fault healed (at ${Math.round(healAt)}); acked ${acked.size}/${stream.length}; ops short of t+1 results ${missing.join(' ') || 'none'}; nodes ${nodes.map((nd) => nd.describe()).join(' ')}`);
   }
   const recoverMs = Math.max(0, clock.now() - healAt);
   log(`caught up ${recoverMs.toFixed(3)} ms after the heal`);
 
   // ---- safety: outcomes, fills (the gateway's reconstruction), final books ----
-  for (let s = 1n; s <= lastSeq; s++) {
-    const w = want[Number(s) - 1]!;
+  for (const e of entries) if (e.op) want.set(e.seq, await ref.apply(e.op));
+  if (o.tamper === 'reference') {
+    const k = [...want.keys()].find((seq) => want.get(seq)!.outputs.length > 0)!;
+    const w = want.get(k)!;
+    want.set(k, { ...w, outputs: [w.outputs[0]! + 1n, ...w.outputs.slice(1)] });
+  }
+  for (let s = 1n; s <= lastSeq(); s++) {
     const got = results.get(s)!;
+    const w = want.get(s);
+    if (!w) {
+      // a job-end record: every node answers it, with no outcome and nothing sealed
+      for (const [node, f] of got) if (stringify(f.pub) !== stringify({ kind: JOB_END_KIND }) || f.sealed !== '') problems.push(`seq ${s} (job end) node ${node}: ${stringify(f.pub)}`);
+      continue;
+    }
     const wantPub = stringify(toWireOutcome(w.outcome));
     for (const [node, f] of got) if (stringify(f.pub) !== wantPub) problems.push(`seq ${s} node ${node}: outcome ${stringify(f.pub)} != reference ${wantPub}`);
     const from = [...got.keys()].sort((a, b) => a - b).slice(0, T + 1);

@@ -1,10 +1,11 @@
 // Per-kind figures of a campaign and the seed-to-kind rule (campaign.ts, the npm test sample).
+import type { JobBoundaryPolicy } from '@tenebra/config';
 import type { FaultKind } from './sim-run';
 
 export interface KindSummary {
   runs: number;
   failures: number;
-  failing: number[];
+  failing: { seed: number; policy: JobBoundaryPolicy }[];
   /** virtual ms from the last fault healing to every node caught up, per passing run */
   recoverMs: number[];
   replays: number;

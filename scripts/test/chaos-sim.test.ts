@@ -39,6 +39,26 @@ describe('seeded simulation: a sample of the campaign', () => {
     }, 120_000);
   }
 
+  // ADR 0008's 'progress' job boundaries: the sequencer closes a job only once the committee took
+  // the previous one, so faults that stall the committee grow jobs, and job-end records close them.
+  const PROGRESS_SAMPLE = Array.from({ length: 18 }, (_, k) => 9001 + k);
+  it(`'progress' job boundaries: ${PROGRESS_SAMPLE.length} seeds, every kind, safe and live; jobs were really left open and closed by job-end records`, async () => {
+    let jobEnds = 0;
+    let leftOpen = 0;
+    for (const seed of PROGRESS_SAMPLE) {
+      const kind = kindOf(seed, FAULT_KINDS);
+      const r = await runSeed({ seed, kind, orders: 20, jobBoundaries: 'progress' });
+      expect(r.ok, explain(r, 20) + ' --job-boundaries progress').toBe(true);
+      jobEnds += r.history!.filter((l) => / job-end \d+$/.test(l)).length;
+      leftOpen += r.history!.filter((l) => l.endsWith(': job left open')).length;
+    }
+    expect(jobEnds).toBeGreaterThan(0);
+    expect(leftOpen).toBeGreaterThan(0);
+    const again = await runSeed({ seed: PROGRESS_SAMPLE[0]!, kind: kindOf(PROGRESS_SAMPLE[0]!, FAULT_KINDS), orders: 20, jobBoundaries: 'progress' });
+    const first = await runSeed({ seed: PROGRESS_SAMPLE[0]!, kind: kindOf(PROGRESS_SAMPLE[0]!, FAULT_KINDS), orders: 20, jobBoundaries: 'progress' });
+    expect(again.historyHash).toBe(first.historyHash);
+  }, 240_000);
+
   it('the same seed gives the same history, byte for byte (a mixed schedule and a crash)', async () => {
     for (const seed of [SAMPLE[0]!, SAMPLE[1]!]) {
       const kind = kindOf(seed, FAULT_KINDS);
