@@ -241,6 +241,7 @@ export class CommitteeNode {
     assertComparisonFits(COMPARISON_BITS + SUM_EXTRA_BITS, kappa, cfg.n, cfg.t);
     const party = createParty({
       n: cfg.n, t: cfg.t, k: kappa, transport: this.transport, ...from,
+      ...(cfg.shareFanout === undefined ? {} : { shareFanout: cfg.shareFanout }),
       // the gateway keeps every book value below 2^COMPARISON_BITS (packages/config)
       L: COMPARISON_BITS,
       // a persisted state's reserve lives in the store's chunks (node-store.ts)

@@ -1,5 +1,6 @@
 // npm run chaos -- --seeds 1000 [--from S] [--faults crash,restart,freeze,delay,partition,mixed]
-//   [--replay-every K] [--max-minutes M] [--orders N] [--job-boundaries intake|progress|both] [--out FILE]
+//   [--replay-every K] [--max-minutes M] [--orders N] [--job-boundaries intake|progress|both]
+//   [--share-fanout all|spare|minimal] [--out FILE]
 // The seeded simulation campaign (docs/reliability.md, "Seeded simulation"): seed S runs the fault
 // kind faults[S mod k] (sim-run.ts), every K-th seed of each kind runs twice and must give the same history hash.
 // --job-boundaries: the sequencer's policy (ADR 0008; default intake); 'both' runs every seed under
@@ -8,6 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { JOB_BOUNDARY_POLICIES, type JobBoundaryPolicy } from '@tenebra/config';
+import { SHARE_FANOUTS, type ShareFanout } from '@tenebra/mpc';
 import { FAULT_KINDS, runSeed, type FaultKind, type RunResult } from './sim-run';
 import { histogram, kindOf, type KindSummary } from './summary';
 
@@ -20,6 +22,7 @@ const { values } = parseArgs({
     'max-minutes': { type: 'string', default: '120' },
     orders: { type: 'string', default: '20' },
     'job-boundaries': { type: 'string', default: 'intake' },
+    'share-fanout': { type: 'string' },
     out: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -31,12 +34,14 @@ const maxMs = Number(values['max-minutes']) * 60_000;
 const orders = Number(values.orders);
 const policies: JobBoundaryPolicy[] = values['job-boundaries'] === 'both' ? ['intake', 'progress'] : [values['job-boundaries'] as JobBoundaryPolicy];
 for (const p of policies) if (!JOB_BOUNDARY_POLICIES.includes(p)) throw new Error(`--job-boundaries: intake, progress or both, got ${p}`);
+const shareFanout = values['share-fanout'] as ShareFanout | undefined;
+if (shareFanout !== undefined && !SHARE_FANOUTS.includes(shareFanout)) throw new Error(`--share-fanout: one of ${SHARE_FANOUTS.join(', ')}, got ${shareFanout}`);
 const faults = values.faults.split(',').map((s) => s.trim()).filter(Boolean) as FaultKind[];
 for (const f of faults) if (!FAULT_KINDS.includes(f)) throw new Error(`unknown fault kind ${f} (known: ${FAULT_KINDS.join(', ')})`);
 if (!Number.isSafeInteger(seeds) || seeds < 1 || !Number.isSafeInteger(from) || from < 0) throw new Error('--seeds and --from take whole numbers');
 
 const byKind = new Map<FaultKind, KindSummary>(faults.map((k) => [k, { runs: 0, failures: 0, failing: [], recoverMs: [], replays: 0, replayMismatches: 0 }]));
-const replayCmd = (seed: number, kind: FaultKind, policy: JobBoundaryPolicy): string => `npm run chaos -- --from ${seed} --seeds 1 --faults ${kind}${orders !== 20 ? ` --orders ${orders}` : ''}${policy !== 'intake' ? ` --job-boundaries ${policy}` : ''} --verbose`;
+const replayCmd = (seed: number, kind: FaultKind, policy: JobBoundaryPolicy): string => `npm run chaos -- --from ${seed} --seeds 1 --faults ${kind}${orders !== 20 ? ` --orders ${orders}` : ''}${policy !== 'intake' ? ` --job-boundaries ${policy}` : ''}${shareFanout ? ` --share-fanout ${shareFanout}` : ''} --verbose`;
 const started = performance.now();
 let done = 0;
 let failed = 0;
@@ -58,13 +63,13 @@ for (let seed = from; seed < from + seeds; seed++) {
   for (const jobBoundaries of policies) {
   let r: RunResult;
   try {
-    r = await runSeed({ seed, kind, orders, jobBoundaries });
+    r = await runSeed({ seed, kind, orders, jobBoundaries, ...(shareFanout ? { shareFanout } : {}) });
   } catch (e) {
     r = { seed, kind, ok: false, failure: `harness error: ${(e as Error).stack ?? String(e)}`, historyHash: '', recoverMs: null, schedule: '', virtualMs: 0 };
   }
   // every K-th seed of each kind (seed mod K alone would skip the kinds that never fall on it)
   if (r.ok && replayEvery > 0 && Math.floor(seed / faults.length) % replayEvery === 0) {
-    const again = await runSeed({ seed, kind, orders, jobBoundaries });
+    const again = await runSeed({ seed, kind, orders, jobBoundaries, ...(shareFanout ? { shareFanout } : {}) });
     sum.replays++;
     if (again.historyHash !== r.historyHash) {
       sum.replayMismatches++;

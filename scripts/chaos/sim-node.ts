@@ -7,7 +7,7 @@
 import { pino } from 'pino';
 import type { SimNetwork, Transport } from '@tenebra/transport';
 import { COMPARISON_BITS } from '@tenebra/config';
-import { createParty, productionQuorum, prepLogOf, type Party, type PrepLog } from '@tenebra/mpc';
+import { createParty, productionQuorum, prepLogOf, type Party, type PrepLog, type ShareFanout } from '@tenebra/mpc';
 type X25519KeyPair = { privateKey: Uint8Array; publicKey: Uint8Array };
 import type { ResultFrame } from '@tenebra/wire';
 import { BatchApplier, type IncomingOp } from '../../committee/src/apply';
@@ -38,6 +38,8 @@ export interface SimNodeOptions {
   preprocessing: { mode: 'committee' | 'dealer'; targetTriples: number; targetBits: number; batch: number };
   /** The sequencer feed: from seq on, in order; deliveries through this node's clock (held while frozen, gone once dead). */
   connectFeed: (node: SimNode, fromSeq: bigint) => void;
+  /** whom a job round's shares go to (node.ts: the node config's shareFanout) */
+  shareFanout?: ShareFanout;
   /** node.ts takeBatch -> feed.reportTaken: every op up to seq is in a started job (a 'progress' sequencer closes the next job on it). */
   reportTaken?: (seq: bigint) => void;
   /** The results link: frames reach the gateway once the boundary holding them is durable. */
@@ -109,10 +111,12 @@ export class SimNode {
     const o = this.o;
     const party = createParty({
       n: o.n, t: o.t, transport: this.transport!, ...from, L: COMPARISON_BITS,
+      ...(o.shareFanout ? { shareFanout: o.shareFanout } : {}),
       preprocessing: o.preprocessing,
       busyNote: () => `persisted-seq ${this.persistedSeq ?? 'none'}`,
       beforePrepVote: () => this.persistStaged(),
       jobPrecedes,
+      ...(process.env.SIM_DEBUG ? { log: (ev: object) => console.log(this.transport!.clock.now().toFixed(1), this.index, JSON.stringify(ev)) } : {}),
     });
     party.on('stale', (ev) => this.fatal('stale', new Error(String(ev.note ?? ''))));
     this.party = party;

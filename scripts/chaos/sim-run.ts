@@ -6,7 +6,7 @@
 // (by the caller, running the seed twice) replay. Nothing here reads wall time or Math.random.
 import { createHash } from 'node:crypto';
 import { Prng, SimNetwork } from '@tenebra/transport';
-import { shareSecret, reconstruct, decodeFieldVector, F } from '@tenebra/mpc';
+import { shareSecret, reconstruct, decodeFieldVector, F, type ShareFanout } from '@tenebra/mpc';
 import { Exchange, PlaintextBackend, generateStream, loadBook, type Op, type OpResult } from '@tenebra/matching';
 import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { generateX25519, PairBox } from '@tenebra/seal';
@@ -40,6 +40,8 @@ export interface RunOptions {
    * else will. The product's JobBoundaries class decides, as in sequencer.ts.
    */
   jobBoundaries?: JobBoundaryPolicy;
+  /** whom the nodes send a job round's shares (PartyOptions.shareFanout; default the engine's, 'all') */
+  shareFanout?: ShareFanout;
 }
 
 export interface RunResult {
@@ -185,6 +187,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     preprocessing: { mode: 'committee', targetTriples: 256, targetBits: 1024, batch: 128 },
     connectFeed: (node, fromSeq) => { feeds.set(i, { node, next: fromSeq }); pump(); },
     reportTaken: (seq) => clock.setTimeout(() => reportTaken(seq), LINK_MS),
+    ...(o.shareFanout ? { shareFanout: o.shareFanout } : {}),
     sendResults, event: (node, what) => log(`node ${node} ${what}`),
     exited: (node) => {
       crash(node);

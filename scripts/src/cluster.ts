@@ -8,7 +8,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_PORTS, OPERATOR_TOKEN_ENV, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
-  type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type JobBoundaryPolicy, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
+  type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type JobBoundaryPolicy, type ShareFanout, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
   type ReserveCounts,
 } from '@tenebra/config';
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
@@ -66,6 +66,20 @@ export interface ClusterOptions {
    * (measured, so the gateway and nodes get the new measurement); absent: 'intake'.
    */
   jobBoundaries?: JobBoundaryPolicy;
+  /**
+   * Whom each node sends a job round's shares (NodeConfig.shareFanout, `npm start -- --share-fanout
+   * spare`): written into the node configs of a new or resumed folder; absent: 'all'.
+   */
+  shareFanout?: ShareFanout;
+}
+
+/** Sets (or, for 'all'/absent, removes) a node config's share fan-out; true iff it changed. */
+function applyShareFanout(cfg: NodeConfig, fanout: ShareFanout | undefined): boolean {
+  const want = fanout === 'all' ? undefined : fanout;
+  if (cfg.shareFanout === want) return false;
+  if (want) cfg.shareFanout = want;
+  else delete cfg.shareFanout;
+  return true;
 }
 
 /** Sets (or, for 'intake'/absent, removes) the sequencer config's job-boundary policy; true iff it changed. */
@@ -100,6 +114,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     if (applyJobBoundaries(sequencer, opts.jobBoundaries)) writeJson(L.sequencerConfig, sequencer);
     if (labelDealerConfig(gateway, mode)) writeJson(L.gatewayConfig, gateway);
     for (const nd of nodes) if (applyLinkEmulation(nd, opts.linkEmulation)) writeJson(L.nodeConfig(nd.index), nd);
+    for (const nd of nodes) if (applyShareFanout(nd, opts.shareFanout)) writeJson(L.nodeConfig(nd.index), nd);
     if (opts.reserve) for (const nd of nodes) if (applyReserveTargets(nd.preprocessing, opts.reserve)) writeJson(L.nodeConfig(nd.index), nd);
     // Folders made before link keys existed get them now (before the measurement: it covers them).
     const upgraded = upgradeLinkKeys(L, nodes, sequencer, gateway);
@@ -196,6 +211,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     ...(opts.writeStallMs === undefined ? {} : { writeStallMs: opts.writeStallMs }),
     ...(opts.recoveryFallback === undefined ? {} : { recoveryFallback: opts.recoveryFallback }),
     ...(opts.linkEmulation === undefined ? {} : { linkEmulation: opts.linkEmulation }),
+    ...(opts.shareFanout === undefined || opts.shareFanout === 'all' ? {} : { shareFanout: opts.shareFanout }),
     ...(metrics ? { metricsPort: metrics.node(p.index) } : {}),
   }));
   if (opts.reserve) for (const nd of nodes) applyReserveTargets(nd.preprocessing, opts.reserve);

@@ -6,7 +6,7 @@ import { describeLinks, LINK_USAGE } from './flags';
 import { describeReserve, measuredBitsPerSecond, OUTAGE_USAGE } from './outage';
 import { startOptions } from './start-options';
 
-const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug] [--job-boundaries intake|progress]
+const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug] [--job-boundaries intake|progress] [--share-fanout all|spare|minimal]
                     [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--outage-minutes M --outage-rate R]
   --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
   --nodes N --threshold T
@@ -28,6 +28,10 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
                where the sequencer ends the committee's MPC jobs (default intake: every intake group;
                progress: ops gather while the committee is busy, jobs grow with a backlog, at most
                256 ops; docs/decisions/0008-job-boundaries.md). Applies to new and resumed folders
+  --share-fanout all|spare|minimal
+               whom each node sends a job round's shares (default all; spare: the next t + 1 live nodes;
+               minimal: the next t, 42% fewer messages, no late-share check; a node a sender left out
+               asks for them; docs/decisions/0030-share-fanout.md). Applies to new and resumed folders
 ${LINK_USAGE}
 ${OUTAGE_USAGE}`;
 

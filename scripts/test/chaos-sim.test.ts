@@ -59,6 +59,20 @@ describe('seeded simulation: a sample of the campaign', () => {
     expect(again.historyHash).toBe(first.historyHash);
   }, 240_000);
 
+  // PartyOptions.shareFanout: a round's shares go to the next t live parties only; a party a sender
+  // left out (down, recovering, unseen then) must get them by Msg.JobPull or on peer-up.
+  const FANOUT_SAMPLE = Array.from({ length: 24 }, (_, k) => 9101 + k);
+  for (const shareFanout of ['minimal', 'spare'] as const) {
+    it(`'${shareFanout}' share fan-out: ${FANOUT_SAMPLE.length / 2} seeds under each job-boundary policy, every kind, safe and live`, async () => {
+      for (const [k, seed] of FANOUT_SAMPLE.entries()) {
+        const kind = kindOf(seed, FAULT_KINDS);
+        const jobBoundaries = k % 2 === 0 ? 'intake' : 'progress';
+        const r = await runSeed({ seed, kind, orders: 20, jobBoundaries, shareFanout });
+        expect(r.ok, `${explain(r, 20)} --job-boundaries ${jobBoundaries} --share-fanout ${shareFanout}`).toBe(true);
+      }
+    }, 240_000);
+  }
+
   it('the same seed gives the same history, byte for byte (a mixed schedule and a crash)', async () => {
     for (const seed of [SAMPLE[0]!, SAMPLE[1]!]) {
       const kind = kindOf(seed, FAULT_KINDS);

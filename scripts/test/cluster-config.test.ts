@@ -79,6 +79,28 @@ describe('the committee console flags (npm start -- --console-port P | --no-cons
   });
 });
 
+describe('the share fan-out (npm start -- --share-fanout all|spare|minimal)', () => {
+  it('is written into every node config of a new folder, changed or removed on a resumed one, and a bad value is refused', async () => {
+    const dir = folder();
+    try {
+      const o = startOptions(['--share-fanout', 'minimal', '--data', join(dir, 'f')]);
+      expect(o.help === false && o.options.shareFanout).toBe('minimal');
+      expect(() => startOptions(['--share-fanout', 'some'])).toThrow(/--share-fanout must be one of all, spare, minimal, got 'some'/);
+      const made = await ensureCluster({ dataDir: join(dir, 'f'), env: 'test', ports, shareFanout: 'minimal' });
+      expect(made.nodes.map((nd) => nd.shareFanout)).toEqual(Array(5).fill('minimal'));
+      const spare = await ensureCluster({ dataDir: join(dir, 'f'), env: 'test', ports, shareFanout: 'spare' });
+      expect(spare.nodes.map((nd) => nd.shareFanout)).toEqual(Array(5).fill('spare'));
+      // absent: back to 'all', which the configs say by leaving the field out
+      const all = await ensureCluster({ dataDir: join(dir, 'f'), env: 'test', ports });
+      expect(all.nodes.every((nd) => nd.shareFanout === undefined)).toBe(true);
+      const fresh = await ensureCluster({ dataDir: join(dir, 'g'), env: 'test', ports, shareFanout: 'all' });
+      expect(fresh.nodes.every((nd) => nd.shareFanout === undefined)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('dealer preprocessing (npm start -- --dealer): not private', () => {
   it('is refused with --env production, by the flags and by ensureCluster, before anything is written', async () => {
     const dir = folder();

@@ -145,7 +145,17 @@ export interface NodeConfig {
    * KAPPA_OF_OLDER_CONFIGS, the kappa every folder written before this field ran (and persisted) at.
    */
   kappa?: number;
+  /**
+   * Whom the node sends a job round's shares (docs/decisions/0030-share-fanout.md): absent 'all';
+   * 'spare' the next t + 1 live nodes; 'minimal' the next t. Every node of a committee should use
+   * the same (a mix works, it only wastes the savings).
+   */
+  shareFanout?: ShareFanout;
 }
+
+/** Whom a node sends a job round's shares (NodeConfig.shareFanout; @tenebra/mpc PartyOptions.shareFanout). */
+export type ShareFanout = 'all' | 'spare' | 'minimal';
+export const SHARE_FANOUTS: readonly ShareFanout[] = ['all', 'spare', 'minimal'];
 
 /** The kappa of a node config that names none: folders made before configs carried it ran at 40. */
 export const KAPPA_OF_OLDER_CONFIGS = 40;

@@ -28,7 +28,7 @@ export { Reserve, KINDS, WIDTH, NIBBLE_WIDTH, TRIPLE_WIDTH, type Kind, type Coun
 export { Preprocessor, productionQuorum, DEALER_LABEL, nibblesFrom, seededRng, type PreprocessingOptions, type Needs } from './preprocessing';
 export { costOf, geometry, PREPROCESSING_TABLE, type OpCost } from './protocols';
 export { LEX4, PROD4, FAN_IN, type ClosureShape } from './closure';
-export { createParty, type Party, type PartyOptions, type PartyStatus, type JobProgress, type PartyEvent } from './runtime';
+export { createParty, SHARE_FANOUTS, type Party, type PartyOptions, type PartyStatus, type JobProgress, type PartyEvent, type ShareFanout } from './runtime';
 export { RECOVERY_PART_ELEMENTS } from './recovery';
 export type { SplitState, ChunkRef, PrepLog } from './state';
 export { prepLogOf } from './state';

@@ -73,6 +73,13 @@ export const Msg = {
   PrepVoidAccept: 22,
   /** The sender accepted ballot a's value (key as PrepVoidAccept); a = 0: the sender knows it decided. */
   PrepVoidAccepted: 23,
+  /**
+   * A party whose job round waits asks for the round's shares (key: job id, a: round) from a peer
+   * that has not sent them: with a partial fan-out (PartyOptions.shareFanout) a sender may have left
+   * it out (it was down, recovering or unseen then). The peer sends its messages of that round and
+   * later ones it has, and from then on sends this job's rounds to the asker too.
+   */
+  JobPull: 24,
 } as const;
 export type Msg = (typeof Msg)[keyof typeof Msg];
 
@@ -160,7 +167,7 @@ export function decode(data: Uint8Array): Envelope {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let off = 0;
   const type = view.getUint8(off) as Msg; off += 1;
-  if (type < Msg.SetupKey || type > Msg.PrepVoidAccepted) throw new MessageError(`unknown message type ${type}`);
+  if (type < Msg.SetupKey || type > Msg.JobPull) throw new MessageError(`unknown message type ${type}`);
   const prepCommitted = view.getUint32(off); off += 4;
   const prepNext = view.getUint32(off); off += 4;
   const a = view.getUint32(off); off += 4;

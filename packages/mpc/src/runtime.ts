@@ -52,6 +52,17 @@ export interface PartyOptions {
   /** Wait for every live party's share and check consistency (names a bad share). Default false. */
   checkOpenings?: boolean;
   /**
+   * Whom a job round's shares go to (an opening needs t + 1 shares, this party's own among them):
+   * 'all' the other parties; 'spare' the next t + 1 live parties after this one in index order (one
+   * share more than a round needs reaches each party, so one slow or unseen sender costs no wait
+   * and the late-share check still sees a share); 'minimal' the next t. Every round's message for
+   * every peer is still made and archived, so a peer that comes back (peer-up) or a round that waits
+   * past `retransmitMs` gets all of them. With checkOpenings always 'all'. Default 'all'.
+   */
+  shareFanout?: ShareFanout;
+  /** With a partial shareFanout: clock ms a round waits before asking the peers it lacks (Msg.JobPull). Default 40; 0 disables. */
+  pullMs?: number;
+  /**
    * Safety net for messages lost while a link stays up (a lossy simulated link, an overflowing
    * transport queue): while a round waits, re-send every round of the job so far after this many
    * clock ms, doubling up to 60 s (a peer may be stuck on an earlier round of ours).
@@ -92,6 +103,9 @@ export interface PartyOptions {
     finishedJobs?: number;
   };
 }
+
+export type ShareFanout = 'all' | 'spare' | 'minimal';
+export const SHARE_FANOUTS: readonly ShareFanout[] = ['all', 'spare', 'minimal'];
 
 export type PartyEvent = 'quorum-lost' | 'quorum-restored' | 'inconsistent-share' | 'prep-batch' | 'stale' | 'recovered' | 'recovery-waiting';
 
@@ -241,6 +255,8 @@ interface RoundState {
   sharesTo: Map<number, ShareVec>;
   expectTo: boolean;
   retransmit?: () => void;
+  /** cancels the round's pull timer (partial fan-out) */
+  pull?: () => void;
   waitingSince: number;
   flushedAt?: number;
   sentAt?: number;
@@ -342,6 +358,9 @@ export function createParty(opts: PartyOptions): Party {
   return new PartyImpl(opts);
 }
 
+/** Jobs not started yet whose pulls (Msg.JobPull) are remembered. */
+const FUTURE_PULLS = 64;
+
 class JobRun {
   round = 0;
   queue: PendingOp[] = [];
@@ -353,6 +372,8 @@ class JobRun {
   failed: unknown = undefined;
   /** peers that told us they finished this job and no longer keep its messages (Msg.JobGone) */
   readonly gone = new Set<number>();
+  /** peers that asked for this job's shares (Msg.JobPull): every later round goes to them too */
+  pulled = new Set<number>();
   sent: ArchivedJob;
   constructor(readonly id: string, readonly nonceBase: string) {
     this.sent = { id, rounds: [], bytes: 0 };
@@ -371,6 +392,9 @@ class PartyImpl implements Party {
   private readonly emitter = new EventEmitter();
   private readonly logFn: (event: object) => void;
   private readonly checkOpenings: boolean;
+  /** peers beyond this party that get each round's shares (undefined: all) */
+  private readonly fanoutSize: number | undefined;
+  private readonly pullMs: number;
   private readonly retransmitMs: number;
   private readonly traceRounds: boolean;
   private readonly limits: Required<NonNullable<PartyOptions['limits']>>;
@@ -389,6 +413,8 @@ class PartyImpl implements Party {
   private future = new Map<string, { from: number; env: Envelope }[]>();
   private futureCount = 0;
   private archive: ArchivedJob[] = [];
+  /** pulls (Msg.JobPull) for jobs not started here yet, by job id: the askers get every round (bounded) */
+  private readonly futurePulls = new Map<string, Set<number>>();
   private archiveBytes = 0;
   private lateChecks = new Map<string, LateCheck>();
   private quorumLost = false;
@@ -416,6 +442,10 @@ class PartyImpl implements Party {
     this.transport = opts.transport;
     this.id = opts.transport.self;
     this.checkOpenings = opts.checkOpenings ?? false;
+    const fanout = opts.shareFanout ?? 'all';
+    if (!SHARE_FANOUTS.includes(fanout)) throw new Error(`shareFanout must be one of ${SHARE_FANOUTS.join(', ')}, got ${String(fanout)}`);
+    this.pullMs = opts.pullMs ?? 40;
+    this.fanoutSize = this.checkOpenings || fanout === 'all' ? undefined : opts.t + (fanout === 'spare' ? 1 : 0);
     this.retransmitMs = opts.retransmitMs ?? 5000;
     this.traceRounds = opts.traceRounds ?? false;
     this.limits = {
@@ -758,6 +788,8 @@ class PartyImpl implements Party {
           return this.onJobMessage(from, env);
         case Msg.JobGone:
           return this.onJobGone(from, env.key);
+        case Msg.JobPull:
+          return this.onJobPull(from, env.key, env.a);
         case Msg.PrepRound:
         case Msg.PrepReady:
         case Msg.PrepCommit:
@@ -864,6 +896,11 @@ class PartyImpl implements Party {
     const r = this.prep.reserve;
     // PRSS nonces: the job id plus the reserve cursors, which only grow, so a retried id never reuses masks.
     const job = new JobRun(jobId, `job:${jobId}:${KINDS.map((k) => r.cursor[k]).join(':')}`);
+    const pulled = this.futurePulls.get(jobId);
+    if (pulled) {
+      job.pulled = pulled;
+      this.futurePulls.delete(jobId);
+    }
     this.job = job;
     this.jobStart = { ...r.cursor };
     this.logFn({ ev: 'job-start', job: jobId });
@@ -1049,6 +1086,7 @@ class PartyImpl implements Party {
     // One message per peer: [open-to-all shares, shares opened to that peer].
     const sent: SentRound = { per: new Map() };
     let common: Uint8Array | undefined;
+    const targets = this.shareTargets();
     for (let j = 1; j <= this.n; j++) {
       if (j === this.id) continue;
       const mine = to.get(j);
@@ -1056,9 +1094,11 @@ class PartyImpl implements Party {
       let bytes: Uint8Array;
       if (!mine) bytes = common ??= this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, []] });
       else bytes = this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, mine] });
+      // archived for every peer (peer-up and retransmit send it), sent now to the fan-out and to
+      // every party a share is opened to (it needs all t + 1 of them)
       sent.per.set(j, bytes);
       job.sent.bytes += bytes.length;
-      this.transport.send(j, bytes);
+      if (targets === undefined || mine || targets.has(j) || job.pulled.has(j)) this.transport.send(j, bytes);
     }
     job.sent.rounds.push(sent);
     if (this.traceRounds) rs.sentAt = performance.now();
@@ -1076,8 +1116,69 @@ class PartyImpl implements Party {
       if (job.inflight === rs) {
         this.checkQuorum();
         if (this.retransmitMs > 0) this.armRetransmit(job, rs, this.retransmitMs);
+        if (targets !== undefined && this.pullMs > 0) this.armPull(job, rs);
       }
     }
+  }
+
+  /**
+   * With a partial fan-out a round's t shares may not all come: a sender may have left this party
+   * out (it saw us down, or was recovering, or finished the job while we were away). After pullMs
+   * of waiting, ask every live peer whose share is missing (Msg.JobPull); the retransmit timer stays
+   * the last resort. Once per round: the pulled peers then send us the rest of the job anyway.
+   */
+  private armPull(job: JobRun, rs: RoundState): void {
+    rs.pull = this.transport.clock.setTimeout(() => {
+      rs.pull = undefined;
+      if (job.inflight !== rs || this.job !== job) return;
+      const missing: number[] = [];
+      for (let j = 1; j <= this.n; j++) {
+        if (j === this.id) continue;
+        const lacks = (lengthOf(rs.allMine) > 0 && !rs.sharesAll.has(j)) || (rs.expectTo && !rs.sharesTo.has(j));
+        if (lacks && this.transport.isUp(j)) missing.push(j);
+      }
+      for (const j of missing) this.transport.send(j, this.envelope({ type: Msg.JobPull, key: job.id, a: rs.r }));
+      if (missing.length > 0) this.logFn({ ev: 'job-pull', job: job.id, round: rs.r, from: missing });
+    }, this.pullMs);
+  }
+
+  /** A peer waits for our shares of job `jobId` from round `r` on (Msg.JobPull). */
+  private onJobPull(from: number, jobId: string, r: number): void {
+    if (this.phase !== 'ready') return; // a recovering party has no shares of it to give
+    const job = this.job;
+    if (job && job.id === jobId) {
+      job.pulled.add(from);
+      return this.sendRounds(job.sent, from, r);
+    }
+    const archived = this.archive.find((a) => a.id === jobId);
+    if (archived) return this.sendRounds(archived, from, r);
+    if (this.finishedSet.has(jobId)) return this.answerFinished(jobId, from);
+    // not started here yet: the asker gets every round of it
+    let askers = this.futurePulls.get(jobId);
+    if (!askers) {
+      if (this.futurePulls.size >= FUTURE_PULLS) this.futurePulls.delete(this.futurePulls.keys().next().value!);
+      this.futurePulls.set(jobId, (askers = new Set()));
+    }
+    askers.add(from);
+  }
+
+  private sendRounds(a: ArchivedJob, to: number, from: number): void {
+    for (let r = Math.max(0, from); r < a.rounds.length; r++) {
+      const bytes = a.rounds[r]!.per.get(to);
+      if (bytes) this.transport.send(to, bytes);
+    }
+  }
+
+  /** The peers a round's shares go to now (undefined: every peer): see PartyOptions.shareFanout. */
+  private shareTargets(): Set<number> | undefined {
+    const k = this.fanoutSize;
+    if (k === undefined) return undefined;
+    const out = new Set<number>();
+    for (let d = 1; d < this.n && out.size < k; d++) {
+      const j = ((this.id - 1 + d) % this.n) + 1;
+      if (this.transport.isUp(j)) out.add(j);
+    }
+    return out;
   }
 
   /**
@@ -1128,6 +1229,7 @@ class PartyImpl implements Party {
     if (!allDone || !toDone) return;
     job.inflight = undefined;
     rs.retransmit?.();
+    rs.pull?.();
     if (this.traceRounds) this.logFn({ ev: 'round', job: job.id, r: rs.r, flushedAt: rs.flushedAt, sentAt: rs.sentAt, doneAt: performance.now(), arrivals: rs.arrivals, from: [...rs.sharesAll.keys()] });
     let openedAll: bigint[] | Uint8Array = [];
     let openedTo: bigint[] | undefined;
@@ -1326,6 +1428,7 @@ class PartyImpl implements Party {
     const rs = job.inflight ?? completing;
     job.inflight = undefined;
     rs?.retransmit?.();
+    rs?.pull?.();
     for (const op of rs?.ops ?? []) op.reject(e);
     for (const op of job.queue.splice(0)) op.reject(e);
   }
