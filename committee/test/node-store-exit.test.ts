@@ -18,11 +18,19 @@ const FIXTURE = join(__dirname, 'fixtures', 'exit-mid-write.ts');
 
 function runChild(dir: string, turns: number, how: 'exit' | 'fatal' = 'exit'): Promise<number | string> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dir, String(turns), how], { stdio: 'ignore' });
-    const timer = setTimeout(() => {
+    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dir, String(turns), how], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // 'hung' is judged from the moment the child queues its write (it says so on stdout), not from
+    // its spawn: under load 30-40 its start-up alone took longer than the 15 s
+    const hung = (): void => {
       child.kill('SIGKILL');
       resolve('hung');
-    }, 15_000);
+    };
+    let timer = setTimeout(hung, 180_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      if (!d.toString().includes('writing')) return;
+      clearTimeout(timer);
+      timer = setTimeout(hung, 15_000);
+    });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       resolve(code ?? signal ?? 'signal');
@@ -45,7 +53,7 @@ describe('node store: exiting while a write is in flight', () => {
         rmSync(dir, { recursive: true, force: true });
       }
     }
-  }, 60_000);
+  }, 600_000);
 
   it("a node's fatal error ends the process like kill -9 at every moment of a queued write, and the store opens afterwards", async () => {
     for (const turns of [0, 1, 2]) {
@@ -59,5 +67,5 @@ describe('node store: exiting while a write is in flight', () => {
         rmSync(dir, { recursive: true, force: true });
       }
     }
-  }, 60_000);
+  }, 600_000);
 });
