@@ -230,12 +230,12 @@ export class BatchApplier {
   private resultFrame(ctx: JobContext, op: IncomingOp, r: OpResult<Sec> | null): ResultFrame {
     const seq = op.seq.toString();
     // every seq gets a result, so the gateway's cursor passes a job-end record too
-    if (r === null) return { t: 'result', node: this.o.index, seq, pub: { kind: JOB_END_KIND }, sealed: '' };
+    if (r === null) return { t: 'result', node: this.o.index, seq, pub: { kind: JOB_END_KIND }, sealed: '', job: ctx.jobId };
     const sealed = r.outputs.length === 0 ? '' : Buffer.from(this.gatewayBox.seal(
       encodeFieldVector(ctx.sharesOf(ctx.concat(r.outputs))),
       resultAad(seq, this.o.index),
     )).toString('base64');
-    return { t: 'result', node: this.o.index, seq, pub: toWireOutcome(r.outcome), sealed };
+    return { t: 'result', node: this.o.index, seq, pub: toWireOutcome(r.outcome), sealed, job: ctx.jobId };
   }
 }
 

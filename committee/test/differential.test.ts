@@ -109,7 +109,7 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
   const lonely = stream[stream.length - 1]!.seq! + 1n;
   const lonelyFrames = await net.settle(Promise.all(parties.map((p, i) => p.runJob(`batch:${lonely}-${lonely}:0`, (ctx: JobContext) =>
     appliers[i]!.apply(ctx, [{ seq: lonely, tsNs: 0n, kind: JOB_END_KIND, symbol: '', pub: {}, shares: [], batchEnd: true }], lonely)))));
-  for (const f of lonelyFrames) expect(f).toEqual([{ t: 'result', node: f[0]!.node, seq: String(lonely), pub: { kind: JOB_END_KIND }, sealed: '' }]);
+  for (const f of lonelyFrames) expect(f).toEqual([{ t: 'result', node: f[0]!.node, seq: String(lonely), pub: { kind: JOB_END_KIND }, sealed: '', job: f[0]!.job }]);
 
   // Every node opened the same values the plaintext reference revealed (counted per label and per value).
   for (const a of appliers) expect(a.reveals.counts).toEqual(refReveals.counts);

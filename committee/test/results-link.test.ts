@@ -13,7 +13,7 @@ import type { NodeStore } from '../src/node-store';
 
 const nodeKey = generateEd25519();
 const gatewayKey = generateEd25519();
-const results: ResultFrame[] = [1, 2, 3].map((seq) => ({ t: 'result', node: 4, seq: String(seq), pub: { kind: 'cancel' }, sealed: '' }));
+const results: ResultFrame[] = [1, 2, 3].map((seq) => ({ t: 'result', node: 4, seq: String(seq), pub: { kind: 'cancel' }, sealed: '', job: `batch:${seq}-${seq}:0` }));
 const store = {
   *resultsFrom(from: bigint) {
     yield* results.filter((r) => BigInt(r.seq) >= from);

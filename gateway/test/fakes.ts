@@ -314,7 +314,7 @@ export class FakeCommittee {
       if (nd.fault === 'wrong-outcome') myPub = { ...myPub, order_id: '1' };
       let sealed = mine ? Buffer.from(new PairBox(this.env.nodeKeys[nd.index - 1]!.privateKey, this.env.gatewayKey.publicKey).seal(encodeFieldVector(mine), resultAad(j.seq.toString(), nd.index))).toString('base64') : '';
       if (nd.fault === 'garbage-seal' && mine) sealed = Buffer.from(randomBytes(96)).toString('base64');
-      nd.push({ t: 'result', node: nd.index, seq: j.seq.toString(), pub: myPub, sealed });
+      nd.push({ t: 'result', node: nd.index, seq: j.seq.toString(), pub: myPub, sealed, job: `batch:${j.seq}-${j.seq}:0` });
     }
   }
 }

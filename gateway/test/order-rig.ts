@@ -114,7 +114,7 @@ export class MatchingCommittee {
     for (const nd of this.nodes) {
       const mine = outShares ? outShares[nd.index - 1]! : null;
       const sealed = mine ? Buffer.from(new PairBox(this.env.nodeKeys[nd.index - 1]!.privateKey, this.env.gatewayKey.publicKey).seal(encodeFieldVector(mine), resultAad(j.seq.toString(), nd.index))).toString('base64') : '';
-      nd.push({ t: 'result', node: nd.index, seq: j.seq.toString(), pub, sealed });
+      nd.push({ t: 'result', node: nd.index, seq: j.seq.toString(), pub, sealed, job: `batch:${j.seq}-${j.seq}:0` });
     }
   }
 }

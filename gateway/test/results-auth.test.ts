@@ -63,7 +63,7 @@ async function waitFor(cond: () => boolean, ms = 5_000): Promise<void> {
   }
 }
 
-const result = (node: number, seq: number): ResultFrame => ({ t: 'result', node, seq: String(seq), pub: { kind: 'cancel', order_id: 'x', found: false }, sealed: '' });
+const result = (node: number, seq: number): ResultFrame => ({ t: 'result', node, seq: String(seq), pub: { kind: 'cancel', order_id: 'x', found: false }, sealed: '', job: `batch:${seq}-${seq}:0` });
 
 describe('results listener authentication', () => {
   it('admits a node that signs its challenge, proves itself back, and takes its results', async () => {

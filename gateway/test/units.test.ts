@@ -181,15 +181,30 @@ describe('result collector', () => {
   const nodeKeys = Array.from({ length: 5 }, () => generateX25519());
   const opener = (): ResultOpener => new ResultOpener(nodeKeys.map((k, i) => ({ index: i + 1, publicKey: k.publicKey })), 5, gk.privateKey);
   const log = pino({ level: 'silent' });
-  const frame = (seq: number, node: number, shares: bigint[][], anonymous = false): ResultFrame => {
+  const frame = (seq: number, node: number, shares: bigint[][], anonymous = false, attempt = 0): ResultFrame => {
     const plain = encodeFieldVector(shares[node - 1]!);
     const aad = resultAad(String(seq), node);
     const box = anonymous ? seal(gk.publicKey, plain, aad) : new PairBox(nodeKeys[node - 1]!.privateKey, gk.publicKey).seal(plain, aad);
     return {
       t: 'result', node, seq: String(seq), pub: { kind: 'place', order_id: `o${seq}`, fills: ['m'], rested: false, cancel_reason: null, reject_reason: null },
-      sealed: Buffer.from(box).toString('base64'),
+      sealed: Buffer.from(box).toString('base64'), job: `batch:${seq}-${seq}:${attempt}`,
     };
   };
+
+  it('never combines the shares of two attempts of a job (ADR 0023): t+1 of one attempt decide', () => {
+    const c = new ResultCollector({ n: 5, t: 2, opener: opener() }, log);
+    const all = new Set([1, 2, 3, 4, 5]);
+    // attempt 0's shares (released by a node outside the quorum) and the retry's: other masks,
+    // so mixed they would reconstruct garbage
+    const first = shareSecret([41n, 42n], 5, 2);
+    const retry = shareSecret([41n, 42n], 5, 2);
+    c.add(frame(1, 1, first, false, 0), 1n, 0);
+    c.add(frame(1, 2, retry, false, 1), 1n, 0);
+    c.add(frame(1, 3, retry, false, 1), 1n, 0);
+    expect(c.decide(1n, all, 0)).toBeNull(); // three results, but only two of one attempt
+    c.add(frame(1, 4, retry, false, 1), 1n, 0);
+    expect(c.decide(1n, all, 0)).toMatchObject({ seq: 1n, values: [41n, 42n] });
+  });
 
   it('decides at t+1, waits a short grace only for connected nodes that keep up, never for one far behind', () => {
     const c = new ResultCollector({ n: 5, t: 2, opener: opener(), graceMs: 30 }, log);

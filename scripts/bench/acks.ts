@@ -224,7 +224,7 @@ class StandInCommittee {
       const mine = out ? out[k - 1]! : null;
       const sealed = mine ? Buffer.from(new PairBox(nodeSeal[k - 1]!.privateKey, gatewayKey.publicKey).seal(encodeFieldVector(mine), resultAad(op.seq, k))).toString('base64') : '';
       const link = this.links[k - 1]!;
-      if (link.ws && BigInt(op.seq) >= link.from) link.ws.send(encodeFrame({ t: 'result', node: k, seq: op.seq, pub, sealed } as ResultFrame));
+      if (link.ws && BigInt(op.seq) >= link.from) link.ws.send(encodeFrame({ t: 'result', node: k, seq: op.seq, pub, sealed, job: `batch:${op.seq}-${op.seq}:0` } as ResultFrame));
     }
     this.applied++;
   }

@@ -360,7 +360,15 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     }
     const wantPub = stringify(toWireOutcome(w.outcome));
     for (const [node, f] of got) if (stringify(f.pub) !== wantPub) problems.push(`seq ${s} node ${node}: outcome ${stringify(f.pub)} != reference ${wantPub}`);
-    const from = [...got.keys()].sort((a, b) => a - b).slice(0, T + 1);
+    // as the gateway's collector: t + 1 results of one job attempt (ADR 0023), never a mix
+    const attempts = new Map<string, number[]>();
+    for (const [node, f] of got) attempts.set(f.job, [...(attempts.get(f.job) ?? []), node]);
+    const whole = [...attempts.values()].find((nodes) => nodes.length >= T + 1);
+    if (!whole) {
+      problems.push(`seq ${s}: no ${T + 1} results of one job attempt (${stringify([...attempts])})`);
+      continue;
+    }
+    const from = whole.sort((a, b) => a - b).slice(0, T + 1);
     const vecs = from.map((node) => {
       const f = got.get(node)!;
       return f.sealed === '' ? [] : decodeFieldVector(opens[node - 1]!.open(Buffer.from(f.sealed, 'base64'), resultAad(f.seq, node)));

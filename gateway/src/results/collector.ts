@@ -18,6 +18,8 @@ import type { Decision } from './clearing';
 
 interface Entry {
   node: number;
+  /** the job attempt that produced it: shares of two attempts are never combined */
+  job: string;
   pubText: string;
   pub: Record<string, unknown>;
   /** null when the sealed shares could not be opened (a fault of that node) */
@@ -32,6 +34,7 @@ interface Slot {
 }
 
 interface DecidedSeq {
+  job: string;
   pubText: string;
   /** the t+1 share vectors the decision used: enough to check any late share */
   basis: NodeVector[];
@@ -78,7 +81,7 @@ export class ResultCollector {
       this.log.error({ seq: frame.seq, node: frame.node, err: (e as Error).message }, `node ${frame.node} sent output shares the gateway cannot open`);
       values = null;
     }
-    const entry: Entry = { node: frame.node, pubText: canonicalJson(frame.pub), pub: frame.pub, values };
+    const entry: Entry = { node: frame.node, job: frame.job, pubText: canonicalJson(frame.pub), pub: frame.pub, values };
     if (seq < cursor) return this.checkLate(seq, entry);
     let slot = this.slots.get(seq);
     if (!slot) {
@@ -100,8 +103,14 @@ export class ResultCollector {
     const slot = this.slots.get(seq);
     if (!slot) return null;
     const t = this.opts.t;
+    // agreeing means the same outcome from the same job attempt (ADR 0023: a node outside the
+    // quorum may release an attempt the others retried; its shares must not join the retry's)
     const groups = new Map<string, Entry[]>();
-    for (const e of slot.entries) if (e.values !== null) groups.set(e.pubText, [...(groups.get(e.pubText) ?? []), e]);
+    for (const e of slot.entries) {
+      if (e.values === null) continue;
+      const key = `${e.job}\n${e.pubText}`;
+      groups.set(key, [...(groups.get(key) ?? []), e]);
+    }
     const quorum = [...groups.values()].filter((g) => g.length >= t + 1);
     if (quorum.length !== 1) {
       if (quorum.length > 1) this.reportOnce(slot, 'split', { seq: seq.toString() }, 'nodes split into two agreeing groups on the outcome; waiting for more results');
@@ -126,10 +135,12 @@ export class ResultCollector {
     // Name every node that disagreed, sent shares we cannot open, or sent inconsistent shares.
     for (const e of slot.entries) {
       if (e.values === null) continue; // already logged when it arrived
-      if (e.pubText !== group[0]!.pubText) this.log.error({ seq: seq.toString(), node: e.node, pub: e.pub }, `node ${e.node} reported a different outcome than ${group.length} others`);
+      if (e.job !== group[0]!.job) this.log.warn({ seq: seq.toString(), node: e.node, job: e.job, decided: group[0]!.job }, `node ${e.node} reported seq ${seq} from another attempt of its job than ${group.length} others: not combined`);
+      else if (e.pubText !== group[0]!.pubText) this.log.error({ seq: seq.toString(), node: e.node, pub: e.pub }, `node ${e.node} reported a different outcome than ${group.length} others`);
     }
     for (const nd of decoded.bad) this.log.error({ seq: seq.toString(), node: nd }, `inconsistent output share from node ${nd}: excluded from the reconstruction`);
     this.remember(seq, {
+      job: group[0]!.job,
       pubText: group[0]!.pubText,
       basis: group.filter((e) => decoded.used.includes(e.node)).slice(0, t + 1).map((e) => ({ node: e.node, values: e.values! })),
     });
@@ -146,6 +157,10 @@ export class ResultCollector {
   private checkLate(seq: bigint, e: Entry): void {
     const d = this.decided.get(seq);
     if (!d || e.values === null || d.basis.some((b) => b.node === e.node)) return;
+    if (e.job !== d.job) {
+      this.log.warn({ seq: seq.toString(), node: e.node, job: e.job, decided: d.job }, `node ${e.node} reported seq ${seq} from another attempt than the applied one: not checked`);
+      return;
+    }
     if (e.pubText !== d.pubText) {
       this.log.error({ seq: seq.toString(), node: e.node, pub: e.pub }, `node ${e.node} reported a different outcome than the applied one`);
       return;

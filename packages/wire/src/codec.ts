@@ -26,6 +26,8 @@ export const WIRE_LIMITS = {
   maxPubStringLength: 1024,
   maxSealedEntries: 64,
   maxCodeLength: 64,
+  /** the engine's job ids (Party.runJob refuses longer ones) */
+  maxJobIdLength: 512,
   maxMessageLength: 2048,
   maxNode: 255,
 } as const;
@@ -282,11 +284,12 @@ const VALIDATORS: { [K in FrameType]: (o: Obj) => Extract<Frame, { t: K }> } = {
     return o as unknown as ResumeFrame;
   },
   result(o) {
-    exactKeys(o, ['t', 'node', 'seq', 'pub', 'sealed'], [], 'result');
+    exactKeys(o, ['t', 'node', 'seq', 'pub', 'sealed', 'job'], [], 'result');
     node(o.node, 'result.node');
     dec(o.seq, 'result.seq', 1n);
     obj(o.pub, 'result.pub');
     b64(o.sealed, 'result.sealed', '', true);
+    str(o.job, 'result.job', WIRE_LIMITS.maxJobIdLength);
     return o as unknown as ResultFrame;
   },
   capacity(o) {

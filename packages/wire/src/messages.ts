@@ -97,6 +97,12 @@ export interface ResultFrame {
   pub: Record<string, unknown>;
   /** base64 of a pair box (this node -> gateway, @tenebra/seal PairBox) of encodeFieldVector(output shares); empty string when no secret output. */
   sealed: string;
+  /**
+   * The MPC job attempt that produced it (the engine's job id, e.g. `batch:40-40:1`): the gateway
+   * combines only results of one attempt, since a party outside the quorum may release results of an
+   * attempt that the others retried under a new id (ADR 0009, 0023).
+   */
+  job: string;
 }
 
 /**

@@ -25,7 +25,7 @@ const good: Frame[] = [
   { t: 'auth_ok', role: 'node', id: 3 },
   { t: 'auth_refused', code: 'BAD_SIGNATURE', message: 'x' },
   { t: 'resume', from_seq: '42', key: hex(64), sig: hex(128) },
-  { t: 'result', node: 2, seq: '7', pub: { kind: 'place', fills: ['a'], nested: { ok: true } }, sealed: '' },
+  { t: 'result', node: 2, seq: '7', pub: { kind: 'place', fills: ['a'], nested: { ok: true } }, sealed: '', job: 'batch:7-7:0' },
   { t: 'capacity', node: 4, production: 'stopped', exhausted: false, orders_left: '130' },
   { t: 'capacity', node: 1, production: 'idle', exhausted: true, orders_left: '' },
 ];
