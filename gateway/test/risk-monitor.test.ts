@@ -144,6 +144,29 @@ describe('mark-to-market', () => {
     expect(reasonsOf(long.user_id, SOL).filter((r) => r === 'mark_price').length).toBeGreaterThanOrEqual(3);
   });
 
+  it('does not mark a position whose stored change is not announced yet, and marks one that nobody announces a tick later (ADR 0026)', async () => {
+    const SUI = 'SUI-USDC-PERP';
+    TICK[SUI] = '0.0001';
+    const { long } = await openPair(SUI, '100', '2');
+    await tick();
+    const key = positionKey(long.user_id, SUI);
+    const from = positionEvents.length;
+    const marks = () => positionEvents.slice(from).filter((e) => e.position.user_id === long.user_id && e.position.symbol === SUI && e.update_reason === 'mark_price');
+    // as a commit whose events are not out yet: the stored state moved, nothing was announced
+    const rec = readPosition(long.user_id, SUI)!;
+    await gwDb().positions.put(key, { ...rec, updated_ns: String(BigInt(rec.updated_ns) + 1n) });
+    setMark(SUI, '2.01');
+    await tick();
+    expect(marks()).toHaveLength(0);
+    await tick(); // a whole tick and still nobody announced it: marked now, not never
+    expect(marks()).toHaveLength(1);
+    // announced states are marked at once
+    setMark(SUI, '2.02');
+    await tick();
+    expect(marks()).toHaveLength(2);
+    expect(marks()[1]!.position.updated_ns).toBe(String(BigInt(rec.updated_ns) + 1n));
+  });
+
   it('the positions channel carries mark_price updates with the new mark and PnL', async () => {
     const { long } = await openPair(BNB, '1', '600');
     await tick();

@@ -122,6 +122,17 @@ export class RiskMonitor {
   private readonly tiers = new Map<string, HealthTier>();
   /** mark (ticks) last announced per position key */
   private readonly announced = new Map<string, bigint>();
+  /**
+   * updated_ns of the state last announced on the event bus per position key (by anyone: clearing's
+   * fill, this monitor, settlement), seeded from the store at the first evaluation. A position whose
+   * stored state differs was changed by a commit whose events are not out yet: lmdb's readers see a
+   * commit before its writer's callback announces it, so a tick in between would mark a position the
+   * client has not heard of (ADR 0026's duplicate). Its mark waits for the next tick.
+   */
+  private readonly announcedState = new Map<string, string>();
+  /** unannounced states held back one tick (a change that nobody announces is marked at the next) */
+  private readonly heldBack = new Map<string, string>();
+  private seeded = false;
   /** symbols whose mark is stale, since when (ms), so the log says it once */
   private readonly stale = new Map<string, number>();
   /** accounts whose lockout this monitor set (mirrors the persisted risk:lockout: keys) */
@@ -138,6 +149,11 @@ export class RiskMonitor {
     this.db = deps.db;
     this.log = deps.log;
     this.fund = new InsuranceFund(deps.db, deps.venueFees, this.options.insuranceFeeShareBps);
+    deps.events.on('position', (e) => {
+      const key = positionKey(e.position.user_id, e.position.symbol);
+      this.announcedState.set(key, e.position.updated_ns);
+      this.heldBack.delete(key);
+    });
     // The threshold applies anew once a market trades again (an operator's resume): the count
     // restarts in the status change's own transaction, whoever makes it (admin route or other).
     deps.registry.onStatusChange((symbol, status, previous) => {
@@ -188,7 +204,14 @@ export class RiskMonitor {
     this.locked ??= this.loadLockouts();
     const now = this.deps.clock.nowMs();
     const bySymbol = new Map<string, PositionRec[]>();
+    const seeding = !this.seeded;
+    this.seeded = true;
     for (const { value } of this.db.positions.getRange()) {
+      // what was stored before this process announced anything: clients learn it from snapshots
+      if (seeding) {
+        const key = positionKey(value.user_id, value.symbol);
+        if (!this.announcedState.has(key)) this.announcedState.set(key, value.updated_ns);
+      }
       const list = bySymbol.get(value.symbol);
       if (list) list.push(value);
       else bySymbol.set(value.symbol, [value]);
@@ -283,8 +306,27 @@ export class RiskMonitor {
     const tier = tierOf(m.equityMicro, m.maintenanceMicro);
     if (m.equityMicro < 0n || dueTranche(null, tier, now) !== null) return undefined;
     this.report(p, inst, tier, m);
-    if (this.announced.get(key) !== mark) this.emitPosition('mark_price', p);
+    if (this.announced.get(key) !== mark) {
+      if (!this.stateAnnounced(key, p)) return false; // its commit's own events come first
+      this.emitPosition('mark_price', p);
+    }
     this.announced.set(key, mark);
+    return false;
+  }
+
+  /**
+   * The position's stored state is the one last announced (see announcedState), or was held back
+   * at the previous tick already: its events had a whole tick to come, so whatever changed it
+   * announces nothing, and the mark must not wait for ever.
+   */
+  private stateAnnounced(key: string, p: PositionRec): boolean {
+    if (this.announcedState.get(key) === p.updated_ns) return true;
+    if (this.heldBack.get(key) === p.updated_ns) {
+      this.heldBack.delete(key);
+      this.announcedState.set(key, p.updated_ns);
+      return true;
+    }
+    this.heldBack.set(key, p.updated_ns);
     return false;
   }
 
@@ -336,8 +378,9 @@ export class RiskMonitor {
     }
     // While liquidating, the position reports at least the tier of its last tranche (until recovery).
     this.report(p, inst, ladder ? worse(tier, TRANCHES[ladder.done - 1]!.tier) : tier, m);
-    if (!changed && size !== 0n && this.announced.get(key) !== mark) this.emitPosition('mark_price', p);
-    this.announced.set(key, mark);
+    const known = changed || this.stateAnnounced(key, p);
+    if (!changed && size !== 0n && this.announced.get(key) !== mark && known) this.emitPosition('mark_price', p);
+    if (known) this.announced.set(key, mark);
     return ladder !== null;
   }
 
