@@ -76,10 +76,17 @@ export class GatewayDb {
    */
   txAsync<T>(fn: () => T): Promise<T> {
     this.pendingTx++;
-    return this.root.childTransaction(() => {
-      this.pendingTx--;
-      return fn();
-    });
+    let ran = false;
+    try {
+      return this.root.childTransaction(() => {
+        ran = true;
+        this.pendingTx--;
+        return fn();
+      });
+    } catch (e) {
+      if (!ran) this.pendingTx--; // refused before it was queued (closed store): nothing waits
+      throw e;
+    }
   }
 
   /**
