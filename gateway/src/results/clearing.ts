@@ -22,6 +22,8 @@ import { HourlyAccrual } from '../bonus/store';
 import { indexOrder, recordFill } from '../store/history';
 
 export const CURSOR_KEY = 'results_cursor';
+/** Times in a row a clearing batch gives way to requests' transactions queued behind it (db.ts txAsyncBackground). */
+const CLEARING_MAX_YIELDS = 4;
 /** meta key of the venue's fee income (micro-USDC): fees charged − maker rebates − taker bonuses paid */
 export const VENUE_FEES_KEY = 'venue_fees';
 const FEES_KEY = VENUE_FEES_KEY;
@@ -131,9 +133,10 @@ export class Clearing {
   }
 
   /** Applies consecutive decisions starting at the cursor and advances it, atomically (all or nothing). */
-  async applyBatch(decisions: readonly Decision[]): Promise<Effects> {
+  async applyBatch(decisions: readonly Decision[], onYield?: () => void): Promise<Effects> {
     if (decisions.length === 0) return { orderEvents: [], positionEvents: [], cancels: new Map(), placed: [] };
-    return this.db.txAsync(() => {
+    // In the background: a placement or cancel queued meanwhile commits first, not after this batch.
+    return this.db.txAsyncBackground(() => {
       const effects: Effects = { orderEvents: [], positionEvents: [], cancels: new Map(), placed: [] };
       let next = this.cursor();
       const uow = new UnitOfWork(this.db);
@@ -145,7 +148,7 @@ export class Clearing {
       uow.flush();
       this.db.meta.putSync(CURSOR_KEY, str(next));
       return effects;
-    });
+    }, CLEARING_MAX_YIELDS, onYield);
   }
 
   private applyOne(uow: UnitOfWork, d: Decision, fx: Effects): void {

@@ -153,7 +153,8 @@ export class ResultPipeline {
     if (batch.length === 0) return;
     const decided = batch;
     this.committing = true;
-    this.clearing.applyBatch(decided).then(
+    const onYield = OP_TRACE ? () => traceOp(this.log, 'gw-clear-yield', { first: decided[0]!.seq.toString() }) : undefined;
+    this.clearing.applyBatch(decided, onYield).then(
       (fx) => {
         if (OP_TRACE) traceOp(this.log, 'gw-cleared', { first: decided[0]!.seq.toString(), last: decided[decided.length - 1]!.seq.toString() });
         this.committing = false;

@@ -14,7 +14,12 @@ export interface ClientIdRec {
   at_ms: number;
 }
 
+/** What a background transaction's callback returns when it gave way (it wrote nothing). */
+const YIELDED: unique symbol = Symbol('yielded');
+
 export class GatewayDb {
+  /** txAsync callbacks queued and not yet run (txAsyncBackground gives way to them) */
+  private pendingTx = 0;
   readonly root: RootDatabase;
   readonly accounts: Database<AccountRec, string>;
   /** api_key -> user_id */
@@ -70,7 +75,36 @@ export class GatewayDb {
    * and rejects with the thrown error. fn runs later, so it must read what it checks itself.
    */
   txAsync<T>(fn: () => T): Promise<T> {
-    return this.root.childTransaction(fn);
+    this.pendingTx++;
+    let ran = false;
+    try {
+      return this.root.childTransaction(() => {
+        ran = true;
+        this.pendingTx--;
+        return fn();
+      });
+    } catch (e) {
+      if (!ran) this.pendingTx--; // refused before it was queued (closed store): nothing waits
+      throw e;
+    }
+  }
+
+  /**
+   * txAsync for background work that should not hold up the requests' transactions (clearing).
+   * lmdb-js adds a txAsync to the last queued, not yet started transaction, and resolves it only
+   * when that transaction commits: a placement queued while a clearing batch waits for the writer
+   * would run after clearing's callback and commit with it (ADR 0008, helpers hadmit and hadmit2).
+   * So when fn's turn comes and a txAsync queued after it has not run yet (it is in this lmdb
+   * transaction or waits for it), fn writes nothing and is queued again behind it, at most
+   * `maxYields` times in a row, so a stream of requests cannot starve it. `onYield` is told each time.
+   */
+  async txAsyncBackground<T>(fn: () => T, maxYields = 4, onYield?: () => void): Promise<T> {
+    for (let yields = 0; ; yields++) {
+      const mayYield = yields < maxYields;
+      const r = await this.root.childTransaction((): T | typeof YIELDED => (mayYield && this.pendingTx > 0 ? YIELDED : fn()));
+      if (r !== YIELDED) return r as T;
+      onYield?.();
+    }
   }
 
   /** Next value of a persistent counter (call inside tx). */
