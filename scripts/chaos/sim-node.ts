@@ -116,6 +116,7 @@ export class SimNode {
       busyNote: () => `persisted-seq ${this.persistedSeq ?? 'none'}`,
       beforePrepVote: () => this.persistStaged(),
       jobPrecedes,
+      // SIM_DEBUG=1: every engine event on stdout with its virtual time and node (debugging a failing seed)
       ...(process.env.SIM_DEBUG ? { log: (ev: object) => console.log(this.transport!.clock.now().toFixed(1), this.index, JSON.stringify(ev)) } : {}),
     });
     party.on('stale', (ev) => this.fatal('stale', new Error(String(ev.note ?? ''))));
