@@ -1,5 +1,6 @@
 // MPC engine benchmark: prints figures, asserts nothing.
-//   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only] [--latency-only] [--nodes 5 --threshold 2]
+//   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only] [--latency-only] [--batched-only]
+//     [--production-only] [--background] [--nodes 5 --threshold 2]
 //     [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS]   (emulated WAN links between the libp2p processes)
 //     [--json FILE]   (every figure printed, also as JSON: `npm run report -- FILE...` draws runs side by side)
 // (MPC_TRACE=<party> logs that party's rounds; MPC_ELD=1 prints event-loop delay per party.)
@@ -17,8 +18,24 @@ import { SimNetwork, checkLinkEmulation, generateIdentity, type LinkEmulation, t
 import { DEFAULT_KAPPA, LEX4, costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
 import { checkCommitteeSize } from '@tenebra/config';
 import { runStep, type Step, type StepResult } from './mpc-plan';
+import { headerCommentOf } from '../src/flags';
 
 const args = new Set(process.argv.slice(2));
+{
+  // refuse what this parser does not know (a mistyped flag would silently run the whole bench)
+  const BOOL = ['quick', 'sim-only', 'libp2p-only', 'latency-only', 'batched-only', 'production-only', 'background', 'help'];
+  const VALUE = ['nodes', 'threshold', 'link-latency-ms', 'link-jitter-ms', 'link-bandwidth-mbps', 'json'];
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i]!.replace(/^--/, '');
+    if (VALUE.includes(name)) i++;
+    else if (!argv[i]!.startsWith('--') || !BOOL.includes(name)) throw new Error(`unknown option ${argv[i]} (--help lists the options)`);
+  }
+  if (args.has('--help')) {
+    process.stdout.write(headerCommentOf(fileURLToPath(import.meta.url)) ?? '');
+    process.exit(0);
+  }
+}
 const quick = args.has('--quick');
 const valueOf = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
