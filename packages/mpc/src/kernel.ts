@@ -85,6 +85,16 @@ function output(mem: Uint8Array, from: number, to: number): Uint8Array {
 }
 
 /**
+ * Marks v, canonical by construction elsewhere (PRSS pair streams, canonicalized once by prss.ts),
+ * so assertCanonical does not scan it again; only a vector that owns its whole buffer is marked
+ * (the mark is per buffer). Returns v.
+ */
+export function markCanonical(v: Uint8Array): Uint8Array {
+  if (v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) canonicalBuffers.add(v.buffer);
+  return v;
+}
+
+/**
  * Throws unless every 16-byte big-endian element is below p: the top bit clear, and not p itself
  * (0x7f then fifteen 0xff). One byte test per element in the common case; none for the kernel's own
  * outputs (canonicalBuffers).

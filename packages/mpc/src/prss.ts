@@ -16,7 +16,7 @@
 
 import { createCipheriv, createHash, randomBytes, type Cipher } from 'node:crypto';
 import { LIMB_WEIGHT_LIMIT, P, addLimbs, overCommonDenominator, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
-import { SMALL_WEIGHT_LIMIT, prssSumEncoded, scaleEncoded } from './kernel';
+import { SMALL_WEIGHT_LIMIT, markCanonical, prssSumEncoded, scaleEncoded } from './kernel';
 import { SharingError, assertParams, assertParty } from './shamir';
 
 /** Bytes of one PRSS key (AES-128). */
@@ -102,44 +102,32 @@ export function canonicalize(bytes: Uint8Array): Uint8Array {
   return bytes;
 }
 
-let zeros = Buffer.alloc(0);
-
-/** `bytes` zero bytes to encrypt into a key stream (one buffer, grown when needed, never written). */
-function zeroBytes(bytes: number): Buffer {
-  if (zeros.length < bytes) zeros = Buffer.alloc(Math.max(bytes, 2 * zeros.length));
-  return zeros.subarray(0, bytes);
-}
-
-/**
- * Streams up to this many bytes are made by smallCtrStream. The online rounds' masks (a few elements
- * per round, from each of the party's subset keys) made a cipher object per key per round: creating
- * it cost more than twice the encryption of a few blocks (6.4 against 2.7 us for 6 blocks, measured).
- * Larger streams (preprocessing) keep OpenSSL's CTR, faster per byte than counter blocks built here.
- */
-const SMALL_STREAM_BYTES = 4096;
-
 /** One AES-128-ECB cipher per key, kept (ECB has no state between blocks: update() maps blocks). */
 const ecbOf = new WeakMap<Uint8Array, Cipher>();
 
+let counters = Buffer.alloc(0);
+
 /**
- * AES-128-CTR key stream of `bytes` (a multiple of 16) bytes from counter block `iv`: the same bytes
- * as createCipheriv('aes-128-ctr', key, iv) on zeros (OpenSSL's CTR adds 1 to the whole 128-bit
- * big-endian counter per block), computed as ECB of the counter blocks under a kept cipher.
+ * The counter blocks iv, iv+1, ... (`bytes` of them, 16 each; OpenSSL's CTR adds 1 to the whole
+ * 128-bit big-endian counter per block) in a scratch buffer that the next call overwrites. The IV is
+ * copied to every block natively and, unless the low 32-bit word wraps within the stream, only that
+ * word is rewritten per block.
  */
-export function smallCtrStream(key: Uint8Array, iv: Uint8Array, bytes: number): Buffer {
-  if (bytes % 16 !== 0 || iv.length !== 16) throw new SharingError(`CTR stream of ${bytes} bytes from a ${iv.length}-byte counter`);
-  let ecb = ecbOf.get(key);
-  if (ecb === undefined) {
-    ecb = createCipheriv('aes-128-ecb', key, null);
-    ecb.setAutoPadding(false);
-    ecbOf.set(key, ecb);
-  }
-  const blocks = Buffer.allocUnsafe(bytes);
+function counterBlocks(iv: Uint8Array, bytes: number): Buffer {
+  if (counters.length < bytes) counters = Buffer.alloc(Math.max(bytes, 2 * counters.length));
+  const blocks = counters.subarray(0, bytes);
   const v = new DataView(iv.buffer, iv.byteOffset, 16);
+  let w3 = v.getUint32(12);
+  const n = bytes / 16;
+  if (w3 + n - 1 <= 0xffffffff) {
+    blocks.fill(iv);
+    const out = new DataView(blocks.buffer, blocks.byteOffset, bytes);
+    for (let o = 28, x = w3 + 1; o < bytes; o += 16, x++) out.setUint32(o, x);
+    return blocks;
+  }
   let w0 = v.getUint32(0);
   let w1 = v.getUint32(4);
   let w2 = v.getUint32(8);
-  let w3 = v.getUint32(12);
   for (let o = 0; o < bytes; o += 16) {
     blocks.writeUInt32BE(w0, o);
     blocks.writeUInt32BE(w1, o + 4);
@@ -154,8 +142,32 @@ export function smallCtrStream(key: Uint8Array, iv: Uint8Array, bytes: number): 
       }
     }
   }
-  return ecb.update(blocks);
+  return blocks;
 }
+
+/**
+ * AES-128-CTR key stream of `bytes` (a multiple of 16) bytes from counter block `iv`: the same bytes
+ * as createCipheriv('aes-128-ctr', key, iv) on zeros, computed as ECB of the counter blocks under a
+ * cipher kept per key. Node cannot re-seed a CTR cipher's counter, and every stream starts at a
+ * hashed IV, so a CTR cipher would be made (key schedule, OpenSSL context) per stream: 26 per party
+ * per batch in preprocessing, about 1% of a node there (profile, docs/benchmarks.md "hprss"). ECB
+ * of the blocks costs about what CTR does per byte at preprocessing's 1.6-20 KB streams and
+ * avoids the setup, which at the online rounds' few blocks was more than twice the encryption.
+ */
+export function ctrStream(key: Uint8Array, iv: Uint8Array, bytes: number): Buffer {
+  if (bytes % 16 !== 0 || iv.length !== 16) throw new SharingError(`CTR stream of ${bytes} bytes from a ${iv.length}-byte counter`);
+  let ecb = ecbOf.get(key);
+  if (ecb === undefined) {
+    ecb = createCipheriv('aes-128-ecb', key, null);
+    ecb.setAutoPadding(false);
+    ecbOf.set(key, ecb);
+  }
+  if (bytes === 0) return Buffer.alloc(0);
+  return ecb.update(counterBlocks(iv, bytes));
+}
+
+/** The former name of ctrStream (it served streams up to 4 KB only). */
+export const smallCtrStream = ctrStream;
 
 let lastIv: { nonce: string; sub: number; iv: Buffer } | undefined;
 
@@ -257,8 +269,8 @@ export class Prss {
    * one purpose only.
    */
   ownStream(nonce: string, bytes: number): Uint8Array {
-    const c = createCipheriv('aes-128-ctr', this.ownKey, ivOf(`own:${nonce}`, 0));
-    return new Uint8Array(c.update(zeroBytes(bytes)));
+    const buf = ctrStream(this.ownKey, ivOf(`own:${nonce}`, 0), bytes);
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
   /**
@@ -271,9 +283,8 @@ export class Prss {
   pairStream(peer: number, nonce: string, count: number): Uint8Array {
     const key = this.pairKeys.get(peer);
     if (key === undefined) throw new SharingError(`no pair key with party ${peer}`);
-    const c = createCipheriv('aes-128-ctr', key, ivOf(`pair:${nonce}`, 0));
-    const buf = c.update(zeroBytes(count * 16));
-    return canonicalize(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength));
+    const buf = ctrStream(key, ivOf(`pair:${nonce}`, 0), count * 16);
+    return markCanonical(canonicalize(new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength)));
   }
 
   /** Number of subsets this party belongs to (keys it evaluates per value). */
@@ -287,7 +298,7 @@ export class Prss {
    * `& P` on the decoded 128 bits, without one BigInt operation per element.
    */
   private stream(key: Uint8Array, nonce: string, sub: number, bytes: number, clearTop = false): DataView {
-    const buf = bytes <= SMALL_STREAM_BYTES ? smallCtrStream(key, ivOf(nonce, sub), bytes) : createCipheriv('aes-128-ctr', key, ivOf(nonce, sub)).update(zeroBytes(bytes));
+    const buf = ctrStream(key, ivOf(nonce, sub), bytes);
     if (clearTop) for (let o = 0; o < bytes; o += 16) buf[o]! &= 0x7f;
     return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
@@ -385,8 +396,7 @@ export class Prss {
 
   /** stream()'s key stream as raw bytes (the kernel clears the top bits: prssSumEncoded). */
   private rawStream(key: Uint8Array, nonce: string, sub: number, bytes: number): Uint8Array {
-    const c = createCipheriv('aes-128-ctr', key, ivOf(nonce, sub));
-    const buf = c.update(zeroBytes(bytes));
+    const buf = ctrStream(key, ivOf(nonce, sub), bytes);
     return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 

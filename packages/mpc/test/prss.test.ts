@@ -1,7 +1,7 @@
-import { createCipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import * as F from '../src/field';
-import { Prss, dealPrssKeys, makeOwnKeys, prssSubsetsOf, smallCtrStream, subsets } from '../src/prss';
+import { Prss, canonicalize, ctrStream, dealPrssKeys, makeOwnKeys, prssSubsetsOf, smallCtrStream, subsetKey, subsets } from '../src/prss';
 import { interpolate, reconstruct, reconstructChecked } from '../src/shamir';
 
 const ALL = (n: number) => [...Array(n).keys()].map((i) => i + 1);
@@ -94,5 +94,77 @@ describe('smallCtrStream', () => {
     const iv = randomBytes(16);
     expect(smallCtrStream(key, iv, 64).equals(smallCtrStream(key, iv, 64))).toBe(true);
     expect(() => smallCtrStream(key, iv, 15)).toThrow(/CTR stream/);
+  });
+});
+
+describe('ctrStream (one kept ECB cipher per key) against the former one CTR cipher per stream', () => {
+  // the former definitions, verbatim: a fresh AES-128-CTR cipher per call over zeros, IV = SHA-256(nonce '#' sub)
+  const ivOf = (nonce: string, sub: number): Buffer => createHash('sha256').update(nonce).update(`#${sub}`).digest().subarray(0, 16);
+  const oldCtr = (key: Uint8Array, iv: Uint8Array, bytes: number): Buffer => createCipheriv('aes-128-ctr', key, iv).update(Buffer.alloc(bytes));
+  const n = 5;
+  const t = 2;
+  const keys = dealPrssKeys(n, t, 'ctr-equal');
+  const mine = (self: number) => subsets(n, n - t).filter((a) => a.includes(self));
+  const pairKey = (self: number, peer: number): Buffer => {
+    const h = createHash('sha256').update(`prss-pair:${Math.min(self, peer)},${Math.max(self, peer)}`);
+    for (const a of mine(self)) if (a.includes(peer)) h.update(keys[self - 1]!.get(subsetKey(a))!);
+    return h.digest().subarray(0, 16);
+  };
+  const ownKey = (self: number): Buffer => {
+    const h = createHash('sha256').update(`prss-own:${self}`);
+    for (const a of mine(self)) h.update(keys[self - 1]!.get(subsetKey(a))!);
+    return h.digest().subarray(0, 16);
+  };
+  const nonces = ['prep:1:5/128:grr0:1>2', 'prep:77:x:sq>3', 'prep:77:x:sq>4', '', 'prep:9:prss'];
+  const counts = [0, 1, 7, 102, 256, 1190, 4097];
+
+  it('pairStream: the same elements for several nonces and lengths, at both ends, call after call', () => {
+    const p1 = new Prss(n, t, 1, keys[0]!);
+    const p3 = new Prss(n, t, 3, keys[2]!);
+    for (const nonce of nonces) {
+      for (const count of counts) {
+        const want = canonicalize(new Uint8Array(oldCtr(pairKey(1, 3), ivOf(`pair:${nonce}`, 0), count * 16)));
+        expect(Buffer.from(p1.pairStream(3, nonce, count)).equals(Buffer.from(want))).toBe(true);
+        expect(Buffer.from(p3.pairStream(1, nonce, count)).equals(Buffer.from(want))).toBe(true);
+      }
+    }
+  });
+
+  it('ownStream and the PRSS sums: the same bytes and values as CTR ciphers made per stream', () => {
+    const p2 = new Prss(n, t, 2, keys[1]!);
+    for (const nonce of nonces) {
+      for (const count of counts) {
+        expect(Buffer.from(p2.ownStream(nonce, count * 16)).equals(oldCtr(ownKey(2), ivOf(`own:${nonce}`, 0), count * 16))).toBe(true);
+      }
+      // randomShares from the former streams (top bit cleared, p read as 0, sum of f_A(2) v_A)
+      const count = 33;
+      const want = new Array<bigint>(count).fill(0n);
+      for (const a of mine(2)) {
+        const buf = oldCtr(keys[1]!.get(subsetKey(a))!, ivOf(nonce, 0), count * 16);
+        let fa = 1n;
+        let den = 1n;
+        for (let j = 1; j <= n; j++) if (!a.includes(j)) { fa = F.mod(fa * BigInt(j - 2)); den = F.mod(den * BigInt(j)); }
+        const w = F.mod(fa * F.inv(den));
+        for (let e = 0; e < count; e++) {
+          let v = BigInt(`0x${buf.subarray(e * 16, e * 16 + 16).toString('hex')}`) & F.P;
+          if (v === F.P) v = 0n;
+          want[e] = F.mod(want[e]! + v * w);
+        }
+      }
+      expect(F.decodeFieldVector(p2.randomSharesEncoded(nonce, count))).toEqual(want);
+      expect(p2.randomShares(nonce, count)).toEqual(want);
+    }
+  });
+
+  it('counter blocks: the low word wrapping inside a stream, long streams, and the kept cipher carrying nothing between keys', () => {
+    const k1 = randomBytes(16);
+    const k2 = randomBytes(16);
+    for (const iv of [randomBytes(16), Buffer.from('0123456789abcdef01234567ffffff00', 'hex'), Buffer.from('ffffffffffffffffffffffffffffff80', 'hex')]) {
+      for (const bytes of [16, 4112, 65536]) {
+        expect(ctrStream(k1, iv, bytes).equals(oldCtr(k1, iv, bytes))).toBe(true);
+        expect(ctrStream(k2, iv, bytes).equals(oldCtr(k2, iv, bytes))).toBe(true);
+      }
+    }
+    expect(smallCtrStream).toBe(ctrStream);
   });
 });
