@@ -22,34 +22,31 @@ async function links(node: number, body?: object): Promise<{ status: number; jso
   return { status: r.status, json: (await r.json()) as Record<string, unknown> };
 }
 
+/** Kills the node (kill -9), lets the cluster start it again, and reads its link settings once it answers. */
+async function restartAndRead(node: number): Promise<Record<string, unknown>> {
+  await tc.cluster.restart('committee', node);
+  // 503 until its links exist again, connection refused before it listens
+  return waitFor(async () => {
+    try {
+      const r = await links(node);
+      return r.status === 200 ? r.json : undefined;
+    } catch {
+      return undefined;
+    }
+  }, 90_000, `node ${node} to answer GET /control/links after its restart`);
+}
+
 describe('link settings across a restart', () => {
   it('a restarted node comes back with the latency and the cut the operator set in this run', async () => {
     const set = await links(3, { latency_ms: 4, jitter_ms: 1, blocked_peers: [5] });
     expect(set.status).toBe(200);
     expect(set.json).toMatchObject({ node: 3, latency_ms: 4, jitter_ms: 1, bandwidth_mbps: null, blocked_peers: [5] });
-    await tc.cluster.restart('committee', 3);
-    // 503 until its links exist again; then the settings of before the restart
-    const back = await waitFor(async () => {
-      try {
-        const r = await links(3);
-        return r.status === 200 ? r.json : undefined;
-      } catch {
-        return undefined; // not listening yet
-      }
-    }, 90_000, 'node 3 to answer GET /control/links after its restart');
+    const back = await restartAndRead(3);
     expect(back).toMatchObject({ node: 3, latency_ms: 4, jitter_ms: 1, bandwidth_mbps: null, blocked_peers: [5] });
     expect(nodeLog(tc.dataDir, 3)).toContain('committee links restored');
     // healing is kept too: a second restart comes back whole
     expect((await links(3, { latency_ms: 0, jitter_ms: 0, blocked_peers: [] })).status).toBe(200);
-    await tc.cluster.restart('committee', 3);
-    const healed = await waitFor(async () => {
-      try {
-        const r = await links(3);
-        return r.status === 200 ? r.json : undefined;
-      } catch {
-        return undefined;
-      }
-    }, 90_000, 'node 3 to answer after its second restart');
+    const healed = await restartAndRead(3);
     expect(healed).toMatchObject({ latency_ms: 0, jitter_ms: 0, blocked_peers: [] });
   }, 240_000);
 });
