@@ -18,24 +18,12 @@ import { SimNetwork, checkLinkEmulation, generateIdentity, type LinkEmulation, t
 import { DEFAULT_KAPPA, LEX4, costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
 import { checkCommitteeSize } from '@tenebra/config';
 import { runStep, type Step, type StepResult } from './mpc-plan';
-import { headerCommentOf } from '../src/flags';
+import { parseFlags } from '../src/flags';
 
 const args = new Set(process.argv.slice(2));
-{
-  // refuse what this parser does not know (a mistyped flag would silently run the whole bench)
-  const BOOL = ['quick', 'sim-only', 'libp2p-only', 'latency-only', 'batched-only', 'production-only', 'background', 'help'];
-  const VALUE = ['nodes', 'threshold', 'link-latency-ms', 'link-jitter-ms', 'link-bandwidth-mbps', 'json'];
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    const name = argv[i]!.replace(/^--/, '');
-    if (VALUE.includes(name)) i++;
-    else if (!argv[i]!.startsWith('--') || !BOOL.includes(name)) throw new Error(`unknown option ${argv[i]} (--help lists the options)`);
-  }
-  if (args.has('--help')) {
-    process.stdout.write(headerCommentOf(fileURLToPath(import.meta.url)) ?? '');
-    process.exit(0);
-  }
-}
+// the shared parser refuses a mistyped flag (it would silently run the whole bench) and answers --help
+parseFlags(process.argv.slice(2), ['nodes', 'threshold', 'link-latency-ms', 'link-jitter-ms', 'link-bandwidth-mbps', 'json'],
+  ['quick', 'sim-only', 'libp2p-only', 'latency-only', 'batched-only', 'production-only', 'background']);
 const quick = args.has('--quick');
 const valueOf = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
