@@ -61,42 +61,42 @@ for (let seed = from; seed < from + seeds; seed++) {
   const kind = kindOf(seed, faults);
   const sum = byKind.get(kind)!;
   for (const jobBoundaries of policies) {
-  let r: RunResult;
-  try {
-    r = await runSeed({ seed, kind, orders, jobBoundaries, ...(shareFanout ? { shareFanout } : {}) });
-  } catch (e) {
-    r = { seed, kind, ok: false, failure: `harness error: ${(e as Error).stack ?? String(e)}`, historyHash: '', recoverMs: null, schedule: '', virtualMs: 0 };
-  }
-  // every K-th seed of each kind (seed mod K alone would skip the kinds that never fall on it)
-  if (r.ok && replayEvery > 0 && Math.floor(seed / faults.length) % replayEvery === 0) {
-    const again = await runSeed({ seed, kind, orders, jobBoundaries, ...(shareFanout ? { shareFanout } : {}) });
-    sum.replays++;
-    if (again.historyHash !== r.historyHash) {
-      sum.replayMismatches++;
-      r = { ...r, ok: false, failure: `replay: history ${r.historyHash.slice(0, 12)} then ${again.historyHash.slice(0, 12)}` };
+    let r: RunResult;
+    try {
+      r = await runSeed({ seed, kind, orders, jobBoundaries, ...(shareFanout ? { shareFanout } : {}) });
+    } catch (e) {
+      r = { seed, kind, ok: false, failure: `harness error: ${(e as Error).stack ?? String(e)}`, historyHash: '', recoverMs: null, schedule: '', virtualMs: 0 };
     }
-  }
-  sum.runs++;
-  done++;
-  if (r.ok) {
-    if (r.recoverMs !== null) sum.recoverMs.push(r.recoverMs);
-  } else {
-    sum.failures++;
-    failed++;
-    sum.failing.push({ seed, policy: jobBoundaries });
-    console.log(`FAIL seed ${seed} (${kind}, ${jobBoundaries} job boundaries; ${r.schedule}): ${r.failure}`);
-    console.log(`  replay: ${replayCmd(seed, kind, jobBoundaries)}`);
-  }
-  if (values.verbose) {
-    console.log(`seed ${seed} ${kind} (${jobBoundaries}) ${r.ok ? 'ok' : 'FAILED'}: schedule ${r.schedule}; recovered in ${r.recoverMs?.toFixed(1) ?? '-'} virtual ms; history ${r.historyHash}`);
-    if (!r.ok && r.history) console.log(r.history.join('\n'));
-  }
+    // every K-th seed of each kind (seed mod K alone would skip the kinds that never fall on it)
+    if (r.ok && replayEvery > 0 && Math.floor(seed / faults.length) % replayEvery === 0) {
+      const again = await runSeed({ seed, kind, orders, jobBoundaries, ...(shareFanout ? { shareFanout } : {}) });
+      sum.replays++;
+      if (again.historyHash !== r.historyHash) {
+        sum.replayMismatches++;
+        r = { ...r, ok: false, failure: `replay: history ${r.historyHash.slice(0, 12)} then ${again.historyHash.slice(0, 12)}` };
+      }
+    }
+    sum.runs++;
+    done++;
+    if (r.ok) {
+      if (r.recoverMs !== null) sum.recoverMs.push(r.recoverMs);
+    } else {
+      sum.failures++;
+      failed++;
+      sum.failing.push({ seed, policy: jobBoundaries });
+      console.log(`FAIL seed ${seed} (${kind}, ${jobBoundaries} job boundaries; ${r.schedule}): ${r.failure}`);
+      console.log(`  replay: ${replayCmd(seed, kind, jobBoundaries)}`);
+    }
+    if (values.verbose) {
+      console.log(`seed ${seed} ${kind} (${jobBoundaries}) ${r.ok ? 'ok' : 'FAILED'}: schedule ${r.schedule}; recovered in ${r.recoverMs?.toFixed(1) ?? '-'} virtual ms; history ${r.historyHash}`);
+      if (!r.ok && r.history) console.log(r.history.join('\n'));
+    }
   }
 }
 clearInterval(progress);
 
 const secs = (performance.now() - started) / 1000;
-console.log(`\n${done} runs (seeds ${from}..${current}${policies.length > 1 ? `, each under ${policies.join(" and ")} job boundaries` : ""}) in ${secs.toFixed(0)} s${stoppedEarly ? `, stopped by --max-minutes before seed ${current + 1}` : ''}; ${failed} failed`);
+console.log(`\n${done} runs (seeds ${from}..${current}${policies.length > 1 ? `, each under ${policies.join(' and ')} job boundaries` : ''}) in ${secs.toFixed(0)} s${stoppedEarly ? `, stopped by --max-minutes before seed ${current + 1}` : ''}; ${failed} failed`);
 console.log('kind       runs  failed  replays(mismatch)  recover p50 / p99 / max (virtual ms)');
 for (const [kind, s] of byKind) {
   const sorted = [...s.recoverMs].sort((a, b) => a - b);
@@ -105,5 +105,5 @@ for (const [kind, s] of byKind) {
   console.log(`           time to recover: ${histogram(s.recoverMs)}`);
   for (const f of s.failing) console.log(`           failed seed ${f.seed} (${f.policy}): ${replayCmd(f.seed, kind, f.policy)}`);
 }
-if (values.out) writeFileSync(values.out, JSON.stringify({ from, seeds: done, seconds: Math.round(secs), stoppedEarly, orders, faults, byKind: Object.fromEntries(byKind) }, null, 1));
+if (values.out) writeFileSync(values.out, JSON.stringify({ from, seeds: current - from + 1, runs: done, jobBoundaries: policies, ...(shareFanout ? { shareFanout } : {}), seconds: Math.round(secs), stoppedEarly, orders, faults, byKind: Object.fromEntries(byKind) }, null, 1));
 process.exitCode = failed ? 1 : 0;
