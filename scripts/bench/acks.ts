@@ -29,20 +29,20 @@ import {
 import type { GatewayConfig, SequencerConfig } from '@tenebra/config';
 import { TenebraSocket } from '@tenebra/client';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
+import { parseFlags, positiveList, positiveNumber } from '../src/flags';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-function arg(name: string, dflt: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : dflt;
-}
-const RATES = arg('rates', '200,500,1000').split(',').filter(Boolean).map(Number);
-const CLIENTS = arg('clients', '1,8,32').split(',').filter(Boolean).map(Number);
-const SECS = Number(arg('secs', '8'));
+const FLAGS = parseFlags(process.argv.slice(2), ['rates', 'secs', 'clients', 'committee', 'via', 'log-level', 'prof', 'accounts']);
+const arg = (name: string, dflt: string): string => FLAGS.str.get(name) ?? dflt;
+const RATES = positiveList(arg('rates', '200,500,1000'), 'rates');
+const CLIENTS = positiveList(arg('clients', '1,8,32'), 'clients');
+const SECS = positiveNumber(arg('secs', '8'), 'secs');
 const COMMITTEE = arg('committee', 'fake');
+if (COMMITTEE !== 'fake' && COMMITTEE !== 'none') throw new Error(`--committee: '${COMMITTEE}' is not fake or none`);
 const LOG_LEVEL = arg('log-level', 'info');
 const PROF = arg('prof', '');
-const N_ACCOUNTS = Number(arg('accounts', '96'));
+const N_ACCOUNTS = positiveNumber(arg('accounts', '96'), 'accounts');
 const VIA = arg('via', 'rest').split(',').filter(Boolean);
 /** accounts that open a socket with --via ws (the gateway's per-IP socket cap is 64) */
 const WS_SOCKETS = 48;

@@ -10,16 +10,14 @@ import { loadavg } from 'node:os';
 import { SimNetwork } from '@tenebra/transport';
 import { createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
 import { runStep } from './mpc-plan';
+import { parseFlags, positiveNumber } from '../src/flags';
 
-const argv = process.argv.slice(2);
-const opt = (name: string, def: string): string => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1]! : def;
-};
-const reps = Number(opt('--reps', '3'));
-const LT = Number(opt('--lt', '2000'));
-const profDir = opt('--prof', '');
-const only = opt('--only', '');
+const FLAGS = parseFlags(process.argv.slice(2), ['reps', 'lt', 'prof', 'only']);
+const reps = positiveNumber(FLAGS.str.get('reps') ?? '3', 'reps');
+const LT = positiveNumber(FLAGS.str.get('lt') ?? '2000', 'lt');
+const profDir = FLAGS.str.get('prof') ?? '';
+const only = FLAGS.str.get('only') ?? '';
+if (only !== '' && only !== 'lt' && only !== 'prep') throw new Error(`--only: '${only}' is not lt or prep`);
 const n = 5;
 const t = 2;
 

@@ -10,11 +10,13 @@ import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { ManualClock } from '../../gateway/src/clock';
 import { startOrderRig, account, post as postNow, settled, type OrderRig } from '../../gateway/test/order-rig';
 import type { Account } from '../../gateway/test/harness';
+import { parseFlags, positiveNumber } from '../src/flags';
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
-}
+const FLAGS = parseFlags(process.argv.slice(2), ['accounts', 'symbols', 'ticks']);
+const arg = (name: string, dflt: number): number => {
+  const text = FLAGS.str.get(name);
+  return text === undefined ? dflt : positiveNumber(text, name);
+};
 const ACCOUNTS = arg('accounts', 24);
 const SYMBOLS = arg('symbols', 20);
 const TICKS = arg('ticks', 200);

@@ -36,6 +36,20 @@ export function parseFlags(argv: string[], valueFlags: string[], boolFlags: stri
   return out;
 }
 
+/** A flag's value as a positive finite number; throws naming the flag otherwise. */
+export function positiveNumber(text: string, name: string): number {
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v) || v <= 0) throw new Error(`--${name} must be a positive number, got '${text}'`);
+  return v;
+}
+
+/** A comma-separated list of positive numbers (`--rates 200,500`); throws naming the flag otherwise. */
+export function positiveList(text: string, name: string): number[] {
+  const parts = text.split(',').filter((p) => p !== '');
+  if (parts.length === 0) throw new Error(`--${name} needs at least one number`);
+  return parts.map((p) => positiveNumber(p, name));
+}
+
 /** The `//` comment lines that open a script file, without the slashes (undefined when none). */
 export function headerCommentOf(file: string | undefined): string | undefined {
   if (file === undefined) return undefined;
