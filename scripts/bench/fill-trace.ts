@@ -45,6 +45,10 @@ function pct(xs: number[], p: number): number {
 
 interface TraceLine { stage: string; at: number; seq?: string; first?: string; last?: string; rid?: string; order_id?: string; node?: number; rounds?: number; queuedMs?: number }
 interface RoundLine { job: string; r: number; flushedAt: number; sentAt: number; doneAt: number; arrivals: [number, number][] }
+/** The engine's deferred round start: scheduled (setImmediate) at schedAt, run at ranAt. */
+interface DeferLine { job: string; schedAt: number; ranAt: number }
+/** One job of node 1, ms summed over its rounds. */
+interface JobSums { peers: number; between: number; queue: number; own: number }
 
 function lines(file: string): Record<string, unknown>[] {
   let text: string;
@@ -55,7 +59,7 @@ function lines(file: string): Record<string, unknown>[] {
   }
   const out: Record<string, unknown>[] = [];
   for (const l of text.split('\n')) {
-    if (!l.includes('"msg":"trace"') && !l.includes('"ev":"round"') && !l.includes('"ev":"job-')) continue;
+    if (!l.includes('"msg":"trace"') && !l.includes('"ev":"round"') && !l.includes('"ev":"job-') && !l.includes('"ev":"defer"')) continue;
     try {
       out.push(JSON.parse(l) as Record<string, unknown>);
     } catch { /* a line cut by the copy */ }
@@ -124,6 +128,7 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   const nodes = Array.from({ length: N }, (_, k) => lines(join(L.logsDir, `node-${k + 1}.log`)));
   const nodeTrace = nodes.map((ls) => ls.filter((l) => l.msg === 'trace') as unknown as TraceLine[]);
   const rounds1 = nodes[0]!.filter((l) => (l.mpc as { ev?: string } | undefined)?.ev === 'round').map((l) => l.mpc as RoundLine);
+  const defers1 = nodes[0]!.filter((l) => (l.mpc as { ev?: string } | undefined)?.ev === 'defer').map((l) => l.mpc as DeferLine);
   const seqOf = new Map<string, bigint>();
   for (const l of gw) if (l.stage === 'gw-acked' && l.order_id && l.seq) seqOf.set(l.order_id, BigInt(l.seq));
   const first = (ls: TraceLine[], stage: string, pred: (l: TraceLine) => boolean): number | undefined => ls.find((l) => l.stage === stage && pred(l))?.at;
@@ -158,6 +163,7 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   const roundCompute: number[] = [];
   /** node 1, from a round's completion to the next round's flush: the job's local work and event-loop waits */
   const betweenRounds: number[] = [];
+  const jobSums: JobSums[] = [];
   const nth = new Map<number, number>();
   for (const s of samples) {
     const seq = seqOf.get(s.orderId);
@@ -207,6 +213,18 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
       // per round of node 1's job: the wait from its own send to the t+1-th share (others' compute and the link)
       const mine = rounds1.filter((x) => x.job.startsWith(jobId)).sort((a, b) => a.r - b.r);
       for (let i = 1; i < mine.length; i++) betweenRounds.push(mine[i]!.flushedAt - mine[i - 1]!.doneAt);
+      if (mine.length > 0) {
+        // Per job: where its time went on node 1. The event loop's queue (a round start scheduled
+        // until it ran) is this process waiting for the CPU or for other work of its own; the rest of
+        // the gap between rounds is its own continuation code.
+        const queue = defers1.filter((d) => d.job.startsWith(jobId)).reduce((a, d) => a + (d.ranAt - d.schedAt), 0);
+        const between = mine.slice(1).reduce((a, rd, i) => a + (rd.flushedAt - mine[i]!.doneAt), 0);
+        const peers = mine.reduce((a, rd) => {
+          const tth = rd.arrivals.map(([, t]) => t).sort((x, y) => x - y)[T - 1];
+          return a + (tth === undefined ? 0 : Math.max(0, tth - rd.sentAt));
+        }, 0);
+        jobSums.push({ peers, between, queue, own: mine.reduce((a, rd) => a + (rd.sentAt - rd.flushedAt), 0) });
+      }
       for (const rd of mine) {
         roundCompute.push(rd.sentAt - rd.flushedAt);
         const arr = rd.arrivals.map(([, t]) => t).sort((a, b) => a - b);
@@ -216,6 +234,7 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
     }
   }
   const f = (x: number) => (Number.isNaN(x) ? '   -  ' : x.toFixed(2).padStart(7));
+  const sumP50 = (k: keyof JobSums) => f(pct(jobSums.map((j) => j[k]), 50));
   console.log(`\n== where the milliseconds go: ${total.length} fills (IOC buy from the REST call to the pushed FILLED)`);
   console.log(`order-to-fill            p50 ${f(pct(total, 50))} ms  p90 ${f(pct(total, 90))} ms  p99 ${f(pct(total, 99))} ms`);
   console.log(`stage (ms from the stage it follows)                                     p50      p90   (p50 since the call)`);
@@ -225,10 +244,11 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   }
   const rtt = LINKS?.latencyMs ?? 0;
   console.log(`node 1's job: p50 ${f(pct(jobMs, 50))} ms over ${pct(jobRounds, 50)} rounds; per round: own compute p50 ${f(pct(roundCompute, 50))} ms, wait for the t-th peer share p50 ${f(pct(roundWaits, 50))} ms p90 ${f(pct(roundWaits, 90))} ms, from a round's end to the next round p50 ${f(pct(betweenRounds, 50))} ms p90 ${f(pct(betweenRounds, 90))} ms${rtt ? `; rounds x link latency = ${(pct(jobRounds, 50) * rtt).toFixed(0)} ms` : ''}`);
+  console.log(`node 1's job, summed over its rounds (p50 per job): waiting for the t-th peer share ${sumP50('peers')} ms, between rounds ${sumP50('between')} ms, the event loop's queue before each round starts (round 0's too) ${sumP50('queue')} ms, own compute ${sumP50('own')} ms`);
   console.log(`node 1's result was the k-th to reach the gateway: ${[...nth].sort((a, b) => a[0] - b[0]).map(([k, c]) => `${k}th ${c}`).join(', ')}`);
   if (JSON_OUT) {
     const fig = Object.fromEntries(rows.map(([k]) => [k, { p50: pct(per.get(k)!, 50), p90: pct(per.get(k)!, 90) }]));
-    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50) }, null, 2));
+    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50), jobSumsP50: { peers: pct(jobSums.map((j) => j.peers), 50), between: pct(jobSums.map((j) => j.between), 50), queue: pct(jobSums.map((j) => j.queue), 50), own: pct(jobSums.map((j) => j.own), 50) } }, null, 2));
   }
 }
 
