@@ -69,7 +69,9 @@ const STREAMS: [string, (seed: number) => Op<bigint>[]][] = [
 const W: ExchangeOptions = { bookWidths: (): BookWidths => ETH_CEIL };
 const W16: ExchangeOptions = { bookWidths: (): BookWidths => ETH16 };
 const W12: ExchangeOptions = { bookWidths: (): BookWidths => ETH12 };
-const CONFIGS: [string, ExchangeOptions][] = [
+const LW = process.env.LW?.split(',').map(Number);
+const LWO = LW ? { levelWeights: { head: LW[0]!, tail: LW[1]!, boundary: LW[2]!, interior: LW[3]! } } : {};
+const CONFIGS0: [string, ExchangeOptions][] = [
   ['committee, multi-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true }],
   ['committee, one-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true, speculate: true }],
   ['k=4 +prefetch +pipeline', { ...W, searchArity: 4, prefetchRank: true, pipelineCross: true }],
@@ -102,11 +104,26 @@ const CONFIGS: [string, ExchangeOptions][] = [
   ['w16 k=2 ends +prefetch +pipeline', { ...W16, searchArity: 2, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
   ['w16 k=2 gallop', { ...W16, searchArity: 2, searchStart: 'gallop' }],
   ['w16 k=2 ends', { ...W16, searchArity: 2, searchStart: 'ends' }],
+  ['w16 k=4 levels +prefetch +pipeline', { ...W16, searchArity: 4, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=4 levels +prefetch +speculate', { ...W16, searchArity: 4, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['w16 k=3 levels +prefetch +pipeline', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=2 levels +prefetch +pipeline', { ...W16, searchArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=4 levels +pipeline', { ...W16, searchArity: 4, searchStart: 'levels', pipelineCross: true }],
+  ['w16 k=3 levels +pipeline', { ...W16, searchArity: 3, searchStart: 'levels', pipelineCross: true }],
+  ['w16 k=2 levels', { ...W16, searchArity: 2, searchStart: 'levels' }],
+  ['w16 k=4 first2 levels +prefetch +pipeline', { ...W16, searchArity: 4, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=3 first2 levels +prefetch +pipeline', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=4 first3 levels +prefetch +pipeline', { ...W16, searchArity: 4, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=2 levels +prefetch', { ...W16, searchArity: 2, searchStart: 'levels', prefetchRank: true }],
+  ['w16 k=2 levels +pipeline', { ...W16, searchArity: 2, searchStart: 'levels', pipelineCross: true }],
+  ['w16 k=2 levels +prefetch +speculate', { ...W16, searchArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['w16 k=3 first2 levels +prefetch +speculate', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
   ['w12 k=4 +prefetch +pipeline', { ...W12, searchArity: 4, prefetchRank: true, pipelineCross: true }],
   ['w12 k=4 ends +prefetch +pipeline', { ...W12, searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
   ['w12 k=2 ends', { ...W12, searchArity: 2, searchStart: 'ends' }],
 ];
 
+const CONFIGS: [string, ExchangeOptions][] = CONFIGS0.map(([n, o]) => [n, o.searchStart === 'levels' ? { ...o, ...LWO } : o]);
 /** Comparison methods of Arith: their random nibbles are taken when issued (before the first await). */
 const COMPARISONS = new Set(['lt', 'le', 'leWide', 'eq', 'ltU', 'leU', 'leD', 'min']);
 /**
