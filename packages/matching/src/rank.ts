@@ -171,15 +171,36 @@ export function levelPivots(lo: number, hi: number, n: number, k: number, beatsN
     const [a, b] = brackets[best] as [number, number];
     // pivot p splits ranks a..p from p + 1..b: the p whose left mass is nearest half (ties: the lower)
     const half = mass(a, b) / 2;
-    // the first q in [a, b) with mass(a, q) >= half (mass grows with q), or b − 1; then it or q − 1
-    let l = a;
-    let h = b - 1;
-    while (l < h) {
-      const m = (l + h) >> 1;
-      if (mass(a, m) >= half) h = m;
-      else l = m + 1;
+    // Candidates: pivots next to a rank heavier than the interior ones (p = r − 1 or r: one side of a
+    // likely outcome), so a split never lands inside a run of unlikely ranks where the interior's
+    // small weights put the median; a bracket of interior ranks only is split at its median.
+    let p = -1;
+    let gap = Infinity;
+    const consider = (q: number): void => {
+      if (q < a || q >= b) return;
+      const d = Math.abs(mass(a, q) - half);
+      if (d < gap || (d === gap && q < p)) {
+        gap = d;
+        p = q;
+      }
+    };
+    for (let r = a; r <= b; r += 1) {
+      if (weight(r) > w.interior) {
+        consider(r - 1);
+        consider(r);
+      }
     }
-    const p = l > a && half - mass(a, l - 1) <= Math.abs(mass(a, l) - half) ? l - 1 : l;
+    if (p < 0) {
+      // the first q with mass(a, q) >= half, or the one before it when that is nearer
+      let l = a;
+      let h = b - 1;
+      while (l < h) {
+        const m = (l + h) >> 1;
+        if (mass(a, m) >= half) h = m;
+        else l = m + 1;
+      }
+      p = l > a && half - mass(a, l - 1) <= Math.abs(mass(a, l) - half) ? l - 1 : l;
+    }
     pivots.push(p);
     brackets.splice(best, 1, [a, p], [p + 1, b]);
   }
