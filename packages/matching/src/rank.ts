@@ -152,12 +152,27 @@ export const DEFAULT_LEVEL_WEIGHTS: Readonly<LevelWeights> = { head: 12, tail: 4
  */
 export function levelPivots(lo: number, hi: number, n: number, k: number, beatsNext: (i: number) => boolean, w: LevelWeights = DEFAULT_LEVEL_WEIGHTS): number[] {
   if (hi <= lo) return [];
-  const weight = (r: number): number => (r === 0 ? w.head : r === n ? w.tail : beatsNext(r - 1) ? w.boundary : w.interior);
-  // prefix[j] = weight of ranks lo .. lo + j − 1
-  const prefix = new Array<number>(hi - lo + 2);
-  prefix[0] = 0;
-  for (let r = lo; r <= hi; r += 1) prefix[r - lo + 1] = (prefix[r - lo] as number) + weight(r);
+  // One pass over the bracket: prefix[j] = weight of ranks lo .. lo + j − 1, and the likely ranks
+  // (weight above the interior's) in order. Each split is then O(log) (a side of 100,000 costs the pass).
+  const prefix = new Float64Array(hi - lo + 2);
+  const likely: number[] = [];
+  for (let r = lo; r <= hi; r += 1) {
+    const x = r === 0 ? w.head : r === n ? w.tail : beatsNext(r - 1) ? w.boundary : w.interior;
+    if (x > w.interior) likely.push(r);
+    prefix[r - lo + 1] = (prefix[r - lo] as number) + x;
+  }
   const mass = (a: number, b: number): number => (prefix[b - lo + 1] as number) - (prefix[a - lo] as number);
+  /** the first index j of `likely` with cond(likely[j]), cond monotone false … true; likely.length if none */
+  const firstLikely = (cond: (r: number) => boolean): number => {
+    let l = 0;
+    let h = likely.length;
+    while (l < h) {
+      const m = (l + h) >> 1;
+      if (cond(likely[m] as number)) h = m;
+      else l = m + 1;
+    }
+    return l;
+  };
   const pivots: number[] = [];
   const brackets: [number, number][] = [[lo, hi]];
   while (pivots.length < k - 1) {
@@ -169,11 +184,11 @@ export function levelPivots(lo: number, hi: number, n: number, k: number, beatsN
     }
     if (best < 0) break;
     const [a, b] = brackets[best] as [number, number];
-    // pivot p splits ranks a..p from p + 1..b: the p whose left mass is nearest half (ties: the lower)
+    // pivot p splits ranks a..p from p + 1..b: the p whose left mass is nearest half (ties: the lower).
+    // Candidates: pivots next to a likely rank (p = r − 1 or r: one side of a likely outcome), so a
+    // split never lands inside a run of unlikely ranks, where their small weights would put the
+    // median; a bracket of unlikely ranks only is split at its median (binary search).
     const half = mass(a, b) / 2;
-    // Candidates: pivots next to a rank heavier than the interior ones (p = r − 1 or r: one side of a
-    // likely outcome), so a split never lands inside a run of unlikely ranks where the interior's
-    // small weights put the median; a bracket of interior ranks only is split at its median.
     let p = -1;
     let gap = Infinity;
     const consider = (q: number): void => {
@@ -184,10 +199,15 @@ export function levelPivots(lo: number, hi: number, n: number, k: number, beatsN
         p = q;
       }
     };
-    for (let r = a; r <= b; r += 1) {
-      if (weight(r) > w.interior) {
-        consider(r - 1);
-        consider(r);
+    const i0 = firstLikely((r) => r >= a);
+    const i1 = firstLikely((r) => r > b);
+    if (i0 < i1) {
+      // mass(a, q) grows with q: the nearest candidates to half sit around the first likely rank
+      // whose mass reaches it
+      const j = Math.min(i1 - 1, Math.max(i0, firstLikely((r) => r >= a && mass(a, r) >= half)));
+      for (let i = Math.max(i0, j - 1); i <= Math.min(i1 - 1, j + 1); i += 1) {
+        consider((likely[i] as number) - 1);
+        consider(likely[i] as number);
       }
     }
     if (p < 0) {
