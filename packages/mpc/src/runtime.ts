@@ -1375,8 +1375,8 @@ class PartyImpl implements Party {
    */
   private answerFinished(jobId: string, from: number, round?: number): void {
     // an archived job's rounds went to every peer; but one that ended here before `round` (it
-    // failed there, e.g. out of preprocessing, where the sender's reserve let it go on) never
-    // sends that round's shares: say so, or the sender waits for them for good
+    // failed there, e.g. out of preprocessing, where the sender, its reserve in another state,
+    // went on) never sends that round's shares: say so, or the sender waits for them for good
     const archived = this.archive.find((a) => a.id === jobId);
     if (archived && (round === undefined || round < archived.rounds.length)) return;
     this.transport.send(from, this.envelope({ type: Msg.JobGone, key: jobId }));
