@@ -48,15 +48,19 @@ const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
  * head plan's 3 were mostly wasted (a crossing order fills, or rests at the head with no search),
  * fewer bits and rounds than 'head' (126 at 10.7 in the same window; 312 before ADR 0014).
  */
-export const COMMITTEE_MATCH_OPTIONS = { searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true } as const satisfies MatchOptions;
+// Since ADR 0032 the search places its pivots by the book's known price-level ends ('levels'): a
+// ternary search whose first step (prefetched with the first cross test) has one pivot. On the
+// bench:orders stream 77 random bits per order at 8.4 rounds, against 110 at 8.7 for 'ends' (k = 4,
+// its first step probing head and tail).
+export const COMMITTEE_MATCH_OPTIONS = { searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true } as const satisfies MatchOptions;
 /**
  * Options when random bits are scarce: nothing speculative (no prefetched rank step, no pipelined
- * cross), a binary search whose first step probes the head and the tail, then gallops from the head
- * ('ends'): 83 random bits per order of the bench:orders stream at 17.1 rounds in ETH's price window
- * (galloping from the head alone: 84 at 19.8; binary search from the middle: 126 at 24.8 at the
- * ceiling's width).
+ * cross), a binary search by the book's known price-level ends ('levels', ADR 0032): 58 random bits
+ * per order of the bench:orders stream at 10.5 rounds in ETH's price window ('ends', probing head
+ * and tail, then galloping from the head: 83 at 13.3; binary search from the middle: 126 at 24.8 at
+ * the ceiling's width).
  */
-export const LEAN_MATCH_OPTIONS = { searchArity: 2, searchStart: 'ends', prefetchRank: false, pipelineCross: false, speculate: false } as const satisfies MatchOptions;
+export const LEAN_MATCH_OPTIONS = { searchArity: 2, searchFirstArity: 2, searchStart: 'levels', prefetchRank: false, pipelineCross: false, speculate: false } as const satisfies MatchOptions;
 /**
  * The committee's model of its random-bit reserve (docs/decisions/0014-random-bits-per-order.md). The
  * real reserve differs from node to node for a moment (a batch commit reaches them at different

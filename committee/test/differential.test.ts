@@ -196,6 +196,48 @@ describe('values at the edges of the committee widths (price ceiling and window,
   }, 120_000);
 });
 
+describe("the 'levels' rank search (ADR 0032) on shares: known level ends at the window's edges", () => {
+  it('levels at both edges of the window, equal prices behind their level, a price inside a run the marks did not know, cancels that move a mark, equal owners, zero remainders: identical to the reference', async () => {
+    const ops: Op<bigint>[] = [];
+    let seq = 0n;
+    const ETH = 'ETH-USDC-PERP';
+    const place = (side: 'buy' | 'sell', price: bigint, qty: bigint, owner: bigint, tif: 'GTC' | 'IOC' = 'GTC'): string => {
+      seq += 1n;
+      ops.push({ kind: 'place', symbol: ETH, orderId: `v${seq}`, seq, nowNs: seq * 1_000_000n, side, type: 'limit', tif, price, qty, owner });
+      return `v${seq}`;
+    };
+    const cancel = (orderId: string): void => {
+      seq += 1n;
+      ops.push({ kind: 'cancel', symbol: ETH, orderId, seq, nowNs: seq * 1_000_000n });
+    };
+    const HI = (1n << 20n) - 1n; // ETH's ceiling
+    const LO = HI - ((1n << 16n) - 1n); // the lowest price beside it in its window
+    // bids in three levels: the window's top, the middle, its bottom (each a run of equal prices)
+    for (const p of [HI - 10n, HI - 10n, LO + 5n, LO + 5n, LO, LO, HI - 10n, LO]) place('buy', p, 3n, 1n); // the middle level's end is not known
+    place('buy', LO + 2n, 2n, 2n); // inside the run LO + 5 .. LO that the marks see as one level
+    place('buy', LO, 1n, 2n); // behind everything
+    const mid = place('buy', LO + 5n, 4n, 3n); // behind the middle level
+    place('buy', HI - 9n, 1n, 4n); // a new head, one tick up
+    cancel(mid); // a marked order leaves: its mark passes to the order ahead
+    place('buy', LO + 5n, 1n, 5n); // behind the middle level again, after the cancel
+    place('sell', HI, 5n, 6n); // asks at the window's top: compared with bids at its bottom, the full width
+    place('sell', HI, 5n, 7n);
+    place('sell', HI - 9n, 1n, 4n, 'IOC'); // the head bid is its own: self-trade, nothing filled
+    place('sell', HI - 10n, 9n, 8n, 'IOC'); // exactly the three bids at HI - 10: zero remainders
+    place('buy', HI - 1n, 1n, 9n); // between the asks and the bids: the head
+    place('buy', LO + 3n, 1n, 9n); // between known levels again
+    await runDifferential(43, ops.length, 'dealer', 'limit', ops);
+    // the committee's options search by the marks: fewer insert-rank bits than 'ends' on the same stream
+    const rankBits = async (opts: object): Promise<number> => {
+      const rec = new CountingRecorder();
+      const ex = new Exchange<bigint>(new PlaintextBackend({ recorder: rec, compareBits: COMPARISON_BITS }), { symbols: SYMBOLS, bookWidths: committeeBookWidths, ...opts });
+      for (const op of ops) await ex.apply(op);
+      return rec.counts.get('insert-rank')?.total ?? 0;
+    };
+    expect(await rankBits(COMMITTEE_MATCH_OPTIONS)).toBeLessThan(await rankBits({ searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true }));
+  }, 120_000);
+});
+
 describe('min_fill_size per execution on shares (issue 26)', () => {
   it('makers below the minimum passed over in place, a remainder below it cancelled, self-trades between: identical to the reference', async () => {
     const ops: Op<bigint>[] = [];

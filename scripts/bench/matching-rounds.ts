@@ -8,11 +8,16 @@
 // comparison gave (cross, rank, exhaustion pair), or 'unopened' (prefetched, pipelined, speculative
 // comparisons that were settled and never opened).
 // Configs with 'w16'/'w12' compare prices inside a window of 2^16 / 2^12 ticks (BookWidths.bandBits,
-// docs/decisions/0024-price-window.md); ETH's committee setting is the first.
+// docs/decisions/0024-price-window.md); ETH's committee setting is the first. 'levels' configs search
+// by the books' known price-level ends (docs/decisions/0032-rank-by-price-levels.md; the committee's
+// options since then: 'w16 k=3 first2 levels +prefetch +pipeline', one-op jobs '... +speculate',
+// lean 'w16 k=2 levels'). The 20-instrument stream runs only the 'w16' configs, each book at its
+// own committee widths. LW=head,tail,boundary,interior overrides the 'levels' weights (exploring).
 //   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width]
 import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type BookWidths, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
 import type { Sec } from '@tenebra/mpc';
-import { COMPARISON_BITS, bookWidthsOf, instrumentBySymbol } from '@tenebra/config';
+import { COMPARISON_BITS, INSTRUMENTS, bookWidthsOf, instrumentBySymbol, toUnits } from '@tenebra/config';
+import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { ENGINE_ROUNDS, ENGINE_ROUNDS_BY_WIDTH, IdealJobContext } from '../../packages/matching/test/ideal-context';
 import { parseFlags } from '../src/flags';
 
@@ -51,6 +56,42 @@ function sustainedStream(seed: number, orders: number, clients = 24): Op<bigint>
   return ops;
 }
 
+/**
+ * The same load over `symbols` instruments as bench:orders --symbols spreads it: trader c's i-th order
+ * on instrument (floor(i / 2) + c) mod symbols (0 = ETH as above; the others in catalogue order around
+ * their listing reference price, sizes of 1-3 units worth about 150 USDC there).
+ */
+function multiStream(seed: number, orders: number, symbols: number, clients = 24): Op<bigint>[] {
+  const others = INSTRUMENTS.filter((i) => i.symbol !== 'ETH-USDC-PERP');
+  const ops: Op<bigint>[] = [];
+  const next = new Array<number>(clients).fill(0);
+  let seq = 1n;
+  for (let r = 0; ops.length < orders; r += 1) {
+    for (let j = 0; j < clients && ops.length < orders; j += 1) {
+      const c = (j + seed + r * (seed % 5)) % clients;
+      const i = next[c]!++;
+      const side = (i + c) % 2 === 0 ? 'buy' : 'sell';
+      const off = BigInt(((i * 7 + c * 3) % 11) - 5);
+      const k = (Math.floor(i / 2) + c) % symbols;
+      let symbol = 'ETH-USDC-PERP';
+      let mid = 300_000n;
+      let qty = BigInt(40 + ((i * 13) % 90));
+      if (k > 0) {
+        const inst = others[k - 1]!;
+        const ref = REFERENCE_PRICES[inst.base_asset]!;
+        symbol = inst.symbol;
+        mid = toUnits(ref, inst.tick_size)!;
+        const step = Number(inst.step_size);
+        const unit = Math.max(Math.ceil(Number(inst.min_qty) / step), Math.ceil(150 / (Number(ref) * step)));
+        qty = BigInt(unit * (1 + (i % 3)));
+      }
+      ops.push({ kind: 'place', symbol, orderId: `m${seq}`, seq, nowNs: seq, side, type: 'limit', tif: 'GTC', price: side === 'buy' ? mid + off : mid - off, qty, owner: BigInt(c + 1) });
+      seq += 1n;
+    }
+  }
+  return ops;
+}
+
 const ETH = bookWidthsOf(instrumentBySymbol('ETH-USDC-PERP')!);
 /** ETH's ceiling alone (the widths before the price window), and with windows of 2^16 and 2^12 ticks. */
 const ETH_CEIL: BookWidths = { priceBits: ETH.priceBits, qtyBits: ETH.qtyBits };
@@ -58,6 +99,7 @@ const ETH16: BookWidths = { ...ETH_CEIL, bandBits: 16 };
 const ETH12: BookWidths = { ...ETH_CEIL, bandBits: 12 };
 const STREAMS: [string, (seed: number) => Op<bigint>[]][] = [
   ['sustained (bench:orders: ±5 ticks, 24 owners, ~half crossing; ETH)', (seed) => sustainedStream(seed, ORDERS)],
+  ['sustained on 20 instruments (bench:orders --symbols 20; each book at its own committee widths)', (seed) => multiStream(seed, ORDERS, 20)],
   ...([
     ['limit (issue-3 mix, spread 30)', { symbols: 1 }],
     ['limit, tight (spread 6)', { symbols: 1, spreadTicks: 6 }],
@@ -69,7 +111,9 @@ const STREAMS: [string, (seed: number) => Op<bigint>[]][] = [
 const W: ExchangeOptions = { bookWidths: (): BookWidths => ETH_CEIL };
 const W16: ExchangeOptions = { bookWidths: (): BookWidths => ETH16 };
 const W12: ExchangeOptions = { bookWidths: (): BookWidths => ETH12 };
-const CONFIGS: [string, ExchangeOptions][] = [
+const LW = process.env.LW?.split(',').map(Number);
+const LWO = LW ? { levelWeights: { head: LW[0]!, tail: LW[1]!, boundary: LW[2]!, interior: LW[3]! } } : {};
+const CONFIGS0: [string, ExchangeOptions][] = [
   ['committee, multi-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true }],
   ['committee, one-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true, speculate: true }],
   ['k=4 +prefetch +pipeline', { ...W, searchArity: 4, prefetchRank: true, pipelineCross: true }],
@@ -102,11 +146,26 @@ const CONFIGS: [string, ExchangeOptions][] = [
   ['w16 k=2 ends +prefetch +pipeline', { ...W16, searchArity: 2, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
   ['w16 k=2 gallop', { ...W16, searchArity: 2, searchStart: 'gallop' }],
   ['w16 k=2 ends', { ...W16, searchArity: 2, searchStart: 'ends' }],
+  ['w16 k=4 levels +prefetch +pipeline', { ...W16, searchArity: 4, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=4 levels +prefetch +speculate', { ...W16, searchArity: 4, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['w16 k=3 levels +prefetch +pipeline', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=2 levels +prefetch +pipeline', { ...W16, searchArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=4 levels +pipeline', { ...W16, searchArity: 4, searchStart: 'levels', pipelineCross: true }],
+  ['w16 k=3 levels +pipeline', { ...W16, searchArity: 3, searchStart: 'levels', pipelineCross: true }],
+  ['w16 k=2 levels', { ...W16, searchArity: 2, searchStart: 'levels' }],
+  ['w16 k=4 first2 levels +prefetch +pipeline', { ...W16, searchArity: 4, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=3 first2 levels +prefetch +pipeline', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=4 first3 levels +prefetch +pipeline', { ...W16, searchArity: 4, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=2 levels +prefetch', { ...W16, searchArity: 2, searchStart: 'levels', prefetchRank: true }],
+  ['w16 k=2 levels +pipeline', { ...W16, searchArity: 2, searchStart: 'levels', pipelineCross: true }],
+  ['w16 k=2 levels +prefetch +speculate', { ...W16, searchArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['w16 k=3 first2 levels +prefetch +speculate', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
   ['w12 k=4 +prefetch +pipeline', { ...W12, searchArity: 4, prefetchRank: true, pipelineCross: true }],
   ['w12 k=4 ends +prefetch +pipeline', { ...W12, searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
   ['w12 k=2 ends', { ...W12, searchArity: 2, searchStart: 'ends' }],
 ];
 
+const CONFIGS: [string, ExchangeOptions][] = CONFIGS0.map(([n, o]) => [n, o.searchStart === 'levels' ? { ...o, ...LWO } : o]);
 /** Comparison methods of Arith: their random nibbles are taken when issued (before the first await). */
 const COMPARISONS = new Set(['lt', 'le', 'leWide', 'eq', 'ltU', 'leU', 'leD', 'min']);
 /**
@@ -163,10 +222,16 @@ const f1 = (x: number) => x.toFixed(1).padStart(6);
 for (const [name, make] of STREAMS) {
   if (ONLY_STREAM && !name.includes(ONLY_STREAM)) continue;
   const streams = Array.from({ length: SEEDS }, (_, i) => make(100 + i));
+  // the 20-instrument stream: every book at its committee widths (price window, ceiling, max_qty), so
+  // only the window configs ('w16': ETH's setting, each other book its own) apply to it
+  const multi = name.includes('20 instruments');
+  const committeeWidths: ExchangeOptions = { bookWidths: (sym) => { const i = instrumentBySymbol(sym); return i ? bookWidthsOf(i) : undefined; } };
   console.log(`\n${name}: ${SEEDS} seeds × ${ORDERS} ops, one book, sequential; rounds ${ROUNDS_BY_WIDTH ? "at each comparison's width" : "at 3 per comparison"}; per op (comparisons at ${COMPARISON_BITS} bits unless the config has widths: prices ${ETH.priceBits}, quantities ${ETH.qtyBits}):`);
   console.log(`${'config'.padEnd(38)} ${'bits'.padStart(6)} ${'rounds'.padStart(6)} ${'cmps'.padStart(6)} ${'triples'.padStart(7)} ${'cross'.padStart(6)} ${'rank'.padStart(6)} ${'self'.padStart(6)} ${'exh'.padStart(6)} | bits by purpose: ${PURPOSES.map(([, h]) => h.padStart(6)).join(' ')}`);
-  for (const [cname, opts] of CONFIGS) {
-    if (ONLY && !ONLY.split(',').some((o) => cname === o || (!o.startsWith('=') && cname.includes(o)))) continue;
+  for (let [cname, opts] of CONFIGS) {
+    if (ONLY && !ONLY.split(',').some((o) => cname === o.replace(/^=/, '') || (!o.startsWith('=') && cname.includes(o)))) continue;
+    if (multi && !cname.startsWith('w16')) continue;
+    if (multi) opts = { ...opts, ...committeeWidths };
     let rounds = 0, cmps = 0, nibbles = 0, triples = 0, n = 0;
     const rv = new Map<string, number>();
     const bp = new Map<string, number>();

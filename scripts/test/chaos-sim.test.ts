@@ -20,6 +20,7 @@ const REGRESSIONS: { seed: number; kind: FaultKind; orders: number; why: string 
   { seed: 7022, kind: 'freeze', orders: 20, why: 'a book clock moved by an expire that removed nothing was not saved' },
   { seed: 7005, kind: 'delay', orders: 20, why: 'a book clock moved by an expire that removed nothing was not saved' },
   { seed: 114, kind: 'crash', orders: 20, why: 'a node recovered mid-outage retried the exhausted batch before production could run, alone' },
+  { seed: 30167, kind: 'mixed', orders: 60, why: "a node thawed into a job its peers had failed (out of preprocessing) a round earlier waited for that round's shares for good" },
 ];
 
 describe('seeded simulation: a sample of the campaign', () => {

@@ -30,6 +30,8 @@ export interface RestingOrderPub {
   tif: 'GTC' | 'GTT';
   exp: string | null;
   owner: boolean;
+  /** Known (from opened bits) to be priced strictly better than the next order on its side; absent: not known. */
+  gt?: true;
 }
 
 /** JSON-able public part of a book snapshot; secrets are listed per order as [price, qty, owner?]. */
@@ -52,6 +54,13 @@ export class Book<S> {
   private readonly sides: Record<Side, RestingOrder<S>[]> = { buy: [], sell: [] };
   private readonly byId = new Map<string, RestingOrder<S>>();
   private readonly gtt = new Set<string>();
+  /**
+   * Orders known to be priced strictly better than the next order on their side. Public: it follows
+   * from opened bits alone (an order that rests at rank r < n opened after(r) = 0: its price beats
+   * the order behind it), so every node holds the same set. A search plan may place its pivots by it
+   * (SearchStart 'levels'): the runs between such boundaries are mostly one price level each.
+   */
+  private readonly strict = new Set<RestingOrder<S>>();
   /** Latest sequenced time seen (expire / nowNs); GTT orders due at or before it are gone. */
   clockNs = 0n;
   /** Highest placement seq seen; new placements must exceed it (equal price → behind). */
@@ -95,12 +104,20 @@ export class Book<S> {
     this.lastSeq = seq;
   }
 
-  /** Inserts at a rank found by the caller (binary search on secrets); enforces the depth cap. */
-  insertAt(order: RestingOrder<S>, index: number): void {
+  /**
+   * Inserts at a rank found by the caller (binary search on secrets); enforces the depth cap.
+   * `beatsNext`: the caller opened that this order's price is strictly better than the order now
+   * behind it (true whenever it rests ahead of some order: the search opened after(rank) = 0). The
+   * order ahead of it is then only known to be at least as good as it (its own mark is dropped:
+   * the order it beat is now behind the new one, which keeps that fact as its own mark).
+   */
+  insertAt(order: RestingOrder<S>, index: number, beatsNext = false): void {
     const arr = this.sides[order.side];
     if (this.byId.has(order.orderId)) throw new BookInvariantError(`${this.symbol}: order ${order.orderId} already rests`);
     if (this.byId.size >= this.maxDepth) throw new BookInvariantError(`${this.symbol}: depth cap ${this.maxDepth} reached`);
     if (index < 0 || index > arr.length) throw new BookInvariantError(`${this.symbol}: rank ${index} outside 0..${arr.length}`);
+    if (index > 0) this.strict.delete(arr[index - 1] as RestingOrder<S>);
+    if (beatsNext && index < arr.length) this.strict.add(order);
     arr.splice(index, 0, order);
     this.byId.set(order.orderId, order);
     if (order.tif === 'GTT') this.gtt.add(order.orderId);
@@ -114,9 +131,18 @@ export class Book<S> {
     const i = arr[0] === o ? 0 : arr.indexOf(o);
     if (i < 0) throw new BookInvariantError(`${this.symbol}: order ${orderId} indexed but not on its side`);
     arr.splice(i, 1);
+    // ahead >= o > next (or ahead > o >= next): the order ahead beats the one now behind it
+    if (i > 0 && this.strict.has(o)) this.strict.add(arr[i - 1] as RestingOrder<S>);
+    if (i > 0 && i === arr.length) this.strict.delete(arr[i - 1] as RestingOrder<S>); // now last: nothing behind it
+    this.strict.delete(o);
     this.byId.delete(orderId);
     this.gtt.delete(orderId);
     return o;
+  }
+
+  /** Whether the order is known (publicly) to be priced strictly better than the next on its side. */
+  beatsNext(order: RestingOrder<S>): boolean {
+    return this.strict.has(order);
   }
 
   /** Advances the clock and removes every GTT order with expiry <= nowNs; returns their ids in (expiry, seq) order. */
@@ -146,6 +172,10 @@ export class Book<S> {
       }
     }
     if (n !== this.byId.size) throw new BookInvariantError(`index holds ${this.byId.size} orders, sides ${n}`);
+    for (const o of this.strict) {
+      const arr = this.sides[o.side];
+      if (this.byId.get(o.orderId) !== o || arr[arr.length - 1] === o) throw new BookInvariantError(`${o.orderId} marked ahead of a next order it does not have`);
+    }
     if (n > this.maxDepth) throw new BookInvariantError(`depth ${n} above cap ${this.maxDepth}`);
   }
 
@@ -163,6 +193,7 @@ export class Book<S> {
           tif: o.tif,
           exp: o.expiresAtNs === null ? null : o.expiresAtNs.toString(),
           owner: o.owner !== null,
+          ...(this.strict.has(o) ? { gt: true as const } : {}),
         });
         secrets.push(o.price, o.qty);
         if (o.owner !== null) secrets.push(o.owner);
@@ -186,6 +217,7 @@ export class Book<S> {
     book.clockNs = BigInt(pub.clockNs);
     book.lastSeq = BigInt(pub.lastSeq);
     let k = 0;
+    const marked: RestingOrder<S>[] = [];
     const take = (): S => {
       const s = secrets[k++];
       if (s === undefined) throw new BookInvariantError(`${pub.symbol}: snapshot has too few secrets`);
@@ -207,7 +239,9 @@ export class Book<S> {
         owner,
       };
       book.insertAt(o, book.sides[o.side].length);
+      if (p.gt === true) marked.push(o);
     }
+    for (const o of marked) book.strict.add(o); // after every insertAt, which drops the mark of the order ahead
     if (k !== secrets.length) throw new BookInvariantError(`${pub.symbol}: snapshot has ${secrets.length - k} extra secrets`);
     book.checkInvariants();
     return book;

@@ -6,7 +6,7 @@ import type { Book, RestingOrder } from './book';
 import type { MakerBits, TakerView } from './liquidity';
 import { coversTarget, crossTest, selfTest } from './liquidity';
 import { LEAK } from './leaks';
-import type { SearchStart } from './rank';
+import type { LevelWeights, SearchStart } from './rank';
 import { DEFAULT_SEARCH_ARITY, checkArity, defaultStart, narrow, stepPivots } from './rank';
 import type {
   CancelOp,
@@ -40,6 +40,13 @@ export interface MatchOptions {
   searchArity?: number;
   /** Pivot plan of the search's first step (see SearchStart). Default 'head' for k > 2, else 'even'. */
   searchStart?: SearchStart;
+  /**
+   * Arity of the search's first step (the one prefetchRank issues with the first cross test, wasted
+   * when the order crosses), when it should differ from searchArity. Default searchArity.
+   */
+  searchFirstArity?: number;
+  /** Public weights of the 'levels' plan (rank.ts, LevelWeights). Default DEFAULT_LEVEL_WEIGHTS. */
+  levelWeights?: LevelWeights;
   /**
    * Issue the first search step's comparisons of a GTC/GTT order (which may rest) in the batch of its
    * first cross comparison, and open them only if the order rests: one comparison latency less per
@@ -126,6 +133,9 @@ async function runTaker<S>(
   const k = opts.searchArity ?? DEFAULT_SEARCH_ARITY;
   checkArity(k);
   const start = opts.searchStart ?? defaultStart(k);
+  const k0 = opts.searchFirstArity ?? k;
+  checkArity(k0);
+  const arityOf = (step: number): number => (step === 0 ? k0 : k);
   const priceLe = priceLeOf(arith, w);
   const afterTest = (i: number): Promise<S> => {
     const other = restSide[i] as RestingOrder<S>;
@@ -133,9 +143,11 @@ async function runTaker<S>(
     // Goes after `other` iff other's price is at least as good as ours.
     return t.side === 'buy' ? priceLe(price, other.price) : priceLe(other.price, price);
   };
+  // the known ends of price levels on the resting side ('levels' places pivots by them)
+  const beatsNext = (i: number): boolean => book.beatsNext(restSide[i] as RestingOrder<S>);
   let firstStep: { pivots: number[]; bits: Promise<S>[] } | null = null;
   if (opts.prefetchRank && mayRest && restSide.length > 0) {
-    const pivots = stepPivots(0, restSide.length, restSide.length, k, 0, start);
+    const pivots = stepPivots(0, restSide.length, restSide.length, k0, 0, start, beatsNext, opts.levelWeights);
     const bits = pivots.map(afterTest);
     for (const b of bits) b.catch(() => undefined); // unused when the order does not rest
     firstStep = { pivots, bits };
@@ -281,7 +293,7 @@ async function runTaker<S>(
   let hi = crossed ? 0 : restSide.length;
   if (hi === 0 && firstStep !== null) await settleAhead(); // a prefetched step, now unneeded, must not outlive the op
   for (let step = 0; lo < hi; step += 1) {
-    const pivots = firstStep?.pivots ?? stepPivots(lo, hi, restSide.length, k, step, start);
+    const pivots = firstStep?.pivots ?? stepPivots(lo, hi, restSide.length, arityOf(step), step, start, beatsNext, opts.levelWeights);
     const tests = firstStep?.bits ?? pivots.map(afterTest);
     firstStep = null;
     const secret = await Promise.all(tests);
@@ -301,6 +313,8 @@ async function runTaker<S>(
       owner: t.owner,
     },
     lo,
+    // ahead of some order only with after(lo) = 0 opened (or a crossed remainder at the head): strictly better than it
+    true,
   );
   ex.rested = true;
   return ex;

@@ -136,6 +136,8 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
       for (let seed = 70; seed < 74; seed += 1) {
         const ops = generateStream({ seed, orders: 1500, symbols: 2, accounts: 4, features: 'all', midTicks: 300_000n, spreadTicks: 30, maxQty: 1000 });
         await differential(ops, seed % 2 === 0, seed % 3 === 0, { ...widths, prefetchRank: true, pipelineCross: seed % 3 !== 0, searchArity: seed === 71 ? 2 : 4, searchStart: seed === 71 ? 'ends' : 'head' });
+        // and the committee's 'levels' plan (ADR 0032)
+        await differential(ops, seed % 2 === 1, seed % 3 === 1, { ...widths, prefetchRank: true, pipelineCross: true, searchArity: 3, searchFirstArity: 2, searchStart: 'levels' });
       }
     });
 
@@ -170,6 +172,9 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
       place('sell', lo2, 5n, 6n, 'IOC'); // own bid: self-trade, nothing filled
       for (const concurrent of [false, true]) await differential(ops, concurrent, false, widths);
       await differential(ops, false, true, { ...widths, prefetchRank: true, pipelineCross: true, searchStart: 'ends' });
+      // the committee's 'levels' search (ADR 0032): pivots by the books' public marks, same on both backends
+      await differential(ops, false, false, { ...widths, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true });
+      await differential(ops, true, true, { ...widths, searchArity: 2, searchStart: 'levels', prefetchRank: true });
       const plain = await runPlain(ops, widths);
       expect(plain.transcript.records.map((r) => `${r.label}=${r.value}`)).toContain('self-trade=1');
       const pairs = plain.transcript.records.flatMap((r, i, all) => (r.label === 'maker-exhausted' ? [`${r.value}${all[i + 1]!.value}`] : []));

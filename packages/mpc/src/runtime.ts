@@ -978,7 +978,7 @@ class PartyImpl implements Party {
       return this.lateShare(job.id, env.a, from, env);
     }
     if (this.finishedSet.has(env.key)) {
-      this.answerFinished(env.key, from);
+      this.answerFinished(env.key, from, env.a);
       return this.lateShare(env.key, env.a, from, env);
     }
     if (this.phase === 'stopped') return;
@@ -1151,8 +1151,8 @@ class PartyImpl implements Party {
       return this.sendRounds(job.sent, from, r);
     }
     const archived = this.archive.find((a) => a.id === jobId);
-    if (archived) return this.sendRounds(archived, from, r);
-    if (this.finishedSet.has(jobId)) return this.answerFinished(jobId, from);
+    if (archived && r < archived.rounds.length) return this.sendRounds(archived, from, r);
+    if (archived || this.finishedSet.has(jobId)) return this.answerFinished(jobId, from, r);
     // not started here yet: the asker gets every round of it
     let askers = this.futurePulls.get(jobId);
     if (!askers) {
@@ -1373,8 +1373,12 @@ class PartyImpl implements Party {
    * behind for good finds out instead of waiting for ever. A peer that is merely slow has our
    * messages buffered and completes its rounds before it could need them.
    */
-  private answerFinished(jobId: string, from: number): void {
-    if (this.archive.some((a) => a.id === jobId)) return;
+  private answerFinished(jobId: string, from: number, round?: number): void {
+    // an archived job's rounds went to every peer; but one that ended here before `round` (it
+    // failed there, e.g. out of preprocessing, where the sender, its reserve in another state,
+    // went on) never sends that round's shares: say so, or the sender waits for them for good
+    const archived = this.archive.find((a) => a.id === jobId);
+    if (archived && (round === undefined || round < archived.rounds.length)) return;
     this.transport.send(from, this.envelope({ type: Msg.JobGone, key: jobId }));
   }
 
