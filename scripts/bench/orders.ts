@@ -20,7 +20,8 @@ import { describeLinks, LINK_FLAGS, linkEmulationOf, parseFlags } from '../src/f
 import { nodeStatus, testPorts, Trader, type Credentials } from '../test/harness';
 import { closeHttpClient } from '../src/http-client';
 import { FillWatch } from './fill-watch';
-import { describeCost, scrapeCluster, sectionCost, ticker } from './section-meter';
+import { describeCost, scrapeCluster, sectionCost, ticker, type ClusterScrape } from './section-meter';
+import { sumOf } from '@tenebra/metrics';
 
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
@@ -491,6 +492,13 @@ async function main(): Promise<void> {
       const after = await scrapeCluster(dataDir);
       const cost = describeCost(sectionCost(before, after), { rttMs: PROJECT_RTT_MS, books: 1 });
       const applied = Math.max(0, ...sectionCost(before, after).nodes.map((n) => n.ops));
+      // A node counts the sequencer's job-end records ('progress') among a job's ops; they are the
+      // seqs the sequencer made durable beyond the ops it journaled. Per-op figures below divide by
+      // the ops alone, so the two policies compare per order.
+      const seqMetric = (s: ClusterScrape, name: string): number => sumOf(s.get('sequencer') ?? [], name);
+      const jobEnds = Math.max(0, (seqMetric(after, 'tenebra_sequencer_last_seq') - seqMetric(before, 'tenebra_sequencer_last_seq'))
+        - (seqMetric(after, 'tenebra_sequencer_ops_journaled_total') - seqMetric(before, 'tenebra_sequencer_ops_journaled_total')));
+      const realOps = Math.max(1, applied - jobEnds);
       const how = open
         ? `open loop: ${MAKERS} market makers re-quoting 2x2 levels by mass quote every ${MIX_OPEN_QUOTE_MS} ms, ${traders.length} takers sending ${MIX_OPEN_RATE} requests/s together, on a seeded schedule whatever the answers`
         : `${MAKERS} market makers re-quoting 2x2 levels by mass quote every 150 ms, ${traders.length} takers at ~${MIX_RATE} requests/s`;
@@ -505,11 +513,13 @@ async function main(): Promise<void> {
     }
     const served = [...mix.values()].reduce((a, k) => a + k.ok.length, 0);
     console.log(`requests offered ${mix.offered} (${(mix.offered / MIX_SECONDS).toFixed(1)}/s), answered ${mixSent}, served (200) ${served}${open ? `; the last answer ${(answeredSecs - MIX_SECONDS).toFixed(1)} s after the load ended` : ''}; ops (about) ${mix.ops}; committee applied them all ${Number.isNaN(mixDrain) ? `NOT within ${MAX_CATCHUP_MS / 1000} s` : `${(mixDrain / 1000).toFixed(1)} s after the ${open ? 'last answer' : 'load ended'}`}`);
-    console.log(`applied ops/s (busiest node's ops over the load and the drain) ${(applied / appliedSecs).toFixed(1)}`);
+    console.log(`applied ops/s (busiest node's ops over the load and the drain, job-end records left out) ${(realOps / appliedSecs).toFixed(1)}; job-end records ${jobEnds}`);
     for (const l of cost.lines) console.log(l);
+    console.log(`per op without job-end records (the table above counts them as ops): busiest node ${(cost.cpuMsPerOp * applied / realOps).toFixed(2)} ms CPU, ${(cost.roundsPerOp * applied / realOps).toFixed(2)} rounds`);
     figures['mix'] = {
       seconds: MIX_SECONDS, openRate: MIX_OPEN_RATE ?? null, openQuoteMs: open ? MIX_OPEN_QUOTE_MS : null, offered: mix.offered, requests: mixSent, served, ops: mix.ops, caughtUp: !Number.isNaN(mixDrain),
-      appliedOps: applied, appliedPerSec: applied / appliedSecs, cpuMsPerOpPerNode: cost.cpuMsPerOp, roundsPerOp: cost.roundsPerOp,
+      appliedOps: applied, jobEndRecords: jobEnds, appliedPerSec: realOps / appliedSecs, cpuMsPerOpPerNode: cost.cpuMsPerOp * applied / realOps, roundsPerOp: cost.roundsPerOp * applied / realOps,
+      cpuMsPerAppliedPerNode: cost.cpuMsPerOp, roundsPerApplied: cost.roundsPerOp,
       kinds: Object.fromEntries([...mix].map(([kind, k]) => [kind, { ok: k.ok.length, p50Ms: pct(k.ok, 50), p90Ms: pct(k.ok, 90), p99Ms: pct(k.ok, 99), p50LateMs: pct(k.late, 50), queued: k.queued, refused: k.refused }])),
     };
     }
