@@ -35,7 +35,7 @@ const MAX_CATCHUP_MS = 1000 * Number(flags.str.get('max-catchup-seconds') ?? 120
  * data-centre figure (e.g. 1) or a WAN one (e.g. 20) to project a spread committee.
  */
 const PROJECT_RTT_MS = Number(flags.str.get('project-rtt-ms') ?? 0.33);
-/** --job-boundaries intake|progress: the sequencer's job-boundary policy (docs/decisions/0008-job-boundaries.md; default intake) */
+/** --job-boundaries intake|progress: the sequencer's job-boundary policy (docs/decisions/0008-job-boundaries.md; default progress) */
 const JOB_BOUNDARIES = flags.str.get('job-boundaries') as 'intake' | 'progress' | undefined;
 if (JOB_BOUNDARIES !== undefined && JOB_BOUNDARIES !== 'intake' && JOB_BOUNDARIES !== 'progress') throw new Error(`--job-boundaries: intake or progress, got ${JOB_BOUNDARIES}`);
 /** --share-fanout all|spare|minimal: whom each node sends a job round's shares (docs/decisions/0030-share-fanout.md; default all) */
