@@ -4,7 +4,7 @@
 // takers sending limits, IOCs, markets, FOKs, cancels and modifies) with throughput and latency per
 // kind, the plaintext reference rate on the same stream, the stall after killing t nodes (two by
 // default), and the order-to-fill with t nodes down.
-//   npm run bench:orders -- [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--max-catchup-seconds 120] [--project-rtt-ms 0.33] [--json FILE] [--job-boundaries intake|progress] [--share-fanout all|spare|minimal] [--keep]
+//   npm run bench:orders -- [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--mix-open-rate R [--mix-open-quote-ms 1000]] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--max-catchup-seconds 120] [--project-rtt-ms 0.33] [--json FILE] [--job-boundaries intake|progress] [--share-fanout all|spare|minimal] [--keep]
 // Long waits (a section's load, the committee catching up) print a progress line every 3 s, and
 // every wait is bounded (--max-catchup-seconds for catching up).
 import '@tenebra/transport/src/polyfill';
@@ -20,12 +20,13 @@ import { describeLinks, LINK_FLAGS, linkEmulationOf, parseFlags } from '../src/f
 import { nodeStatus, testPorts, Trader, type Credentials } from '../test/harness';
 import { closeHttpClient } from '../src/http-client';
 import { FillWatch } from './fill-watch';
-import { describeCost, scrapeCluster, sectionCost, ticker } from './section-meter';
+import { describeCost, scrapeCluster, sectionCost, ticker, type ClusterScrape } from './section-meter';
+import { sumOf } from '@tenebra/metrics';
 
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
 
-const flags = parseFlags(process.argv.slice(2), ['share-fanout', 'seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols', 'nodes', 'threshold', 'max-catchup-seconds', 'project-rtt-ms', 'json', 'job-boundaries', ...LINK_FLAGS], ['keep']);
+const flags = parseFlags(process.argv.slice(2), ['share-fanout', 'seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'mix-open-rate', 'mix-open-quote-ms', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols', 'nodes', 'threshold', 'max-catchup-seconds', 'project-rtt-ms', 'json', 'job-boundaries', ...LINK_FLAGS], ['keep']);
 /** the longest the bench waits for the committee to catch up (or settle) before it reports and moves on */
 const MAX_CATCHUP_MS = 1000 * Number(flags.str.get('max-catchup-seconds') ?? 120);
 /**
@@ -34,7 +35,7 @@ const MAX_CATCHUP_MS = 1000 * Number(flags.str.get('max-catchup-seconds') ?? 120
  * data-centre figure (e.g. 1) or a WAN one (e.g. 20) to project a spread committee.
  */
 const PROJECT_RTT_MS = Number(flags.str.get('project-rtt-ms') ?? 0.33);
-/** --job-boundaries intake|progress: the sequencer's job-boundary policy (docs/decisions/0008-job-boundaries.md; default intake) */
+/** --job-boundaries intake|progress: the sequencer's job-boundary policy (docs/decisions/0008-job-boundaries.md; default progress) */
 const JOB_BOUNDARIES = flags.str.get('job-boundaries') as 'intake' | 'progress' | undefined;
 if (JOB_BOUNDARIES !== undefined && JOB_BOUNDARIES !== 'intake' && JOB_BOUNDARIES !== 'progress') throw new Error(`--job-boundaries: intake or progress, got ${JOB_BOUNDARIES}`);
 /** --share-fanout all|spare|minimal: whom each node sends a job round's shares (docs/decisions/0030-share-fanout.md; default all) */
@@ -58,6 +59,17 @@ const MIX_SECONDS = Number(flags.str.get('mix-seconds') ?? 15);
 const MAKERS = Number(flags.str.get('makers') ?? 2);
 /** taker requests per second in the mix, all takers together (the makers add about 6.7 batches/s each) */
 const MIX_RATE = Number(flags.str.get('mix-rate') ?? 60);
+/**
+ * --mix-open-rate R: run the mix open-loop instead: takers send R requests/s all together on a seeded
+ * schedule whatever their outcomes (a request does not wait for the previous one's answer), and each
+ * maker sends a mass quote every --mix-open-quote-ms (default 1000) likewise. The closed loop (the
+ * default) lets a faster committee be offered more requests (cancels, modifies and mass quotes
+ * answer at their outcome), so two policies cannot be compared there at equal load (ADR 0008).
+ */
+const MIX_OPEN_RATE = flags.str.has('mix-open-rate') ? Number(flags.str.get('mix-open-rate')) : undefined;
+const MIX_OPEN_QUOTE_MS = Number(flags.str.get('mix-open-quote-ms') ?? 1000);
+if (MIX_OPEN_RATE !== undefined && !(MIX_OPEN_RATE > 0)) throw new Error(`--mix-open-rate: a rate above 0, got ${flags.str.get('mix-open-rate')}`);
+if (!(MIX_OPEN_QUOTE_MS > 0)) throw new Error(`--mix-open-quote-ms: above 0, got ${flags.str.get('mix-open-quote-ms')}`);
 /** committee size and Shamir degree (as `npm start -- --nodes N --threshold T`; default 5 and 2) */
 const N = Number(flags.str.get('nodes') ?? 5);
 const T = Number(flags.str.get('threshold') ?? 2);
@@ -228,13 +240,21 @@ function prng(seed: number): () => number {
   };
 }
 
+/** The mix's figures per kind, plus `ops` (operations that reached the sequencer: placements, cancels, modifies, legs) and `offered` (requests sent). */
+type MixStats = Map<string, KindStats> & { ops: number; offered: number };
+
 /**
- * Runs the mix for `seconds`; returns per-kind latencies of accepted requests (ms) and refusals,
- * plus `ops`: how many operations reached the sequencer (placements, cancels, modifies, legs).
+ * Runs the mix for `seconds`; returns per-kind latencies of accepted requests (ms) and refusals.
+ * Closed loop (`open` undefined): each taker sends at most one request at a time, at `rate`/takers
+ * per second or as fast as its answers come back, and each maker re-quotes 150 ms after its last
+ * mass quote's outcome. Open loop (`open` given): the takers' requests (`open.rate` per second all
+ * together) and the makers' mass quotes (one every `open.quoteMs` each) leave on their seeded
+ * schedule whatever the answers, and the run waits for every answer after `seconds`.
  */
-async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, rate: number): Promise<Map<string, KindStats> & { ops: number }> {
-  const stats = new Map<string, KindStats>() as Map<string, KindStats> & { ops: number };
+async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, rate: number, open?: { rate: number; quoteMs: number }): Promise<MixStats> {
+  const stats = new Map<string, KindStats>() as MixStats;
   stats.ops = 0;
+  stats.offered = 0;
   for (const k of ['mass-quote', 'limit GTC', 'limit IOC', 'market IOC', 'limit FOK', 'cancel', 'modify']) stats.set(k, { ok: [], late: [], queued: 0, refused: 0, reasons: new Map() });
   const half = performance.now() + (seconds * 1000) / 2;
   const note = (kind: string, t0: number, r: { status: number; body: { message?: string } }): boolean => {
@@ -254,14 +274,34 @@ async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, ra
     k.reasons.set(why, (k.reasons.get(why) ?? 0) + 1);
     return false;
   };
+  /** open loop: a request that failed without an answer (the closed loop lets it fail the run) counts as refused */
+  const inFlight = new Set<Promise<void>>();
+  const fire = (kind: () => string, p: Promise<void>): void => {
+    const q = p.catch((e: unknown) => {
+      const k = stats.get(kind())!;
+      k.refused++;
+      const why = `no answer: ${e instanceof Error ? e.message : String(e)}`;
+      k.reasons.set(why, (k.reasons.get(why) ?? 0) + 1);
+    }).finally(() => inFlight.delete(q));
+    inFlight.add(q);
+  };
   const deadline = performance.now() + seconds * 1000;
   const px = (ticks: number) => ticks / 100;
 
-  // Market makers: every ~150 ms cancel-replace two bids and two asks around the mid.
+  // Market makers: cancel-replace two bids and two asks around the mid, every ~150 ms after the
+  // last outcome (closed loop) or every open.quoteMs (open loop).
   const mm = makers.map(async (t, m) => {
     const rand = prng(1000 + m);
     let prev: string[] = [];
+    const gapMs = open?.quoteMs ?? 0;
+    let next = open ? performance.now() + rand() * gapMs : 0;
     for (let round = 0; performance.now() < deadline; round++) {
+      if (open) {
+        const wait = next - performance.now();
+        if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+        next += gapMs;
+        if (performance.now() >= deadline) break;
+      }
       const skew = Math.floor(rand() * 5) - 2;
       const quotes = [
         { side: 'buy', off: -2 - m + skew }, { side: 'buy', off: -6 - m + skew },
@@ -269,23 +309,34 @@ async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, ra
       ].map((q, i) => ({ symbol: SYMBOL, side: q.side, type: 'limit', price: px(MID + q.off), quantity: (60 + Math.floor(rand() * 60)) / 1000, time_in_force: 'GTC', client_order_id: `mm${m}-${round}-${i}` }));
       const legs = quotes.map((q, i) => (prev[i] ? { cancel_client_order_id: prev[i], place: q } : { place: q }));
       const t0 = performance.now();
-      const r = await t.call<{ legs: { cancel?: unknown; place?: { code: number } }[] }>('POST', '/orders/mass-quote', { legs });
-      if (note('mass-quote', t0, r)) {
+      stats.offered++;
+      const send = async (): Promise<boolean> => {
+        const r = await t.call<{ legs: { cancel?: unknown; place?: { code: number } }[] }>('POST', '/orders/mass-quote', { legs });
+        if (!note('mass-quote', t0, r)) return false;
         stats.ops += r.body.data!.legs.reduce((a, l) => a + (l.cancel ? 1 : 0) + (l.place?.code === 0 ? 1 : 0), 0);
+        return true;
+      };
+      if (open) {
+        // the next round cancels these by client id: the gateway finds them once this quote is admitted
         prev = quotes.map((q) => q.client_order_id);
+        fire(() => 'mass-quote', send().then(() => undefined));
+        continue;
       }
+      if (await send()) prev = quotes.map((q) => q.client_order_id);
       await new Promise((res) => setTimeout(res, 150));
     }
   });
 
-  // Takers: a random mix; they remember their resting limits to cancel or modify them.
+  // Takers: a random mix; they remember their resting limits to cancel or modify them. Every draw
+  // from `rand` is made before the request leaves, so both loops replay the same decisions' order.
   const tk = takers.map(async (t, c) => {
     const rand = prng(c + 1);
     const live: { id: string; side: string; steps: number; ticks: number }[] = [];
-    const gapMs = (1000 * takers.length) / rate;
+    const gapMs = (1000 * takers.length) / (open?.rate ?? rate);
     for (let next = performance.now() + rand() * gapMs; performance.now() < deadline; next += gapMs) {
       const wait = next - performance.now();
       if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+      if (open && performance.now() >= deadline) break;
       const x = rand();
       let kind = x < 0.3 ? 'limit GTC' : x < 0.45 ? 'limit IOC' : x < 0.55 ? 'market IOC' : x < 0.6 ? 'limit FOK' : x < 0.8 ? 'cancel' : 'modify';
       if ((kind === 'cancel' || kind === 'modify') && live.length === 0) kind = 'limit GTC';
@@ -293,40 +344,57 @@ async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, ra
       const dir = side === 'buy' ? 1 : -1;
       const steps = 40 + Math.floor(rand() * 80);
       const t0 = performance.now();
+      stats.offered++;
+      let send: () => Promise<void>;
       if (kind === 'limit GTC') {
         const ticks = MID - dir * (3 + Math.floor(rand() * 8)); // passive, behind the makers
-        const r = await t.place({ symbol: SYMBOL, side, type: 'limit', price: px(ticks), quantity: steps / 1000, time_in_force: 'GTC' });
-        if (note(kind, t0, r)) {
-          stats.ops++;
-          live.push({ id: r.body.data!.order_id, side, steps, ticks });
-        }
+        send = async () => {
+          const r = await t.place({ symbol: SYMBOL, side, type: 'limit', price: px(ticks), quantity: steps / 1000, time_in_force: 'GTC' });
+          if (note(kind, t0, r)) {
+            stats.ops++;
+            live.push({ id: r.body.data!.order_id, side, steps, ticks });
+          }
+        };
       } else if (kind === 'limit IOC' || kind === 'limit FOK') {
         const ticks = MID + dir * (2 + Math.floor(rand() * 6)); // crossing the makers' inner levels
-        const r = await t.place({ symbol: SYMBOL, side, type: 'limit', price: px(ticks), quantity: steps / 1000, time_in_force: kind === 'limit IOC' ? 'IOC' : 'FOK' });
-        if (note(kind, t0, r)) stats.ops++;
+        send = async () => {
+          const r = await t.place({ symbol: SYMBOL, side, type: 'limit', price: px(ticks), quantity: steps / 1000, time_in_force: kind === 'limit IOC' ? 'IOC' : 'FOK' });
+          if (note(kind, t0, r)) stats.ops++;
+        };
       } else if (kind === 'market IOC') {
-        const r = await t.place({ symbol: SYMBOL, side, type: 'market', quantity: steps / 1000, time_in_force: 'IOC' });
-        if (note(kind, t0, r)) stats.ops++;
+        send = async () => {
+          const r = await t.place({ symbol: SYMBOL, side, type: 'market', quantity: steps / 1000, time_in_force: 'IOC' });
+          if (note(kind, t0, r)) stats.ops++;
+        };
       } else if (kind === 'cancel') {
         const o = live.splice(Math.floor(rand() * live.length), 1)[0]!;
-        const r = await t.call('DELETE', `/orders/${o.id}`);
-        if (note(kind, t0, r)) stats.ops++;
+        send = async () => {
+          const r = await t.call('DELETE', `/orders/${o.id}`);
+          if (note(kind, t0, r)) stats.ops++;
+        };
       } else {
         const o = live[Math.floor(rand() * live.length)]!;
         const reduce = rand() < 0.5 && o.steps > 80;
         const body = reduce ? { quantity: (o.steps - 20) / 1000 } : { price: px(o.ticks - (o.side === 'buy' ? 1 : -1)) };
-        const r = await t.call('PATCH', `/orders/${o.id}`, body);
-        if (note(kind, t0, r)) {
-          stats.ops++;
-          if (reduce) o.steps -= 20;
-          else o.ticks -= o.side === 'buy' ? 1 : -1;
-        } else if (r.status === 409 && r.body.code === 1421) {
-          live.splice(live.indexOf(o), 1); // filled meanwhile
-        }
+        send = async () => {
+          const r = await t.call('PATCH', `/orders/${o.id}`, body);
+          if (note(kind, t0, r)) {
+            stats.ops++;
+            if (reduce) o.steps -= 20;
+            else o.ticks -= o.side === 'buy' ? 1 : -1;
+          } else if (r.status === 409 && r.body.code === 1421) {
+            const i = live.indexOf(o);
+            if (i >= 0) live.splice(i, 1); // filled meanwhile
+          }
+        };
       }
+      if (open) fire(() => kind, send());
+      else await send();
     }
   });
   await Promise.all([...mm, ...tk]);
+  // open loop: every request sent gets its answer (the gateway answers 202 after 10 s at the latest)
+  while (inFlight.size > 0) await Promise.all([...inFlight]);
   return stats;
 }
 
@@ -409,23 +477,51 @@ async function main(): Promise<void> {
         accounts(['--data', dataDir, 'create', '--tier', 'Apex', '--deposit', '100000000']) as Promise<unknown> as Promise<Credentials>));
       const makers = mmCreds.map((c) => new Trader(cluster.baseUrl, c, { lean: true }));
       await Promise.all(makers.map((t) => t.login()));
+      const open = MIX_OPEN_RATE === undefined ? undefined : { rate: MIX_OPEN_RATE, quoteMs: MIX_OPEN_QUOTE_MS };
+      const before = await scrapeCluster(dataDir);
       const mixStart = performance.now();
       const loadTick = ticker(() => `mix: ${((performance.now() - mixStart) / 1000).toFixed(0)} s of ${MIX_SECONDS}; ${nodeProgress(dataDir)}`);
-      const mix = await mixedLoad(makers, traders, MIX_SECONDS, MIX_RATE).finally(() => loadTick.stop());
+      const mix = await mixedLoad(makers, traders, MIX_SECONDS, MIX_RATE, open).finally(() => loadTick.stop());
+      const answeredSecs = (performance.now() - mixStart) / 1000;
       const mixSent = [...mix.values()].reduce((a, k) => a + k.ok.length + k.queued + k.refused, 0);
       const mixTick = ticker(() => `mix: catching up; ${nodeProgress(dataDir)}`);
+      const drainStart = performance.now();
       const mixDrain = await drainTime(dataDir, MAX_CATCHUP_MS).finally(() => mixTick.stop());
-      console.log(`\n== realistic mix for ${MIX_SECONDS} s (${MAKERS} market makers re-quoting 2x2 levels by mass quote every 150 ms, ${traders.length} takers at ~${MIX_RATE} requests/s)`);
+      // the committee's last op: the end of the load (or of its last answer, open loop) plus the drain
+      const appliedSecs = (drainStart - mixStart) / 1000 + (Number.isNaN(mixDrain) ? MAX_CATCHUP_MS : mixDrain) / 1000;
+      const after = await scrapeCluster(dataDir);
+      const cost = describeCost(sectionCost(before, after), { rttMs: PROJECT_RTT_MS, books: 1 });
+      const applied = Math.max(0, ...sectionCost(before, after).nodes.map((n) => n.ops));
+      // A node counts the sequencer's job-end records ('progress') among a job's ops; they are the
+      // seqs the sequencer made durable beyond the ops it journaled. Per-op figures below divide by
+      // the ops alone, so the two policies compare per order.
+      const seqMetric = (s: ClusterScrape, name: string): number => sumOf(s.get('sequencer') ?? [], name);
+      const jobEnds = Math.max(0, (seqMetric(after, 'tenebra_sequencer_last_seq') - seqMetric(before, 'tenebra_sequencer_last_seq'))
+        - (seqMetric(after, 'tenebra_sequencer_ops_journaled_total') - seqMetric(before, 'tenebra_sequencer_ops_journaled_total')));
+      const realOps = Math.max(1, applied - jobEnds);
+      const how = open
+        ? `open loop: ${MAKERS} market makers re-quoting 2x2 levels by mass quote every ${MIX_OPEN_QUOTE_MS} ms, ${traders.length} takers sending ${MIX_OPEN_RATE} requests/s together, on a seeded schedule whatever the answers`
+        : `${MAKERS} market makers re-quoting 2x2 levels by mass quote every 150 ms, ${traders.length} takers at ~${MIX_RATE} requests/s`;
+      console.log(`\n== realistic mix for ${MIX_SECONDS} s (${how})`);
       console.log('(latency: placements to the journal ack; cancels, modifies and mass quotes to the committee outcome)');
       console.log('(p50 2nd half: requests sent in the second half of the run, once the fresh processes have warmed up)');
-      console.log('kind          sent     ok    ok/s   p50 ms   p99 ms  p50 2nd half  queued  refused');
+      console.log('kind          sent     ok    ok/s   p50 ms   p90 ms   p99 ms  p50 2nd half  queued  refused');
       for (const [kind, k] of mix) {
         const sent = k.ok.length + k.queued + k.refused;
         const why = [...k.reasons].map(([r, n]) => `${r}: ${n}`).join(', ');
-        console.log(`${kind.padEnd(12)} ${String(sent).padStart(5)} ${String(k.ok.length).padStart(6)} ${(k.ok.length / MIX_SECONDS).toFixed(1).padStart(7)} ${pct(k.ok, 50).toFixed(2).padStart(8)} ${pct(k.ok, 99).toFixed(2).padStart(8)} ${pct(k.late, 50).toFixed(2).padStart(13)} ${String(k.queued).padStart(7)}  ${k.refused}${why ? ` (${why})` : ''}`);
+        console.log(`${kind.padEnd(12)} ${String(sent).padStart(5)} ${String(k.ok.length).padStart(6)} ${(k.ok.length / MIX_SECONDS).toFixed(1).padStart(7)} ${pct(k.ok, 50).toFixed(2).padStart(8)} ${pct(k.ok, 90).toFixed(2).padStart(8)} ${pct(k.ok, 99).toFixed(2).padStart(8)} ${pct(k.late, 50).toFixed(2).padStart(13)} ${String(k.queued).padStart(7)}  ${k.refused}${why ? ` (${why})` : ''}`);
     }
-    console.log(`requests ${mixSent} (${(mixSent / MIX_SECONDS).toFixed(0)}/s); ops (about) ${mix.ops}; committee applied them all ${Number.isNaN(mixDrain) ? `NOT within ${MAX_CATCHUP_MS / 1000} s` : `${(mixDrain / 1000).toFixed(1)} s after the load ended`}`);
-    figures['mix'] = { seconds: MIX_SECONDS, requests: mixSent, ops: mix.ops, caughtUp: !Number.isNaN(mixDrain), kinds: Object.fromEntries([...mix].map(([kind, k]) => [kind, { ok: k.ok.length, p50Ms: pct(k.ok, 50), p99Ms: pct(k.ok, 99), queued: k.queued, refused: k.refused }])) };
+    const served = [...mix.values()].reduce((a, k) => a + k.ok.length, 0);
+    console.log(`requests offered ${mix.offered} (${(mix.offered / MIX_SECONDS).toFixed(1)}/s), answered ${mixSent}, served (200) ${served}${open ? `; the last answer ${(answeredSecs - MIX_SECONDS).toFixed(1)} s after the load ended` : ''}; ops (about) ${mix.ops}; committee applied them all ${Number.isNaN(mixDrain) ? `NOT within ${MAX_CATCHUP_MS / 1000} s` : `${(mixDrain / 1000).toFixed(1)} s after the ${open ? 'last answer' : 'load ended'}`}`);
+    console.log(`applied ops/s (busiest node's ops over the load and the drain, job-end records left out) ${(realOps / appliedSecs).toFixed(1)}; job-end records ${jobEnds}`);
+    for (const l of cost.lines) console.log(l);
+    console.log(`per op without job-end records (the table above counts them as ops): busiest node ${(cost.cpuMsPerOp * applied / realOps).toFixed(2)} ms CPU, ${(cost.roundsPerOp * applied / realOps).toFixed(2)} rounds`);
+    figures['mix'] = {
+      seconds: MIX_SECONDS, openRate: MIX_OPEN_RATE ?? null, openQuoteMs: open ? MIX_OPEN_QUOTE_MS : null, offered: mix.offered, requests: mixSent, served, ops: mix.ops, caughtUp: !Number.isNaN(mixDrain),
+      appliedOps: applied, jobEndRecords: jobEnds, appliedPerSec: realOps / appliedSecs, cpuMsPerOpPerNode: cost.cpuMsPerOp * applied / realOps, roundsPerOp: cost.roundsPerOp * applied / realOps,
+      cpuMsPerAppliedPerNode: cost.cpuMsPerOp, roundsPerApplied: cost.roundsPerOp,
+      kinds: Object.fromEntries([...mix].map(([kind, k]) => [kind, { ok: k.ok.length, p50Ms: pct(k.ok, 50), p90Ms: pct(k.ok, 90), p99Ms: pct(k.ok, 99), p50LateMs: pct(k.late, 50), queued: k.queued, refused: k.refused }])),
+    };
     }
 
     // Each trader's orders channel over an encrypted WebSocket: fills as a trading client learns them.

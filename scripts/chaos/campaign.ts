@@ -3,12 +3,12 @@
 //   [--share-fanout all|spare|minimal] [--out FILE]
 // The seeded simulation campaign (docs/reliability.md, "Seeded simulation"): seed S runs the fault
 // kind faults[S mod k] (sim-run.ts), every K-th seed of each kind runs twice and must give the same history hash.
-// --job-boundaries: the sequencer's policy (ADR 0008; default intake); 'both' runs every seed under
+// --job-boundaries: the sequencer's policy (ADR 0008; default progress); 'both' runs every seed under
 // each, so a seed's two runs differ only in where jobs end. Prints a line every 5 s, stops starting seeds after --max-minutes, and ends with per kind: runs,
 // failures, the failing seeds with a replay command, and a histogram of the time to recover.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { JOB_BOUNDARY_POLICIES, type JobBoundaryPolicy } from '@tenebra/config';
+import { DEFAULT_JOB_BOUNDARIES, JOB_BOUNDARY_POLICIES, type JobBoundaryPolicy } from '@tenebra/config';
 import { SHARE_FANOUTS, type ShareFanout } from '@tenebra/mpc';
 import { FAULT_KINDS, runSeed, type FaultKind, type RunResult } from './sim-run';
 import { histogram, kindOf, type KindSummary } from './summary';
@@ -21,7 +21,7 @@ const { values } = parseArgs({
     'replay-every': { type: 'string', default: '10' },
     'max-minutes': { type: 'string', default: '120' },
     orders: { type: 'string', default: '20' },
-    'job-boundaries': { type: 'string', default: 'intake' },
+    'job-boundaries': { type: 'string', default: DEFAULT_JOB_BOUNDARIES },
     'share-fanout': { type: 'string' },
     out: { type: 'string' },
     verbose: { type: 'boolean', default: false },
@@ -41,7 +41,7 @@ for (const f of faults) if (!FAULT_KINDS.includes(f)) throw new Error(`unknown f
 if (!Number.isSafeInteger(seeds) || seeds < 1 || !Number.isSafeInteger(from) || from < 0) throw new Error('--seeds and --from take whole numbers');
 
 const byKind = new Map<FaultKind, KindSummary>(faults.map((k) => [k, { runs: 0, failures: 0, failing: [], recoverMs: [], replays: 0, replayMismatches: 0 }]));
-const replayCmd = (seed: number, kind: FaultKind, policy: JobBoundaryPolicy): string => `npm run chaos -- --from ${seed} --seeds 1 --faults ${kind}${orders !== 20 ? ` --orders ${orders}` : ''}${policy !== 'intake' ? ` --job-boundaries ${policy}` : ''}${shareFanout ? ` --share-fanout ${shareFanout}` : ''} --verbose`;
+const replayCmd = (seed: number, kind: FaultKind, policy: JobBoundaryPolicy): string => `npm run chaos -- --from ${seed} --seeds 1 --faults ${kind}${orders !== 20 ? ` --orders ${orders}` : ''}${policy !== DEFAULT_JOB_BOUNDARIES ? ` --job-boundaries ${policy}` : ''}${shareFanout ? ` --share-fanout ${shareFanout}` : ''} --verbose`;
 const started = performance.now();
 let done = 0;
 let failed = 0;

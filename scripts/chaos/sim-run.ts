@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { Prng, SimNetwork } from '@tenebra/transport';
 import { shareSecret, reconstruct, decodeFieldVector, F, type ShareFanout } from '@tenebra/mpc';
 import { Exchange, PlaintextBackend, generateStream, loadBook, type Op, type OpResult } from '@tenebra/matching';
-import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
+import { COMPARISON_BITS, DEFAULT_JOB_BOUNDARIES, INSTRUMENTS } from '@tenebra/config';
 import { generateX25519, PairBox } from '@tenebra/seal';
 import { JOB_END_KIND, resultAad, type ResultFrame } from '@tenebra/wire';
 import { JobBoundaries, type JobBoundaryPolicy } from '../../sequencer-enclave/src/job-boundaries';
@@ -34,8 +34,8 @@ export interface RunOptions {
    */
   tamper?: 'three-down' | 'reference';
   /**
-   * The sequencer's job boundaries (ADR 0008): 'intake' (default) ends a job at every group commit;
-   * 'progress' ends one only once the committee has taken every job closed before it (the nodes
+   * The sequencer's job boundaries (ADR 0008): 'intake' ends a job at every group commit;
+   * 'progress' (the default, DEFAULT_JOB_BOUNDARIES) ends one only once the committee has taken every job closed before it (the nodes
    * report what they took), closing an open job with a job-end record of its own seq when nothing
    * else will. The product's JobBoundaries class decides, as in sequencer.ts.
    */
@@ -99,7 +99,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   const ref = new Exchange<bigint>(new PlaintextBackend({ compareBits: COMPARISON_BITS }), { symbols: INSTRUMENTS.map((i) => i.symbol), bookWidths: committeeBookWidths, ...COMMITTEE_MATCH_OPTIONS });
   /** The plaintext reference of each journaled op, by seq: computed after the run, in seq order, as the journal numbered the ops (job-end records take seqs too under 'progress'). */
   const want = new Map<bigint, OpResult<bigint>>();
-  const policy: JobBoundaryPolicy = o.jobBoundaries ?? 'intake';
+  const policy: JobBoundaryPolicy = o.jobBoundaries ?? DEFAULT_JOB_BOUNDARIES;
   const jobs = new JobBoundaries(0n, policy);
 
   // ---- keys: the gateway's and each node's sealing keys (their randomness never reaches the history) ----

@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  DEFAULT_PORTS, OPERATOR_TOKEN_ENV, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
+  DEFAULT_JOB_BOUNDARIES, DEFAULT_PORTS, OPERATOR_TOKEN_ENV, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
   type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type JobBoundaryPolicy, type ShareFanout, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
   type ReserveCounts,
 } from '@tenebra/config';
@@ -63,7 +63,8 @@ export interface ClusterOptions {
   /**
    * Where the sequencer ends the committee's jobs (SequencerConfig.jobBoundaries, `npm start --
    * --job-boundaries progress`): written into the sequencer's config of a new or resumed folder
-   * (measured, so the gateway and nodes get the new measurement); absent: 'intake'.
+   * (measured, so the gateway and nodes get the new measurement); absent: DEFAULT_JOB_BOUNDARIES
+   * ('progress'), which a config says by leaving the field out.
    */
   jobBoundaries?: JobBoundaryPolicy;
   /**
@@ -82,9 +83,9 @@ function applyShareFanout(cfg: NodeConfig, fanout: ShareFanout | undefined): boo
   return true;
 }
 
-/** Sets (or, for 'intake'/absent, removes) the sequencer config's job-boundary policy; true iff it changed. */
+/** Sets (or, for the default/absent, removes) the sequencer config's job-boundary policy; true iff it changed. */
 function applyJobBoundaries(cfg: SequencerConfig, policy: JobBoundaryPolicy | undefined): boolean {
-  const want = policy === 'progress' ? 'progress' : undefined;
+  const want = policy === DEFAULT_JOB_BOUNDARIES ? undefined : policy;
   if (cfg.jobBoundaries === want) return false;
   if (want) cfg.jobBoundaries = want;
   else delete cfg.jobBoundaries;
@@ -171,7 +172,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     platformKeyFile: L.platformKey, clientLinkKeys: clientLinkKeys(gatewayLinkKey, nodeLinkKeys), logLevel: opts.logLevel ?? 'info',
     ...(metrics ? { metricsPort: metrics.sequencer } : {}),
     ...(mode === 'dealer' ? { committeePreprocessing: mode } : {}),
-    ...(opts.jobBoundaries === 'progress' ? { jobBoundaries: 'progress' as const } : {}),
+    ...(opts.jobBoundaries !== undefined && opts.jobBoundaries !== DEFAULT_JOB_BOUNDARIES ? { jobBoundaries: opts.jobBoundaries } : {}),
   };
   const measurement = expectedMeasurement(sequencer);
   const sequencerUrl = `ws://${host}:${ports.sequencer}`;

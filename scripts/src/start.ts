@@ -25,9 +25,10 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
   --node-nice  CPU niceness of the committee nodes (default 19, 0 to disable): on one host their
                preprocessing would otherwise starve the sequencer and gateway's acknowledgements
   --job-boundaries intake|progress
-               where the sequencer ends the committee's MPC jobs (default intake: every intake group;
-               progress: ops gather while the committee is busy, jobs grow with a backlog, at most
-               256 ops; docs/decisions/0008-job-boundaries.md). Applies to new and resumed folders
+               where the sequencer ends the committee's MPC jobs (default progress: ops gather while
+               the committee is busy, jobs grow with a backlog, at most 256 ops; intake: every intake
+               group, the ops of one event-loop turn; docs/decisions/0008-job-boundaries.md). Applies
+               to new and resumed folders (a folder made before 2026-12-03 ran intake)
   --share-fanout all|spare|minimal
                whom each node sends a job round's shares (default all; spare: the next t + 1 live nodes;
                minimal: the next t, 42% fewer messages, no late-share check; a node a sender left out

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCluster } from '../src/cluster';
 import { describeLinks, linkEmulationOf, parseFlags, LINK_FLAGS } from '../src/flags';
-import { layout, readJson, writeJson, type GatewayConfig, type NodeConfig, type SequencerConfig } from '@tenebra/config';
+import { DEFAULT_JOB_BOUNDARIES, layout, readJson, writeJson, type GatewayConfig, type NodeConfig, type SequencerConfig } from '@tenebra/config';
 import { DEFAULT_KAPPA } from '@tenebra/mpc';
 import { startOptions } from '../src/start-options';
 
@@ -95,6 +95,29 @@ describe('the share fan-out (npm start -- --share-fanout all|spare|minimal)', ()
       expect(all.nodes.every((nd) => nd.shareFanout === undefined)).toBe(true);
       const fresh = await ensureCluster({ dataDir: join(dir, 'g'), env: 'test', ports, shareFanout: 'all' });
       expect(fresh.nodes.every((nd) => nd.shareFanout === undefined)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('job boundaries (npm start -- --job-boundaries intake|progress, ADR 0008)', () => {
+  it("default to 'progress', which the sequencer config says by leaving the field out; 'intake' is written, and removed by a start without the flag", async () => {
+    const dir = folder();
+    try {
+      expect(DEFAULT_JOB_BOUNDARIES).toBe('progress');
+      const o = startOptions(['--job-boundaries', 'intake', '--data', join(dir, 'f')]);
+      expect(o.help === false && o.options.jobBoundaries).toBe('intake');
+      expect(() => startOptions(['--job-boundaries', 'some'])).toThrow(/--job-boundaries must be one of intake, progress, got 'some'/);
+      const fresh = await ensureCluster({ dataDir: join(dir, 'g'), env: 'test', ports });
+      expect(fresh.sequencer.jobBoundaries).toBeUndefined();
+      const intake = await ensureCluster({ dataDir: join(dir, 'f'), env: 'test', ports, jobBoundaries: 'intake' });
+      expect(intake.sequencer.jobBoundaries).toBe('intake');
+      expect(readJson<SequencerConfig>(layout(join(dir, 'f')).sequencerConfig).jobBoundaries).toBe('intake');
+      const back = await ensureCluster({ dataDir: join(dir, 'f'), env: 'test', ports });
+      expect(back.sequencer.jobBoundaries).toBeUndefined();
+      const named = await ensureCluster({ dataDir: join(dir, 'f'), env: 'test', ports, jobBoundaries: 'progress' });
+      expect(named.sequencer.jobBoundaries).toBeUndefined();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -65,8 +65,8 @@ function linksFromEnv(): ClusterOptions['linkEmulation'] {
 }
 
 /**
- * TENEBRA_TEST_JOB_BOUNDARIES=progress runs every test cluster's sequencer with job boundaries from
- * the committee's progress (docs/decisions/0008-job-boundaries.md). Unset: the default, 'intake'.
+ * TENEBRA_TEST_JOB_BOUNDARIES=intake runs every test cluster's sequencer with a job per intake group
+ * (docs/decisions/0008-job-boundaries.md). Unset: the default, 'progress' (jobs from the committee's progress).
  */
 function jobBoundariesFromEnv(): ClusterOptions['jobBoundaries'] {
   const v = process.env.TENEBRA_TEST_JOB_BOUNDARIES;

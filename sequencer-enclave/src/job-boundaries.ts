@@ -8,12 +8,12 @@
 // committee adds no wait. One closed job waits at most, so the committee never idles for a report's
 // round trip. The boundary is journaled (batch_end on an op, or a job-end record), so every node
 // cuts jobs at the same seqs, also on replay. docs/decisions/0008-job-boundaries.md.
-// That is the 'progress' policy, an option; the default 'intake' closes every intake group (a job is
-// the ops of one event-loop turn) and ignores the reports.
+// That is the 'progress' policy, the default since 2026-12-03; the option 'intake' closes every
+// intake group (a job is the ops of one event-loop turn) and ignores the reports.
 
 // 'intake': every intake group ends a job (the committee's progress is not consulted);
 // 'progress': the open job closes when the committee has taken every job closed before it.
-import type { JobBoundaryPolicy } from '@tenebra/config';
+import { DEFAULT_JOB_BOUNDARIES, type JobBoundaryPolicy } from '@tenebra/config';
 export type { JobBoundaryPolicy };
 
 /** The sequencer's view of job boundaries and of the committee's progress. */
@@ -22,7 +22,7 @@ export class JobBoundaries {
   private taken = 0n;
 
   /** lastEnd: seq of the last journaled record that ends a job (0 if none). */
-  constructor(lastEnd: bigint, readonly policy: JobBoundaryPolicy = 'intake') {
+  constructor(lastEnd: bigint, readonly policy: JobBoundaryPolicy = DEFAULT_JOB_BOUNDARIES) {
     this.lastEnd = lastEnd;
   }
 

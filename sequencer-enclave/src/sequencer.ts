@@ -6,7 +6,7 @@
 // committee has taken every closed job, else the ops wait for a later boundary, which a job-end
 // record carries if no op arrives when the committee gets there.
 import type { Logger } from 'pino';
-import { OP_TRACE, traceOp } from '@tenebra/config';
+import { DEFAULT_JOB_BOUNDARIES, OP_TRACE, traceOp } from '@tenebra/config';
 import { openJournal, type Journal } from '@tenebra/journal';
 import type { AckFrame, NackFrame, SealedOp } from '@tenebra/wire';
 import { NsClock } from './clock';
@@ -49,7 +49,7 @@ export class Sequencer {
   ) {}
 
   /** Opens the journal in dir and rebuilds the clock and the dedupe window from its tail; observer hears of every group commit. */
-  static open(dir: string, n: number, log: Logger, observer?: GroupCommitObserver, policy: JobBoundaryPolicy = 'intake'): Sequencer {
+  static open(dir: string, n: number, log: Logger, observer?: GroupCommitObserver, policy: JobBoundaryPolicy = DEFAULT_JOB_BOUNDARIES): Sequencer {
     const journal = openJournal(dir);
     const dedupe = new DedupeWindow(LIMITS.dedupeWindow);
     const last = journal.lastSeq;

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
 import { Registry } from 'prom-client';
 import { generateEd25519, makeQuote, proveEnclaveKey, type Quote } from '@tenebra/seal';
-import { JOB_BOUNDARY_POLICIES, MAX_COMMITTEE, withDealerLabel, type SequencerConfig } from '@tenebra/config';
+import { DEFAULT_JOB_BOUNDARIES, JOB_BOUNDARY_POLICIES, MAX_COMMITTEE, withDealerLabel, type SequencerConfig } from '@tenebra/config';
 import {
   sendCorked, claimOfAuth, ConnectionChallenge, decodeToSequencer, encodeFrame, FrameError, LinkAuthError, principalName, refuseLink,
   sequencerServerName, type AuthOkFrame, type LinkRole, type NackFrame, type QuoteFrame,
@@ -62,7 +62,7 @@ export async function startSequencer(
   if (config.jobBoundaries !== undefined && !JOB_BOUNDARY_POLICIES.includes(config.jobBoundaries)) {
     throw new Error(`config.jobBoundaries must be one of ${JOB_BOUNDARY_POLICIES.join(', ')}, got ${JSON.stringify(config.jobBoundaries)}`);
   }
-  sequencer = Sequencer.open(config.dataDir, config.n, log, metrics, config.jobBoundaries ?? 'intake');
+  sequencer = Sequencer.open(config.dataDir, config.n, log, metrics, config.jobBoundaries ?? DEFAULT_JOB_BOUNDARIES);
 
   const wss = new WebSocketServer({
     host: config.host,

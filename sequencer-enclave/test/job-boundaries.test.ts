@@ -3,7 +3,7 @@ import { JobBoundaries } from '../src/job-boundaries';
 
 describe('job boundaries', () => {
   it("'intake' closes every group and ignores the committee's progress", () => {
-    const j = new JobBoundaries(0n);
+    const j = new JobBoundaries(0n, 'intake');
     expect(j.policy).toBe('intake');
     j.closed(3n);
     expect(j.canClose()).toBe(true); // nothing reported taken, still closes
@@ -12,7 +12,8 @@ describe('job boundaries', () => {
   });
 
   it("'progress' closes the open job only once the committee has taken every job closed before it", () => {
-    const j = new JobBoundaries(0n, 'progress');
+    const j = new JobBoundaries(0n);
+    expect(j.policy).toBe('progress'); // the default (DEFAULT_JOB_BOUNDARIES)
     expect(j.canClose()).toBe(true); // idle, nothing closed: the first op ends its own job
     j.closed(1n);
     expect(j.canClose()).toBe(false); // job 1 not taken: later ops gather

@@ -42,6 +42,7 @@ async function feedNode(
 describe('sequencer enclave', () => {
   it('acks only journaled ops; gapless order under concurrent submitters; feeds every node in order', async () => {
     const f = fixture(5);
+    f.config.jobBoundaries = 'intake';
     const s = await start(f);
     const nodes = await Promise.all([1, 2, 3, 4, 5].map((i) => feedNode(f, s.url, i)));
     const clients = await Promise.all(
@@ -82,7 +83,7 @@ describe('sequencer enclave', () => {
         expect(o.ts_ns).toBe(rec.tsNs.toString());
         expect(o.batch_end).toBe(rec.batchEnd);
       }
-      // 'intake' job boundaries (the default): every intake group ends a job
+      // 'intake' job boundaries: every intake group ends a job
       expect(n.got[n.got.length - 1]!.batch_end).toBe(true);
     }
     // ...and a node's progress report journals nothing
@@ -96,7 +97,8 @@ describe('sequencer enclave', () => {
 
   it('ends jobs where the committee has caught up: ops gather while it is busy, a job-end record closes them', async () => {
     const f = fixture(3, await freePort()); // a fixed port: the node's feed reconnects after the restart
-    f.config.jobBoundaries = 'progress';
+    // no jobBoundaries in the config: the default, 'progress' (DEFAULT_JOB_BOUNDARIES)
+    expect(f.config.jobBoundaries).toBeUndefined();
     let s = await start(f);
     const c = new SequencerClient();
     await c.connect(clientOpts(f, s.url));

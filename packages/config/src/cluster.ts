@@ -175,9 +175,9 @@ export interface SequencerConfig {
   /** the committee's preprocessing mode; 'dealer' puts dealer.ts's label on every log line (absent: committee) */
   committeePreprocessing?: PreprocessingMode;
   /**
-   * where the committee's MPC jobs end (docs/decisions/0008-job-boundaries.md): 'intake' (absent) every
-   * intake group; 'progress' when the committee has taken every job closed before (jobs grow with a backlog).
-   * Measured: it decides what the journal holds.
+   * where the committee's MPC jobs end (docs/decisions/0008-job-boundaries.md): 'progress' (absent,
+   * DEFAULT_JOB_BOUNDARIES) when the committee has taken every job closed before (jobs grow with a
+   * backlog); 'intake' every intake group. Measured: it decides what the journal holds.
    */
   jobBoundaries?: JobBoundaryPolicy;
 }
@@ -185,6 +185,12 @@ export interface SequencerConfig {
 /** Where the sequencer ends the committee's jobs (SequencerConfig.jobBoundaries). */
 export type JobBoundaryPolicy = 'intake' | 'progress';
 export const JOB_BOUNDARY_POLICIES: readonly JobBoundaryPolicy[] = ['intake', 'progress'];
+/**
+ * The policy of a sequencer config without `jobBoundaries`: 'progress' since 2026-12-03 (ADR 0008's
+ * equal-load comparison); 'intake' before, so a folder made earlier switches on its next start
+ * unless it is started with `--job-boundaries intake`.
+ */
+export const DEFAULT_JOB_BOUNDARIES: JobBoundaryPolicy = 'progress';
 
 export interface GatewayConfig {
   role: 'gateway';
