@@ -56,23 +56,3 @@ describe('pair boxes', () => {
     expect(() => nodeBox.open(seal(node.publicKey, utf8('forged'), aad), aad)).toThrow(SealError);
   });
 });
-
-describe('SaltHmac', () => {
-  it('gives the bytes of createHmac(sha256, key).update(salt) for random keys and salts', async () => {
-    const { SaltHmac } = await import('../src/pair');
-    const { createHmac, randomBytes } = await import('node:crypto');
-    for (let i = 0; i < 200; i++) {
-      const key = randomBytes(32);
-      const h = new SaltHmac(key);
-      for (let j = 0; j < 3; j++) {
-        const salt = randomBytes(16);
-        expect(Buffer.from(h.mac(salt)).toString('hex')).toBe(createHmac('sha256', key).update(salt).digest('hex'));
-      }
-    }
-  });
-  it('refuses a key or salt of another length', async () => {
-    const { SaltHmac } = await import('../src/pair');
-    expect(() => new SaltHmac(new Uint8Array(31))).toThrow(RangeError);
-    expect(() => new SaltHmac(new Uint8Array(32)).mac(new Uint8Array(15))).toThrow(RangeError);
-  });
-});
