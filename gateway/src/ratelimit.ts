@@ -272,17 +272,17 @@ interface SecondWindow {
   milli: number;
 }
 
+/** A refusal by a one-second budget (spacing, venue caps); a plain function: tsx's keepNames would wrap a closure made per admission in a naming call. */
+function refusedThisSecond(limit: number, sec: number): RateDecision {
+  return { allowed: false, limit, remaining: 0, reset: sec + 1, retryAfter: 1 };
+}
+
 /**
  * Admission of one trading action beyond the per-account minute budget: mass quotes by tier (and
  * their batch count), the per-symbol per-account spacing (placement 1 ms, cancel 200 µs, modify and
  * mass quote 1 ms) and the system caps (10,000 weighted actions/s overall, 5,000 per symbol).
  * Nothing is charged unless every check passes.
  */
-/** A refusal by a one-second budget (spacing, venue caps); a plain function: tsx's keepNames would wrap a closure made per admission in a naming call. */
-function refusedThisSecond(limit: number, sec: number): RateDecision {
-  return { allowed: false, limit, remaining: 0, reset: sec + 1, retryAfter: 1 };
-}
-
 export class TradingGuard {
   private readonly last = new Map<string, bigint>();
   private global: SecondWindow = { second: 0, milli: 0 };
