@@ -272,6 +272,11 @@ interface SecondWindow {
   milli: number;
 }
 
+/** A refusal by a one-second budget (spacing, venue caps); a plain function: tsx's keepNames would wrap a closure made per admission in a naming call. */
+function refusedThisSecond(limit: number, sec: number): RateDecision {
+  return { allowed: false, limit, remaining: 0, reset: sec + 1, retryAfter: 1 };
+}
+
 /**
  * Admission of one trading action beyond the per-account minute budget: mass quotes by tier (and
  * their batch count), the per-symbol per-account spacing (placement 1 ms, cancel 200 µs, modify and
@@ -296,10 +301,9 @@ export class TradingGuard {
     const sec = Math.floor(ms / 1000);
     const weight = ACTION_WEIGHT_MILLI[kind];
     const info = TIER_INFO[tier];
-    const secondDecision = (limit: number): RateDecision => ({ allowed: false, limit, remaining: 0, reset: sec + 1, retryAfter: 1 });
 
     if (kind === 'massQuote' && info.massQuotesPerMinute === null) {
-      return { ok: false, error: 'tier_not_eligible', detail: `mass quotes are available to the Prime and Apex tiers; this account is ${tier}`, decision: secondDecision(0) };
+      return { ok: false, error: 'tier_not_eligible', detail: `mass quotes are available to the Prime and Apex tiers; this account is ${tier}`, decision: refusedThisSecond(0, sec) };
     }
     const spacingKey = symbol === null ? null : `${userId}\n${symbol}\n${kind}`;
     if (spacingKey !== null) {
@@ -307,7 +311,7 @@ export class TradingGuard {
       const gap = ACTION_SPACING_NS[kind];
       if (prev !== undefined && ns - prev < gap) {
         return {
-          ok: false, error: 'rate_limited', decision: secondDecision(1),
+          ok: false, error: 'rate_limited', decision: refusedThisSecond(1, sec),
           // Retry-After is whole seconds; the spacing frees up within a millisecond (issue 24)
           retryAfterMs: Math.max(1, Math.ceil(Number(gap - (ns - prev)) / 1e6)),
           detail: `at most one ${kind} per ${Number(gap) / 1000} µs per symbol and account on ${symbol}`,
@@ -316,13 +320,13 @@ export class TradingGuard {
     }
     const g = this.roll(this.global, sec);
     if (g.milli + weight > this.caps.globalMilliPerSecond) {
-      return { ok: false, error: 'VENUE_AT_CAPACITY', detail: `the venue is at its cap of ${this.caps.globalMilliPerSecond / 1000} weighted actions per second; retry with exponential backoff from 1 s`, decision: secondDecision(this.caps.globalMilliPerSecond / 1000) };
+      return { ok: false, error: 'VENUE_AT_CAPACITY', detail: `the venue is at its cap of ${this.caps.globalMilliPerSecond / 1000} weighted actions per second; retry with exponential backoff from 1 s`, decision: refusedThisSecond(this.caps.globalMilliPerSecond / 1000, sec) };
     }
     let s: SecondWindow | null = null;
     if (symbol !== null) {
       s = this.roll(this.perSymbol.get(symbol) ?? { second: sec, milli: 0 }, sec);
       if (s.milli + weight > this.caps.perSymbolMilliPerSecond) {
-        return { ok: false, error: 'VENUE_AT_CAPACITY', detail: `${symbol} is at its cap of ${this.caps.perSymbolMilliPerSecond / 1000} weighted actions per second; retry with exponential backoff from 1 s`, decision: secondDecision(this.caps.perSymbolMilliPerSecond / 1000) };
+        return { ok: false, error: 'VENUE_AT_CAPACITY', detail: `${symbol} is at its cap of ${this.caps.perSymbolMilliPerSecond / 1000} weighted actions per second; retry with exponential backoff from 1 s`, decision: refusedThisSecond(this.caps.perSymbolMilliPerSecond / 1000, sec) };
       }
     }
     if (kind === 'massQuote') {

@@ -263,4 +263,25 @@ describe('result collector', () => {
     // node 4's box presented as node 5's: wrong pair key and wrong aad
     expect(() => o.open(frame(1, 4, sh).sealed, '1', 5)).toThrow(SealError);
   });
+
+  it('agrees on an outcome whatever the order of its keys, and tells different outcomes apart, over many seqs (the canonical-text memo)', () => {
+    const c = new ResultCollector({ n: 5, t: 2, opener: opener() }, log);
+    const all = new Set([1, 2, 3, 4, 5]);
+    for (let seq = 1; seq <= 200; seq++) {
+      const sh = shareSecret([BigInt(seq)], 5, 2);
+      const base = frame(seq, 1, sh);
+      c.add(base, 1n, 0);
+      // node 2: the same outcome with its keys in another order (a different JSON.stringify text)
+      const reordered = Object.fromEntries(Object.entries(base.pub).reverse());
+      c.add({ ...frame(seq, 2, sh), pub: reordered }, 1n, 0);
+      // node 3: another outcome every third seq; the same text as node 1 otherwise (a memo hit)
+      const other = seq % 3 === 0 ? { ...frame(seq, 3, sh), pub: { ...base.pub, rested: true } } : frame(seq, 3, sh);
+      c.add(other, 1n, 0);
+      if (seq % 3 === 0) {
+        expect(c.decide(BigInt(seq), all, 0), `seq ${seq}`).toBeNull();
+        c.add(frame(seq, 4, sh), 1n, 0);
+      }
+      expect(c.decide(BigInt(seq), all, 0), `seq ${seq}`).toMatchObject({ seq: BigInt(seq), values: [BigInt(seq)] });
+    }
+  });
 });

@@ -72,8 +72,9 @@ export class TokenService {
   async verify(token: string): Promise<TokenCheck> {
     // A base64url segment's last character carries unused low bits; jose ignores them, so a token with
     // those bits changed would decode to the same signature and pass. Only our exact text is a token.
-    if (!isCanonicalCompact(token)) return { ok: false, error: 'invalid_token', detail: 'the bearer token is malformed or its signature does not verify' };
+    // Only canonical texts enter the cache, so a hit needs no canonical check (a third of a hit's cost).
     const hit = this.verified.get(token);
+    if (!hit && !isCanonicalCompact(token)) return { ok: false, error: 'invalid_token', detail: 'the bearer token is malformed or its signature does not verify' };
     if (hit) {
       // jose's expiry rule (no clock tolerance): expired when exp <= now, in whole seconds
       if (hit.exp <= Math.floor(this.clock.nowMs() / 1000)) {

@@ -98,6 +98,8 @@ interface Candidate {
   priced: Priced;
   op: SealedOp;
   nowNs: bigint;
+  /** the account as the lockout check read it (ownerId reuses it: no write can come between) */
+  account?: AccountRec | undefined;
 }
 
 type SubmitOutcome = { ok: true } | { ok: false; error: ApiError };
@@ -225,7 +227,7 @@ export class OrderService {
     const tIn = OP_TRACE ? traceNow() : 0;
     const c = this.candidate(acct, b);
     if (OP_TRACE) traceOp(this.log, 'gw-accept', { order_id: c.orderId }, tIn);
-    const ownerId = await this.ownerId(acct.user_id);
+    const ownerId = await this.ownerId(acct.user_id, c.account);
     c.op = this.sealer.place(c.orderId, c.intent.inst.symbol, {
       side: c.intent.side, type: c.intent.type, tif: c.intent.tif, priceTicks: c.priced.bookTicks, qtySteps: c.intent.qtySteps,
       ownerId, expiresAtNs: c.intent.expiresAtNs, aon: c.intent.aon, minFillSteps: c.intent.minFillSteps,
@@ -257,12 +259,12 @@ export class OrderService {
     const tier = TIER_INFO[acct.tier];
     const nowNs = this.clock.nowNs();
     const intent = validateOrder(b, this.registry, tier.minNotionalMicro, nowNs);
-    this.checkLockout(acct.user_id);
+    const account = this.checkLockout(acct.user_id);
     if (!this.sequencer.connected) fail('SEQUENCER_UNAVAILABLE', 'the sequencer is not reachable; nothing was submitted, retry later');
     this.checkMatching();
     const priced = priceOrder(intent, this.oracle, this.priceBandBps);
     if (intent.priceTicks === null) checkMinNotional(intent.inst, intent.qtySteps, priced.priceTicks ?? priced.markTicks, tier.minNotionalMicro);
-    return { orderId: this.newOrderId(), intent, priced, op: null as unknown as SealedOp, nowNs };
+    return { orderId: this.newOrderId(), intent, priced, op: null as unknown as SealedOp, nowNs, account };
   }
 
   /**
@@ -340,9 +342,12 @@ export class OrderService {
     return key;
   }
 
-  /** The account's owner id for self-trade prevention (assigned once, on its first order). */
-  private async ownerId(userId: string): Promise<number> {
-    const cur = this.db.accounts.get(userId)!;
+  /**
+   * The account's owner id for self-trade prevention (assigned once, on its first order). `read`: the
+   * account as read earlier in the same synchronous stretch (each read decodes the whole record).
+   */
+  private async ownerId(userId: string, read?: AccountRec): Promise<number> {
+    const cur = read ?? this.db.accounts.get(userId)!;
     if (cur.owner_id !== undefined) return cur.owner_id;
     return this.db.txAsync(() => {
       const a = this.db.accounts.get(userId)!;
@@ -355,8 +360,11 @@ export class OrderService {
     });
   }
 
-  private checkLockout(userId: string): void {
-    if (this.db.accounts.get(userId)?.in_liquidation) fail('ACCOUNT_IN_LIQUIDATION', 'the account is being liquidated; new orders are blocked');
+  /** Refuses a locked-out account; returns the account as read (undefined when there is none). */
+  private checkLockout(userId: string): AccountRec | undefined {
+    const a = this.db.accounts.get(userId);
+    if (a?.in_liquidation) fail('ACCOUNT_IN_LIQUIDATION', 'the account is being liquidated; new orders are blocked');
+    return a;
   }
 
   /**
@@ -663,12 +671,12 @@ export class OrderService {
     }
     if (symbol === null) fail('ORDER_NOT_FOUND', 'no leg names an order of this account or a placement');
     const sym: string = symbol;
-    this.checkLockout(acct.user_id);
+    const fresh = this.checkLockout(acct.user_id);
     if (!this.sequencer.connected) fail('SEQUENCER_UNAVAILABLE', 'the sequencer is not reachable; nothing was submitted, retry later');
     if (legs.some((l) => l.place)) this.checkMatching();
 
     // 2. Price and seal every placement; replays of client ids answer with the original order.
-    const ownerId = await this.ownerId(acct.user_id);
+    const ownerId = await this.ownerId(acct.user_id, fresh);
     type PlaceResult = Record<string, unknown>;
     const placeResults: (PlaceResult | null)[] = legs.map(() => null);
     const candidates: (Candidate | null)[] = legs.map(() => null);

@@ -51,6 +51,9 @@ export interface CollectorOptions {
   keepDecided?: number;
 }
 
+/** Outcome texts the collector remembers the canonical form of (a few seqs' worth). */
+const CANONICAL_MEMO = 64;
+
 export class ResultCollector {
   private readonly slots = new Map<bigint, Slot>();
   private readonly decided = new Map<bigint, DecidedSeq>();
@@ -58,10 +61,33 @@ export class ResultCollector {
   private readonly lastSeq = new Map<number, bigint>();
   private readonly graceMs: number;
   private readonly keepDecided: number;
+  /** JSON.stringify text -> canonicalJson text of recent outcomes (oldest dropped first) */
+  private readonly canonicalTexts = new Map<string, string>();
 
   constructor(private readonly opts: CollectorOptions, private readonly log: Logger) {
     this.graceMs = opts.graceMs ?? 0;
     this.keepDecided = opts.keepDecided ?? 1024;
+  }
+
+  /**
+   * canonicalJson of a result's public outcome, by its JSON.stringify text: the n nodes of a seq
+   * mostly send the same text, and a canonical text costs several stringify's (recursive, sorted).
+   * A frame's pub comes from JSON.parse (@tenebra/wire), so that text determines the value, hence its
+   * canonical text; anything stringify refuses (a bigint in a test's frame) goes to canonicalJson.
+   */
+  private canonical(pub: Record<string, unknown>): string {
+    let text: string;
+    try {
+      text = JSON.stringify(pub);
+    } catch {
+      return canonicalJson(pub);
+    }
+    const hit = this.canonicalTexts.get(text);
+    if (hit !== undefined) return hit;
+    const c = canonicalJson(pub);
+    if (this.canonicalTexts.size >= CANONICAL_MEMO) this.canonicalTexts.delete(this.canonicalTexts.keys().next().value!);
+    this.canonicalTexts.set(text, c);
+    return c;
   }
 
   /** Seqs held undecided. */
@@ -81,7 +107,7 @@ export class ResultCollector {
       this.log.error({ seq: frame.seq, node: frame.node, err: (e as Error).message }, `node ${frame.node} sent output shares the gateway cannot open`);
       values = null;
     }
-    const entry: Entry = { node: frame.node, job: frame.job, pubText: canonicalJson(frame.pub), pub: frame.pub, values };
+    const entry: Entry = { node: frame.node, job: frame.job, pubText: this.canonical(frame.pub), pub: frame.pub, values };
     if (seq < cursor) return this.checkLate(seq, entry);
     let slot = this.slots.get(seq);
     if (!slot) {
