@@ -17,7 +17,7 @@ import type { Transport } from '@tenebra/transport';
 import { InconsistentSharesError, JobMessagesGoneError, PreprocessingExhaustedError, QuorumLostError, type JobContext, type Sec } from './api';
 import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, encodeFieldVector, mod, readElement, writeElement } from './field';
 import { lincombEncoded } from './kernel';
-import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
+import { Msg, decode, decodeVector, encodeWith, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
 import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
@@ -277,6 +277,8 @@ interface LateCheck {
   base: number[];
   /** The positions every late share is sampled at (drawn at the first one). */
   positions?: number[];
+  /** The base shares at `positions`, encoded (made at the first late share, reused by the others). */
+  rows?: Uint8Array[];
   shares: ShareVec[];
   /** Elements per share vector. */
   m: number;
@@ -329,6 +331,16 @@ function gatherShare(v: ShareVec, positions: readonly number[]): Uint8Array {
   const view = new DataView(out.buffer);
   for (let j = 0; j < positions.length; j++) writeElement(view, j * ELEMENT_BYTES, v[positions[j]!]!);
   return out;
+}
+
+/** A share vector as one encoded vector (the bytes themselves when it is held encoded). */
+function encodedOf(v: ShareVec): Uint8Array {
+  return v instanceof Uint8Array ? v : encodeFieldVector(v);
+}
+
+/** a and b hold the same bytes (Buffer.equals: a native compare, not a JavaScript loop per byte). */
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }
 
 /** Positions spot-checked per late share. */
@@ -632,7 +644,7 @@ class PartyImpl implements Party {
 
   envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[] | Uint8Array)[]; extra?: Uint8Array }): Uint8Array {
     const ready = this.phase === 'ready';
-    return encode({ ...m, prepCommitted: ready ? this.prep.committed : 0, prepNext: ready ? this.prep.resolved : 0 });
+    return encodeWith(m, ready ? this.prep.committed : 0, ready ? this.prep.resolved : 0);
   }
 
   // ---- state ----
@@ -1321,14 +1333,20 @@ class PartyImpl implements Party {
       // position needs t + 2 shares there, so an honest late share must have been sampled there too
       const positions = (lc.positions ??= samplePositions(m, LATE_SAMPLE));
       const k = positions.length;
-      const got = gatherEncoded(bytes, positions);
-      const expected = lincombEncoded(lc.shares.map((s) => gatherShare(s, positions)), lagrange(lc.base, from));
+      // Every position sampled (m <= LATE_SAMPLE, most rounds): the vectors as they are, no gathers.
+      const whole = k === m;
+      const got = whole ? bytes : gatherEncoded(bytes, positions);
+      const rows = (lc.rows ??= lc.shares.map((s) => (whole ? encodedOf(s) : gatherShare(s, positions))));
+      const expected = lincombEncoded(rows, lagrange(lc.base, from));
       let index = -1;
-      for (let j = 0; j < k && index < 0; j++) {
-        for (let b = j * ELEMENT_BYTES; b < (j + 1) * ELEMENT_BYTES; b++) {
-          if (expected[b] !== got[b]) {
-            index = positions[j]!;
-            break;
+      // equal in one native compare (the usual case); element by element only to find where not
+      if (!bytesEqual(expected, got)) {
+        for (let j = 0; j < k && index < 0; j++) {
+          for (let b = j * ELEMENT_BYTES; b < (j + 1) * ELEMENT_BYTES; b++) {
+            if (expected[b] !== got[b]) {
+              index = positions[j]!;
+              break;
+            }
           }
         }
       }
