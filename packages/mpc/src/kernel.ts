@@ -179,9 +179,10 @@ function up(x: number): number {
 
 /**
  * Copies the inputs into kernel memory one after another, calls fn with their offsets and the
- * offsets of output areas of the given byte sizes, and returns copies of the outputs.
+ * offsets of output areas of the given byte sizes, and returns copies of the first `keep` outputs
+ * (default all; the others are scratch areas).
  */
-function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (ins: number[], outs: number[]) => void): Uint8Array[] {
+function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (ins: number[], outs: number[]) => void, keep = outSizes.length): Uint8Array[] {
   let total = 0;
   for (const v of inputs) total = up(total) + v.length;
   for (const o of outSizes) total = up(total) + o;
@@ -203,7 +204,10 @@ function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (in
   fn(ins, outs);
   // memory may have been re-made by a grow inside fn (it never grows there; re-read for safety)
   const after = new Uint8Array(k().memory.buffer);
-  return outs.map((o, i) => output(after, o, o + outSizes[i]!));
+  // the first `keep` areas only: the rest is the kernel's scratch, not copied out
+  const res: Uint8Array[] = [];
+  for (let i = 0; i < keep; i++) res.push(output(after, outs[i]!, outs[i]! + outSizes[i]!));
+  return res;
 }
 
 function sameCount(what: string, ...vs: Uint8Array[]): number {
@@ -470,7 +474,7 @@ export function closureEvalEncoded(opened: Uint8Array, items: Uint8Array, m: num
   closureShapes(opened, items, m, width, prog.p);
   const scratch = (prog.coefficients + 1 + prog.nOut) * 40;
   return run([opened, items, prog.bytes], [prog.nOut * m * ELEMENT_BYTES, scratch], ([po, pi, pp], [d, s]) =>
-    k().closureEval(po!, pi!, pp!, s!, d!, m, width, prog.nOut))[0]!;
+    k().closureEval(po!, pi!, pp!, s!, d!, m, width, prog.nOut), 1)[0]!;
 }
 
 /**
