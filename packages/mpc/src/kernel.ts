@@ -238,9 +238,10 @@ export function scaleEncoded(x: Uint8Array, c: bigint): Uint8Array {
 export const SMALL_WEIGHT_LIMIT = 2 ** 24;
 
 /** The weights as small signed integers (w or w - p below SMALL_WEIGHT_LIMIT), or undefined if one is not. */
+const SMALL_WEIGHT_LIMIT_BIG = BigInt(SMALL_WEIGHT_LIMIT);
 function smallWeights(w: readonly bigint[]): number[] | undefined {
   const out: number[] = [];
-  const lim = BigInt(SMALL_WEIGHT_LIMIT);
+  const lim = SMALL_WEIGHT_LIMIT_BIG;
   for (const x of w) {
     if (x >= 0n && x < lim) out.push(Number(x));
     else if (x < P && P - x < lim) out.push(-Number(P - x));
@@ -266,6 +267,13 @@ export function lincombEncoded(rows: readonly Uint8Array[], w: readonly bigint[]
   return run([...rows, wb], [rows[0]!.length], (ins, [d]) => k().lincombMany(ins[0]!, ins[rows.length]!, rows.length, m, d!))[0]!;
 }
 
+/** The scale element 1 (encoded), shared: the kernel only reads it (and skips it at scale 1). */
+const SCALE_ONE = (() => {
+  const b = new Uint8Array(ELEMENT_BYTES);
+  b[ELEMENT_BYTES - 1] = 1;
+  return b;
+})();
+
 /**
  * scale * sum_j w_j rows_j elementwise for small signed integer weights (|w_j| < 2^24, at most 64
  * rows); scale (default 1) is one field element, so rational weights c_j / D are passed as c_j with
@@ -276,12 +284,15 @@ export function lincombSmallEncoded(rows: readonly Uint8Array[], w: readonly num
   const m = sameCount('lincomb', ...rows);
   const wb = new Uint8Array(w.length * 8);
   const view = new DataView(wb.buffer);
-  w.forEach((x, i) => {
+  for (let i = 0; i < w.length; i++) {
+    const x = w[i]!;
     if (!Number.isInteger(x) || Math.abs(x) >= SMALL_WEIGHT_LIMIT) throw new FieldError(`lincomb: weight ${x} is not a small integer`);
-    view.setBigInt64(i * 8, BigInt(x), true);
-  });
-  const sb = new Uint8Array(ELEMENT_BYTES);
-  writeElement(new DataView(sb.buffer), 0, mod(scale));
+    // the int64 little-endian as two int32 halves (|x| < 2^24): the bytes of setBigInt64, no BigInt per weight
+    view.setInt32(i * 8, x, true);
+    view.setInt32(i * 8 + 4, x < 0 ? -1 : 0, true);
+  }
+  const sb = scale === 1n ? SCALE_ONE : new Uint8Array(ELEMENT_BYTES);
+  if (scale !== 1n) writeElement(new DataView(sb.buffer), 0, mod(scale));
   return run([...rows, wb, sb], [rows[0]!.length], (ins, [d]) =>
     k().lincombSmallMany(ins[0]!, ins[rows.length]!, rows.length, m, ins[rows.length + 1]!, scale === 1n ? 0 : 1, d!))[0]!;
 }

@@ -333,6 +333,17 @@ function gatherShare(v: ShareVec, positions: readonly number[]): Uint8Array {
   return out;
 }
 
+/**
+ * This party's own shares of a round (field elements by construction, as the message encoder
+ * assumes too) as one encoded vector: no range check per element.
+ */
+function encodeOwn(v: readonly bigint[]): Uint8Array {
+  const out = new Uint8Array(v.length * ELEMENT_BYTES);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < v.length; i++) writeElement(view, i * ELEMENT_BYTES, v[i]!);
+  return out;
+}
+
 /** A share vector as one encoded vector (the bytes themselves when it is held encoded). */
 function encodedOf(v: ShareVec): Uint8Array {
   return v instanceof Uint8Array ? v : encodeFieldVector(v);
@@ -1093,6 +1104,9 @@ class PartyImpl implements Party {
     }
     const all = joinShares(parts, encodedAll);
     rs.allMine = all;
+    // Our own shares encoded once: the message to every peer and our own share in the opening (and
+    // its late-share checks) read the same bytes, instead of each encoding the BigInts again.
+    const allBytes = all instanceof Uint8Array ? all : encodeOwn(all);
     rs.toMine = to.get(this.id);
     rs.expectTo = rs.toMine !== undefined;
     // One message per peer: [open-to-all shares, shares opened to that peer].
@@ -1104,8 +1118,8 @@ class PartyImpl implements Party {
       const mine = to.get(j);
       if (lengthOf(all) === 0 && !mine) continue;
       let bytes: Uint8Array;
-      if (!mine) bytes = common ??= this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, []] });
-      else bytes = this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, mine] });
+      if (!mine) bytes = common ??= this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [allBytes, []] });
+      else bytes = this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [allBytes, mine] });
       // archived for every peer (peer-up and retransmit send it), sent now to the fan-out and to
       // every party a share is opened to (it needs all t + 1 of them)
       sent.per.set(j, bytes);
@@ -1114,7 +1128,7 @@ class PartyImpl implements Party {
     }
     job.sent.rounds.push(sent);
     if (this.traceRounds) rs.sentAt = performance.now();
-    rs.sharesAll.set(this.id, all);
+    rs.sharesAll.set(this.id, allBytes);
     if (rs.toMine) rs.sharesTo.set(this.id, rs.toMine);
     rs.ready = true;
     const early = job.incoming.get(r);
