@@ -77,10 +77,35 @@ function count(v: Uint8Array, what: string): number {
  */
 const canonicalBuffers = new WeakSet<ArrayBufferLike>();
 
-/** A copy of mem[from, to) that assertCanonical trusts (an output of the kernel). */
+/**
+ * Small outputs are carved out of shared slabs that hold kernel outputs only (so the mark, once per
+ * slab, stays true of every byte in it: outputs, and zeros not yet handed out). A fresh ArrayBuffer
+ * plus a WeakSet entry per output cost 2-4 us each (microbenchmark: 0.2 us carved), at the online
+ * rounds' many short vectors (openings, late-share checks, protocol steps) a tenth of the engine's
+ * time per round. At most SLAB_MAX bytes per carved output bounds what one long-lived small output
+ * keeps alive; larger outputs (preprocessing's batches) keep their own buffers.
+ */
+const SLAB_BYTES = 32 * 1024;
+const SLAB_MAX = 2048;
+let slab = new Uint8Array(0);
+let slabAt = 0;
+
+/** A copy of mem[from, to) that assertCanonical trusts (an output of the kernel), 16-byte aligned. */
 function output(mem: Uint8Array, from: number, to: number): Uint8Array {
-  const out = mem.slice(from, to);
-  canonicalBuffers.add(out.buffer);
+  const len = to - from;
+  if (len > SLAB_MAX) {
+    const own = mem.slice(from, to);
+    canonicalBuffers.add(own.buffer);
+    return own;
+  }
+  if (slabAt + len > slab.length) {
+    slab = new Uint8Array(SLAB_BYTES);
+    slabAt = 0;
+    canonicalBuffers.add(slab.buffer);
+  }
+  const out = slab.subarray(slabAt, slabAt + len);
+  out.set(mem.subarray(from, to));
+  slabAt = up(slabAt + len);
   return out;
 }
 
@@ -154,9 +179,10 @@ function up(x: number): number {
 
 /**
  * Copies the inputs into kernel memory one after another, calls fn with their offsets and the
- * offsets of output areas of the given byte sizes, and returns copies of the outputs.
+ * offsets of output areas of the given byte sizes, and returns copies of the first `keep` outputs
+ * (default all; the others are scratch areas).
  */
-function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (ins: number[], outs: number[]) => void): Uint8Array[] {
+function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (ins: number[], outs: number[]) => void, keep = outSizes.length): Uint8Array[] {
   let total = 0;
   for (const v of inputs) total = up(total) + v.length;
   for (const o of outSizes) total = up(total) + o;
@@ -178,7 +204,10 @@ function run(inputs: readonly Uint8Array[], outSizes: readonly number[], fn: (in
   fn(ins, outs);
   // memory may have been re-made by a grow inside fn (it never grows there; re-read for safety)
   const after = new Uint8Array(k().memory.buffer);
-  return outs.map((o, i) => output(after, o, o + outSizes[i]!));
+  // the first `keep` areas only: the rest is the kernel's scratch, not copied out
+  const res: Uint8Array[] = [];
+  for (let i = 0; i < keep; i++) res.push(output(after, outs[i]!, outs[i]! + outSizes[i]!));
+  return res;
 }
 
 function sameCount(what: string, ...vs: Uint8Array[]): number {
@@ -209,9 +238,10 @@ export function scaleEncoded(x: Uint8Array, c: bigint): Uint8Array {
 export const SMALL_WEIGHT_LIMIT = 2 ** 24;
 
 /** The weights as small signed integers (w or w - p below SMALL_WEIGHT_LIMIT), or undefined if one is not. */
+const SMALL_WEIGHT_LIMIT_BIG = BigInt(SMALL_WEIGHT_LIMIT);
 function smallWeights(w: readonly bigint[]): number[] | undefined {
   const out: number[] = [];
-  const lim = BigInt(SMALL_WEIGHT_LIMIT);
+  const lim = SMALL_WEIGHT_LIMIT_BIG;
   for (const x of w) {
     if (x >= 0n && x < lim) out.push(Number(x));
     else if (x < P && P - x < lim) out.push(-Number(P - x));
@@ -237,6 +267,13 @@ export function lincombEncoded(rows: readonly Uint8Array[], w: readonly bigint[]
   return run([...rows, wb], [rows[0]!.length], (ins, [d]) => k().lincombMany(ins[0]!, ins[rows.length]!, rows.length, m, d!))[0]!;
 }
 
+/** The scale element 1 (encoded), shared: the kernel only reads it (and skips it at scale 1). */
+const SCALE_ONE = (() => {
+  const b = new Uint8Array(ELEMENT_BYTES);
+  b[ELEMENT_BYTES - 1] = 1;
+  return b;
+})();
+
 /**
  * scale * sum_j w_j rows_j elementwise for small signed integer weights (|w_j| < 2^24, at most 64
  * rows); scale (default 1) is one field element, so rational weights c_j / D are passed as c_j with
@@ -247,12 +284,15 @@ export function lincombSmallEncoded(rows: readonly Uint8Array[], w: readonly num
   const m = sameCount('lincomb', ...rows);
   const wb = new Uint8Array(w.length * 8);
   const view = new DataView(wb.buffer);
-  w.forEach((x, i) => {
+  for (let i = 0; i < w.length; i++) {
+    const x = w[i]!;
     if (!Number.isInteger(x) || Math.abs(x) >= SMALL_WEIGHT_LIMIT) throw new FieldError(`lincomb: weight ${x} is not a small integer`);
-    view.setBigInt64(i * 8, BigInt(x), true);
-  });
-  const sb = new Uint8Array(ELEMENT_BYTES);
-  writeElement(new DataView(sb.buffer), 0, mod(scale));
+    // the int64 little-endian as two int32 halves (|x| < 2^24): the bytes of setBigInt64, no BigInt per weight
+    view.setInt32(i * 8, x, true);
+    view.setInt32(i * 8 + 4, x < 0 ? -1 : 0, true);
+  }
+  const sb = scale === 1n ? SCALE_ONE : new Uint8Array(ELEMENT_BYTES);
+  if (scale !== 1n) writeElement(new DataView(sb.buffer), 0, mod(scale));
   return run([...rows, wb, sb], [rows[0]!.length], (ins, [d]) =>
     k().lincombSmallMany(ins[0]!, ins[rows.length]!, rows.length, m, ins[rows.length + 1]!, scale === 1n ? 0 : 1, d!))[0]!;
 }
@@ -445,7 +485,7 @@ export function closureEvalEncoded(opened: Uint8Array, items: Uint8Array, m: num
   closureShapes(opened, items, m, width, prog.p);
   const scratch = (prog.coefficients + 1 + prog.nOut) * 40;
   return run([opened, items, prog.bytes], [prog.nOut * m * ELEMENT_BYTES, scratch], ([po, pi, pp], [d, s]) =>
-    k().closureEval(po!, pi!, pp!, s!, d!, m, width, prog.nOut))[0]!;
+    k().closureEval(po!, pi!, pp!, s!, d!, m, width, prog.nOut), 1)[0]!;
 }
 
 /**

@@ -125,6 +125,24 @@ export function encode(m: {
   vectors?: readonly (readonly bigint[] | Uint8Array)[];
   extra?: Uint8Array;
 }): Uint8Array {
+  return encodeWith(m, m.prepCommitted, m.prepNext);
+}
+
+/** The fields of a message other than the piggybacked preprocessing log. */
+export interface MessageBody {
+  type: Msg;
+  a?: number;
+  b?: number;
+  key?: string;
+  vectors?: readonly (readonly bigint[] | Uint8Array)[];
+  extra?: Uint8Array;
+}
+
+/**
+ * encode() with the preprocessing log passed apart: a party stamps every message it sends with its
+ * log, and spreading the body into a new object for that cost a copy per message.
+ */
+export function encodeWith(m: MessageBody, prepCommitted: number, prepNext: number): Uint8Array {
   const key = enc.encode(m.key ?? '');
   if (key.length > MAX_KEY_BYTES) throw new MessageError(`message key too long (${key.length} bytes)`);
   const vectors = m.vectors ?? [];
@@ -139,8 +157,8 @@ export function encode(m: {
   const view = new DataView(out.buffer);
   let off = 0;
   view.setUint8(off, m.type); off += 1;
-  view.setUint32(off, m.prepCommitted >>> 0); off += 4;
-  view.setUint32(off, m.prepNext >>> 0); off += 4;
+  view.setUint32(off, prepCommitted >>> 0); off += 4;
+  view.setUint32(off, prepNext >>> 0); off += 4;
   view.setUint32(off, (m.a ?? 0) >>> 0); off += 4;
   view.setUint32(off, (m.b ?? 0) >>> 0); off += 4;
   view.setUint16(off, key.length); off += 2;

@@ -14,7 +14,7 @@
 // The PRF is AES-128 in counter mode keyed by k_A with an IV derived (SHA-256) from the nonce; every
 // nonce must be used once, which callers ensure by deriving it from (job id, round, slot) or batch id.
 
-import { createCipheriv, createHash, randomBytes, type Cipher } from 'node:crypto';
+import { createCipheriv, createHash, hash, randomBytes, type Cipher } from 'node:crypto';
 import { LIMB_WEIGHT_LIMIT, P, addLimbs, overCommonDenominator, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
 import { SMALL_WEIGHT_LIMIT, markCanonical, prssSumEncoded, scaleEncoded } from './kernel';
 import { SharingError, assertParams, assertParty } from './shamir';
@@ -174,7 +174,8 @@ let lastIv: { nonce: string; sub: number; iv: Buffer } | undefined;
 /** The CTR IV of (nonce, sub); the same for every subset, so the last one is kept (one SHA-256 per call, not per key). */
 function ivOf(nonce: string, sub: number): Buffer {
   if (lastIv && lastIv.nonce === nonce && lastIv.sub === sub) return lastIv.iv;
-  const iv = createHash('sha256').update(nonce).update(`#${sub}`).digest().subarray(0, 16);
+  // one-shot hash of the same bytes as update(nonce).update(`#${sub}`): no Hash object per round
+  const iv = hash('sha256', `${nonce}#${sub}`, 'buffer').subarray(0, 16);
   lastIv = { nonce, sub, iv };
   return iv;
 }

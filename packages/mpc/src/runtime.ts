@@ -17,7 +17,7 @@ import type { Transport } from '@tenebra/transport';
 import { InconsistentSharesError, JobMessagesGoneError, PreprocessingExhaustedError, QuorumLostError, type JobContext, type Sec } from './api';
 import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, encodeFieldVector, mod, readElement, writeElement } from './field';
 import { lincombEncoded } from './kernel';
-import { Msg, decode, decodeVector, encode, type Envelope } from './messages';
+import { Msg, decode, decodeVector, encodeWith, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
 import * as proto from './protocols';
 import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './prss';
@@ -277,6 +277,8 @@ interface LateCheck {
   base: number[];
   /** The positions every late share is sampled at (drawn at the first one). */
   positions?: number[];
+  /** The base shares at `positions`, encoded (made at the first late share, reused by the others). */
+  rows?: Uint8Array[];
   shares: ShareVec[];
   /** Elements per share vector. */
   m: number;
@@ -329,6 +331,27 @@ function gatherShare(v: ShareVec, positions: readonly number[]): Uint8Array {
   const view = new DataView(out.buffer);
   for (let j = 0; j < positions.length; j++) writeElement(view, j * ELEMENT_BYTES, v[positions[j]!]!);
   return out;
+}
+
+/**
+ * This party's own shares of a round (field elements by construction, as the message encoder
+ * assumes too) as one encoded vector: no range check per element.
+ */
+function encodeOwn(v: readonly bigint[]): Uint8Array {
+  const out = new Uint8Array(v.length * ELEMENT_BYTES);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < v.length; i++) writeElement(view, i * ELEMENT_BYTES, v[i]!);
+  return out;
+}
+
+/** A share vector as one encoded vector (the bytes themselves when it is held encoded). */
+function encodedOf(v: ShareVec): Uint8Array {
+  return v instanceof Uint8Array ? v : encodeFieldVector(v);
+}
+
+/** a and b hold the same bytes (Buffer.equals: a native compare, not a JavaScript loop per byte). */
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }
 
 /** Positions spot-checked per late share. */
@@ -632,7 +655,7 @@ class PartyImpl implements Party {
 
   envelope(m: { type: Msg; a?: number; b?: number; key?: string; vectors?: readonly (readonly bigint[] | Uint8Array)[]; extra?: Uint8Array }): Uint8Array {
     const ready = this.phase === 'ready';
-    return encode({ ...m, prepCommitted: ready ? this.prep.committed : 0, prepNext: ready ? this.prep.resolved : 0 });
+    return encodeWith(m, ready ? this.prep.committed : 0, ready ? this.prep.resolved : 0);
   }
 
   // ---- state ----
@@ -1081,6 +1104,9 @@ class PartyImpl implements Party {
     }
     const all = joinShares(parts, encodedAll);
     rs.allMine = all;
+    // Our own shares encoded once: the message to every peer and our own share in the opening (and
+    // its late-share checks) read the same bytes, instead of each encoding the BigInts again.
+    const allBytes = all instanceof Uint8Array ? all : encodeOwn(all);
     rs.toMine = to.get(this.id);
     rs.expectTo = rs.toMine !== undefined;
     // One message per peer: [open-to-all shares, shares opened to that peer].
@@ -1092,8 +1118,8 @@ class PartyImpl implements Party {
       const mine = to.get(j);
       if (lengthOf(all) === 0 && !mine) continue;
       let bytes: Uint8Array;
-      if (!mine) bytes = common ??= this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, []] });
-      else bytes = this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [all, mine] });
+      if (!mine) bytes = common ??= this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [allBytes, []] });
+      else bytes = this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [allBytes, mine] });
       // archived for every peer (peer-up and retransmit send it), sent now to the fan-out and to
       // every party a share is opened to (it needs all t + 1 of them)
       sent.per.set(j, bytes);
@@ -1102,7 +1128,7 @@ class PartyImpl implements Party {
     }
     job.sent.rounds.push(sent);
     if (this.traceRounds) rs.sentAt = performance.now();
-    rs.sharesAll.set(this.id, all);
+    rs.sharesAll.set(this.id, allBytes);
     if (rs.toMine) rs.sharesTo.set(this.id, rs.toMine);
     rs.ready = true;
     const early = job.incoming.get(r);
@@ -1321,14 +1347,20 @@ class PartyImpl implements Party {
       // position needs t + 2 shares there, so an honest late share must have been sampled there too
       const positions = (lc.positions ??= samplePositions(m, LATE_SAMPLE));
       const k = positions.length;
-      const got = gatherEncoded(bytes, positions);
-      const expected = lincombEncoded(lc.shares.map((s) => gatherShare(s, positions)), lagrange(lc.base, from));
+      // Every position sampled (m <= LATE_SAMPLE, most rounds): the vectors as they are, no gathers.
+      const whole = k === m;
+      const got = whole ? bytes : gatherEncoded(bytes, positions);
+      const rows = (lc.rows ??= lc.shares.map((s) => (whole ? encodedOf(s) : gatherShare(s, positions))));
+      const expected = lincombEncoded(rows, lagrange(lc.base, from));
       let index = -1;
-      for (let j = 0; j < k && index < 0; j++) {
-        for (let b = j * ELEMENT_BYTES; b < (j + 1) * ELEMENT_BYTES; b++) {
-          if (expected[b] !== got[b]) {
-            index = positions[j]!;
-            break;
+      // equal in one native compare (the usual case); element by element only to find where not
+      if (!bytesEqual(expected, got)) {
+        for (let j = 0; j < k && index < 0; j++) {
+          for (let b = j * ELEMENT_BYTES; b < (j + 1) * ELEMENT_BYTES; b++) {
+            if (expected[b] !== got[b]) {
+              index = positions[j]!;
+              break;
+            }
           }
         }
       }
