@@ -446,25 +446,31 @@ async function main(): Promise<void> {
       loadTick.stop();
       const ackSecs = (performance.now() - tStart) / 1000;
       const lastAck = appliedSeq(dataDir);
-      const drainMs = await untilShown(`sustained: catching up on ${ack.length} acknowledged`, dataDir, async () => appliedSeq(dataDir) >= seq0 + ack.length, MAX_CATCHUP_MS, 50);
+      // Caught up = node 1 applied the sequencer's last seq at the end of the load (with 'progress'
+      // job boundaries the seqs include job-end records, so seq0 + acks comes too early).
+      const seqEnd = sumOf((await scrapeCluster(dataDir)).get('sequencer') ?? [], 'tenebra_sequencer_last_seq');
+      const drainMs = await untilShown(`sustained: catching up on ${ack.length} acknowledged`, dataDir, async () => appliedSeq(dataDir) >= Math.max(seqEnd, seq0 + ack.length), MAX_CATCHUP_MS, 50);
       matchSecs = (performance.now() - tStart) / 1000;
       const after = await scrapeCluster(dataDir);
+      const section = sectionCost(before, after);
       console.log(`\n== sustained load (limit orders, about half crossing; ${SYMBOLS === 1 ? `one instrument, ${SYMBOL}` : `${SYMBOLS} instruments`})`);
       console.log(`sent ${sent}, acknowledged ${ack.length}, refused ${refused}${refused ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`);
       console.log(`acknowledged orders/s   ${(ack.length / ackSecs).toFixed(0)}`);
       console.log(`ack latency             p50 ${ms(pct(ack, 50))}  p99 ${ms(pct(ack, 99))}`);
-      const matched = appliedSeq(dataDir) - seq0;
+      // orders matched: the seqs node 1 applied without the sequencer's job-end records
+      const matched = Math.min(ack.length, Math.max(0, appliedSeq(dataDir) - seq0 - section.jobEndRecords));
       console.log(`matched on shares/s     ${(matched / matchSecs).toFixed(0)} (committee caught up ${Number.isNaN(drainMs) ? `NOT within ${MAX_CATCHUP_MS / 1000} s (--max-catchup-seconds): the rate counts what it matched by then` : `${((drainMs) / 1000).toFixed(1)} s after the last ack`}; applied at end of load: ${lastAck - seq0})`);
       const bits = reserveDuring(dataDir, wallStart);
       const bitsPerOrder = bits ? bits.used / Math.max(1, matched) : NaN;
       if (bits) {
         console.log(`node 1 random-bit reserve while matching: p10 ${bits.p10}, p50 ${bits.p50} (target ${bits.target}); ${bitsPerOrder.toFixed(0)} bits used per order`);
       }
-      const cost = describeCost(sectionCost(before, after), { rttMs: PROJECT_RTT_MS, books: SYMBOLS });
+      const cost = describeCost(section, { rttMs: PROJECT_RTT_MS, books: SYMBOLS });
       for (const l of cost.lines) console.log(l);
+      if (section.jobEndRecords > 0) console.log(`(the sequencer's ${section.jobEndRecords} job-end records are left out of matched orders and of every node's ops)`);
       figures['sustained'] = {
         symbols: SYMBOLS, sent, acknowledged: ack.length, refused, ackPerSec: ack.length / ackSecs, ackP50Ms: pct(ack, 50), ackP99Ms: pct(ack, 99),
-        matched, matchedPerSec: matched / matchSecs, caughtUp: !Number.isNaN(drainMs), bitsPerOrder,
+        matched, matchedPerSec: matched / matchSecs, caughtUp: !Number.isNaN(drainMs), bitsPerOrder, jobEndRecords: section.jobEndRecords,
         cpuMsPerOpPerNode: cost.cpuMsPerOp, roundsPerOp: cost.roundsPerOp, projection: cost.projection && { ...cost.projection, rttMs: PROJECT_RTT_MS },
       };
     }
@@ -490,15 +496,12 @@ async function main(): Promise<void> {
       // the committee's last op: the end of the load (or of its last answer, open loop) plus the drain
       const appliedSecs = (drainStart - mixStart) / 1000 + (Number.isNaN(mixDrain) ? MAX_CATCHUP_MS : mixDrain) / 1000;
       const after = await scrapeCluster(dataDir);
-      const cost = describeCost(sectionCost(before, after), { rttMs: PROJECT_RTT_MS, books: 1 });
-      const applied = Math.max(0, ...sectionCost(before, after).nodes.map((n) => n.ops));
-      // A node counts the sequencer's job-end records ('progress') among a job's ops; they are the
-      // seqs the sequencer made durable beyond the ops it journaled. Per-op figures below divide by
-      // the ops alone, so the two policies compare per order.
-      const seqMetric = (s: ClusterScrape, name: string): number => sumOf(s.get('sequencer') ?? [], name);
-      const jobEnds = Math.max(0, (seqMetric(after, 'tenebra_sequencer_last_seq') - seqMetric(before, 'tenebra_sequencer_last_seq'))
-        - (seqMetric(after, 'tenebra_sequencer_ops_journaled_total') - seqMetric(before, 'tenebra_sequencer_ops_journaled_total')));
-      const realOps = Math.max(1, applied - jobEnds);
+      const section = sectionCost(before, after);
+      const cost = describeCost(section, { rttMs: PROJECT_RTT_MS, books: 1 });
+      // section's ops leave out the sequencer's job-end records ('progress'), so the two policies
+      // compare per order
+      const jobEnds = section.jobEndRecords;
+      const realOps = Math.max(1, ...section.nodes.map((n) => n.ops));
       const how = open
         ? `open loop: ${MAKERS} market makers re-quoting 2x2 levels by mass quote every ${MIX_OPEN_QUOTE_MS} ms, ${traders.length} takers sending ${MIX_OPEN_RATE} requests/s together, on a seeded schedule whatever the answers`
         : `${MAKERS} market makers re-quoting 2x2 levels by mass quote every 150 ms, ${traders.length} takers at ~${MIX_RATE} requests/s`;
@@ -515,11 +518,9 @@ async function main(): Promise<void> {
     console.log(`requests offered ${mix.offered} (${(mix.offered / MIX_SECONDS).toFixed(1)}/s), answered ${mixSent}, served (200) ${served}${open ? `; the last answer ${(answeredSecs - MIX_SECONDS).toFixed(1)} s after the load ended` : ''}; ops (about) ${mix.ops}; committee applied them all ${Number.isNaN(mixDrain) ? `NOT within ${MAX_CATCHUP_MS / 1000} s` : `${(mixDrain / 1000).toFixed(1)} s after the ${open ? 'last answer' : 'load ended'}`}`);
     console.log(`applied ops/s (busiest node's ops over the load and the drain, job-end records left out) ${(realOps / appliedSecs).toFixed(1)}; job-end records ${jobEnds}`);
     for (const l of cost.lines) console.log(l);
-    console.log(`per op without job-end records (the table above counts them as ops): busiest node ${(cost.cpuMsPerOp * applied / realOps).toFixed(2)} ms CPU, ${(cost.roundsPerOp * applied / realOps).toFixed(2)} rounds`);
     figures['mix'] = {
       seconds: MIX_SECONDS, openRate: MIX_OPEN_RATE ?? null, openQuoteMs: open ? MIX_OPEN_QUOTE_MS : null, offered: mix.offered, requests: mixSent, served, ops: mix.ops, caughtUp: !Number.isNaN(mixDrain),
-      appliedOps: applied, jobEndRecords: jobEnds, appliedPerSec: realOps / appliedSecs, cpuMsPerOpPerNode: cost.cpuMsPerOp * applied / realOps, roundsPerOp: cost.roundsPerOp * applied / realOps,
-      cpuMsPerAppliedPerNode: cost.cpuMsPerOp, roundsPerApplied: cost.roundsPerOp,
+      appliedOps: realOps, jobEndRecords: jobEnds, appliedPerSec: realOps / appliedSecs, cpuMsPerOpPerNode: cost.cpuMsPerOp, roundsPerOp: cost.roundsPerOp,
       kinds: Object.fromEntries([...mix].map(([kind, k]) => [kind, { ok: k.ok.length, p50Ms: pct(k.ok, 50), p90Ms: pct(k.ok, 90), p99Ms: pct(k.ok, 99), p50LateMs: pct(k.late, 50), queued: k.queued, refused: k.refused }])),
     };
     }
