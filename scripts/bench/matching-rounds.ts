@@ -35,25 +35,7 @@ const ROUNDS_BY_WIDTH = flags.bool.has('rounds-by-width');
  * off = ((7i + 3c) mod 11) - 5, 40 + (13i mod 90) steps, each trader its own owner: about half cross.
  */
 function sustainedStream(seed: number, orders: number, clients = 24): Op<bigint>[] {
-  const mid = 300_000n; // ETH 3000 at tick 0.01
-  const ops: Op<bigint>[] = [];
-  const next = new Array<number>(clients).fill(0);
-  let seq = 1n;
-  // the seed rotates which trader starts, so seeds differ a little (acks return in varying order)
-  for (let r = 0; ops.length < orders; r += 1) {
-    for (let j = 0; j < clients && ops.length < orders; j += 1) {
-      const c = (j + seed + r * (seed % 5)) % clients;
-      const i = next[c]!++;
-      const side = (i + c) % 2 === 0 ? 'buy' : 'sell';
-      const off = BigInt(((i * 7 + c * 3) % 11) - 5);
-      ops.push({
-        kind: 'place', symbol: 'ETH-USDC-PERP', orderId: `s${seq}`, seq, nowNs: seq, side, type: 'limit', tif: 'GTC',
-        price: side === 'buy' ? mid + off : mid - off, qty: BigInt(40 + ((i * 13) % 90)), owner: BigInt(c + 1),
-      });
-      seq += 1n;
-    }
-  }
-  return ops;
+  return multiStream(seed, orders, 1, clients, 's');
 }
 
 /**
@@ -61,11 +43,12 @@ function sustainedStream(seed: number, orders: number, clients = 24): Op<bigint>
  * on instrument (floor(i / 2) + c) mod symbols (0 = ETH as above; the others in catalogue order around
  * their listing reference price, sizes of 1-3 units worth about 150 USDC there).
  */
-function multiStream(seed: number, orders: number, symbols: number, clients = 24): Op<bigint>[] {
+function multiStream(seed: number, orders: number, symbols: number, clients = 24, idPrefix = 'm'): Op<bigint>[] {
   const others = INSTRUMENTS.filter((i) => i.symbol !== 'ETH-USDC-PERP');
   const ops: Op<bigint>[] = [];
   const next = new Array<number>(clients).fill(0);
   let seq = 1n;
+  // the seed rotates which trader starts, so seeds differ a little (acks return in varying order)
   for (let r = 0; ops.length < orders; r += 1) {
     for (let j = 0; j < clients && ops.length < orders; j += 1) {
       const c = (j + seed + r * (seed % 5)) % clients;
@@ -85,7 +68,7 @@ function multiStream(seed: number, orders: number, symbols: number, clients = 24
         const unit = Math.max(Math.ceil(Number(inst.min_qty) / step), Math.ceil(150 / (Number(ref) * step)));
         qty = BigInt(unit * (1 + (i % 3)));
       }
-      ops.push({ kind: 'place', symbol, orderId: `m${seq}`, seq, nowNs: seq, side, type: 'limit', tif: 'GTC', price: side === 'buy' ? mid + off : mid - off, qty, owner: BigInt(c + 1) });
+      ops.push({ kind: 'place', symbol, orderId: `${idPrefix}${seq}`, seq, nowNs: seq, side, type: 'limit', tif: 'GTC', price: side === 'buy' ? mid + off : mid - off, qty, owner: BigInt(c + 1) });
       seq += 1n;
     }
   }
