@@ -42,11 +42,9 @@ const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
  * packages/matching README, "Latency options"). Jobs of 16+ ops used to match with binary search and
  * nothing speculative (fewer comparisons); measured under a backlog (bench:orders, 2026-11-24) those
  * jobs took 48 ms per op against 26 with these options, and the rate rose from 31-32/s to 36/s
- * without it. On the bench:orders stream they spend 110 random bits per order at 10.6 rounds
- * (scripts/bench/matching-rounds.ts; ETH's price window, docs/decisions/0024-price-window.md).
- * The search's first step probes the head and the tail ('ends'): 2 prefetched comparisons where the
- * head plan's 3 were mostly wasted (a crossing order fills, or rests at the head with no search),
- * fewer bits and rounds than 'head' (126 at 10.7 in the same window; 312 before ADR 0014).
+ * without it. Until ADR 0032 (k = 4, the first step probing the head and the tail, 'ends') they spent
+ * 110 random bits per order of the bench:orders stream at 8.7 rounds (scripts/bench/matching-rounds.ts;
+ * ETH's price window, docs/decisions/0024-price-window.md); 'head' took 126, and 312 before ADR 0014.
  */
 // Since ADR 0032 the search places its pivots by the book's known price-level ends ('levels'): a
 // ternary search whose first step (prefetched with the first cross test) has one pivot. On the
@@ -71,8 +69,8 @@ export const LEAN_MATCH_OPTIONS = { searchArity: 2, searchFirstArity: 2, searchS
  * `bitsPerRound` for each round a job ran (its processing time: under a backlog, sequenced time is
  * compressed while the rounds go on, and production with them). Kept in the job's public store
  * (transactional, handed back by share recovery). Below `leanBelowBits` a job matches with
- * LEAN_MATCH_OPTIONS. So one book under a backlog, bound by its sequential rounds (10.7 per order,
- * 257 bits of credit against 154 spent), keeps the latency options, while many books sharing rounds
+ * LEAN_MATCH_OPTIONS. So one book under a backlog, bound by its sequential rounds (8.4 per order,
+ * about 200 bits of credit against 77 spent), keeps the latency options, while many books sharing rounds
  * (bound by bits) go lean. It does not see an outage (production stops with a party down): the
  * model keeps refilling; the real reserve still bounds what is spent.
  */
