@@ -6,7 +6,7 @@
 // fields, secret vector) is @tenebra/wire's PLACE_VECTOR / MODIFY_VECTOR / PlacePub / ModifyPub /
 // ExpirePub; committee/src/apply.ts (decodeOp) reads it; docs/orders.md describes it.
 import {
-  shareSecret, reconstruct, reconstructChecked, encodeFieldVector, decodeFieldVector, InconsistentSharesError, F, P, type FieldRng,
+  shareSecret, reconstruct, reconstructChecked, encodeFieldVector, decodeFieldVector, InconsistentSharesError, F, fieldRngFrom, type FieldRng,
 } from '@tenebra/mpc';
 import { PairBox, fillRandom } from '@tenebra/seal';
 import { opAad, resultAad, type SealedOp, type PlacePub, type ModifyPub, type ExpirePub, type PublicFields } from '@tenebra/wire';
@@ -77,26 +77,10 @@ export class OpSealer {
 }
 
 /**
- * Uniform field elements as @tenebra/mpc's cryptoRng makes them (16 CSPRNG bytes each, masked to 127
- * bits, P itself taken as 0), but from @tenebra/seal's pooled CSPRNG bytes: cryptoRng's
- * randomBytes call per placement cost ~13 µs of the gateway's ~400 µs of sharing and sealing.
+ * @tenebra/mpc's cryptoRng over @tenebra/seal's pooled CSPRNG bytes: cryptoRng's own randomFillSync
+ * call per placement cost ~13 µs of the gateway's ~400 µs of sharing and sealing.
  */
-const RNG_BYTES = new Uint8Array(64 * 16);
-const RNG_VIEW = new DataView(RNG_BYTES.buffer);
-export const pooledRng: FieldRng = (count) => {
-  const out = new Array<bigint>(count);
-  for (let done = 0; done < count; ) {
-    const k = Math.min(count - done, 64);
-    fillRandom(RNG_BYTES, 0, k * 16);
-    for (let i = 0; i < k; i++) {
-      const x = ((RNG_VIEW.getBigUint64(i * 16) << 64n) | RNG_VIEW.getBigUint64(i * 16 + 8)) & P;
-      out[done + i] = x === P ? 0n : x;
-    }
-    done += k;
-  }
-  RNG_BYTES.fill(0); // the coefficients' bytes do not outlive the call
-  return out;
-};
+export const pooledRng: FieldRng = fieldRngFrom((bytes) => fillRandom(bytes, 0, bytes.length));
 
 /** The secret and public inputs of a placement, as the gateway accepted it. */
 export interface PlaceSecrets {

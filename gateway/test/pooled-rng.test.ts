@@ -5,7 +5,7 @@ import { P, shareSecret, reconstruct } from '@tenebra/mpc';
 import { pooledRng } from '../src/sharing';
 
 describe('pooledRng', () => {
-  it('gives the asked count of field elements, across its 64-element chunks', () => {
+  it('gives the asked count of field elements, on both sides of the pool\'s 1 KiB (64-element) direct-read limit', () => {
     for (const count of [0, 1, 8, 64, 65, 200]) {
       const xs = pooledRng(count);
       expect(xs).toHaveLength(count);

@@ -6,7 +6,7 @@
 // polynomial; with at least t+3 a single bad share is the unique one whose removal leaves the rest
 // consistent (two consistent degree-t subsets of size t+2 would share t+1 points, hence be equal).
 
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import { InconsistentSharesError } from './api';
 import { lincombEncoded } from './kernel';
 import { LIMB_WEIGHT_LIMIT, P, FieldError, addLimbs, assertElements, assertEncodedAt, decodeFieldVector, encodeFieldVector, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
@@ -23,16 +23,26 @@ export class SharingError extends Error {
 export type FieldRng = (count: number) => bigint[];
 
 /** Cryptographically random field elements from node:crypto. */
-export const cryptoRng: FieldRng = (count) => {
-  const bytes = randomBytes(count * 16);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Array<bigint>(count);
-  for (let i = 0; i < count; i++) {
-    const x = ((view.getBigUint64(i * 16) << 64n) | view.getBigUint64(i * 16 + 8)) & P;
-    out[i] = x === P ? 0n : x;
-  }
-  return out;
-};
+/**
+ * A FieldRng over a source of CSPRNG bytes: 16 bytes per element, masked to 127 bits, P itself
+ * taken as 0 (a bias of 2^-127). The bytes are zeroed once converted, so they do not outlive the call.
+ */
+export function fieldRngFrom(fill: (out: Uint8Array) => void): FieldRng {
+  return (count) => {
+    const bytes = new Uint8Array(count * 16);
+    fill(bytes);
+    const view = new DataView(bytes.buffer);
+    const out = new Array<bigint>(count);
+    for (let i = 0; i < count; i++) {
+      const x = ((view.getBigUint64(i * 16) << 64n) | view.getBigUint64(i * 16 + 8)) & P;
+      out[i] = x === P ? 0n : x;
+    }
+    bytes.fill(0);
+    return out;
+  };
+}
+
+export const cryptoRng: FieldRng = fieldRngFrom((bytes) => randomFillSync(bytes));
 
 /** Throws unless 1 <= t, 2t < n (honest majority; needed for degree-2t products) and n is small. */
 export function assertParams(n: number, t: number): void {
