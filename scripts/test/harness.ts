@@ -37,10 +37,18 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** Port plan on a free block: gateway, internal, sequencer, n node ports, then n + 2 metrics ports (gateway, sequencer, nodes). */
-export async function testPorts(n = 5): Promise<PortPlan> {
-  const base = await freePortBlock(3 + n + 2 + n);
-  return { gateway: base, gatewayInternal: base + 1, sequencer: base + 2, nodeBase: base + 3, metricsBase: base + 3 + n };
+/**
+ * Port plan on a free block: gateway, internal, sequencer, n node ports, then n + 2 metrics ports
+ * (gateway, sequencer, nodes), then `extra` ports for the test's own listeners (`extraBase`). A
+ * test's own ports come from the same block: a second block drawn before the cluster binds its
+ * ports may overlap them (a recording proxy once took node 2's port).
+ */
+export async function testPorts(n = 5, extra = 0): Promise<PortPlan & { extraBase: number }> {
+  const base = await freePortBlock(3 + n + 2 + n + extra);
+  return {
+    gateway: base, gatewayInternal: base + 1, sequencer: base + 2, nodeBase: base + 3, metricsBase: base + 3 + n,
+    extraBase: base + 3 + n + 2 + n,
+  };
 }
 
 export interface TestCluster {

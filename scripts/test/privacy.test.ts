@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { layout, readJson, writeJson, type GatewayConfig, type NodeConfig } from '@tenebra/config';
 import { encodeFieldVector } from '@tenebra/mpc';
 import { Cluster, ensureCluster } from '../src/cluster';
-import { createAccount, freePortBlock, testPorts, Trader, waitFor } from './harness';
+import { createAccount, testPorts, Trader, waitFor } from './harness';
 
 // ETH-USDC-PERP: tick 0.01, step 0.001.
 // within ETH's price band around the mark (3000 ± 2.5%; ADR 0020), still a distinctive value
@@ -62,8 +62,7 @@ function findIn(haystack: Buffer): string[] {
 describe('privacy: no plaintext price or quantity at the sequencer or any single node', () => {
   it('finds none on their links, in their storage or in their logs', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tenebra-privacy-'));
-    const ports = await testPorts();
-    const proxyBase = await freePortBlock(2);
+    const { extraBase: proxyBase, ...ports } = await testPorts(5, 2);
     const configs = await ensureCluster({ dataDir, env: 'test', ports });
     // Route every internal link through recording proxies.
     const L = layout(dataDir);
