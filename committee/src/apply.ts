@@ -25,6 +25,11 @@ export interface IncomingOp {
   batchEnd: boolean;
 }
 
+/** The ops of a batch that are orders, cancels and the like: the sequencer's job-end records are not. */
+export function realOps(batch: readonly IncomingOp[]): number {
+  return batch.reduce((n, op) => (op.kind === JOB_END_KIND ? n : n + 1), 0);
+}
+
 export interface ApplierOptions {
   index: number;
   n: number;
@@ -173,7 +178,7 @@ export class BatchApplier {
       const budget = this.o.budget ?? BIT_BUDGET;
       const bits = budgetAt(stored === undefined ? undefined : (JSON.parse(stored) as BudgetState), nowNs, budget);
       // a sequencer job-end record is no op: a one-op job it closes still speculates
-      const plan = planOf(batch.reduce((n, op) => (op.kind === JOB_END_KIND ? n : n + 1), 0), bits, budget);
+      const plan = planOf(realOps(batch), bits, budget);
       const match = matchOptionsOf(plan);
       // apply() chains operations per symbol in call order; different symbols share MPC rounds.
       const pending = batch.map((op) => {

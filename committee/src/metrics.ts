@@ -42,7 +42,7 @@ export class NodeMetrics {
 
   constructor(registry: Registry, src: NodeMetricsSource) {
     this.jobs = new Counter({ name: 'tenebra_node_jobs_total', help: 'MPC jobs run to completion (one per sequencer batch applied)', registers: [registry] });
-    this.ops = new Counter({ name: 'tenebra_node_ops_applied_total', help: 'sequenced ops applied by completed jobs', registers: [registry] });
+    this.ops = new Counter({ name: 'tenebra_node_ops_applied_total', help: 'sequenced ops applied by completed jobs (the sequencer\'s job-end records left out)', registers: [registry] });
     this.rounds = new Counter({ name: 'tenebra_node_rounds_total', help: 'MPC communication rounds of completed jobs', registers: [registry] });
     this.jobSeconds = new Histogram({
       name: 'tenebra_node_job_seconds', help: 'MPC time of a job (its runJob, retries included; not the state write)', registers: [registry],

@@ -12,7 +12,7 @@ import { readKeyFile, fromHex } from '@tenebra/seal';
 import { Registry } from 'prom-client';
 import { NodeStore } from './node-store';
 import { ResultsLink } from './results-link';
-import { BatchApplier, type IncomingOp } from './apply';
+import { BatchApplier, realOps, type IncomingOp } from './apply';
 import { NodeMetrics, PARTY_EVENTS } from './metrics';
 import { CapacityTracker, consumed, type Capacity, type KindCounts } from './capacity';
 import { RecoveryFallback, checkFallbackLimits } from './recovery-fallback';
@@ -413,13 +413,16 @@ export class CommitteeNode {
     });
     if (!results) return; // stopping: the batch stays unapplied, re-fed at the next start
     const wasExhausted = this.capacityTracker.exhausted;
-    this.capacityTracker.jobDone(before, consumed(party.status()), batch.length);
+    // job-end records ('progress' job boundaries) are no ops: counted, they would dilute the cost
+    // per op and the ops metric (10-15% of the seqs of small jobs)
+    const ops = realOps(batch);
+    this.capacityTracker.jobDone(before, consumed(party.status()), ops);
     if (wasExhausted) {
       this.log.info({ jobId: ran.jobId, attempts: ran.attempt + 1 }, 'preprocessing available again: the batch ran');
       this.reportCapacity();
     }
     jobMs += performance.now() - tj;
-    this.metrics.jobDone(batch.length, jobMs / 1000, rounds);
+    this.metrics.jobDone(ops, jobMs / 1000, rounds);
     // The write overlaps the next job's rounds: one write in flight at most (the previous one, a
     // boundary or a staged preprocessing batch, must be done before this one is queued). The
     // results left already (the runJob callback above).

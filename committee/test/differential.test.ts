@@ -14,7 +14,7 @@ import { COMPARISON_BITS, INSTRUMENTS } from '@tenebra/config';
 import { generateX25519, PairBox } from '@tenebra/seal';
 import { JOB_END_KIND, resultAad, type ResultFrame } from '@tenebra/wire';
 import { encodeOp } from '../src/op-encoding';
-import { BatchApplier, COMMITTEE_MATCH_OPTIONS, committeeBookWidths, matchOptionsOf, type BitBudget, type IncomingOp, type MatchPlan, toWireOutcome } from '../src/apply';
+import { BatchApplier, realOps, COMMITTEE_MATCH_OPTIONS, committeeBookWidths, matchOptionsOf, type BitBudget, type IncomingOp, type MatchPlan, toWireOutcome } from '../src/apply';
 
 const N = 5;
 const T = 2;
@@ -110,6 +110,10 @@ async function runDifferential(seed: number, orders: number, mode: 'dealer' | 'c
   const lonelyFrames = await net.settle(Promise.all(parties.map((p, i) => p.runJob(`batch:${lonely}-${lonely}:0`, (ctx: JobContext) =>
     appliers[i]!.apply(ctx, [{ seq: lonely, tsNs: 0n, kind: JOB_END_KIND, symbol: '', pub: {}, shares: [], batchEnd: true }], lonely)))));
   for (const f of lonelyFrames) expect(f).toEqual([{ t: 'result', node: f[0]!.node, seq: String(lonely), pub: { kind: JOB_END_KIND }, sealed: '', job: f[0]!.job }]);
+  // ...and counts as no op (the ops metric and the capacity model count realOps)
+  expect(realOps([{ seq: lonely, tsNs: 0n, kind: JOB_END_KIND, symbol: '', pub: {}, shares: [], batchEnd: true }])).toBe(0);
+  expect(realOps([...stream.slice(0, 3).map((o) => ({ seq: o.seq!, tsNs: 0n, kind: 'place', symbol: 'X', pub: {}, shares: [], batchEnd: false })),
+    { seq: lonely, tsNs: 0n, kind: JOB_END_KIND, symbol: '', pub: {}, shares: [], batchEnd: true }])).toBe(3);
 
   // Every node opened the same values the plaintext reference revealed (counted per label and per value).
   for (const a of appliers) expect(a.reveals.counts).toEqual(refReveals.counts);

@@ -43,7 +43,7 @@ export interface SectionCost {
   sequencerCpuMs: number;
   gatewayAcks: number;
   /** the sequencer's job-end records over the section ('progress' job boundaries): seqs it made
-   * durable beyond the ops it journaled; left out of every node's ops */
+   * durable beyond the ops it journaled (nodes leave them out of their ops metric) */
   jobEndRecords: number;
 }
 
@@ -52,8 +52,8 @@ const d = (now: Sample[] | undefined, before: Sample[] | undefined, name: string
 
 /** The deltas between two scrapes of one cluster. */
 export function sectionCost(before: ClusterScrape, after: ClusterScrape): SectionCost {
-  // A node counts the sequencer's job-end records among its applied ops (they take a seq each, and
-  // are 10-15% of the seqs of small 'progress' jobs); per-op figures are per order without them.
+  // Job-end records take a seq each (10-15% of the seqs of small 'progress' jobs): matched orders,
+  // counted from applied seqs, leave them out; the nodes' ops metric already does.
   const seqAfter = after.get('sequencer');
   const seqBefore = before.get('sequencer');
   const jobEndRecords = Math.max(0, d(seqAfter, seqBefore, 'tenebra_sequencer_last_seq') - d(seqAfter, seqBefore, 'tenebra_sequencer_ops_journaled_total'));
@@ -64,7 +64,7 @@ export function sectionCost(before: ClusterScrape, after: ClusterScrape): Sectio
     if (now.length === 0 || !was || was.length === 0) continue; // down at either end: no clean delta
     nodes.push({
       name,
-      ops: Math.max(0, d(now, was, 'tenebra_node_ops_applied_total') - jobEndRecords),
+      ops: d(now, was, 'tenebra_node_ops_applied_total'),
       cpuMs: 1000 * d(now, was, 'process_cpu_seconds_total'),
       gcMs: 1000 * d(now, was, 'nodejs_gc_duration_seconds_sum'),
       rounds: d(now, was, 'tenebra_node_rounds_total'),

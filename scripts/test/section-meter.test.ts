@@ -37,15 +37,16 @@ describe('section meter', () => {
     expect(d.lines.some((l) => l.startsWith('PROJECTION (not measured)'))).toBe(true);
   });
 
-  it("leaves the sequencer's job-end records ('progress' job boundaries) out of every node's ops", () => {
+  it("counts the sequencer's job-end records ('progress' job boundaries) apart from the nodes' ops", () => {
     const seq = (lastSeq: number, journaled: number) => parseExposition(`
 process_cpu_seconds_total 0.5
 tenebra_sequencer_last_seq ${lastSeq}
 tenebra_sequencer_ops_journaled_total ${journaled}
 `);
-    // 100 seqs made and applied, 88 of them ops journaled: 12 job-end records
+    // 100 seqs made and applied, 88 of them ops journaled: 12 job-end records, which the node's
+    // ops metric leaves out
     const before: ClusterScrape = new Map([['node 1', node(10, 1, 30, 1000)], ['sequencer', seq(10, 10)]]);
-    const after: ClusterScrape = new Map([['node 1', node(110, 1.88, 330, 1000)], ['sequencer', seq(110, 98)]]);
+    const after: ClusterScrape = new Map([['node 1', node(98, 1.88, 330, 1000)], ['sequencer', seq(110, 98)]]);
     const c = sectionCost(before, after);
     expect(c.jobEndRecords).toBe(12);
     expect(c.nodes[0]!.ops).toBe(88);
