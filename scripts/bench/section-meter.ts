@@ -42,6 +42,8 @@ export interface SectionCost {
   gatewayCpuMs: number;
   sequencerCpuMs: number;
   gatewayAcks: number;
+  /** placements the gateway refused over the section (each costs it nearly a full placement) */
+  gatewayRefused: number;
   /** the sequencer's job-end records over the section ('progress' job boundaries): seqs it made
    * durable beyond the ops it journaled (nodes leave them out of their ops metric) */
   jobEndRecords: number;
@@ -79,6 +81,7 @@ export function sectionCost(before: ClusterScrape, after: ClusterScrape): Sectio
     gatewayCpuMs: 1000 * d(after.get('gateway'), before.get('gateway'), 'process_cpu_seconds_total'),
     sequencerCpuMs: 1000 * d(after.get('sequencer'), before.get('sequencer'), 'process_cpu_seconds_total'),
     gatewayAcks: d(after.get('gateway'), before.get('gateway'), 'tenebra_gateway_orders_acknowledged_total'),
+    gatewayRefused: d(after.get('gateway'), before.get('gateway'), 'tenebra_gateway_orders_refused_total'),
     jobEndRecords,
   };
 }
@@ -122,7 +125,11 @@ export function describeCost(c: SectionCost, opts: { rttMs: number; books: numbe
   const cpuMsPerOp = Math.max(...busy.map((n) => n.cpuMs / n.ops));
   const roundsPerOp = Math.max(...busy.map((n) => n.rounds / n.ops));
   const acks = Math.max(1, c.gatewayAcks);
-  lines.push(`gateway CPU ${f1(c.gatewayCpuMs / acks)} ms/ack, sequencer CPU ${f1(c.sequencerCpuMs / acks)} ms/ack (${c.gatewayAcks} acks)`);
+  // a refusal costs the gateway most of a placement (validation, risk, the account read) but no ack:
+  // with refusals the per-ack figure overstates an ack, and the per-placement one is the cleaner
+  const perPlacement = c.gatewayRefused > 0
+    ? `; ${f1(c.gatewayCpuMs / (c.gatewayAcks + c.gatewayRefused))} ms per placement with the ${c.gatewayRefused} refused` : '';
+  lines.push(`gateway CPU ${f1(c.gatewayCpuMs / acks)} ms/ack, sequencer CPU ${f1(c.sequencerCpuMs / acks)} ms/ack (${c.gatewayAcks} acks${perPlacement})`);
   const p = project(cpuMsPerOp, roundsPerOp, opts.rttMs, opts.books);
   lines.push(
     `PROJECTION (not measured): a committee on dedicated hosts, one core per node, ${opts.rttMs} ms round trip, ${opts.books} book${opts.books === 1 ? '' : 's'}:`,

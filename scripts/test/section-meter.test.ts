@@ -13,9 +13,10 @@ tenebra_node_rounds_total ${rounds}
 tenebra_node_peer_sent_bytes_total{peer="2"} ${bytes}
 tenebra_node_peer_sent_messages_total{peer="2"} ${rounds}
 `);
-const proc = (cpuS: number, acks = 0) => parseExposition(`
+const proc = (cpuS: number, acks = 0, refused = 0) => parseExposition(`
 process_cpu_seconds_total ${cpuS}
 tenebra_gateway_orders_acknowledged_total ${acks}
+tenebra_gateway_orders_refused_total{code="1408",via="rest"} ${refused}
 `);
 
 describe('section meter', () => {
@@ -35,6 +36,16 @@ describe('section meter', () => {
     expect(d.roundsPerOp).toBeCloseTo(3);
     expect(d.projection?.boundBy).toBe('node CPU');
     expect(d.lines.some((l) => l.startsWith('PROJECTION (not measured)'))).toBe(true);
+  });
+
+  it('gives the gateway CPU per placement beside the per-ack figure when it refused some', () => {
+    const before: ClusterScrape = new Map([['node 1', node(10, 1, 30, 1000)], ['gateway', proc(1, 5, 0)], ['sequencer', proc(0.5)]]);
+    const noneRefused: ClusterScrape = new Map([['node 1', node(110, 1.4, 330, 1000)], ['gateway', proc(1.3, 105, 0)], ['sequencer', proc(0.55)]]);
+    expect(describeCost(sectionCost(before, noneRefused), { rttMs: 1, books: 1 }).lines.find((l) => l.startsWith('gateway CPU'))).toBe('gateway CPU 3.00 ms/ack, sequencer CPU 0.50 ms/ack (100 acks)');
+    const someRefused: ClusterScrape = new Map([['node 1', node(110, 1.4, 330, 1000)], ['gateway', proc(1.3, 105, 50)], ['sequencer', proc(0.55)]]);
+    const c = sectionCost(before, someRefused);
+    expect(c.gatewayRefused).toBe(50);
+    expect(describeCost(c, { rttMs: 1, books: 1 }).lines.find((l) => l.startsWith('gateway CPU'))).toBe('gateway CPU 3.00 ms/ack, sequencer CPU 0.50 ms/ack (100 acks; 2.00 ms per placement with the 50 refused)');
   });
 
   it("counts the sequencer's job-end records ('progress' job boundaries) apart from the nodes' ops", () => {
