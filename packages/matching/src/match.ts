@@ -55,10 +55,20 @@ export interface MatchOptions {
    */
   prefetchRank?: boolean;
   /**
+   * With prefetchRank: open the prefetched step's bits in the round that opens the first cross bit,
+   * not one round after it (one round less per order that rests without crossing). Nothing new: when
+   * that cross bit is 1 the order's price reaches the opposite best, which is strictly better than
+   * every order on its own side (the book is never crossed), so every such bit is 0, known already
+   * (checked: a 1 throws). Every node must use the same setting (it changes the transcript: those
+   * zero bits are recorded). Default true. (ADR 0036)
+   */
+  fuseRankOpen?: boolean;
+  /**
    * Issue the next maker's cross comparison in the batch of the current maker's exhaustion tests
    * (the next head is the current second order whatever the outcome): one comparison latency less
-   * per further maker; one wasted comparison when the taker is exhausted. Ignored with speculate.
-   * Reveals identical. Default false.
+   * per further maker; one wasted comparison when the taker is exhausted. With speculate it is
+   * issued once the current maker's cross bit opens 1 (since ADR 0036; before, ignored with
+   * speculate). Reveals identical. Default false.
    */
   pipelineCross?: boolean;
   /**
@@ -152,6 +162,22 @@ async function runTaker<S>(
     for (const b of bits) b.catch(() => undefined); // unused when the order does not rest
     firstStep = { pivots, bits };
   }
+  // The prefetched step's bits, once opened with the first cross bit (fuseRankOpen).
+  let firstOpened: bigint[] | null = null;
+  const fuse = opts.fuseRankOpen ?? true;
+  /**
+   * Opens a cross bit. The first one of the op opens the prefetched rank step in the same round
+   * (fuseRankOpen): with cross = 1 those bits are all 0 (the book is never crossed), so nothing new.
+   */
+  const openCross = async (crossS: S): Promise<bigint> => {
+    if (!fuse || firstStep === null || crossed || firstOpened !== null) return reveal(crossS, LEAK.cross);
+    const step = firstStep;
+    const secret = await Promise.all(step.bits);
+    const [c, ...rank] = await Promise.all([reveal(crossS, LEAK.cross), ...secret.map((b) => reveal(b, LEAK.insertRank))]);
+    if (c === 1n && rank.some((b) => b !== 0n)) throw new BookInvariantError(`${scope}: an order that crosses ranks behind a resting order of its own side (crossed book)`);
+    firstOpened = rank;
+    return c as bigint;
+  };
 
   let remaining = t.qty;
   const side = opposite(t.side);
@@ -160,7 +186,7 @@ async function runTaker<S>(
   // opened, but the op must not end before they do: the engine fails a job that returns with
   // operations in flight (they usually finish together with what was awaited; widths can differ).
   const settleAhead = async (): Promise<void> => {
-    await Promise.allSettled([...(firstStep?.bits ?? []), ...(pipe.next ? [pipe.next.bit] : [])]);
+    await Promise.allSettled([...(firstOpened === null ? firstStep?.bits ?? [] : []), ...(pipe.next ? [pipe.next.bit] : [])]);
   };
   // min_fill_size is a minimum per execution (spec): a crossing maker holding less is skipped (it
   // keeps its place), and once the remainder is below it no execution can reach it. `skipped` counts
@@ -186,17 +212,20 @@ async function runTaker<S>(
     };
     // Exhaustion: ONE strict comparison [maker.qty < remaining] and a zero mask of the same difference;
     // revealOrder opens both and records [maker.qty <= remaining], [remaining <= maker.qty] as before.
-    const exhaust = (): [Promise<S>, Promise<S>] => {
-      const less = w ? arith.ltU(maker.qty, remaining, w.qtyBits) : arith.lt(maker.qty, remaining);
-      const tests: [Promise<S>, Promise<S>] = [less, arith.zeroMask(maker.qty, remaining)];
-      // Whatever this maker's outcome, the next head (if the loop goes on) is today's second order.
+    // Whatever this maker's outcome, the next head (if the loop goes on) is today's second order:
+    // pipelineCross computes its cross test now, beside this maker's exhaustion tests (with
+    // speculate, once this maker's cross bit is 1: not for an order that stops here).
+    const pipeNext = (): void => {
       const second = book.side(side)[skipped + 1];
-      if (opts.pipelineCross && !opts.speculate && !bits && second !== undefined && t.price !== null) {
+      if (opts.pipelineCross && !bits && second !== undefined && t.price !== null) {
         const bit = crossTest(arith, t, second, w) as Promise<S>;
         bit.catch(() => undefined); // unused when the taker is exhausted here
         pipe.next = { maker: second, bit };
       }
-      return tests;
+    };
+    const exhaust = (): [Promise<S>, Promise<S>] => {
+      const less = w ? arith.ltU(maker.qty, remaining, w.qtyBits) : arith.lt(maker.qty, remaining);
+      return [less, arith.zeroMask(maker.qty, remaining)];
     };
 
     let crossS: S | null;
@@ -209,18 +238,20 @@ async function runTaker<S>(
       const ahead = [lessP, zeroP, ...(selfQ !== null && 'mask' in selfQ ? [selfQ.mask] : [])];
       for (const q of ahead) q.catch(() => undefined); // unused when the order does not cross
       crossS = await crossP;
-      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) {
+      if (crossS !== null && (await openCross(crossS)) === 0n) {
         // never opened, but settled: no operation may outlive the op (the engine fails such a job)
         await Promise.allSettled(ahead);
         break;
       }
       crossed = true;
+      pipeNext();
     } else {
       crossS = await crossP;
-      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) break;
+      if (crossS !== null && (await openCross(crossS)) === 0n) break;
       crossed = true;
       selfQ = selfP();
       [lessP, zeroP] = exhaust();
+      pipeNext();
     }
     // Per-execution minimum, maker side: [min_fill <= maker.qty], issued with the exhaustion tests.
     const enoughP = t.minFill !== null ? qtyLe(t.minFill, maker.qty) : null;
@@ -292,7 +323,14 @@ async function runTaker<S>(
   // nothing is opened for it; it saves the search's comparisons and rounds (its random bits too).
   let hi = crossed ? 0 : restSide.length;
   if (hi === 0 && firstStep !== null) await settleAhead(); // a prefetched step, now unneeded, must not outlive the op
-  for (let step = 0; lo < hi; step += 1) {
+  let step = 0;
+  if (firstOpened !== null && firstStep !== null && lo < hi) {
+    // opened with the cross bit that stopped matching (fuseRankOpen): narrow by it now
+    [lo, hi] = narrow(lo, hi, firstStep.pivots, firstOpened, scope);
+    firstStep = null;
+    step = 1;
+  }
+  for (; lo < hi; step += 1) {
     const pivots = firstStep?.pivots ?? stepPivots(lo, hi, restSide.length, arityOf(step), step, start, beatsNext, opts.levelWeights);
     const tests = firstStep?.bits ?? pivots.map(afterTest);
     firstStep = null;
