@@ -13,7 +13,7 @@
 // options since then: 'w16 k=3 first2 levels +prefetch +pipeline', one-op jobs '... +speculate',
 // lean 'w16 k=2 levels'). The 20-instrument stream runs only the 'w16' configs, each book at its
 // own committee widths. LW=head,tail,boundary,interior overrides the 'levels' weights (exploring).
-//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width]
+//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width] [--round-steps] [--job-ops N]
 import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type BookWidths, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
 import type { Sec } from '@tenebra/mpc';
 import { COMPARISON_BITS, INSTRUMENTS, bookWidthsOf, instrumentBySymbol, toUnits } from '@tenebra/config';
@@ -21,7 +21,9 @@ import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { ENGINE_ROUNDS, ENGINE_ROUNDS_BY_WIDTH, IdealJobContext } from '../../packages/matching/test/ideal-context';
 import { parseFlags } from '../src/flags';
 
-const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream'], ['rounds-by-width', 'round-steps']);
+const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream', 'job-ops'], ['rounds-by-width', 'round-steps']);
+/** --job-ops N: queue N ops at a time, as a committee job does (they still run one after another per book; 'lookahead' needs a queue) */
+const JOB_OPS = Number(flags.str.get('job-ops') ?? 1);
 const ORDERS = Number(flags.str.get('orders') ?? 3000);
 const SEEDS = Number(flags.str.get('seeds') ?? 3);
 const ONLY = flags.str.get('only');
@@ -148,6 +150,9 @@ const CONFIGS0: [string, ExchangeOptions][] = [
   ['w16 k=3 levels +prefetch +speculate', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
   ['w16 k=2 first3 levels +prefetch +pipeline', { ...W16, searchArity: 2, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
   ['w16 k=2 first3 levels +prefetch', { ...W16, searchArity: 2, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true }],
+  ['w16 k=3 first2 levels +prefetch +speculate +pipeline', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true, pipelineWithSpeculate: true }],
+  ['w16 k=3 first2 levels +prefetch +pipeline, no lookahead', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, lookahead: false }],
+  ['w16 k=3 levels +prefetch, no lookahead', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, lookahead: false }],
   ['w16 k=3 levels +prefetch', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true }],
   ['w16 k=2 first4 levels +prefetch', { ...W16, searchArity: 2, searchFirstArity: 4, searchStart: 'levels', prefetchRank: true }],
   ['w16 k=3 first4 levels +prefetch', { ...W16, searchArity: 3, searchFirstArity: 4, searchStart: 'levels', prefetchRank: true }],
@@ -236,9 +241,10 @@ async function run(ops: readonly Op<bigint>[], opts: ExchangeOptions): Promise<F
   const byPurpose = new Map<string, number>();
   const steps = new RoundSteps(ctx);
   const ex = new Exchange<Sec>(purposeTracked(new MpcBackend(ctx, { recorder: rec }), ctx, byPurpose, steps), opts);
-  for (const op of ops) {
+  for (let i = 0; i < ops.length; i += JOB_OPS) {
+    // with JOB_OPS > 1 a job's ops are queued together; RoundSteps then charges an op's settling to the next op's first opening
     steps.startOp();
-    await ex.apply(mapOp(op, (v) => ctx.fromShares([v])));
+    await Promise.all(ops.slice(i, i + JOB_OPS).map((op) => ex.apply(mapOp(op, (v) => ctx.fromShares([v])))));
     steps.endOp();
   }
   const booked = [...byPurpose.values()].reduce((a, b) => a + b, 0);
