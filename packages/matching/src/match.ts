@@ -375,9 +375,12 @@ async function runTaker<S>(
     firstStep = null;
     step = 1;
   }
-  // The search goes on behind the head of this side (lo >= 1): this op changes neither side's head
-  // nor the opposite side, so the next placement's first comparisons can start now (lookahead).
-  if ((opts.lookahead ?? true) && ahead && !crossed && lo >= 1 && lo < hi) lookAhead(arith, book, t.side, ahead);
+  // Once the search goes on behind the head of this side (lo >= 1), this op changes neither side's
+  // head nor the opposite side: the next placement's first comparisons can start (lookahead).
+  const look = (): void => {
+    if ((opts.lookahead ?? true) && ahead && !crossed && lo >= 1 && lo < hi) lookAhead(arith, book, t.side, ahead);
+  };
+  look();
   for (; lo < hi; step += 1) {
     const pivots = firstStep?.pivots ?? stepPivots(lo, hi, restSide.length, arityOf(step), step, start, beatsNext, opts.levelWeights);
     const tests = firstStep?.bits ?? pivots.map(afterTest);
@@ -385,6 +388,7 @@ async function runTaker<S>(
     const secret = await Promise.all(tests);
     const opened = await Promise.all(secret.map((b) => reveal(b, LEAK.insertRank)));
     [lo, hi] = narrow(lo, hi, pivots, opened, scope);
+    look(); // once per op: lookAhead leaves at most one piece of work
   }
   book.insertAt(
     {

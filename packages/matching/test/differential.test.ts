@@ -196,6 +196,8 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
         // lookahead: the next queued placement's first comparisons computed ahead (only with a queue: concurrent)
         await differential(ops, true, false, { ...committee, lookahead: true });
         await differential(ops, true, seed === 82, { ...committee, searchFirstArity: 3, pipelineCross: false, lookahead: true });
+        // the lean plan: no prefetch, so the cross test alone is looked ahead, after the first search step
+        await differential(ops, true, false, { ...widths, searchArity: 2, searchStart: 'levels', lookahead: true });
         // fused and unfused: the same results and books; the fused transcript adds only insert-rank
         // zeros right after a cross bit of 1 (the bits that cross bit implies)
         const fused = await runPlain(ops, committee);
