@@ -423,6 +423,8 @@ function lookAhead<S>(current: Arith<S>, book: Book<S>, restingSide: Side, ahead
   // only for an op of the same job: its comparisons must consume this job's preprocessing
   if (!n || n.arith !== current) return;
   const { op, arith, opts } = n;
+  // the next op takes (and settles) the work only if it looks ahead itself
+  if (opts.lookahead === false) return;
   if (op.price === null || op.type === 'market' || op.tif === 'FOK' || op.tif === 'GTT' || op.aon === true || op.minFill != null) return;
   if (checkPlace(op) !== null || book.has(op.orderId) || (op.tif === 'GTC' && book.size + 1 >= book.maxDepth)) return;
   const maker = book.side(opposite(op.side))[0];
