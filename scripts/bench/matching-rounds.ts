@@ -13,7 +13,7 @@
 // options since then: 'w16 k=3 first2 levels +prefetch +pipeline', one-op jobs '... +speculate',
 // lean 'w16 k=2 levels'). The 20-instrument stream runs only the 'w16' configs, each book at its
 // own committee widths. LW=head,tail,boundary,interior overrides the 'levels' weights (exploring).
-//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width]
+//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width] [--round-steps] [--job-ops N]
 import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type BookWidths, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
 import type { Sec } from '@tenebra/mpc';
 import { COMPARISON_BITS, INSTRUMENTS, bookWidthsOf, instrumentBySymbol, toUnits } from '@tenebra/config';
@@ -21,13 +21,17 @@ import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { ENGINE_ROUNDS, ENGINE_ROUNDS_BY_WIDTH, IdealJobContext } from '../../packages/matching/test/ideal-context';
 import { parseFlags } from '../src/flags';
 
-const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream'], ['rounds-by-width']);
+const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream', 'job-ops'], ['rounds-by-width', 'round-steps']);
+/** --job-ops N: queue N ops at a time, as a committee job does (they still run one after another per book; 'lookahead' needs a queue) */
+const JOB_OPS = Number(flags.str.get('job-ops') ?? 1);
 const ORDERS = Number(flags.str.get('orders') ?? 3000);
 const SEEDS = Number(flags.str.get('seeds') ?? 3);
 const ONLY = flags.str.get('only');
 const ONLY_STREAM = flags.str.get('stream');
 /** --rounds-by-width: a comparison takes the engine's rounds at its own width (4 nibbles: 2), not a fixed 3 */
 const ROUNDS_BY_WIDTH = flags.bool.has('rounds-by-width');
+/** --round-steps: after each config's line, its rounds per op by matching step (RoundSteps) */
+const ROUND_STEPS = flags.bool.has('round-steps');
 
 /**
  * bench:orders' sustained section on one instrument (ETH): `clients` traders in turn, trader c's i-th
@@ -143,6 +147,17 @@ const CONFIGS0: [string, ExchangeOptions][] = [
   ['w16 k=2 levels +pipeline', { ...W16, searchArity: 2, searchStart: 'levels', pipelineCross: true }],
   ['w16 k=2 levels +prefetch +speculate', { ...W16, searchArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
   ['w16 k=3 first2 levels +prefetch +speculate', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['w16 k=3 levels +prefetch +speculate', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true }],
+  ['w16 k=2 first3 levels +prefetch +pipeline', { ...W16, searchArity: 2, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: true }],
+  ['w16 k=2 first3 levels +prefetch', { ...W16, searchArity: 2, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true }],
+  ['w16 k=3 first2 levels +prefetch +speculate +pipeline', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, speculate: true, pipelineWithSpeculate: true }],
+  ['w16 k=3 first2 levels +prefetch +pipeline, no lookahead', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, lookahead: false }],
+  ['w16 k=3 levels +prefetch, no lookahead', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, lookahead: false }],
+  ['w16 k=3 levels +prefetch', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true }],
+  ['w16 k=2 first4 levels +prefetch', { ...W16, searchArity: 2, searchFirstArity: 4, searchStart: 'levels', prefetchRank: true }],
+  ['w16 k=3 first4 levels +prefetch', { ...W16, searchArity: 3, searchFirstArity: 4, searchStart: 'levels', prefetchRank: true }],
+  ['w16 k=2 first3 levels +prefetch +speculate', { ...W16, searchArity: 2, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, speculate: true }],
+  ['w16 k=3 first2 levels +prefetch +pipeline unfused', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, fuseRankOpen: false }],
   ['w12 k=4 +prefetch +pipeline', { ...W12, searchArity: 4, prefetchRank: true, pipelineCross: true }],
   ['w12 k=4 ends +prefetch +pipeline', { ...W12, searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
   ['w12 k=2 ends', { ...W12, searchArity: 2, searchStart: 'ends' }],
@@ -155,7 +170,40 @@ const COMPARISONS = new Set(['lt', 'le', 'leWide', 'eq', 'ltU', 'leU', 'leD', 'm
  * Wraps the backend so that each comparison's nibbles are booked to the label its bit is opened
  * under (revealOrder: the exhaustion pair), or stay 'unopened'. Same calls, same order: a view only.
  */
-function purposeTracked(inner: MpcBackend, ctx: IdealJobContext, byPurpose: Map<string, number>): MpcBackend {
+/**
+ * Where an op's rounds go (its critical path): each opening is charged the rounds from the previous
+ * opening's end (or the op's start) to its own end, the comparisons it waited for included; openings
+ * that end in the same round share it (the first is charged). Steps: the first cross test, the next
+ * makers' cross tests, the self-trade test, the exhaustion pair, the rank search's first step and its
+ * further steps, other labels as they are, and 'settle' for rounds after the op's last opening
+ * (comparisons issued ahead, settled unopened).
+ */
+class RoundSteps {
+  readonly byStep = new Map<string, number>();
+  private mark = 0;
+  private seen = new Set<string>();
+  constructor(private readonly ctx: IdealJobContext) {}
+  startOp(): void {
+    this.mark = this.ctx.stats.rounds;
+    this.seen = new Set();
+  }
+  endOp(): void {
+    this.charge('settle');
+  }
+  opened(label: string): void {
+    const first = !this.seen.has(label);
+    this.seen.add(label);
+    const step = label === 'cross' ? (first ? 'cross, first' : 'cross, next') : label === 'insert-rank' ? (first ? 'rank, first step' : 'rank, further') : label;
+    this.charge(step);
+  }
+  private charge(step: string): void {
+    const now = this.ctx.stats.rounds;
+    this.byStep.set(step, (this.byStep.get(step) ?? 0) + (now - this.mark));
+    this.mark = now;
+  }
+}
+
+function purposeTracked(inner: MpcBackend, ctx: IdealJobContext, byPurpose: Map<string, number>, steps?: RoundSteps): MpcBackend {
   const pending = new Map<Sec, number>();
   const book = (s: Sec, label: string): void => {
     const n = pending.get(s);
@@ -176,26 +224,34 @@ function purposeTracked(inner: MpcBackend, ctx: IdealJobContext, byPurpose: Map<
           return p.then((s) => { pending.set(s, (pending.get(s) ?? 0) + n); return s; });
         };
       }
-      if (name === 'reveal') return (b: Sec, label: string, scope?: string) => { book(b, label); return target.reveal(b, label, scope); };
-      if (name === 'revealOrder') return (lt: Sec, z: Sec, le: string, ge: string, scope?: string) => { book(lt, 'exhaustion'); return target.revealOrder(lt, z, le, ge, scope); };
+      const step = <T>(label: string, p: Promise<T>): Promise<T> => p.then((v) => { steps?.opened(label); return v; });
+      if (name === 'reveal') return (b: Sec, label: string, scope?: string) => { book(b, label); return step(label, target.reveal(b, label, scope)); };
+      if (name === 'revealZero') return (z: Sec, label: string, scope?: string) => step(label, target.revealZero(z, label, scope));
+      if (name === 'revealOrder') return (lt: Sec, z: Sec, le: string, ge: string, scope?: string) => { book(lt, 'exhaustion'); return step('exhaustion', target.revealOrder(lt, z, le, ge, scope)); };
       return (v as (...a: unknown[]) => unknown).bind(target);
     },
   });
 }
 
-interface Figures { rounds: number; cmps: number; nibbles: number; triples: number; reveals: Map<string, number>; ops: number; byPurpose: Map<string, number> }
+interface Figures { rounds: number; cmps: number; nibbles: number; triples: number; reveals: Map<string, number>; ops: number; byPurpose: Map<string, number>; byStep: Map<string, number> }
 
 async function run(ops: readonly Op<bigint>[], opts: ExchangeOptions): Promise<Figures> {
   const ctx = new IdealJobContext(COMPARISON_BITS, ROUNDS_BY_WIDTH ? ENGINE_ROUNDS_BY_WIDTH : ENGINE_ROUNDS);
   const rec = new CountingRecorder();
   const byPurpose = new Map<string, number>();
-  const ex = new Exchange<Sec>(purposeTracked(new MpcBackend(ctx, { recorder: rec }), ctx, byPurpose), opts);
-  for (const op of ops) await ex.apply(mapOp(op, (v) => ctx.fromShares([v])));
+  const steps = new RoundSteps(ctx);
+  const ex = new Exchange<Sec>(purposeTracked(new MpcBackend(ctx, { recorder: rec }), ctx, byPurpose, steps), opts);
+  for (let i = 0; i < ops.length; i += JOB_OPS) {
+    // with JOB_OPS > 1 a job's ops are queued together; RoundSteps then charges an op's settling to the next op's first opening
+    steps.startOp();
+    await Promise.all(ops.slice(i, i + JOB_OPS).map((op) => ex.apply(mapOp(op, (v) => ctx.fromShares([v])))));
+    steps.endOp();
+  }
   const booked = [...byPurpose.values()].reduce((a, b) => a + b, 0);
   byPurpose.set('unopened', ctx.stats.nibbles - booked);
   const o = ctx.stats.ops;
   const cmps = (o.le ?? 0) + (o.lt ?? 0) + (o.ltz ?? 0) + (o.eq ?? 0) + (o.min ?? 0);
-  return { rounds: ctx.stats.rounds, cmps, nibbles: ctx.stats.nibbles, triples: ctx.stats.triples, reveals: new Map([...rec.counts].map(([k, v]) => [k, v.total])), ops: ops.length, byPurpose };
+  return { rounds: ctx.stats.rounds, cmps, nibbles: ctx.stats.nibbles, triples: ctx.stats.triples, reveals: new Map([...rec.counts].map(([k, v]) => [k, v.total])), ops: ops.length, byPurpose, byStep: steps.byStep };
 }
 
 /** Columns of the bits-by-purpose table: a reveal label (or 'exhaustion', 'unopened'), header. */
@@ -218,8 +274,10 @@ for (const [name, make] of STREAMS) {
     let rounds = 0, cmps = 0, nibbles = 0, triples = 0, n = 0;
     const rv = new Map<string, number>();
     const bp = new Map<string, number>();
+    const bs = new Map<string, number>();
     for (const ops of streams) {
       const f = await run(ops, opts);
+      for (const [k, v] of f.byStep) bs.set(k, (bs.get(k) ?? 0) + v);
       rounds += f.rounds; cmps += f.cmps; nibbles += f.nibbles; triples += f.triples; n += f.ops;
       for (const [k, v] of f.reveals) rv.set(k, (rv.get(k) ?? 0) + v);
       for (const [k, v] of f.byPurpose) bp.set(k, (bp.get(k) ?? 0) + v);
@@ -228,5 +286,10 @@ for (const [name, make] of STREAMS) {
     const purpose = PURPOSES.map(([p]) => f1((4 * (p === 'other' ? others : bp.get(p) ?? 0)) / n)).join(' ');
     const r = (l: string) => f2((rv.get(l) ?? 0) / n);
     console.log(`${cname.padEnd(38)} ${f1((4 * nibbles) / n)} ${f2(rounds / n)} ${f2(cmps / n)} ${f2(triples / n).padStart(7)} ${r('cross')} ${r('insert-rank')} ${r('self-trade')} ${r('maker-exhausted')} |                  ${purpose}`);
+    if (ROUND_STEPS) {
+      const order = ['cross, first', 'self-trade', 'exhaustion', 'cross, next', 'rank, first step', 'rank, further', 'settle'];
+      const keys = [...order.filter((k) => bs.has(k)), ...[...bs.keys()].filter((k) => !order.includes(k)).sort()];
+      console.log(`    rounds per op by step: ${keys.map((k) => `${k} ${((bs.get(k) ?? 0) / n).toFixed(2)}`).join(', ')}`);
+    }
   }
 }

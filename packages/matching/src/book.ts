@@ -140,6 +140,11 @@ export class Book<S> {
     return o;
   }
 
+  /** Number of resting GTT orders (public): with none, a later op's expiry changes nothing. */
+  get gttCount(): number {
+    return this.gtt.size;
+  }
+
   /** Whether the order is known (publicly) to be priced strictly better than the next on its side. */
   beatsNext(order: RestingOrder<S>): boolean {
     return this.strict.has(order);

@@ -5,8 +5,10 @@
 import type { Arith, BookWidths } from './backend';
 import type { BookSnapshotPub } from './book';
 import { Book, DEFAULT_MAX_DEPTH } from './book';
-import type { MatchOptions } from './match';
+import type { AheadWork, Lookahead, MatchOptions } from './match';
 import { cancel, modify, place } from './match';
+import type { Arith as ArithT } from './backend';
+import type { PlaceOp } from './types';
 import type { ExpireOp, ExpireOutcome, Op, OpResult } from './types';
 
 export interface ExchangeOptions extends MatchOptions {
@@ -38,10 +40,17 @@ export class BookPoisonedError extends Error {
   }
 }
 
+/** A queued op as the op before it may look ahead at (MatchOptions.lookahead); null for the others. */
+type Queued = { op: PlaceOp<unknown>; arith: ArithT<unknown>; opts: MatchOptions } | null;
+
 interface Lane {
   tail: Promise<unknown>;
   pending: number;
   poisoned: unknown;
+  /** the ops queued and not yet started, in order */
+  queued: Queued[];
+  /** comparisons the running op computed for the next one */
+  slot: { work: AheadWork<unknown> | null };
 }
 
 /** JSON-able public part of an exchange snapshot; secrets are the books' secrets concatenated in this order. */
@@ -93,17 +102,26 @@ export class Exchange<S> {
     if (widths && !opts.widths) opts = { ...opts, widths };
     const book = this.book(op.symbol);
     if (!book) return Promise.resolve(unknownSymbol(op));
-    return this.enqueue(op.symbol, () => {
+    const queued = op.kind === 'place' ? ({ op, arith, opts } as unknown as Queued) : null;
+    return this.enqueue(op.symbol, (lane) => {
       this.dirty.add(op.symbol);
       switch (op.kind) {
         case 'place':
-          return place(arith, book, op, opts);
+          return place(arith, book, op, opts, (opts.lookahead ?? true) ? this.lookahead(lane) : undefined);
         case 'cancel':
           return Promise.resolve(cancel(book, op));
         case 'modify':
           return modify(arith, book, op, opts);
       }
-    });
+    }, queued);
+  }
+
+  /** The next queued op of a lane, for the running one to compute ahead for (same backend only: same job). */
+  private lookahead(lane: Lane): Lookahead<S> {
+    return {
+      next: () => (lane.queued[0] ?? undefined) as ReturnType<Lookahead<S>['next']>,
+      slot: lane.slot as Lookahead<S>['slot'],
+    };
   }
 
   private async expire(op: ExpireOp): Promise<OpResult<S>> {
@@ -126,19 +144,21 @@ export class Exchange<S> {
     return { outcome, outputs: [] };
   }
 
-  private enqueue<T>(symbol: string, run: () => Promise<T>): Promise<T> {
+  private enqueue<T>(symbol: string, run: (lane: Lane) => Promise<T>, queued: Queued = null): Promise<T> {
     let lane = this.lanes.get(symbol);
     if (!lane) {
-      lane = { tail: Promise.resolve(), pending: 0, poisoned: undefined };
+      lane = { tail: Promise.resolve(), pending: 0, poisoned: undefined, queued: [], slot: { work: null } };
       this.lanes.set(symbol, lane);
     }
     if (lane.pending >= this.maxPending) return Promise.reject(new QueueFullError(symbol, this.maxPending));
     const l = lane;
     l.pending += 1;
+    l.queued.push(queued);
     const result = l.tail.then(async () => {
+      l.queued.shift(); // this op's own entry: the next one is now the head
       try {
         if (l.poisoned !== undefined) throw new BookPoisonedError(symbol, l.poisoned);
-        return await run();
+        return await run(l);
       } catch (e) {
         if (l.poisoned === undefined) l.poisoned = e;
         throw e;

@@ -55,18 +55,64 @@ export interface MatchOptions {
    */
   prefetchRank?: boolean;
   /**
+   * With prefetchRank: open the prefetched step's bits in the round that opens the first cross bit,
+   * not one round after it (one round less per order that rests without crossing). Nothing new: when
+   * that cross bit is 1 the order's price reaches the opposite best, which is strictly better than
+   * every order on its own side (the book is never crossed), so every such bit is 0, known already
+   * (checked: a 1 throws). Every node must use the same setting (it changes the transcript: those
+   * zero bits are recorded). Default true. (ADR 0036)
+   */
+  fuseRankOpen?: boolean;
+  /**
    * Issue the next maker's cross comparison in the batch of the current maker's exhaustion tests
    * (the next head is the current second order whatever the outcome): one comparison latency less
-   * per further maker; one wasted comparison when the taker is exhausted. Ignored with speculate.
-   * Reveals identical. Default false.
+   * per further maker; one wasted comparison when the taker is exhausted. Ignored with speculate
+   * unless pipelineWithSpeculate. Reveals identical. Default false.
    */
   pipelineCross?: boolean;
+  /**
+   * With speculate and pipelineCross: issue the next maker's cross test once the current maker's
+   * cross bit opens 1 (ADR 0036). On the bench:orders stream 0.16 rounds less per op for 5.9 more
+   * random bits (scripts/bench/matching-rounds.ts). Reveals identical. Default false.
+   */
+  pipelineWithSpeculate?: boolean;
+  /**
+   * While an order that did not cross searches its rank further, compute the next queued placement's
+   * first cross test (and, when it is on the other side, its prefetched rank step) ahead: this op
+   * changes neither the head it will meet nor that side. The next op uses them when the book still
+   * holds the same orders there, else recomputes (and settles them unopened). Reveals identical.
+   * Only ops queued together (one job) are looked ahead at. Default true. (ADR 0036)
+   */
+  lookahead?: boolean;
   /**
    * The book's public value bounds (Exchange resolves them per symbol from ExchangeOptions.bookWidths):
    * price comparisons at priceBits and the exhaustion test at qtyBits instead of the backend's bound.
    * Absent: every comparison at the backend's bound. Same results and reveals either way.
    */
   widths?: BookWidths;
+}
+
+/**
+ * Comparisons computed ahead for the next queued placement of a book (MatchOptions.lookahead), keyed
+ * by that op's id and seq: its first cross test against `maker`, and its prefetched rank step over
+ * `pivots` of its own side (the orders there at the time: `at`).
+ */
+export interface AheadWork<S> {
+  orderId: string;
+  seq: bigint;
+  maker: RestingOrder<S>;
+  cross: Promise<S>;
+  prefetch: { pivots: number[]; at: RestingOrder<S>[]; length: number; bits: Promise<S>[] } | null;
+}
+
+/** What an op may look ahead at: the next queued op of its book (with its backend and options), and where to leave work for it. */
+export interface Lookahead<S> {
+  next(): { op: PlaceOp<S>; arith: Arith<S>; opts: MatchOptions } | undefined;
+  slot: { work: AheadWork<S> | null };
+}
+
+function aheadPromises<S>(w: AheadWork<S>): Promise<S>[] {
+  return [w.cross, ...(w.prefetch?.bits ?? [])];
 }
 
 /** An incoming order (a placement, or the new order of a replace). */
@@ -97,6 +143,8 @@ async function runTaker<S>(
   t: Taker<S>,
   outputs: S[],
   opts: MatchOptions,
+  ahead?: Lookahead<S>,
+  early?: AheadWork<S> | null,
 ): Promise<Execution> {
   const ex = emptyExecution();
   const scope = book.symbol;
@@ -148,10 +196,33 @@ async function runTaker<S>(
   let firstStep: { pivots: number[]; bits: Promise<S>[] } | null = null;
   if (opts.prefetchRank && mayRest && restSide.length > 0) {
     const pivots = stepPivots(0, restSide.length, restSide.length, k0, 0, start, beatsNext, opts.levelWeights);
-    const bits = pivots.map(afterTest);
+    // computed ahead by the op before (lookahead) over the same orders at the same pivots: reuse it
+    const pre = early?.prefetch;
+    const same = pre !== null && pre !== undefined && pre.length === restSide.length && pre.pivots.length === pivots.length &&
+      pivots.every((p, j) => pre.pivots[j] === p && pre.at[j] === restSide[p]);
+    const bits = same ? pre.bits : pivots.map(afterTest);
     for (const b of bits) b.catch(() => undefined); // unused when the order does not rest
     firstStep = { pivots, bits };
   }
+  // A first cross test computed ahead, against the order still at the head: reuse it.
+  const firstMaker = book.side(opposite(t.side))[0];
+  const earlyCross = early && !allOrNone && t.price !== null && firstMaker !== undefined && early.maker === firstMaker ? early.cross : null;
+  // The prefetched step's bits, once opened with the first cross bit (fuseRankOpen).
+  let firstOpened: bigint[] | null = null;
+  const fuse = opts.fuseRankOpen ?? true;
+  /**
+   * Opens a cross bit. The first one of the op opens the prefetched rank step in the same round
+   * (fuseRankOpen): with cross = 1 those bits are all 0 (the book is never crossed), so nothing new.
+   */
+  const openCross = async (crossS: S): Promise<bigint> => {
+    if (!fuse || firstStep === null || crossed || firstOpened !== null) return reveal(crossS, LEAK.cross);
+    const step = firstStep;
+    const secret = await Promise.all(step.bits);
+    const [c, ...rank] = await Promise.all([reveal(crossS, LEAK.cross), ...secret.map((b) => reveal(b, LEAK.insertRank))]);
+    if (c === 1n && rank.some((b) => b !== 0n)) throw new BookInvariantError(`${scope}: an order that crosses ranks behind a resting order of its own side (crossed book)`);
+    firstOpened = rank;
+    return c as bigint;
+  };
 
   let remaining = t.qty;
   const side = opposite(t.side);
@@ -160,7 +231,7 @@ async function runTaker<S>(
   // opened, but the op must not end before they do: the engine fails a job that returns with
   // operations in flight (they usually finish together with what was awaited; widths can differ).
   const settleAhead = async (): Promise<void> => {
-    await Promise.allSettled([...(firstStep?.bits ?? []), ...(pipe.next ? [pipe.next.bit] : [])]);
+    await Promise.allSettled([...(firstOpened === null ? firstStep?.bits ?? [] : []), ...(pipe.next ? [pipe.next.bit] : [])]);
   };
   // min_fill_size is a minimum per execution (spec): a crossing maker holding less is skipped (it
   // keeps its place), and once the remainder is below it no execution can reach it. `skipped` counts
@@ -176,7 +247,7 @@ async function runTaker<S>(
     // (bits exist only for all-or-none orders, which never skip).
     const pre = pipe.next !== null && pipe.next.maker === maker ? pipe.next.bit : null;
     pipe.next = null;
-    const crossP = t.price === null ? null : (bits?.cross[i] ?? pre ?? crossTest(arith, t, maker, w));
+    const crossP = t.price === null ? null : (bits?.cross[i] ?? pre ?? (i === 0 ? earlyCross : null) ?? crossTest(arith, t, maker, w));
     // Self-trade: the liquidity pass's secret bit (opened as is), else a zero mask of the owners'
     // difference, opened by revealZero: the same bit with no random bits (no equality comparison).
     const selfP = (): { bit: S } | { mask: Promise<S> } | null => {
@@ -186,17 +257,20 @@ async function runTaker<S>(
     };
     // Exhaustion: ONE strict comparison [maker.qty < remaining] and a zero mask of the same difference;
     // revealOrder opens both and records [maker.qty <= remaining], [remaining <= maker.qty] as before.
-    const exhaust = (): [Promise<S>, Promise<S>] => {
-      const less = w ? arith.ltU(maker.qty, remaining, w.qtyBits) : arith.lt(maker.qty, remaining);
-      const tests: [Promise<S>, Promise<S>] = [less, arith.zeroMask(maker.qty, remaining)];
-      // Whatever this maker's outcome, the next head (if the loop goes on) is today's second order.
+    // Whatever this maker's outcome, the next head (if the loop goes on) is today's second order:
+    // pipelineCross computes its cross test now, beside this maker's exhaustion tests (with
+    // speculate, once this maker's cross bit is 1: not for an order that stops here).
+    const pipeNext = (): void => {
       const second = book.side(side)[skipped + 1];
-      if (opts.pipelineCross && !opts.speculate && !bits && second !== undefined && t.price !== null) {
+      if (opts.pipelineCross && (!opts.speculate || opts.pipelineWithSpeculate === true) && !bits && second !== undefined && t.price !== null) {
         const bit = crossTest(arith, t, second, w) as Promise<S>;
         bit.catch(() => undefined); // unused when the taker is exhausted here
         pipe.next = { maker: second, bit };
       }
-      return tests;
+    };
+    const exhaust = (): [Promise<S>, Promise<S>] => {
+      const less = w ? arith.ltU(maker.qty, remaining, w.qtyBits) : arith.lt(maker.qty, remaining);
+      return [less, arith.zeroMask(maker.qty, remaining)];
     };
 
     let crossS: S | null;
@@ -209,18 +283,20 @@ async function runTaker<S>(
       const ahead = [lessP, zeroP, ...(selfQ !== null && 'mask' in selfQ ? [selfQ.mask] : [])];
       for (const q of ahead) q.catch(() => undefined); // unused when the order does not cross
       crossS = await crossP;
-      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) {
+      if (crossS !== null && (await openCross(crossS)) === 0n) {
         // never opened, but settled: no operation may outlive the op (the engine fails such a job)
         await Promise.allSettled(ahead);
         break;
       }
       crossed = true;
+      pipeNext();
     } else {
       crossS = await crossP;
-      if (crossS !== null && (await reveal(crossS, LEAK.cross)) === 0n) break;
+      if (crossS !== null && (await openCross(crossS)) === 0n) break;
       crossed = true;
       selfQ = selfP();
       [lessP, zeroP] = exhaust();
+      pipeNext();
     }
     // Per-execution minimum, maker side: [min_fill <= maker.qty], issued with the exhaustion tests.
     const enoughP = t.minFill !== null ? qtyLe(t.minFill, maker.qty) : null;
@@ -292,13 +368,27 @@ async function runTaker<S>(
   // nothing is opened for it; it saves the search's comparisons and rounds (its random bits too).
   let hi = crossed ? 0 : restSide.length;
   if (hi === 0 && firstStep !== null) await settleAhead(); // a prefetched step, now unneeded, must not outlive the op
-  for (let step = 0; lo < hi; step += 1) {
+  let step = 0;
+  if (firstOpened !== null && firstStep !== null && lo < hi) {
+    // opened with the cross bit that stopped matching (fuseRankOpen): narrow by it now
+    [lo, hi] = narrow(lo, hi, firstStep.pivots, firstOpened, scope);
+    firstStep = null;
+    step = 1;
+  }
+  // Once the search goes on behind the head of this side (lo >= 1), this op changes neither side's
+  // head nor the opposite side: the next placement's first comparisons can start (lookahead).
+  const look = (): void => {
+    if ((opts.lookahead ?? true) && ahead && !crossed && lo >= 1 && lo < hi) lookAhead(arith, book, t.side, ahead);
+  };
+  look();
+  for (; lo < hi; step += 1) {
     const pivots = firstStep?.pivots ?? stepPivots(lo, hi, restSide.length, arityOf(step), step, start, beatsNext, opts.levelWeights);
     const tests = firstStep?.bits ?? pivots.map(afterTest);
     firstStep = null;
     const secret = await Promise.all(tests);
     const opened = await Promise.all(secret.map((b) => reveal(b, LEAK.insertRank)));
     [lo, hi] = narrow(lo, hi, pivots, opened, scope);
+    look(); // once per op: lookAhead leaves at most one piece of work
   }
   book.insertAt(
     {
@@ -320,12 +410,67 @@ async function runTaker<S>(
   return ex;
 }
 
+/**
+ * Leaves the next queued placement's first cross test (and its prefetched rank step when its own side
+ * is the one this op does not touch) in ahead.slot. Called only while this op, which did not cross,
+ * still searches its rank behind the head of its side `restingSide`: neither head changes, nor the
+ * other side. Only plain priced placements of the same job (same backend), on a book without GTT
+ * orders (an expiry could change the head), are looked ahead at.
+ */
+function lookAhead<S>(current: Arith<S>, book: Book<S>, restingSide: Side, ahead: Lookahead<S>): void {
+  if (ahead.slot.work !== null || book.gttCount > 0) return;
+  const n = ahead.next();
+  // only for an op of the same job: its comparisons must consume this job's preprocessing
+  if (!n || n.arith !== current) return;
+  const { op, arith, opts } = n;
+  // the next op takes (and settles) the work only if it looks ahead itself
+  if (opts.lookahead === false) return;
+  if (op.price === null || op.type === 'market' || op.tif === 'FOK' || op.tif === 'GTT' || op.aon === true || op.minFill != null) return;
+  if (checkPlace(op) !== null || book.has(op.orderId) || (op.tif === 'GTC' && book.size + 1 >= book.maxDepth)) return;
+  const maker = book.side(opposite(op.side))[0];
+  if (maker === undefined) return;
+  const taker: TakerView<S> = { side: op.side, price: op.price, owner: op.owner ?? null };
+  const cross = crossTest(arith, taker, maker, opts.widths) as Promise<S>;
+  cross.catch(() => undefined);
+  let prefetch: AheadWork<S>['prefetch'] = null;
+  const own = book.side(op.side);
+  // its own side is the one this op does not rest on: unchanged until it runs
+  if (op.side !== restingSide && op.tif === 'GTC' && opts.prefetchRank && own.length > 0) {
+    const k = opts.searchArity ?? DEFAULT_SEARCH_ARITY;
+    const k0 = opts.searchFirstArity ?? k;
+    const start = opts.searchStart ?? defaultStart(k);
+    const pivots = stepPivots(0, own.length, own.length, k0, 0, start, (i) => book.beatsNext(own[i] as RestingOrder<S>), opts.levelWeights);
+    const priceLe = priceLeOf(arith, opts.widths);
+    const price = op.price;
+    const bits = pivots.map((i) => {
+      const other = own[i] as RestingOrder<S>;
+      const b = op.side === 'buy' ? priceLe(price, other.price) : priceLe(other.price, price);
+      b.catch(() => undefined);
+      return b;
+    });
+    prefetch = { pivots, at: pivots.map((i) => own[i] as RestingOrder<S>), length: own.length, bits };
+  }
+  ahead.slot.work = { orderId: op.orderId, seq: op.seq, maker, cross, prefetch };
+}
+
 function rejectOf(reason: Reject['reason'], code: string, detail: string): Reject {
   return { reason, code, detail };
 }
 
 /** Applies a placement to its book. */
-export async function place<S>(arith: Arith<S>, book: Book<S>, op: PlaceOp<S>, opts: MatchOptions = {}): Promise<OpResult<S>> {
+export async function place<S>(arith: Arith<S>, book: Book<S>, op: PlaceOp<S>, opts: MatchOptions = {}, ahead?: Lookahead<S>): Promise<OpResult<S>> {
+  // work the op before left for this one (lookahead): used or not, settled before this op ends
+  const w = ahead?.slot.work ?? null;
+  const early = w !== null && w.orderId === op.orderId && w.seq === op.seq ? w : null;
+  if (ahead && w !== null) ahead.slot.work = null;
+  try {
+    return await placeWith(arith, book, op, opts, ahead, early);
+  } finally {
+    if (w !== null) await Promise.allSettled(aheadPromises(w));
+  }
+}
+
+async function placeWith<S>(arith: Arith<S>, book: Book<S>, op: PlaceOp<S>, opts: MatchOptions, ahead: Lookahead<S> | undefined, early: AheadWork<S> | null): Promise<OpResult<S>> {
   const expired = op.nowNs !== undefined ? book.expire(op.nowNs) : [];
   const outcome: PlaceOutcome = { kind: 'place', symbol: book.symbol, orderId: op.orderId, expired, reject: null, ...emptyExecution() };
   const outputs: S[] = [];
@@ -361,6 +506,8 @@ export async function place<S>(arith: Arith<S>, book: Book<S>, op: PlaceOp<S>, o
     },
     outputs,
     opts,
+    ahead,
+    early,
   );
   Object.assign(outcome, ex);
   return { outcome, outputs };

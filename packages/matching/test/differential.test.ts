@@ -185,6 +185,42 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
       await expect(runPlain(noCancel, widths)).rejects.toBeInstanceOf(ArithRangeError);
     });
 
+    it('ADR 0036: the prefetched rank step opened with the first cross bit, a wider first step, pipelined speculation', async () => {
+      for (let seed = 80; seed < 83; seed += 1) {
+        const ops = generateStream({ seed, orders: 1500, symbols: 2, accounts: 4, features: 'all', midTicks: 300_000n, spreadTicks: 6 + 12 * (seed - 80), maxQty: 1000 });
+        const committee: ExchangeOptions = { ...widths, prefetchRank: true, pipelineCross: true, searchArity: 3, searchFirstArity: 2, searchStart: 'levels' };
+        await differential(ops, seed % 2 === 0, seed === 81, committee);
+        await differential(ops, false, true, { ...committee, pipelineWithSpeculate: true });
+        await differential(ops, seed % 2 === 1, false, { ...committee, searchFirstArity: 3, pipelineCross: false });
+        await differential(ops, false, true, { ...committee, searchArity: 2, searchFirstArity: 4, pipelineWithSpeculate: true });
+        // lookahead: the next queued placement's first comparisons computed ahead (only with a queue: concurrent)
+        await differential(ops, true, false, { ...committee, lookahead: true });
+        await differential(ops, true, seed === 82, { ...committee, searchFirstArity: 3, pipelineCross: false, lookahead: true });
+        // the lean plan: no prefetch, so the cross test alone is looked ahead, after the first search step
+        await differential(ops, true, false, { ...widths, searchArity: 2, searchStart: 'levels', lookahead: true });
+        // fused and unfused: the same results and books; the fused transcript adds only insert-rank
+        // zeros right after a cross bit of 1 (the bits that cross bit implies)
+        const fused = await runPlain(ops, committee);
+        const unfused = await runPlain(ops, { ...committee, fuseRankOpen: false });
+        expect(fused.results).toEqual(unfused.results);
+        const f = fused.transcript.records.map((r) => `${r.scope}:${r.label}=${r.value}`);
+        const u = unfused.transcript.records.map((r) => `${r.scope}:${r.label}=${r.value}`);
+        let j = 0;
+        let prev = ''; // the last record both transcripts share
+        for (let i = 0; i < f.length; i += 1) {
+          if (j < u.length && f[i] === u[j]) {
+            prev = f[i]!;
+            j += 1;
+            continue;
+          }
+          expect(f[i]).toMatch(/:insert-rank=0$/);
+          expect(prev).toMatch(/:cross=1$/);
+        }
+        expect(j).toBe(u.length);
+        expect(f.length).toBeGreaterThan(u.length); // crossing GTC orders on a non-empty own side occur
+      }
+    });
+
     it('one tick beyond the window is refused by the plaintext backend', async () => {
       const pair = (gap: bigint): Op<bigint>[] => [
         { kind: 'place', symbol: 'WIN', orderId: 'a', seq: 1n, nowNs: 1n, side: 'sell', type: 'limit', tif: 'GTC', price: 700_000n, qty: 3n, owner: 1n },

@@ -91,14 +91,14 @@ describe('latency options (engine round costs: comparison C, opening 1)', () => 
       seq += 1n;
       return ex.apply({ kind: 'place', symbol: 'S', orderId: `o${seq}`, seq, side, type: 'limit', tif: 'GTC', price: ctx.fromShares([price]), qty: ctx.fromShares([qty]) });
     };
-    return { ctx, rec, place };
+    return { ctx, rec, ex, place };
   }
   const labels = (rec: TranscriptRecorder) => rec.drain().map((x) => `${x.label}=${x.value}`);
 
   it('a passive order on 5 bids: binary 3 steps after the cross, 4-ary 2 steps, prefetch hides the first step behind the cross', async () => {
     const cost: Record<string, number> = {};
     const seen: Record<string, string[]> = {};
-    for (const [name, opts] of [['binary', { searchArity: 2 }], ['4-ary', {}], ['4-ary+prefetch', { prefetchRank: true }]] as const) {
+    for (const [name, opts] of [['binary', { searchArity: 2 }], ['4-ary', {}], ['4-ary+prefetch', { prefetchRank: true, fuseRankOpen: false }], ['4-ary+prefetch+fused', { prefetchRank: true }]] as const) {
       const { ctx, rec, place } = weighted(opts);
       await place('sell', 200n, 1n);
       for (const p of [105n, 103n, 103n, 103n, 101n]) await place('buy', p, 1n);
@@ -108,8 +108,10 @@ describe('latency options (engine round costs: comparison C, opening 1)', () => 
       cost[name] = ctx.stats.rounds - before;
       seen[name] = labels(rec);
     }
-    // each step is a comparison and its opening (C + 1), as is the cross test
-    expect(cost).toEqual({ binary: 4 * (C + 1), '4-ary': 3 * (C + 1), '4-ary+prefetch': 2 * (C + 1) + 1 });
+    // each step is a comparison and its opening (C + 1), as is the cross test; fused, the
+    // prefetched step is opened in the cross bit's round (ADR 0036)
+    expect(cost).toEqual({ binary: 4 * (C + 1), '4-ary': 3 * (C + 1), '4-ary+prefetch': 2 * (C + 1) + 1, '4-ary+prefetch+fused': 2 * (C + 1) });
+    expect(seen['4-ary+prefetch+fused']).toEqual(seen['4-ary']);
     expect(seen.binary).toEqual(['cross=0', 'insert-rank=1', 'insert-rank=0', 'insert-rank=1']);
     expect(seen['4-ary']).toEqual(['cross=0', 'insert-rank=1', 'insert-rank=1', 'insert-rank=1', 'insert-rank=0']);
     expect(seen['4-ary+prefetch']).toEqual(seen['4-ary']);
@@ -118,7 +120,7 @@ describe('latency options (engine round costs: comparison C, opening 1)', () => 
   it('a taker sweeping 3 makers: pipelineCross overlaps each next cross with the exhaustion tests', async () => {
     const cost: Record<string, number> = {};
     const seen: Record<string, string[]> = {};
-    for (const [name, opts] of [['plain', {}], ['pipeline', { pipelineCross: true }], ['speculate', { speculate: true }]] as const) {
+    for (const [name, opts] of [['plain', {}], ['pipeline', { pipelineCross: true }], ['speculate', { speculate: true }], ['speculate+pipeline', { speculate: true, pipelineCross: true, pipelineWithSpeculate: true }], ['speculate, pipeline ignored', { speculate: true, pipelineCross: true }]] as const) {
       const { ctx, rec, place } = weighted(opts);
       for (const p of [100n, 101n, 102n]) await place('sell', p, 1n);
       labels(rec);
@@ -128,9 +130,72 @@ describe('latency options (engine round costs: comparison C, opening 1)', () => 
       seen[name] = labels(rec);
     }
     // plain: 3 × (cross C + open 1 + exhaustion C + open 1); pipeline: the 2nd and 3rd cross come with the
-    // exhaustion tests before them (C rounds less each); speculate: everything of a maker in one batch.
-    expect(cost).toEqual({ plain: 6 * (C + 1), pipeline: 6 * (C + 1) - 2 * C, speculate: 3 * (C + 2) });
+    // exhaustion tests before them (C rounds less each); speculate: everything of a maker in one batch;
+    // speculate+pipeline (ADR 0036): the next cross test starts once this cross bit opens 1, so each
+    // further maker waits only for its cross opening and its exhaustion opening (C + 1 each).
+    expect(cost).toEqual({ plain: 6 * (C + 1), pipeline: 6 * (C + 1) - 2 * C, speculate: 3 * (C + 2), 'speculate+pipeline': C + 2 + 2 * (C + 1), 'speculate, pipeline ignored': 3 * (C + 2) });
     expect(seen.pipeline).toEqual(seen.plain);
     expect(seen.speculate).toEqual(seen.plain);
+    expect(seen['speculate+pipeline']).toEqual(seen.plain);
+  });
+
+  it('fused rank opening (ADR 0036): a crossing order opens its prefetched rank bits with its cross bit, all 0; unfused it opens none', async () => {
+    const cost: Record<string, number> = {};
+    const seen: Record<string, string[]> = {};
+    for (const [name, opts] of [['unfused', { prefetchRank: true, fuseRankOpen: false }], ['fused', { prefetchRank: true }]] as const) {
+      const { ctx, rec, place } = weighted(opts);
+      await place('sell', 200n, 1n);
+      for (const p of [105n, 103n]) await place('buy', p, 1n);
+      labels(rec);
+      const before = ctx.stats.rounds;
+      const r = await place('buy', 200n, 2n); // fills the ask, the remainder rests at the head
+      expect(r.outcome).toMatchObject({ fills: ['o1'], rested: true });
+      cost[name] = ctx.stats.rounds - before;
+      seen[name] = labels(rec);
+    }
+    expect(seen.unfused).toEqual(['cross=1', 'maker-exhausted=1', 'taker-exhausted=0']);
+    expect(seen.fused).toEqual(['cross=1', 'insert-rank=0', 'insert-rank=0', 'maker-exhausted=1', 'taker-exhausted=0']);
+    expect(cost.fused).toBe(cost.unfused);
+  });
+
+  it('fused rank opening: a prefetched bit of 1 beside a cross bit of 1 (a crossed book) throws', async () => {
+    const { ctx, ex, place } = weighted({ prefetchRank: true });
+    await place('sell', 100n, 1n);
+    // a bid above the ask, put there behind matching's back: the book is crossed
+    ex.book('S')!.insertAt({ orderId: 'x', seq: 99n, side: 'buy', type: 'limit', tif: 'GTC', expiresAtNs: null, price: ctx.fromShares([150n]), qty: ctx.fromShares([1n]), owner: null }, 0);
+    await expect(place('buy', 120n, 1n)).rejects.toThrow(/crossed book/);
+  });
+
+  it('lookahead (ADR 0036): the next queued placement\'s cross test and prefetched step run during this op\'s rank search; same transcript, same comparisons, fewer rounds', async () => {
+    const runs: Record<string, { rounds: number; nibbles: number; seen: string[] }> = {};
+    for (const [name, opts] of [['plain', { prefetchRank: true, searchArity: 2, lookahead: false }], ['lookahead', { prefetchRank: true, searchArity: 2 }]] as const) {
+      const { ctx, rec, place } = weighted(opts);
+      await place('sell', 200n, 1n);
+      await place('sell', 210n, 1n);
+      for (const p of [105n, 104n, 103n, 102n, 101n]) await place('buy', p, 1n);
+      labels(rec);
+      const before = { rounds: ctx.stats.rounds, nibbles: ctx.stats.nibbles };
+      // queued together, as in one job: a bid that searches past the middle (binary: rank 3 of 5, two
+      // steps after the prefetched one), then an ask that meets the same best bid 105 and rests (its
+      // own side, the asks, is not touched by the bid): its cross test and prefetched step are ready
+      // when it starts
+      await Promise.all([place('buy', 103n, 1n), place('sell', 205n, 1n), place('buy', 200n, 2n)]);
+      runs[name] = { rounds: ctx.stats.rounds - before.rounds, nibbles: ctx.stats.nibbles - before.nibbles, seen: labels(rec) };
+    }
+    expect(runs.lookahead!.seen).toEqual(runs.plain!.seen);
+    expect(runs.lookahead!.nibbles).toBe(runs.plain!.nibbles);
+    expect(runs.lookahead!.rounds).toBeLessThanOrEqual(runs.plain!.rounds - C);
+  });
+
+  it('lookahead: looked-ahead orders that cross fill as they should', async () => {
+    const { ctx, ex, place } = weighted({ prefetchRank: true, searchArity: 2, lookahead: true });
+    await place('sell', 200n, 1n);
+    for (const p of [105n, 104n, 103n]) await place('buy', p, 1n);
+    // the new bid 103 searches behind 104 while the sell at 105 is looked ahead at against the bid 105
+    const r = await Promise.all([place('buy', 103n, 1n), place('sell', 105n, 1n), place('sell', 104n, 1n)]);
+    expect(r[1]!.outcome).toMatchObject({ fills: ['o2'] });
+    expect(r[2]!.outcome).toMatchObject({ fills: ['o3'] });
+    expect(ex.book('S')!.bids.map((o) => IdealJobContext.value(o.price))).toEqual([103n, 103n]);
+    void ctx;
   });
 });
