@@ -58,7 +58,7 @@ interface YamuxStreamLike extends MessageStream {
 }
 interface NoiseConnLike extends MessageStream {
   handshake: { encrypt(plaintext: Uint8Array): Uint8Array };
-  decoder: { decode(data: unknown): Iterable<Uint8Array | { subarray(): Uint8Array }> };
+  decoder: { decode(data: unknown): Iterable<Uint8Array | { subarray(): Uint8Array }>; buffer?: { byteLength: number } };
   decrypt(chunk: unknown): unknown;
   stream: TcpConnLike;
 }
@@ -71,7 +71,10 @@ interface MuxerLike {
   maConn: NoiseConnLike;
   onData(data: unknown): void;
   abort(err: Error): void;
+  decoder?: { buffer?: { byteLength: number } };
+  handleFrame?: (frame: { header: YamuxHeader; data?: Uint8Array }) => void;
 }
+interface YamuxHeader { type: number; flag: number; streamID: number; length: number }
 
 function isMessageStream<T>(x: T): x is T & MessageStream {
   const s = x as Partial<MessageStream> | null;
@@ -120,8 +123,11 @@ export function directSender(stream: unknown, connection: unknown): DirectSend |
       (y.maxMessageSize !== undefined && y.maxMessageSize < len)) return false;
     if (muxer.status !== 'open' || noise.status !== 'open' || tcp.status !== 'open' || !idleWriter(noise) || !idleWriter(tcp) || tcp.socket.destroyed) return false;
     // Yamux data frame (flags 0: the stream is established), as encodeHeader writes it
-    const pt = new Uint8Array(YAMUX_HEADER_BYTES + len);
+    // (allocUnsafe: from Node's pool below 4 KB, no zero fill; every byte is written here)
+    const pt = Buffer.allocUnsafe(YAMUX_HEADER_BYTES + len);
+    pt[0] = 0; // version
     pt[1] = YAMUX_DATA;
+    pt[2] = 0; pt[3] = 0; // flags
     const id = y.streamId;
     pt[4] = id >>> 24; pt[5] = id >>> 16; pt[6] = id >>> 8; pt[7] = id;
     pt[8] = len >>> 24; pt[9] = len >>> 16; pt[10] = len >>> 8; pt[11] = len;
@@ -136,7 +142,7 @@ export function directSender(stream: unknown, connection: unknown): DirectSend |
     }
     y.sendWindowCapacity -= len;
     // Noise's [2-byte length | ciphertext], in one write (what lean-noise's join hands the socket)
-    const wire = new Uint8Array(2 + ct.byteLength);
+    const wire = Buffer.allocUnsafe(2 + ct.byteLength);
     wire[0] = ct.byteLength >>> 8;
     wire[1] = ct.byteLength & 0xff;
     wire.set(ct, 2);
@@ -177,10 +183,27 @@ export function readDirectConnection(connection: unknown): boolean {
   const muxer = layersOf(connection);
   if (muxer === undefined) return false;
   const noise = muxer.maConn;
-  // the TCP connection's one listener is Noise's decrypter: decode the length-prefixed messages, decrypt each
+  // The TCP connection's one listener is Noise's decrypter: split the chunk into its length-prefixed
+  // messages, decrypt each. Whole messages at the front of a chunk are cut out here when the library's
+  // decoder holds nothing; a partial one (and everything while it holds some) goes to that decoder.
+  const lengths = noise.decoder.buffer;
   hookOnData(noise.stream, 'tcp', (data) => {
     try {
-      for (const buf of noise.decoder.decode(data)) noise.onData(noise.decrypt(buf));
+      let rest = data;
+      if (data instanceof Uint8Array && lengths !== undefined && lengths.byteLength === 0) {
+        const n = data.byteLength;
+        let off = 0;
+        while (n - off >= 2) {
+          const len = (data[off]! << 8) | data[off + 1]!;
+          if (n - off - 2 < len) break;
+          const ct = data.subarray(off + 2, off + 2 + len);
+          off += 2 + len;
+          if (len > 0) noise.onData(noise.decrypt(ct));
+        }
+        if (off === n) return;
+        rest = data.subarray(off);
+      }
+      for (const buf of noise.decoder.decode(rest)) noise.onData(noise.decrypt(buf));
     } catch (err) {
       noise.abort(err instanceof Error ? err : new Error(String(err)));
     }
@@ -188,7 +211,7 @@ export function readDirectConnection(connection: unknown): boolean {
   // the Noise connection's one listener is the muxer's demultiplexer
   hookOnData(noise, 'noise', (data) => {
     try {
-      muxer.onData(data);
+      demux(muxer, data);
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
       muxer.abort(e);
@@ -196,6 +219,42 @@ export function readDirectConnection(connection: unknown): boolean {
     }
   });
   return true;
+}
+
+/**
+ * The muxer's onData (Yamux's Decoder, then handleFrame per frame) for a decrypted Noise message:
+ * whole frames are parsed here, as decodeHeader does, when the library's decoder holds nothing; a
+ * partial frame, a bad version byte, or anything while the decoder holds bytes goes to the library.
+ */
+function demux(muxer: MuxerLike, data: unknown): void {
+  const held = muxer.decoder?.buffer;
+  const bufs = (data as { bufs?: unknown[] }).bufs;
+  const buf = data instanceof Uint8Array ? data : Array.isArray(bufs) && bufs.length === 1 && bufs[0] instanceof Uint8Array ? bufs[0] : undefined;
+  if (buf === undefined || held === undefined || held.byteLength !== 0 || typeof muxer.handleFrame !== 'function') {
+    muxer.onData(data);
+    return;
+  }
+  const n = buf.byteLength;
+  let off = 0;
+  while (n - off >= YAMUX_HEADER_BYTES && buf[off] === 0) {
+    const header: YamuxHeader = {
+      type: buf[off + 1]!,
+      flag: (buf[off + 2]! << 8) + buf[off + 3]!,
+      streamID: buf[off + 4]! * 2 ** 24 + (buf[off + 5]! << 16) + (buf[off + 6]! << 8) + buf[off + 7]!,
+      length: buf[off + 8]! * 2 ** 24 + (buf[off + 9]! << 16) + (buf[off + 10]! << 8) + buf[off + 11]!,
+    };
+    if (header.type === YAMUX_DATA) {
+      const end = off + YAMUX_HEADER_BYTES + header.length;
+      if (end > n) break;
+      const frame = { header, data: buf.subarray(off + YAMUX_HEADER_BYTES, end) };
+      off = end;
+      muxer.handleFrame(frame);
+    } else {
+      off += YAMUX_HEADER_BYTES;
+      muxer.handleFrame({ header });
+    }
+  }
+  if (off < n) muxer.onData(buf.subarray(off));
 }
 
 /** Hooks our inbound Yamux `stream` so its data goes straight to `handler` (our one 'message' listener). */
