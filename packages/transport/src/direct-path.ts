@@ -260,6 +260,13 @@ function demux(muxer: MuxerLike, data: unknown): void {
 /** Hooks our inbound Yamux `stream` so its data goes straight to `handler` (our one 'message' listener). */
 export function readDirectStream(stream: unknown, handler: (data: Uint8Array | { subarray(): Uint8Array }) => void): boolean {
   if (!isMessageStream(stream)) return false;
-  hookOnData(stream, 'stream', (data) => handler(data as Uint8Array | { subarray(): Uint8Array }));
+  hookOnData(stream, 'stream', (data) => {
+    try {
+      handler(data as Uint8Array | { subarray(): Uint8Array });
+    } catch (err) {
+      // as from an EventTarget listener: reported, not thrown into the muxer (which would abort the connection)
+      process.nextTick(() => { throw err; });
+    }
+  });
   return true;
 }
