@@ -19,6 +19,7 @@ import { fork } from 'node:child_process';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createLibp2pTransport, generateIdentity, type PeerEntry } from '@tenebra/transport';
+import { directReads } from '@tenebra/transport/src/direct-path';
 import { parseFlags } from '../src/flags';
 
 const N = 5;
@@ -27,11 +28,11 @@ const MODES: readonly Mode[] = ['tcp', 'libp2p', 'libp2p-lib'];
 
 interface Plan { jobs: number; warmup: number; rounds: number; bytes: number; node: boolean; perPeer: number; bigPct: number }
 interface Config { mode: Mode; self: number; ports: number[]; keys: string[]; peerIds: string[]; plan: Plan }
-interface Report { self: number; samples: number[]; cpuMs: number; wallMs: number }
+interface Report { self: number; samples: number[]; cpuMs: number; wallMs: number; direct?: string }
 
 type Handler = (from: number, data: Uint8Array) => void;
 /** What a party needs: send to a peer (arrivals go to the handler given at creation, so none is missed). */
-interface Link { send(to: number, data: Uint8Array): void; stop(): Promise<void> }
+interface Link { send(to: number, data: Uint8Array): void; stop(): Promise<void>; direct?: () => string }
 
 /** Bare sockets: one outbound socket per peer (written only), inbound sockets read; u32 length frames. */
 async function bareTcp(self: number, ports: number[], handler: Handler): Promise<Link> {
@@ -90,7 +91,14 @@ async function libp2pLink(self: number, cfg: Config, handler: Handler): Promise<
   await t.start();
   const allUp = (): boolean => [...Array(N).keys()].every((k) => k + 1 === self || t.isUp(k + 1));
   while (!allUp()) await new Promise((r) => setTimeout(r, 20));
-  return { send: (to, d) => t.send(to, d), stop: () => t.stop() };
+  // the share of writes and of received chunks per layer that took the direct path (direct-path.ts)
+  const direct = (): string => {
+    let writes = 0;
+    let viaDirect = 0;
+    for (let p = 1; p <= N; p++) if (p !== self) { const s = t.peerStats(p); writes += s.sentWrites; viaDirect += s.sentDirect; }
+    return `writes ${viaDirect}/${writes} direct; chunks read direct: tcp ${directReads.tcp}, noise ${directReads.noise}, stream ${directReads.stream}`;
+  };
+  return { send: (to, d) => t.send(to, d), stop: () => t.stop(), direct };
 }
 
 /** Counts arrivals per (job, round) key; wakes the party waiting for a key once all peers sent it. */
@@ -191,7 +199,7 @@ async function child(cfg: Config): Promise<void> {
   process.send!({ type: 'ready' });
   await new Promise<void>((res) => process.once('message', () => res())); // everyone connected
   const report = await (cfg.plan.node ? runNodeJobs : runJobs)(cfg.self, link, arrivals, cfg.plan);
-  process.send!({ type: 'report', report });
+  process.send!({ type: 'report', report: { ...report, direct: link.direct?.() } });
   await new Promise((r) => setTimeout(r, 500)); // let the peers finish their last round
   await link.stop();
   process.exit(0);
@@ -238,6 +246,7 @@ async function parent(): Promise<void> {
     const cpu = rs.map((r) => r.cpuMs / plan.jobs);
     const msgs = 2 * plan.rounds * (N - 1) * (node ? plan.perPeer : 1);
     console.log(`${mode.padEnd(10)} one job p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms (party 1); CPU per party per job ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} ms (${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(1)} µs per message sent or received)`);
+    if (rs[0]!.direct !== undefined) console.log(`${mode.padEnd(10)} party 1: ${rs[0]!.direct}`);
     if (node) {
       const wall = rs.reduce((a, r) => a + r.wallMs, 0) / N;
       console.log(`${mode.padEnd(10)} --node: ${((msgs / 2) * plan.jobs / (wall / 1000)).toFixed(0)} messages/s sent per party (mean of ${N} parties' wall time)`);
