@@ -95,7 +95,7 @@ async function libp2pLink(self: number, cfg: Config, handler: Handler): Promise<
   const direct = (): string => {
     let writes = 0;
     let viaDirect = 0;
-    for (let p = 1; p <= N; p++) if (p !== self) { const s = t.peerStats(p); writes += s.sentWrites; viaDirect += s.sentDirect; }
+    for (let p = 1; p <= N; p++) if (p !== self) { const s = t.peerStats(p); writes += s.sentWrites; viaDirect += s.sentDirect ?? 0; }
     return `writes ${viaDirect}/${writes} direct; chunks read direct: tcp ${directReads.tcp}, noise ${directReads.noise}, stream ${directReads.stream}`;
   };
   return { send: (to, d) => t.send(to, d), stop: () => t.stop(), direct };

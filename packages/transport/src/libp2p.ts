@@ -103,8 +103,9 @@ export interface Libp2pPeerStats {
   sentBytes: number;
   /** stream.send calls (each one Yamux frame, one Noise encryption, about one socket write). */
   sentWrites: number;
-  /** Of sentWrites, those written by the direct path (direct-path.ts). */
-  sentDirect: number;
+  /** Of sentWrites, those written by the direct path (direct-path.ts). Optional in the type only, so
+   *  stand-ins built elsewhere (committee tests) need not list it; peerStats always sets it. */
+  sentDirect?: number;
   receivedMessages: number;
   receivedBytes: number;
   /** Successful outbound stream openings (1 + reconnects). */
