@@ -88,6 +88,45 @@ describe('direct path', () => {
     expect(ts[0]!.peerStats(2).droppedOutbound).toBe(0);
   });
 
+  it('writes the library\'s frame, charges the window, marks drain on a full socket, and declines when a layer is busy', () => {
+    const ms = <T extends object>(extra: T) => ({
+      status: 'open', writeStatus: 'writable', readStatus: 'readable', remoteWriteStatus: 'writable', writableNeedsDrain: false,
+      sendingData: false, writeBuffer: { byteLength: 0 }, readBuffer: { byteLength: 0 }, listenerCount: () => 1, onData() {}, abort() {}, ...extra,
+    });
+    const written: Uint8Array[] = [];
+    let socketFull = false;
+    const tcp = ms({ socket: { destroyed: false, write: (b: Uint8Array) => { written.push(Uint8Array.from(b)); return !socketFull; } } });
+    // a stand-in cipher: ciphertext = plaintext reversed + 16 tag bytes of 0xee (what matters is where it goes)
+    const noise = ms({ handshake: { encrypt: (pt: Uint8Array) => Uint8Array.from([...pt].reverse().concat(Array(16).fill(0xee))) }, decoder: { decode: () => [] }, decrypt: () => undefined, stream: tcp });
+    let otherDrains = 0;
+    const other = ms({ onMuxerNeedsDrain: () => { otherDrains++; } });
+    const stream = ms({ streamId: 0x01020304, state: 3, sendWindowCapacity: 1000, maxMessageSize: 988, onMuxerNeedsDrain: () => { stream.writableNeedsDrain = true; } });
+    const muxer = { status: 'open', streams: [stream, other], maConn: noise, onData() {}, abort() {} };
+    const send = directSender(stream, { muxer })!;
+    expect(send).toBeDefined();
+    expect(send(Uint8Array.of(9, 8, 7))).toBe(true);
+    const pt = [0, 0, 0, 0, 1, 2, 3, 4, 0, 0, 0, 3, 9, 8, 7]; // version, type Data, flags 0, stream id, length, data
+    expect([...written[0]!]).toEqual([0, 15 + 16, ...pt.reverse(), ...Array(16).fill(0xee)]);
+    expect(stream.sendWindowCapacity).toBe(997);
+    // the socket reports a full buffer: every layer waits for drain, as after the library's own write
+    socketFull = true;
+    expect(send(Uint8Array.of(1))).toBe(true);
+    expect([tcp.writableNeedsDrain, noise.writableNeedsDrain, stream.writableNeedsDrain, otherDrains]).toEqual([true, true, true, 1]);
+    // and from then on the library's path is used, until drain clears the flags
+    expect(send(Uint8Array.of(1))).toBe(false);
+    tcp.writableNeedsDrain = false; noise.writableNeedsDrain = false; stream.writableNeedsDrain = false;
+    socketFull = false;
+    noise.writeBuffer.byteLength = 5; // the library holds bytes at the Noise layer: never overtake them
+    expect(send(Uint8Array.of(1))).toBe(false);
+    noise.writeBuffer.byteLength = 0;
+    expect(send(new Uint8Array(997))).toBe(false); // beyond the send window (996 left)
+    stream.state = 1; // not yet established (the library would add flags)
+    expect(send(Uint8Array.of(1))).toBe(false);
+    stream.state = 3;
+    expect(send(Uint8Array.of(1))).toBe(true);
+    expect(written.length).toBe(3);
+  });
+
   it('declines objects that are not the expected stack, and leaves a connection it cannot read alone', () => {
     expect(layersOf(undefined)).toBeUndefined();
     expect(layersOf({ muxer: { streams: [], status: 'open', onData() {} } })).toBeUndefined();
