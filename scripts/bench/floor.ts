@@ -5,7 +5,9 @@
 // (length-prefixed frames, TCP_NODELAY, no encryption) and over this project's libp2p transport
 // (TCP + Noise + Yamux). Whatever the MPC code does, a comparison over that transport cannot be
 // faster than this on the same machine.
-//   npm run bench:floor -- [--jobs 300] [--warmup 500] [--rounds 3] [--bytes 448] [--only tcp|libp2p]
+//   npm run bench:floor -- [--jobs 300] [--warmup 500] [--rounds 3] [--bytes 448] [--only tcp,libp2p,libp2p-lib]
+// --only takes a comma list of modes, run in that order; libp2p-lib is the libp2p transport with
+// directPath off (every message through the library's layers, for an A/B in one run).
 // --node drives the transport as a committee node does instead: in each round every party sends each
 // peer --per-peer messages (default 6), one batch to every peer per event-loop turn (setImmediate in
 // between: a node's runtime sends as its gates finish, not in one burst), sizes drawn from a node-like
@@ -17,18 +19,20 @@ import { fork } from 'node:child_process';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createLibp2pTransport, generateIdentity, type PeerEntry } from '@tenebra/transport';
+import { directReads } from '@tenebra/transport/src/direct-path';
 import { parseFlags } from '../src/flags';
 
 const N = 5;
-type Mode = 'tcp' | 'libp2p';
+type Mode = 'tcp' | 'libp2p' | 'libp2p-lib';
+const MODES: readonly Mode[] = ['tcp', 'libp2p', 'libp2p-lib'];
 
 interface Plan { jobs: number; warmup: number; rounds: number; bytes: number; node: boolean; perPeer: number; bigPct: number }
 interface Config { mode: Mode; self: number; ports: number[]; keys: string[]; peerIds: string[]; plan: Plan }
-interface Report { self: number; samples: number[]; cpuMs: number; wallMs: number }
+interface Report { self: number; samples: number[]; cpuMs: number; wallMs: number; direct?: string }
 
 type Handler = (from: number, data: Uint8Array) => void;
 /** What a party needs: send to a peer (arrivals go to the handler given at creation, so none is missed). */
-interface Link { send(to: number, data: Uint8Array): void; stop(): Promise<void> }
+interface Link { send(to: number, data: Uint8Array): void; stop(): Promise<void>; direct?: () => string }
 
 /** Bare sockets: one outbound socket per peer (written only), inbound sockets read; u32 length frames. */
 async function bareTcp(self: number, ports: number[], handler: Handler): Promise<Link> {
@@ -82,12 +86,19 @@ async function bareTcp(self: number, ports: number[], handler: Handler): Promise
 
 async function libp2pLink(self: number, cfg: Config, handler: Handler): Promise<Link> {
   const peers: PeerEntry[] = cfg.ports.map((p, k) => ({ index: k + 1, peerId: cfg.peerIds[k]!, addr: `/ip4/127.0.0.1/tcp/${p}` }));
-  const t = await createLibp2pTransport({ self, n: N, privateKey: Buffer.from(cfg.keys[self - 1]!, 'hex'), listen: peers[self - 1]!.addr, peers });
+  const t = await createLibp2pTransport({ self, n: N, privateKey: Buffer.from(cfg.keys[self - 1]!, 'hex'), listen: peers[self - 1]!.addr, peers, directPath: cfg.mode !== 'libp2p-lib' });
   t.onMessage(handler);
   await t.start();
   const allUp = (): boolean => [...Array(N).keys()].every((k) => k + 1 === self || t.isUp(k + 1));
   while (!allUp()) await new Promise((r) => setTimeout(r, 20));
-  return { send: (to, d) => t.send(to, d), stop: () => t.stop() };
+  // the share of writes and of received chunks per layer that took the direct path (direct-path.ts)
+  const direct = (): string => {
+    let writes = 0;
+    let viaDirect = 0;
+    for (let p = 1; p <= N; p++) if (p !== self) { const s = t.peerStats(p); writes += s.sentWrites; viaDirect += s.sentDirect ?? 0; }
+    return `writes ${viaDirect}/${writes} direct; chunks read direct: tcp ${directReads.tcp}, noise ${directReads.noise}, stream ${directReads.stream}`;
+  };
+  return { send: (to, d) => t.send(to, d), stop: () => t.stop(), direct };
 }
 
 /** Counts arrivals per (job, round) key; wakes the party waiting for a key once all peers sent it. */
@@ -188,7 +199,7 @@ async function child(cfg: Config): Promise<void> {
   process.send!({ type: 'ready' });
   await new Promise<void>((res) => process.once('message', () => res())); // everyone connected
   const report = await (cfg.plan.node ? runNodeJobs : runJobs)(cfg.self, link, arrivals, cfg.plan);
-  process.send!({ type: 'report', report });
+  process.send!({ type: 'report', report: { ...report, direct: link.direct?.() } });
   await new Promise((r) => setTimeout(r, 500)); // let the peers finish their last round
   await link.stop();
   process.exit(0);
@@ -213,7 +224,8 @@ async function parent(): Promise<void> {
     rounds: Number(flags.str.get('rounds') ?? 3), bytes: Math.max(4, Number(flags.str.get('bytes') ?? 448)),
     node, perPeer: Math.max(1, Number(flags.str.get('per-peer') ?? 6)), bigPct: Number(flags.str.get('big-pct') ?? 8),
   };
-  const modes: Mode[] = flags.str.has('only') ? [flags.str.get('only') as Mode] : ['tcp', 'libp2p'];
+  const modes = (flags.str.get('only')?.split(',') ?? ['tcp', 'libp2p']) as Mode[];
+  for (const m of modes) if (!MODES.includes(m)) throw new Error(`--only: unknown mode '${m}' (${MODES.join(', ')})`);
   const ids = await Promise.all([...Array(N)].map(() => generateIdentity()));
   if (node) console.log(`floor --node: ${N} processes, ${plan.jobs} jobs (after ${plan.warmup} untimed) of ${plan.rounds} rounds, ${plan.perPeer} messages to each peer per round in ${plan.perPeer} turns, ${plan.bigPct}% of 4-16 KB, the rest 100-500 B`);
   else console.log(`floor: ${N} processes, ${plan.jobs} jobs (after ${plan.warmup} untimed) of ${plan.rounds} rounds, ${plan.bytes} B to each peer per round, no arithmetic`);
@@ -233,10 +245,11 @@ async function parent(): Promise<void> {
     const s = rs[0]!.samples;
     const cpu = rs.map((r) => r.cpuMs / plan.jobs);
     const msgs = 2 * plan.rounds * (N - 1) * (node ? plan.perPeer : 1);
-    console.log(`${mode.padEnd(7)} one job p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms (party 1); CPU per party per job ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} ms (${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(0)} µs per message sent or received)`);
+    console.log(`${mode.padEnd(10)} one job p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms (party 1); CPU per party per job ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} ms (${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(1)} µs per message sent or received)`);
+    if (rs[0]!.direct !== undefined) console.log(`${mode.padEnd(10)} party 1: ${rs[0]!.direct}`);
     if (node) {
       const wall = rs.reduce((a, r) => a + r.wallMs, 0) / N;
-      console.log(`${mode.padEnd(7)} --node: ${((msgs / 2) * plan.jobs / (wall / 1000)).toFixed(0)} messages/s sent per party (mean of ${N} parties' wall time)`);
+      console.log(`${mode.padEnd(10)} --node: ${((msgs / 2) * plan.jobs / (wall / 1000)).toFixed(0)} messages/s sent per party (mean of ${N} parties' wall time)`);
     }
     await Promise.all(kids.map((k) => new Promise((res) => (k.exitCode !== null ? res(null) : k.once('exit', res)))));
   }

@@ -8,7 +8,7 @@ import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { leanNoise } from './lean-noise';
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys';
-import type { Libp2p, PeerId, Stream } from '@libp2p/interface';
+import type { Connection, Libp2p, PeerId, Stream } from '@libp2p/interface';
 import { peerIdFromPrivateKey as peerIdOfKey } from '@libp2p/peer-id';
 import { tcp } from '@libp2p/tcp';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
@@ -17,6 +17,7 @@ import { FrameDecoder, FrameKind, FRAME_HEADER_BYTES, writeFrameHeader } from '.
 import type { Cancel, Clock, Transport } from './types';
 import { checkLinkEmulation, LinkEmulator, type LinkEmulation } from './link-emulation';
 import { quietEventsOf } from './quiet-events';
+import { directSender, readDirectConnection, readDirectStream, type DirectSend } from './direct-path';
 
 /** The one libp2p protocol committee parties speak. */
 export const TENEBRA_PROTOCOL = '/tenebra/mpc/1.0.0';
@@ -77,6 +78,12 @@ export interface Libp2pTransportOptions {
    */
   quietEvents?: boolean;
   /**
+   * Send and receive a message through Yamux, Noise and TCP without libp2p's per-layer buffers and
+   * events when every layer is idle (default true, see direct-path.ts); false keeps the library's
+   * path for every message (for comparison benchmarks). Same bytes on the wire.
+   */
+  directPath?: boolean;
+  /**
    * Emulated wide-area links: every message read from a peer is held back by this latency, jitter
    * and bandwidth before the handlers see it (link-emulation.ts). Default: none.
    */
@@ -96,6 +103,9 @@ export interface Libp2pPeerStats {
   sentBytes: number;
   /** stream.send calls (each one Yamux frame, one Noise encryption, about one socket write). */
   sentWrites: number;
+  /** Of sentWrites, those written by the direct path (direct-path.ts). Optional in the type only, so
+   *  stand-ins built elsewhere (committee tests) need not list it; peerStats always sets it. */
+  sentDirect?: number;
   receivedMessages: number;
   receivedBytes: number;
   /** Successful outbound stream openings (1 + reconnects). */
@@ -179,6 +189,8 @@ const WRITE_CHUNK_BYTES = 65_535 - 16 - 12;
 /** Per-peer state: the outbound stream, its queue and the redial machinery. */
 class PeerLink {
   stream: Stream | undefined;
+  /** Writes a piece straight to the socket when the layers under `stream` are idle (direct-path.ts). */
+  direct: DirectSend | undefined;
   /** Aborted when `stream` is detached: ends a writer's wait for 'drain' on it. */
   streamGone: AbortController | undefined;
   up = false;
@@ -197,6 +209,7 @@ class PeerLink {
   sentMessages = 0;
   sentBytes = 0;
   sentWrites = 0;
+  sentDirect = 0;
   receivedMessages = 0;
   receivedBytes = 0;
   connects = 0;
@@ -336,6 +349,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
       sentMessages: l.sentMessages,
       sentBytes: l.sentBytes,
       sentWrites: l.sentWrites,
+      sentDirect: l.sentDirect,
       receivedMessages: l.receivedMessages,
       receivedBytes: l.receivedBytes,
       connects: l.connects,
@@ -429,7 +443,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
       start: false,
     });
     this.node = node;
-    await node.handle(TENEBRA_PROTOCOL, (stream, connection) => this.acceptInbound(stream, connection.remotePeer), { maxInboundStreams: 16 });
+    await node.handle(TENEBRA_PROTOCOL, (stream, connection) => this.acceptInbound(stream, connection), { maxInboundStreams: 16 });
     node.addEventListener('peer:connect', (evt) => {
       // The peer is reachable again: skip the rest of our backoff.
       const idx = this.indexByPeerId.get(evt.detail.toString());
@@ -460,6 +474,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
       link.wake?.();
       link.up = false;
       link.stream = undefined;
+      link.direct = undefined;
     }
     await this.node?.stop();
   }
@@ -534,7 +549,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
     }
   }
 
-  private acceptInbound(stream: Stream, remote: PeerId): void {
+  private acceptInbound(stream: Stream, connection: Connection): void {
+    const remote = connection.remotePeer;
     const from = this.indexByPeerId.get(remote.toString());
     const link = from === undefined ? undefined : this.links.get(from);
     if (from === undefined || link === undefined || this.state !== 'running' || this.blocked.has(from)) {
@@ -546,8 +562,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
     // lingered, so no peer:connect came): end any wait before our own redial.
     if (link.stream === undefined) link.wake?.();
     const decoder = new FrameDecoder(this.maxMessageBytes);
-    stream.addEventListener('message', (evt) => {
-      const bytes = evt.data instanceof Uint8Array ? evt.data : evt.data.subarray();
+    const onBytes = (data: Uint8Array | { subarray(): Uint8Array }): void => {
+      const bytes = data instanceof Uint8Array ? data : data.subarray();
       let frames;
       try {
         frames = decoder.push(bytes);
@@ -564,7 +580,12 @@ class Libp2pTransportImpl implements Libp2pTransport {
         if (this.emulator) this.emulator.push(from, f.payload);
         else this.dispatch(from, f.payload);
       }
-    });
+    };
+    stream.addEventListener('message', (evt) => onBytes(evt.data));
+    if (this.opts.directPath !== false) {
+      readDirectStream(stream, onBytes);
+      readDirectConnection(connection);
+    }
   }
 
   /** Starts the dial loop for a link unless one is running; never rejects. */
@@ -717,6 +738,12 @@ class Libp2pTransportImpl implements Libp2pTransport {
       return false;
     }
     if (this.opts.quietEvents !== false) quietEventsOf(stream);
+    link.direct = undefined;
+    if (this.opts.directPath !== false) {
+      const connection = this.node?.getConnections().find((c) => c.streams.includes(stream));
+      link.direct = directSender(stream, connection);
+      if (connection !== undefined) readDirectConnection(connection);
+    }
     link.stream = stream;
     link.streamGone = new AbortController();
     link.progressAt = Date.now();
@@ -745,6 +772,7 @@ class Libp2pTransportImpl implements Libp2pTransport {
   private detachOutbound(link: PeerLink, stream: Stream): void {
     if (link.stream !== stream) return;
     link.stream = undefined;
+    link.direct = undefined;
     link.streamGone?.abort(new Error('stream closed'));
     link.streamGone = undefined;
     this.setUp(link, false);
@@ -797,7 +825,9 @@ class Libp2pTransportImpl implements Libp2pTransport {
           for (let off = 0; off < buf.byteLength; off += WRITE_CHUNK_BYTES) {
             if (stream.writableNeedsDrain) await stream.onDrain({ signal: AbortSignal.any([this.stopController.signal, gone]) });
             if (link.stream !== stream) throw new Error('stream replaced');
-            stream.send(buf.subarray(off, Math.min(off + WRITE_CHUNK_BYTES, buf.byteLength)));
+            const piece = buf.subarray(off, Math.min(off + WRITE_CHUNK_BYTES, buf.byteLength));
+            if (link.direct?.(piece) === true) link.sentDirect++;
+            else stream.send(piece);
             written++;
             link.sentWrites++;
             link.progressAt = Date.now();
