@@ -84,10 +84,9 @@
 import { PreprocessingExhaustedError } from './api';
 import { ELEMENT_BYTES, P, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
 import {
-  invEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded,
-  sqrtEncoded,
+  invEncoded, lincombEncoded, mulEncoded, nibblesFromSignsEncoded, sqrtEncoded, type ProductsSpec,
 } from './kernel';
-import { dealGrr, grrRecombine, seededPeers } from './grr';
+import { dealGrrProducts, grrRecombine, seededPeers } from './grr';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
 import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
@@ -992,11 +991,13 @@ export class Preprocessor {
    * the nonce too (PRSS values and the batch's earlier rounds), so a nonce never shares two
    * different vectors.
    */
-  private grr(h: Uint8Array, b: Batch, round: number): Uint8Array[] {
+  private grr(h: ProductsSpec, b: Batch, round: number): Uint8Array[] {
     const { n, t, self } = this.host;
-    const m = h.length / ELEMENT_BYTES;
+    let m = 0;
+    for (const x of h.xs) m += x.length / ELEMENT_BYTES;
+    if (h.nibbles) m += (h.nibbles.r.length / ELEMENT_BYTES / 4) * (h.nibbles.p2 === undefined ? 6 : 5);
     const seeds = seededPeers(n, t, self, b.members).map((s) => this.grrSeed(b, round, self, s, m));
-    return dealGrr(h, seeds, n, t, self, b.members);
+    return dealGrrProducts(h, seeds, n, t, self, b.members);
   }
 
   /** The m seeded shares that `dealer` deals to `peer` in GRR round `round` of b (both compute them). */
@@ -1066,8 +1067,8 @@ export class Preprocessor {
     // [a*b for triples | each closure's pair products | the nibbles' pair products r_i r_j]: the bits
     // are signs r/s of public roots s, so every product of bits is a public multiple of a product of
     // r values, which needs no root and goes into this first layer (nibblesOfSigns)
-    const products = mulEncoded(concatEncoded(xs), concatEncoded(ys));
-    b.ownGrr = this.grr(U > 0 ? concatEncoded([products, nibblePairsEncoded(b.r)]) : products, b, 0);
+    // built and dealt in the kernel (grr.ts, dealGrrProducts): no concatenation in JavaScript
+    b.ownGrr = this.grr({ xs, ys, ...(U > 0 ? { nibbles: { r: b.r, first: false } } : {}) }, b, 0);
     // the squares y = r^2: each member gets our masked terms of the ones it takes the roots of
     const members = this.membersOf(b);
     const squares = this.squareTerms(b, members);
@@ -1143,8 +1144,8 @@ export class Preprocessor {
         ys.push(h.mask !== undefined ? c.masks[h.mask]! : c.pairs![h.otherPair!]!);
       }
     }
-    const own = nibbleHigherEncoded(b.r!, b.p2!);
-    b.ownGrr = this.grr(xs.length === 0 ? own : concatEncoded([own, mulEncoded(concatEncoded(xs), concatEncoded(ys))]), b, 1);
+    // [the nibbles' higher products | the closures' higher products], built and dealt in the kernel
+    b.ownGrr = this.grr({ xs, ys, nibbles: { r: b.r!, p2: b.p2!, first: true } }, b, 1);
     this.sendRound(b, 1, (j) => [b.ownGrr![j - 1]!, b.ownRoots!]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
