@@ -84,7 +84,7 @@
 import { PreprocessingExhaustedError } from './api';
 import { ELEMENT_BYTES, P, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
 import {
-  invEncoded, lincombEncoded, mulEncoded, nibblesFromSignsEncoded, sqrtEncoded, type ProductsSpec,
+  invEncoded, lincombEncoded, markCanonical, mulEncoded, nibblesFromSignsEncoded, sqrtEncoded, type ProductsSpec,
 } from './kernel';
 import { dealGrrProducts, grrRecombine, seededPeers } from './grr';
 import { Msg, type Envelope } from './messages';
@@ -1099,10 +1099,12 @@ export class Preprocessor {
     const lambda = lagrange([...members], 0)[members.indexOf(self)]!;
     const to = new Map<number, Uint8Array>();
     let own: Uint8Array = EMPTY;
+    // every r^2 in one kernel call, then each opener's part of them (the same elements as squaring each part)
+    const squares = b.r!.length === 0 ? EMPTY : mulEncoded(b.r!, b.r!);
     members.forEach((j, pos) => {
-      const part = rootPart(b.r!, pos, size);
-      const m = part.length / ELEMENT_BYTES;
-      const square: Uint8Array = m === 0 ? EMPTY : mulEncoded(part, part);
+      // canonical (elements of a kernel output): marked, so the kernel's callers do not scan it again
+      const square = markCanonical(rootPart(squares, pos, size));
+      const m = square.length / ELEMENT_BYTES;
       if (j === self) {
         own = square;
         return;
@@ -1191,12 +1193,23 @@ export class Preprocessor {
     // round 1: inverse roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
     const count = 4 * b.per.nibbles;
     const roots = new Uint8Array(count * ELEMENT_BYTES);
+    const r32 = words(roots);
     members.forEach((i, pos) => {
       const r = i === self ? b.ownRoots! : enc(i, 1);
       const want = Math.ceil(Math.max(0, count - pos) / n);
       if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} inverse roots, expected ${want}`);
-      // byte copies: a vector decoded from the wire may sit at any offset (no 32-bit view of it)
-      for (let k = 0, e = pos; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
+      // 32-bit copies where the vector allows a view; a vector decoded from the wire may sit at any
+      // offset, then bytes (not a subarray and a set per element: a tenth of a batch's JavaScript)
+      if (r.byteOffset % 4 === 0) {
+        const s32 = words(r);
+        for (let k = 0, e = pos; e < count; k++, e += n) copyElement(s32, k, r32, e);
+      } else {
+        for (let k = 0, e = pos; e < count; k++, e += n) {
+          const from = k * ELEMENT_BYTES;
+          const to = e * ELEMENT_BYTES;
+          for (let i = 0; i < ELEMENT_BYTES; i++) roots[to + i] = r[from + i]!;
+        }
+      }
     });
     const U = b.per.nibbles;
     const p3 = slice(prod, 0, 5 * U);
