@@ -235,6 +235,18 @@ describe('field kernel: nibbles from signs (two-round production)', () => {
     }), { numRuns: 60 });
   });
 
+  it('edge inverse roots and shares (the rotations by 2^-4 and 2^k at the 64-bit seam and the top bit): kernel = BigInt', () => {
+    const P = F.P;
+    const edges = [1n, 2n, 15n, 16n, 17n, P - 1n, P - 2n, P - 16n, 2n ** 126n, 2n ** 126n - 1n, 2n ** 126n + 7n, 2n ** 64n, 2n ** 64n - 1n, 2n ** 63n, 2n ** 63n - 1n, (2n ** 123n) | 15n, 2n ** 59n + 3n];
+    const vals = [0n, ...edges];
+    for (let k = 0; k < edges.length; k++) {
+      const q = [edges[k]!, edges[(k + 3) % edges.length]!, edges[(k + 7) % edges.length]!, edges[(k + 11) % edges.length]!];
+      const v = Array.from({ length: 15 }, (_, i) => vals[(k * 5 + i * 3) % vals.length]!);
+      const [r, p2, p3] = [v.slice(0, 4), v.slice(4, 10), v.slice(10, 15)];
+      expect(dec(nibblesFromSignsEncoded(enc(r), enc(p2), enc(p3), enc(q)))).toEqual(nibblesFromSigns(r, p2, p3, q, 1));
+    }
+  });
+
   it('a zero root (r = 0) makes that bit 0 in the BigInt path; the kernel refuses it', () => {
     const rs = [0n, 5n, 0n, 7n];
     const sq = sqrtEncoded(mulEncoded(enc(rs), enc(rs)));
