@@ -408,8 +408,9 @@ export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: u
 export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
   const stride = <usize>m << 4;
   if (k == 3) {
-    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true);
-    else lincombSmallRows3(rows, w, m, scales, nT, dst, false);
+    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true, true);
+    else if (smallWeightSums(w, 3 * nT)) lincombSmallRows3(rows, w, m, scales, nT, dst, false, false);
+    else lincombSmallRows3(rows, w, m, scales, nT, dst, false, true);
     return;
   }
   for (let e = 0; e < m; e++) {
@@ -425,25 +426,29 @@ export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scal
 }
 
 /**
+ * True when every weight row of 3 (n weights in all) has |weights| summing below 2^12: its limb sums
+ * (limbs below 2^27) stay below 2^39, which pack carries as they are (it takes limbs below 2^40), so
+ * no carry pass is needed first. GRR dealing at n = 5 has sums up to 1,860.
+ */
+function smallWeightSums(w: usize, n: i32): bool {
+  for (let q = 0; q < n; q += 3) {
+    let sum: i64 = 0;
+    for (let j = 0; j < 3; j++) {
+      const x = load<i64>(w + (<usize>(q + j) << 3));
+      sum += x < 0 ? -x : x;
+    }
+    if (sum >= 4096) return false;
+  }
+  return true;
+}
+
+/**
  * lincombSmallRowsMany for k = 3 rows (GRR dealing at t = 2: h and two seeds): element e of each row
  * is unpacked once for all nT outputs (15 limbs in locals) rather than once per output, and the
  * negative weights are applied as 2p - x limbwise, as smallComb does.
  */
-@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
+@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool, carry: bool): void {
   const stride = <usize>m << 4;
-  // outputs whose |weights| sum below 2^12 have limb sums below 2^39 (limbs below 2^27), which pack
-  // carries as they are (it takes limbs below 2^40): no carry pass first (GRR dealing at n = 5: 1,860)
-  let direct: u64 = 0;
-  if (!scaled) {
-    for (let q = 0; q < nT && q < 64; q++) {
-      let sum: i64 = 0;
-      for (let j = 0; j < 3; j++) {
-        const x = load<i64>(w + (<usize>(q * 3 + j) << 3));
-        sum += x < 0 ? -x : x;
-      }
-      if (sum < 4096) direct |= (<u64>1) << <u64>q;
-    }
-  }
   for (let e = 0; e < m; e++) {
     const off = <usize>e << 4;
     unpack(rows + off);
@@ -484,7 +489,7 @@ export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scal
         aToC();
       }
       a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
-      if (q >= 64 || ((direct >> <u64>q) & 1) == 0) carryA();
+      if (carry) carryA();
       if (scaled) {
         carryA(); // limbs below 2^27 for the product
         mulByC();
