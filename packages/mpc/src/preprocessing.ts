@@ -82,7 +82,7 @@
 // ours). Ready, commit and veto are unchanged.
 
 import { PreprocessingExhaustedError } from './api';
-import { ELEMENT_BYTES, P, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
+import { ELEMENT_BYTES, P, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
 import {
   invEncoded, lincombEncoded, markCanonical, mulEncoded, nibblesFromSignsEncoded, sqrtEncoded, type ProductsSpec,
 } from './kernel';
