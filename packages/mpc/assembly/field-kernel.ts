@@ -263,6 +263,20 @@ let l: u64 = 0;
   storeEl(p, h, l);
 }
 
+/** (h, l) = (h, l) * 2^-4 = (h, l) * 2^123 mod p: the 127 bits rotated right by 4 (canonical in, canonical out: only p maps to p). */
+@inline function rotr4(): void {
+  const lo = (l >> 4) | (h << 60);
+  h = (h >> 4) | ((l & 15) << 59);
+  l = lo;
+}
+
+/** (h, l) = (h, l) * 2^k mod p for 0 < k < 63: the 127 bits rotated left by k (canonical in and out). */
+@inline function rotl(k: u64): void {
+  const out = h >> (63 - k); // bits 127-k .. 126, which wrap to bits 0 .. k-1 (2^127 = 1)
+  h = ((h << k) | (l >> (64 - k))) & HI_P;
+  l = (l << k) | out;
+}
+
 /** (h, l) = (h, l) + (yh, yl) mod p, all canonical. */
 @inline function fadd(yh: u64, yl: u64): void {
   const lo = l + yl;
@@ -394,8 +408,9 @@ export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: u
 export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
   const stride = <usize>m << 4;
   if (k == 3) {
-    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true);
-    else lincombSmallRows3(rows, w, m, scales, nT, dst, false);
+    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true, true);
+    else if (smallWeightSums(w, 3 * nT)) lincombSmallRows3(rows, w, m, scales, nT, dst, false, false);
+    else lincombSmallRows3(rows, w, m, scales, nT, dst, false, true);
     return;
   }
   for (let e = 0; e < m; e++) {
@@ -411,11 +426,28 @@ export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scal
 }
 
 /**
+ * True when every weight row of 3 (n weights in all) has |weights| summing below 2^12: its limb sums
+ * (limbs below 2^27) stay below 2^39, which pack carries as they are (it takes limbs below 2^40), so
+ * no carry pass is needed first. GRR dealing at n = 5 has sums up to 1,860.
+ */
+function smallWeightSums(w: usize, n: i32): bool {
+  for (let q = 0; q < n; q += 3) {
+    let sum: i64 = 0;
+    for (let j = 0; j < 3; j++) {
+      const x = load<i64>(w + (<usize>(q + j) << 3));
+      sum += x < 0 ? -x : x;
+    }
+    if (sum >= 4096) return false;
+  }
+  return true;
+}
+
+/**
  * lincombSmallRowsMany for k = 3 rows (GRR dealing at t = 2: h and two seeds): element e of each row
  * is unpacked once for all nT outputs (15 limbs in locals) rather than once per output, and the
  * negative weights are applied as 2p - x limbwise, as smallComb does.
  */
-@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
+@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool, carry: bool): void {
   const stride = <usize>m << 4;
   for (let e = 0; e < m; e++) {
     const off = <usize>e << 4;
@@ -457,7 +489,7 @@ export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scal
         aToC();
       }
       a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
-      carryA();
+      if (carry) carryA();
       if (scaled) {
         carryA(); // limbs below 2^27 for the product
         mulByC();
@@ -794,8 +826,6 @@ export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: us
   const sl = scratch; // 4 slots: the nibble's inverse roots
   const pl = sl + 160; // slot T: 16^-1 / s_T
   const wk = pl + 640; // slot T (16 bytes): 16^-1 b_T, then the transform
-  unpack(c);
-  storeLimbs(pl);
   for (let k = 0; k < u; k++) {
     const sb = q + (<usize>(4 * k) << 4);
     const rb = r + (<usize>(4 * k) << 4);
@@ -805,9 +835,15 @@ export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: us
     for (let i = 0; i < 4; i++) {
       unpack(sb + (<usize>i << 4));
       storeLimbs(sl + <usize>i * 40);
+      // the singletons' 16^-1 / s_i: 16^-1 = 2^123 (2^127 = 1), so a rotation of the 127 bits, no product
+      ld2(sb + (<usize>i << 4));
+      rotr4();
+      setA(h, l);
+      storeLimbs(pl + <usize>(1 << i) * 40);
     }
-    // 16^-1 / s_T = (16^-1 / s_{T without its top bit}) / s_top
-    for (let T = 1; T < 16; T++) {
+    // 16^-1 / s_T = (16^-1 / s_{T without its top bit}) / s_top, for T of two or more members
+    for (let T = 3; T < 16; T++) {
+      if ((T & (T - 1)) == 0) continue;
       const top = 31 - clz<i32>(T);
       loadLimbsA(pl + <usize>(T ^ (1 << top)) * 40);
       loadLimbsB(sl + <usize>top * 40);
@@ -830,6 +866,26 @@ export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: us
     signTerm(qb + 32, pl, wk, 13); // {0,2,3}
     signTerm(qb + 48, pl, wk, 14); // {1,2,3}
     signTerm(qb + 64, pl, wk, 15); // {0,1,2,3}
+    // v = x0 + 2 x1 + 4 x2 + 8 x3 with x_i = (1 + b_i)/2 and w_{2^i} = b_i / 16: v = 15/2 + 2^3 w_1 +
+    // 2^4 w_2 + 2^5 w_4 + 2^6 w_8 (the Fourier expansion of v; the same linear combination of the
+    // w_T as the sum of the 15 suffix sums below, so the same element), products by powers of two
+    // being rotations of the 127 bits: four rotations and additions instead of 15 additions
+    ld2(wk + 16);
+    rotl(3);
+    let vh = h;
+    let vl = l;
+    h = 0x4000000000000000; // 15/2 = 15 * 2^126 = 2^126 + 7 (mod p)
+    l = 7;
+    fadd(vh, vl);
+    vh = h;
+    vl = l;
+    for (let i = 1; i < 4; i++) {
+      ld2(wk + (<usize>(1 << i) << 4));
+      rotl(3 + i);
+      fadd(vh, vl);
+      vh = h;
+      vl = l;
+    }
     // W[m] = sum_T (-1)^|T & m| w[T] (butterflies); [v == j] = W[15 - j]
     for (let bit = 1; bit < 16; bit <<= 1) {
       for (let S = 0; S < 16; S++) {
@@ -848,20 +904,15 @@ export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: us
         st2(wk + (<usize>(S | bit) << 4));
       }
     }
-    // [v > j - 1] = sum_{k >= j} [v == k] = W[0] + ... + W[15 - j], at slot j - 1; v = the sum of those 15
+    // [v > j - 1] = sum_{k >= j} [v == k] = W[0] + ... + W[15 - j], at slot j - 1
     let gh: u64 = 0;
     let gl: u64 = 0;
-    let vh: u64 = 0;
-    let vl: u64 = 0;
     for (let m = 0; m < 15; m++) {
       ld2(wk + (<usize>m << 4));
       fadd(gh, gl);
       gh = h;
       gl = l;
       st2(db + (<usize>(14 - m) << 4));
-      fadd(vh, vl);
-      vh = h;
-      vl = l;
     }
     h = vh;
     l = vl;

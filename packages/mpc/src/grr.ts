@@ -21,7 +21,7 @@
 // holds as is (the points are still party ids; any t of them see uniform values).
 
 import { inv, mod, overCommonDenominator, reduce } from './field';
-import { lincombEncoded, lincombSmallEncoded, lincombSmallRowsEncoded, SMALL_WEIGHT_LIMIT } from './kernel';
+import { lincombEncoded, lincombSmallEncoded, lincombSmallRowsEncoded, productsDealtEncoded, productsEncoded, SMALL_WEIGHT_LIMIT, type ProductsSpec } from './kernel';
 
 /**
  * The t parties whose shares of party `dealer`'s GRR dealing are seeded, not sent: the t members
@@ -187,6 +187,22 @@ export function dealGrr(h: Uint8Array, seeds: readonly Uint8Array[], n: number, 
   const ws = plan.deal.get(dealer);
   if (!ws) throw new Error(`internal: dealer ${dealer} is not a member`);
   const out = lincombSmallRowsEncoded([h, ...seeds], ws.map((w) => w.c), ws.map(() => 1n));
+  ws.forEach((w, q) => (rows[w.x - 1] = out[q]!));
+  return rows;
+}
+
+/**
+ * dealGrr(productsEncoded(spec), ...): a round's local products (kernel.ts, ProductsSpec) dealt
+ * without leaving the kernel between the products and the dealing (same rows, bit for bit).
+ */
+export function dealGrrProducts(spec: ProductsSpec, seeds: readonly Uint8Array[], n: number, t: number, dealer: number, members?: readonly number[]): Uint8Array[] {
+  const plan = scaledPlan(n, t, members);
+  if (!plan) return dealSeeded(productsEncoded(spec), seeds, n, t, dealer, members);
+  if (seeds.length !== t) throw new Error(`internal: ${seeds.length} seed vectors for t = ${t}`);
+  const rows: Uint8Array[] = Array.from({ length: n }, () => new Uint8Array(0));
+  const ws = plan.deal.get(dealer);
+  if (!ws) throw new Error(`internal: dealer ${dealer} is not a member`);
+  const out = productsDealtEncoded(spec, seeds, ws.map((w) => w.c));
   ws.forEach((w, q) => (rows[w.x - 1] = out[q]!));
   return rows;
 }

@@ -322,6 +322,126 @@ export function lincombSmallRowsEncoded(rows: readonly Uint8Array[], w: readonly
 }
 
 /**
+ * The GRR input of a preprocessing round, h = the local degree-2t products of one round, in order:
+ * [xs[0] * ys[0] | xs[1] * ys[1] | ...] (elementwise) and the nibbles' products of the r values
+ * (4 per nibble): their 6 pair products (round 0, nibblePairsEncoded), or with p2 (those pairs'
+ * degree-t shares) their 5 higher products (round 1, nibbleHigherEncoded), after the others or,
+ * with `first`, before them.
+ */
+export interface ProductsSpec {
+  readonly xs: readonly Uint8Array[];
+  readonly ys: readonly Uint8Array[];
+  readonly nibbles?: { readonly r: Uint8Array; readonly p2?: Uint8Array; readonly first: boolean };
+}
+
+/**
+ * Lays the spec's inputs out in kernel memory and computes h there: returns h's offset and element
+ * count, and the first free offset after `rowsAfter` further vectors of h's length placed right
+ * behind it (stride = h's length: lincombSmallRowsMany's row layout), so a dealing reads h in place.
+ */
+function productsInKernel(spec: ProductsSpec, rowsAfter: readonly Uint8Array[], extra: number): { mem: Uint8Array; h: number; m: number; free: number } {
+  const { xs, ys, nibbles } = spec;
+  if (xs.length !== ys.length) throw new FieldError(`products: ${xs.length} and ${ys.length} factor vectors`);
+  let xb = 0;
+  for (let i = 0; i < xs.length; i++) {
+    if (xs[i]!.length !== ys[i]!.length) throw new FieldError(`products: factors of ${xs[i]!.length} and ${ys[i]!.length} bytes`);
+    count(xs[i]!, 'products');
+    assertCanonical(xs[i]!, 'products');
+    assertCanonical(ys[i]!, 'products');
+    xb += xs[i]!.length;
+  }
+  const P = xb / ELEMENT_BYTES;
+  let U = 0;
+  let N = 0;
+  if (nibbles) {
+    U = count(nibbles.r, 'nibble products') / 4;
+    if (!Number.isInteger(U)) throw new FieldError('nibble products: not 4 values per nibble');
+    assertCanonical(nibbles.r, 'nibble products');
+    if (nibbles.p2 !== undefined) {
+      if (count(nibbles.p2, 'nibble products') !== 6 * U) throw new FieldError('nibble products: 4 values and 6 pair products per nibble');
+      assertCanonical(nibbles.p2, 'nibble products');
+    }
+    N = (nibbles.p2 === undefined ? 6 : 5) * U;
+  }
+  const m = P + N;
+  const hb = m * ELEMENT_BYTES;
+  for (const v of rowsAfter) if (v.length !== hb) throw new FieldError(`products: a row of ${v.length} bytes, expected ${hb}`);
+  // layout: X | Y | r | p2 | h | rowsAfter... | extra (all lengths multiples of 16: aligned)
+  const X = 0;
+  const Y = X + xb;
+  const R = Y + xb;
+  const P2 = R + (nibbles?.r.length ?? 0);
+  const H = P2 + (nibbles?.p2?.length ?? 0);
+  const free = H + hb * (1 + rowsAfter.length);
+  const mem = memory(up(free) + extra);
+  let at = X;
+  for (const v of xs) {
+    mem.set(v, at);
+    at += v.length;
+  }
+  for (const v of ys) {
+    mem.set(v, at);
+    at += v.length;
+  }
+  if (nibbles) {
+    mem.set(nibbles.r, R);
+    if (nibbles.p2 !== undefined) mem.set(nibbles.p2, P2);
+  }
+  rowsAfter.forEach((v, i) => mem.set(v, H + hb * (1 + i)));
+  const productsAt = H + (nibbles?.first ? N * ELEMENT_BYTES : 0);
+  const nibblesAt = nibbles?.first ? H : H + xb;
+  if (P > 0) k_().mulMany(X, Y, productsAt, P);
+  if (nibbles && U > 0) {
+    if (nibbles.p2 === undefined) k_().nibblePairs(R, nibblesAt, U);
+    else k_().nibbleHigher(R, P2, nibblesAt, U);
+  }
+  return { mem, h: H, m, free: up(free) };
+}
+
+/** h of the spec (ProductsSpec), one kernel pass and one output. */
+export function productsEncoded(spec: ProductsSpec): Uint8Array {
+  const { h, m } = productsInKernel(spec, [], 0);
+  return output(new Uint8Array(k_().memory.buffer), h, h + m * ELEMENT_BYTES);
+}
+
+/**
+ * lincombSmallRowsEncoded([h, ...rest], w, all scales 1) for h = productsEncoded(spec): a GRR
+ * dealer's rows of one round (grr.ts, dealGrrProducts), with h computed and read in kernel memory:
+ * no JavaScript concatenation of the factors, no copy of h out and back, no canonical scan of it.
+ */
+export function productsDealtEncoded(spec: ProductsSpec, rest: readonly Uint8Array[], w: readonly (readonly number[])[]): Uint8Array[] {
+  const kk = 1 + rest.length;
+  if (kk > 64 || w.length === 0 || w.some((r) => r.length !== kk)) throw new FieldError(`lincomb: ${kk} rows, ${w.length} weight rows`);
+  for (const v of rest) assertCanonical(v, 'lincomb');
+  const nT = w.length;
+  // an upper bound of h's bytes before the layout is known: the weights and outputs go after it
+  const wBytes = up(nT * kk * 8);
+  const probe = productsSize(spec);
+  const { mem: mem0, h, m, free } = productsInKernel(spec, rest, wBytes + nT * probe);
+  const hb = m * ELEMENT_BYTES;
+  if (hb !== probe) throw new Error('internal: products size');
+  const view = new DataView(mem0.buffer);
+  w.forEach((r, q) => r.forEach((x, j) => {
+    if (!Number.isInteger(x) || Math.abs(x) >= SMALL_WEIGHT_LIMIT) throw new FieldError(`lincomb: weight ${x} is not a small integer`);
+    view.setInt32(free + (q * kk + j) * 8, x, true);
+    view.setInt32(free + (q * kk + j) * 8 + 4, x < 0 ? -1 : 0, true);
+  }));
+  const dst = free + wBytes;
+  if (m > 0) k_().lincombSmallRowsMany(h, free, kk, m, 0, nT, dst, 0);
+  const out = output(new Uint8Array(k_().memory.buffer), dst, dst + nT * hb);
+  return w.map((_, q) => out.subarray(q * hb, (q + 1) * hb));
+}
+
+/** The bytes of h for a spec. */
+function productsSize(spec: ProductsSpec): number {
+  let b = 0;
+  for (const v of spec.xs) b += v.length;
+  const nib = spec.nibbles;
+  if (nib) b += (nib.r.length / 4) * (nib.p2 === undefined ? 6 : 5);
+  return b;
+}
+
+/**
  * PRSS sums straight from key streams: scale * sum_{s, l} w[s * per + l] * R_{s,l}[e] for e < m,
  * where stream s holds m * per raw 16-byte blocks and R_{s,l}[e] is its block e * per + l with the
  * top bit cleared (Prss.randomShares' and zeroShares2t's reading of a stream; p, probability 2^-127,
@@ -422,7 +542,7 @@ export function nibblesFromSignsEncoded(r: Uint8Array, p2: Uint8Array, p3: Uint8
     writeElement(new DataView(inv16.buffer), 0, inv(16n));
   }
   return run([r, p2, p3, q, inv16], [u * 16 * ELEMENT_BYTES, 66 * ELEMENT_BYTES], ([pr, pp, pq, ps, pc], [d, sc]) =>
-    k().nibblesFromSigns(pr!, pp!, pq!, ps!, pc!, sc!, d!, u))[0]!;
+    k().nibblesFromSigns(pr!, pp!, pq!, ps!, pc!, sc!, d!, u), 1)[0]!; // the scratch area is not copied out
 }
 
 /** Elementwise x - y. */

@@ -82,12 +82,11 @@
 // ours). Ready, commit and veto are unchanged.
 
 import { PreprocessingExhaustedError } from './api';
-import { ELEMENT_BYTES, P, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
+import { ELEMENT_BYTES, P, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
 import {
-  invEncoded, lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, nibblesFromSignsEncoded,
-  sqrtEncoded,
+  invEncoded, lincombEncoded, markCanonical, mulEncoded, nibblesFromSignsEncoded, sqrtEncoded, type ProductsSpec,
 } from './kernel';
-import { dealGrr, grrRecombine, seededPeers } from './grr';
+import { dealGrrProducts, grrRecombine, seededPeers } from './grr';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
 import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
@@ -992,11 +991,13 @@ export class Preprocessor {
    * the nonce too (PRSS values and the batch's earlier rounds), so a nonce never shares two
    * different vectors.
    */
-  private grr(h: Uint8Array, b: Batch, round: number): Uint8Array[] {
+  private grr(h: ProductsSpec, b: Batch, round: number): Uint8Array[] {
     const { n, t, self } = this.host;
-    const m = h.length / ELEMENT_BYTES;
+    let m = 0;
+    for (const x of h.xs) m += x.length / ELEMENT_BYTES;
+    if (h.nibbles) m += (h.nibbles.r.length / ELEMENT_BYTES / 4) * (h.nibbles.p2 === undefined ? 6 : 5);
     const seeds = seededPeers(n, t, self, b.members).map((s) => this.grrSeed(b, round, self, s, m));
-    return dealGrr(h, seeds, n, t, self, b.members);
+    return dealGrrProducts(h, seeds, n, t, self, b.members);
   }
 
   /** The m seeded shares that `dealer` deals to `peer` in GRR round `round` of b (both compute them). */
@@ -1066,8 +1067,8 @@ export class Preprocessor {
     // [a*b for triples | each closure's pair products | the nibbles' pair products r_i r_j]: the bits
     // are signs r/s of public roots s, so every product of bits is a public multiple of a product of
     // r values, which needs no root and goes into this first layer (nibblesOfSigns)
-    const products = mulEncoded(concatEncoded(xs), concatEncoded(ys));
-    b.ownGrr = this.grr(U > 0 ? concatEncoded([products, nibblePairsEncoded(b.r)]) : products, b, 0);
+    // built and dealt in the kernel (grr.ts, dealGrrProducts): no concatenation in JavaScript
+    b.ownGrr = this.grr({ xs, ys, ...(U > 0 ? { nibbles: { r: b.r, first: false } } : {}) }, b, 0);
     // the squares y = r^2: each member gets our masked terms of the ones it takes the roots of
     const members = this.membersOf(b);
     const squares = this.squareTerms(b, members);
@@ -1098,10 +1099,12 @@ export class Preprocessor {
     const lambda = lagrange([...members], 0)[members.indexOf(self)]!;
     const to = new Map<number, Uint8Array>();
     let own: Uint8Array = EMPTY;
+    // every r^2 in one kernel call, then each opener's part of them (the same elements as squaring each part)
+    const squares = b.r!.length === 0 ? EMPTY : mulEncoded(b.r!, b.r!);
     members.forEach((j, pos) => {
-      const part = rootPart(b.r!, pos, size);
-      const m = part.length / ELEMENT_BYTES;
-      const square: Uint8Array = m === 0 ? EMPTY : mulEncoded(part, part);
+      // canonical (elements of a kernel output): marked, so the kernel's callers do not scan it again
+      const square = markCanonical(rootPart(squares, pos, size));
+      const m = square.length / ELEMENT_BYTES;
       if (j === self) {
         own = square;
         return;
@@ -1143,8 +1146,8 @@ export class Preprocessor {
         ys.push(h.mask !== undefined ? c.masks[h.mask]! : c.pairs![h.otherPair!]!);
       }
     }
-    const own = nibbleHigherEncoded(b.r!, b.p2!);
-    b.ownGrr = this.grr(xs.length === 0 ? own : concatEncoded([own, mulEncoded(concatEncoded(xs), concatEncoded(ys))]), b, 1);
+    // [the nibbles' higher products | the closures' higher products], built and dealt in the kernel
+    b.ownGrr = this.grr({ xs, ys, nibbles: { r: b.r!, p2: b.p2!, first: true } }, b, 1);
     this.sendRound(b, 1, (j) => [b.ownGrr![j - 1]!, b.ownRoots!]);
     this.dropPeerRows(b);
     this.tryAdvance(b);
@@ -1190,12 +1193,23 @@ export class Preprocessor {
     // round 1: inverse roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
     const count = 4 * b.per.nibbles;
     const roots = new Uint8Array(count * ELEMENT_BYTES);
+    const r32 = words(roots);
     members.forEach((i, pos) => {
       const r = i === self ? b.ownRoots! : enc(i, 1);
       const want = Math.ceil(Math.max(0, count - pos) / n);
       if (r.length !== want * ELEMENT_BYTES) throw new Error(`prep batch ${b.id}: party ${i} sent ${r.length / ELEMENT_BYTES} inverse roots, expected ${want}`);
-      // byte copies: a vector decoded from the wire may sit at any offset (no 32-bit view of it)
-      for (let k = 0, e = pos; e < count; k++, e += n) roots.set(r.subarray(k * ELEMENT_BYTES, (k + 1) * ELEMENT_BYTES), e * ELEMENT_BYTES);
+      // 32-bit copies where the vector allows a view; a vector decoded from the wire may sit at any
+      // offset, then bytes (not a subarray and a set per element: a tenth of a batch's JavaScript)
+      if (r.byteOffset % 4 === 0) {
+        const s32 = words(r);
+        for (let k = 0, e = pos; e < count; k++, e += n) copyElement(s32, k, r32, e);
+      } else {
+        for (let k = 0, e = pos; e < count; k++, e += n) {
+          const from = k * ELEMENT_BYTES;
+          const to = e * ELEMENT_BYTES;
+          for (let i = 0; i < ELEMENT_BYTES; i++) roots[to + i] = r[from + i]!;
+        }
+      }
     });
     const U = b.per.nibbles;
     const p3 = slice(prod, 0, 5 * U);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as F from '../src/field';
-import { dealGrr, dealPlan, dealSeeded, grrRecombine, scaledPlan, seededPeers } from '../src/grr';
+import { dealGrr, dealGrrProducts, dealPlan, dealSeeded, grrRecombine, scaledPlan, seededPeers } from '../src/grr';
 import { Prss, canonicalize, dealPrssKeys } from '../src/prss';
 import { interpolate, lagrange, shareSecret } from '../src/shamir';
-import { lincombEncoded, mulEncoded } from '../src/kernel';
+import { lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, productsEncoded } from '../src/kernel';
 import { seededRng } from '../src/preprocessing';
 
 const enc = F.encodeFieldVector;
@@ -165,5 +165,48 @@ describe('seeded GRR (grr.ts)', () => {
     raw[16] = 0x12;
     const c = canonicalize(raw);
     expect(dec(c)).toEqual([0n, F.mod(BigInt('0x12' + 'ff'.repeat(15)))]);
+  });
+});
+
+describe('products dealt in the kernel (dealGrrProducts)', () => {
+  // the rounds' GRR inputs as preprocessing.ts built them before: concatenations of products and the nibbles' products
+  const rng = seededRng('grr-products');
+  const vec = (m: number): Uint8Array => {
+    const v = rng(m).map(F.mod);
+    if (m > 2) {
+      v[0] = 0n;
+      v[1] = F.P - 1n;
+    }
+    return enc(v);
+  };
+  const xs = [vec(7), vec(3), vec(0), vec(5)];
+  const ys = [vec(7), vec(3), vec(0), vec(5)];
+  const r = vec(4 * 6);
+  const p2 = nibblePairsEncoded(r);
+  const cases = [
+    { name: 'round 0 (products, then nibble pairs)', spec: { xs, ys, nibbles: { r, first: false } }, h: F.concatEncoded([mulEncoded(F.concatEncoded(xs), F.concatEncoded(ys)), nibblePairsEncoded(r)]) },
+    { name: 'round 1 (nibble higher products, then products)', spec: { xs, ys, nibbles: { r, p2, first: true } }, h: F.concatEncoded([nibbleHigherEncoded(r, p2), mulEncoded(F.concatEncoded(xs), F.concatEncoded(ys))]) },
+    { name: 'products only', spec: { xs, ys }, h: mulEncoded(F.concatEncoded(xs), F.concatEncoded(ys)) },
+    { name: 'nibbles only', spec: { xs: [], ys: [], nibbles: { r, first: false } }, h: nibblePairsEncoded(r) },
+  ];
+  for (const { name, spec, h } of cases) {
+    it(`${name}: the same h, and the same rows as dealGrr of it, bit for bit`, () => {
+      expect(Buffer.from(productsEncoded(spec)).equals(Buffer.from(h))).toBe(true);
+      for (const [n, t, S] of [[5, 2, undefined], [7, 2, [1, 2, 4, 5, 7]], [7, 3, undefined]] as const) {
+        const set: readonly number[] = S ?? Array.from({ length: n }, (_, k) => k + 1);
+        const prss = dealPrssKeys(n, t, `grr-products:${n}`).map((k, i) => new Prss(n, t, i + 1, k));
+        const m = h.length / 16;
+        for (const dealer of set) {
+          const seeds = seededPeers(n, t, dealer, S).map((s) => prss[dealer - 1]!.pairStream(s, `gp:${dealer}>${s}`, m));
+          const want = dealGrr(h, seeds, n, t, dealer, S);
+          const got = dealGrrProducts(spec, seeds, n, t, dealer, S);
+          expect(got.map((v) => Buffer.from(v).toString('hex'))).toEqual(want.map((v) => Buffer.from(v).toString('hex')));
+          expect(got.some((v) => v.length > 0)).toBe(true);
+        }
+      }
+    });
+  }
+  it('rejects factor vectors of unequal lengths', () => {
+    expect(() => productsEncoded({ xs: [vec(3)], ys: [vec(2)] })).toThrow();
   });
 });

@@ -138,6 +138,16 @@ describe('field kernel: preprocessing steps', () => {
       const got = lincombSmallRowsEncoded(rows, w, [c0, c1]).map(dec);
       return got.length === 2 && got.every((g, q) => Buffer.from(enc(g)).equals(Buffer.from(lincombSmallEncoded(rows, w[q]!, q === 0 ? c0 : c1))));
     }), { numRuns: 40 });
+    // unscaled, 3 rows (GRR dealing): outputs with |weights| summing below 2^12 skip a carry pass;
+    // at that bound and above it, on the largest canonical limbs, they equal BigInt
+    const P = F.P;
+    const big = [P - 1n, P - 2n, 2n ** 126n, 2n ** 126n - 1n, (2n ** 104n) - 1n, 0n, 1n];
+    const rows3 = [enc(big), enc([...big].reverse()), enc(big.map((v, i) => big[(i + 3) % big.length]!))];
+    for (const w of [[4095, 0, 0], [-4095, 0, 0], [2000, -2000, 95], [-1365, -1365, -1365], [4096, 0, 0], [-2048, 2048, 1], [2 ** 24 - 1, -(2 ** 24 - 1), 2 ** 24 - 1]]) {
+      const got = dec(lincombSmallRowsEncoded(rows3, [w, [1, 2, 3]], [1n, 1n])[0]!);
+      const want = big.map((_, i) => w.reduce((acc, wj, j) => F.add(acc, F.mul(F.mod(BigInt(wj)), F.decodeFieldVector(rows3[j]!)[i]!)), 0n));
+      expect(got).toEqual(want);
+    }
     // the same with 2 and 4 rows (the general loop; 3 rows take a loop of their own)
     fc.assert(fc.property(elems, elems, elem, fc.array(weight, { minLength: 4, maxLength: 4 }), fc.constantFrom(2, 4), (xs, ys, c0, ws, k) => {
       const m = Math.min(xs.length, ys.length);
@@ -233,6 +243,18 @@ describe('field kernel: nibbles from signs (two-round production)', () => {
       const [r, p2, p3] = [v.slice(0, 4), v.slice(4, 10), v.slice(10, 15)];
       return dec(nibblesFromSignsEncoded(enc(r), enc(p2), enc(p3), enc(s))).every((z, i) => z === nibblesFromSigns(r, p2, p3, s, 1)[i]);
     }), { numRuns: 60 });
+  });
+
+  it('edge inverse roots and shares (the rotations by 2^-4 and 2^k at the 64-bit seam and the top bit): kernel = BigInt', () => {
+    const P = F.P;
+    const edges = [1n, 2n, 15n, 16n, 17n, P - 1n, P - 2n, P - 16n, 2n ** 126n, 2n ** 126n - 1n, 2n ** 126n + 7n, 2n ** 64n, 2n ** 64n - 1n, 2n ** 63n, 2n ** 63n - 1n, (2n ** 123n) | 15n, 2n ** 59n + 3n];
+    const vals = [0n, ...edges];
+    for (let k = 0; k < edges.length; k++) {
+      const q = [edges[k]!, edges[(k + 3) % edges.length]!, edges[(k + 7) % edges.length]!, edges[(k + 11) % edges.length]!];
+      const v = Array.from({ length: 15 }, (_, i) => vals[(k * 5 + i * 3) % vals.length]!);
+      const [r, p2, p3] = [v.slice(0, 4), v.slice(4, 10), v.slice(10, 15)];
+      expect(dec(nibblesFromSignsEncoded(enc(r), enc(p2), enc(p3), enc(q)))).toEqual(nibblesFromSigns(r, p2, p3, q, 1));
+    }
   });
 
   it('a zero root (r = 0) makes that bit 0 in the BigInt path; the kernel refuses it', () => {
