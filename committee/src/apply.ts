@@ -52,10 +52,15 @@ const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
  * ETH's price window, docs/decisions/0024-price-window.md); 'head' took 126, and 312 before ADR 0014.
  */
 // Since ADR 0032 the search places its pivots by the book's known price-level ends ('levels'): a
-// ternary search whose first step (prefetched with the first cross test) has one pivot. On the
-// bench:orders stream 77 random bits per order at 8.4 rounds, against 110 at 8.7 for 'ends' (k = 4,
-// its first step probing head and tail).
-export const COMMITTEE_MATCH_OPTIONS = { searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true } as const satisfies MatchOptions;
+// ternary search (k = 3). Since ADR 0036 the prefetched first step opens with the first cross bit,
+// so it costs no round of its own: it is ternary too (two pivots), and the next maker's cross test is
+// not pipelined during a fill (with the wider first step the pipeline would cost 5.8 bits per order
+// for 0.33 rounds, sequentially). On the bench:orders stream (jobs of 16,
+// matching-rounds.ts) 78.2 random bits per order at 6.50 rounds, against 76.6 at 7.21 with a
+// one-pivot first step and the pipeline; on the cluster, two alternated pairs: 79 and 75 bits
+// against 78 and 75, 6.56 and 6.35 rounds against 7.64 and 7.26, busiest node 4.0 ms per order against
+// 4.6 and 4.3 (docs/benchmarks.md, "2026-12-03, 15:45-15:57 UTC (lead)").
+export const COMMITTEE_MATCH_OPTIONS = { searchArity: 3, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: false } as const satisfies MatchOptions;
 /**
  * Options when random bits are scarce: nothing speculative (no prefetched rank step, no pipelined
  * cross), a binary search by the book's known price-level ends ('levels', ADR 0032): 58 random bits

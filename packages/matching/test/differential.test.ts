@@ -136,8 +136,9 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
       for (let seed = 70; seed < 74; seed += 1) {
         const ops = generateStream({ seed, orders: 1500, symbols: 2, accounts: 4, features: 'all', midTicks: 300_000n, spreadTicks: 30, maxQty: 1000 });
         await differential(ops, seed % 2 === 0, seed % 3 === 0, { ...widths, prefetchRank: true, pipelineCross: seed % 3 !== 0, searchArity: seed === 71 ? 2 : 4, searchStart: seed === 71 ? 'ends' : 'head' });
-        // and the committee's 'levels' plan (ADR 0032)
+        // and the committee's 'levels' plans (ADR 0032; since ADR 0036 a two-pivot first step, no pipeline)
         await differential(ops, seed % 2 === 1, seed % 3 === 1, { ...widths, prefetchRank: true, pipelineCross: true, searchArity: 3, searchFirstArity: 2, searchStart: 'levels' });
+        await differential(ops, seed % 2 === 0, seed % 3 === 1, { ...widths, prefetchRank: true, pipelineCross: false, searchArity: 3, searchFirstArity: 3, searchStart: 'levels' });
       }
     });
 

@@ -59,6 +59,8 @@ const LEVEL_VARIANTS: ExchangeOptions[] = [
   { searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true },
   { searchArity: 4, searchStart: 'levels', prefetchRank: true },
   { searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, speculate: true },
+  // the committee's plan since 2026-12-03 (committee/src/apply.ts): a two-pivot prefetched first step, no pipeline
+  { searchArity: 3, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: false },
 ];
 
 describe("'levels' rank search", () => {
