@@ -185,17 +185,12 @@ async function runTaker<S>(
   checkArity(k0);
   const arityOf = (step: number): number => (step === 0 ? k0 : k);
   const priceLe = priceLeOf(arith, w);
-  const afterTest = (i: number): Promise<S> => {
-    const other = restSide[i] as RestingOrder<S>;
-    const price = t.price as S;
-    // Goes after `other` iff other's price is at least as good as ours.
-    return t.side === 'buy' ? priceLe(price, other.price) : priceLe(other.price, price);
-  };
+  const afterTest = (i: number): Promise<S> => goesAfter(priceLe, t.side, t.price as S, restSide[i] as RestingOrder<S>);
   // the known ends of price levels on the resting side ('levels' places pivots by them)
   const beatsNext = (i: number): boolean => book.beatsNext(restSide[i] as RestingOrder<S>);
   let firstStep: { pivots: number[]; bits: Promise<S>[] } | null = null;
   if (opts.prefetchRank && mayRest && restSide.length > 0) {
-    const pivots = stepPivots(0, restSide.length, restSide.length, k0, 0, start, beatsNext, opts.levelWeights);
+    const pivots = firstStepPivots(book, restSide, opts);
     // computed ahead by the op before (lookahead) over the same orders at the same pivots: reuse it
     const pre = early?.prefetch;
     const same = pre !== null && pre !== undefined && pre.length === restSide.length && pre.pivots.length === pivots.length &&
@@ -410,6 +405,19 @@ async function runTaker<S>(
   return ex;
 }
 
+/** [an order at `price` on `side` goes behind `other`]: other's price is at least as good as its own. */
+function goesAfter<S>(priceLe: (a: S, b: S) => Promise<S>, side: Side, price: S, other: RestingOrder<S>): Promise<S> {
+  return side === 'buy' ? priceLe(price, other.price) : priceLe(other.price, price);
+}
+
+/** The pivots of the first rank-search step over one side of the book (the prefetched step). */
+function firstStepPivots<S>(book: Book<S>, sideOrders: readonly RestingOrder<S>[], opts: MatchOptions): number[] {
+  const k = opts.searchArity ?? DEFAULT_SEARCH_ARITY;
+  const k0 = opts.searchFirstArity ?? k;
+  const start = opts.searchStart ?? defaultStart(k);
+  return stepPivots(0, sideOrders.length, sideOrders.length, k0, 0, start, (i) => book.beatsNext(sideOrders[i] as RestingOrder<S>), opts.levelWeights);
+}
+
 /**
  * Leaves the next queued placement's first cross test (and its prefetched rank step when its own side
  * is the one this op does not touch) in ahead.slot. Called only while this op, which did not cross,
@@ -436,15 +444,11 @@ function lookAhead<S>(current: Arith<S>, book: Book<S>, restingSide: Side, ahead
   const own = book.side(op.side);
   // its own side is the one this op does not rest on: unchanged until it runs
   if (op.side !== restingSide && op.tif === 'GTC' && opts.prefetchRank && own.length > 0) {
-    const k = opts.searchArity ?? DEFAULT_SEARCH_ARITY;
-    const k0 = opts.searchFirstArity ?? k;
-    const start = opts.searchStart ?? defaultStart(k);
-    const pivots = stepPivots(0, own.length, own.length, k0, 0, start, (i) => book.beatsNext(own[i] as RestingOrder<S>), opts.levelWeights);
+    const pivots = firstStepPivots(book, own, opts);
     const priceLe = priceLeOf(arith, opts.widths);
     const price = op.price;
     const bits = pivots.map((i) => {
-      const other = own[i] as RestingOrder<S>;
-      const b = op.side === 'buy' ? priceLe(price, other.price) : priceLe(other.price, price);
+      const b = goesAfter(priceLe, op.side, price, own[i] as RestingOrder<S>);
       b.catch(() => undefined);
       return b;
     });
