@@ -432,6 +432,11 @@ export function productsDealtEncoded(spec: ProductsSpec, rest: readonly Uint8Arr
   return w.map((_, q) => out.subarray(q * hb, (q + 1) * hb));
 }
 
+/** The elements of h for a spec (a GRR dealer seeds that many shares per seeded peer). */
+export function productsCount(spec: ProductsSpec): number {
+  return productsSize(spec) / ELEMENT_BYTES;
+}
+
 /** The bytes of h for a spec. */
 function productsSize(spec: ProductsSpec): number {
   let b = 0;

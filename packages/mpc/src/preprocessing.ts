@@ -84,7 +84,7 @@
 import { PreprocessingExhaustedError } from './api';
 import { ELEMENT_BYTES, P, copyElement, decodeFieldVector, encodeFieldVector, inv, mod, reduce, reduceWide, words } from './field';
 import {
-  invEncoded, lincombEncoded, markCanonical, mulEncoded, nibblesFromSignsEncoded, sqrtEncoded, type ProductsSpec,
+  invEncoded, lincombEncoded, markCanonical, mulEncoded, nibblesFromSignsEncoded, productsCount, sqrtEncoded, type ProductsSpec,
 } from './kernel';
 import { dealGrrProducts, grrRecombine, seededPeers } from './grr';
 import { Msg, type Envelope } from './messages';
@@ -993,9 +993,7 @@ export class Preprocessor {
    */
   private grr(h: ProductsSpec, b: Batch, round: number): Uint8Array[] {
     const { n, t, self } = this.host;
-    let m = 0;
-    for (const x of h.xs) m += x.length / ELEMENT_BYTES;
-    if (h.nibbles) m += (h.nibbles.r.length / ELEMENT_BYTES / 4) * (h.nibbles.p2 === undefined ? 6 : 5);
+    const m = productsCount(h);
     const seeds = seededPeers(n, t, self, b.members).map((s) => this.grrSeed(b, round, self, s, m));
     return dealGrrProducts(h, seeds, n, t, self, b.members);
   }
