@@ -450,16 +450,21 @@ export default class tenebra extends TenebraApi {
 
   /** fetchOrder: by venue id, or by params.clientOrderId (then id may be undefined). */
   override async fetchOrder(id: Str, symbol: Str = undefined, params: Dict = {}): Promise<Order> {
+    return this.orderByIdOrClientId('fetchOrder', id, symbol, params, (r) => this.privateGetOrders(r), (r) => this.privateGetOrdersOrderId(r));
+  }
+
+  /** One order addressed by params.clientOrderId (then id may be undefined) or else by its venue id. */
+  private async orderByIdOrClientId(method: string, id: Str, symbol: Str, params: Dict, byClient: (r: Dict) => Promise<Dict>, byId: (r: Dict) => Promise<Dict>): Promise<Order> {
     await this.loadMarkets();
     const market = symbol === undefined ? undefined : this.market(symbol);
     const clientOrderId = this.safeString2(params, 'clientOrderId', 'client_order_id');
     await this.authenticate();
     let response: Dict;
     if (clientOrderId !== undefined) {
-      response = await this.privateGetOrders(this.extend({ 'client_order_id': clientOrderId }, this.omit(params, ['clientOrderId', 'client_order_id'])));
+      response = await byClient(this.extend({ 'client_order_id': clientOrderId }, this.omit(params, ['clientOrderId', 'client_order_id'])));
     } else {
-      if (id === undefined) throw new ArgumentsRequired(this.id + ' fetchOrder() needs an id or params.clientOrderId');
-      response = await this.privateGetOrdersOrderId(this.extend({ 'orderId': id }, params));
+      if (id === undefined) throw new ArgumentsRequired(this.id + ' ' + method + '() needs an id or params.clientOrderId');
+      response = await byId(this.extend({ 'orderId': id }, params));
     }
     return this.parseOrder(this.safeDict(response, 'data', {}) ?? {}, market);
   }
@@ -500,19 +505,8 @@ export default class tenebra extends TenebraApi {
   }
 
   override async cancelOrder(id: Str, symbol: Str = undefined, params: Dict = {}): Promise<Order> {
-    await this.loadMarkets();
-    const market = symbol === undefined ? undefined : this.market(symbol);
-    const clientOrderId = this.safeString2(params, 'clientOrderId', 'client_order_id');
-    await this.authenticate();
-    let response: Dict;
-    if (clientOrderId !== undefined) {
-      response = await this.privateDeleteOrders(this.extend({ 'client_order_id': clientOrderId }, this.omit(params, ['clientOrderId', 'client_order_id'])));
-    } else {
-      if (id === undefined) throw new ArgumentsRequired(this.id + ' cancelOrder() needs an id or params.clientOrderId');
-      response = await this.privateDeleteOrdersOrderId(this.extend({ 'orderId': id }, params));
-    }
     //     { "code": 0, "data": { ...order object, "status": "CANCELLED", "cancel_reason": "USER_REQUESTED" } }
-    return this.parseOrder(this.safeDict(response, 'data', {}) ?? {}, market);
+    return this.orderByIdOrClientId('cancelOrder', id, symbol, params, (r) => this.privateDeleteOrders(r), (r) => this.privateDeleteOrdersOrderId(r));
   }
 
   /**

@@ -141,6 +141,13 @@ describe('tenebra (CCXT) against a stand-in gateway', () => {
     await ex.cancelOrder(undefined, 'SOL/USDC:USDC', { clientOrderId: 'c-1' });
     expect(seen.at(-1)).toMatchObject({ method: 'DELETE', path: '/api/v1/orders' });
     expect(seen.at(-1)!.query.get('client_order_id')).toBe('c-1');
+    await ex.cancelOrder('4113278209365313076', 'SOL/USDC:USDC');
+    expect(seen.at(-1)).toMatchObject({ method: 'DELETE', path: '/api/v1/orders/4113278209365313076' });
+    await ex.fetchOrder(undefined, 'SOL/USDC:USDC', { client_order_id: 'c-1' });
+    expect(seen.at(-1)).toMatchObject({ method: 'GET', path: '/api/v1/orders' });
+    expect(seen.at(-1)!.query.get('client_order_id')).toBe('c-1');
+    await expect(ex.cancelOrder(undefined, 'SOL/USDC:USDC')).rejects.toThrow(/cancelOrder\(\) needs an id/);
+    await expect(ex.fetchOrder(undefined, 'SOL/USDC:USDC')).rejects.toThrow(ArgumentsRequired);
     await ex.fetchClosedOrders('SOL/USDC:USDC', 1795811234000, 900);
     expect(Object.fromEntries(seen.at(-1)!.query)).toEqual({ status: 'closed', symbol: 'SOL-USDC-PERP', since_ns: '1795811234000000000', limit: '500' });
     seen.length = 0;

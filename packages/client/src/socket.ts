@@ -36,7 +36,7 @@ import { parseJson } from './json';
 import { orderEventFromUpdate, toOrder, toPosition } from './normalize';
 import { newClientOrderId, type TenebraRestClient } from './rest';
 import { jittered, TIER_LIMITS, TokenBucket } from './pacing';
-import type { Channel, Fill, Order, SocketAck, TierName, JsonObject, OrderEvent, OrderType, PegReference, Position, Side, TimeInForce } from './types';
+import type { Channel, Fill, Order, SocketAck, TierName, JsonObject, OrderEvent, PlaceOrderRequest, Position, TimeInForce } from './types';
 
 export const DEFAULT_WS_URL = 'ws://127.0.0.1:8080/ws/v1';
 
@@ -99,22 +99,8 @@ export interface SocketOptions {
   reconcile?: boolean;
 }
 
-/** order.place input; decimals as strings, numbers or bigints; client_order_id generated when absent. */
-export interface SocketPlaceOrder {
-  symbol: string;
-  side: Side;
-  type: OrderType;
-  quantity: DecimalInput;
-  price?: DecimalInput;
-  peg_reference?: PegReference;
-  time_in_force: TimeInForce;
-  expiry_time?: bigint | string | number;
-  aon?: boolean;
-  min_fill_size?: DecimalInput;
-  client_order_id?: string;
-  /** this order's leverage (1 to max_leverage) */
-  leverage?: number;
-}
+/** order.place input: the same fields as POST /orders (decimals as strings, numbers or bigints; client_order_id generated when absent). */
+export type SocketPlaceOrder = PlaceOrderRequest;
 
 /** order.cancel input: one of order_id / client_order_id; symbol fills the header's symbol_id (else 0). */
 export interface SocketCancelOrder {
