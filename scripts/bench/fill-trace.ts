@@ -10,7 +10,7 @@
 // cover what was placed).
 import '@tenebra/transport/src/polyfill';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkCommitteeSize, layout } from '@tenebra/config';
 import { Cluster } from '../src/cluster';
@@ -22,7 +22,7 @@ import { FillWatch } from './fill-watch';
 import { ticker } from './section-meter';
 
 process.env.TENEBRA_TRACE_OPS = '1'; // inherited by every process the cluster spawns
-const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'max-seconds', 'json', ...LINK_FLAGS], ['keep', 'no-round-trace']);
+const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'quorum-nice', 'max-seconds', 'json', ...LINK_FLAGS], ['keep', 'no-round-trace']);
 // --no-round-trace: the engine's per-round lines off (the round figures are then empty), to see
 // what logging them costs the nodes' job windows
 process.env.TENEBRA_TRACE_ROUNDS = flags.bool.has('no-round-trace') ? '0' : '1';
@@ -32,6 +32,9 @@ const N = Number(flags.str.get('nodes') ?? 5);
 const T = Number(flags.str.get('threshold') ?? 2);
 checkCommitteeSize(N, T);
 const NODE_NICE = Number(flags.str.get('node-nice') ?? 19);
+// --quorum-nice N: an experiment on this one host, not a setting: nodes 1..t+1 run at niceness N
+// (the others keep --node-nice) once the reserve is full, so a quorum's rounds get the cores first
+const QUORUM_NICE = flags.str.has('quorum-nice') ? Number(flags.str.get('quorum-nice')) : undefined;
 const MAX_MS = 1000 * Number(flags.str.get('max-seconds') ?? 300);
 const LINKS = linkEmulationOf(flags);
 const JSON_OUT = flags.str.get('json');
@@ -115,6 +118,11 @@ async function main(): Promise<void> {
     const ready = (st: Status) => (st?.reserve?.bits ?? 0) >= 20_000 && st?.capacity?.production === 'idle';
     while (Date.now() < deadline - 60_000 && !ready(nodeStatus(dataDir, 1) as Status)) await new Promise((r) => setTimeout(r, 200));
     wait.stop();
+    if (QUORUM_NICE !== undefined) {
+      const c = JSON.parse(readFileSync(join(dataDir, 'cluster.json'), 'utf8')) as { processes: { role: string; index: number; pid: number | null }[] };
+      for (const p of c.processes) if (p.role === 'committee' && p.index <= T + 1 && p.pid !== null) setPriority(p.pid, QUORUM_NICE);
+      console.log(`experiment: nodes 1..${T + 1} at niceness ${QUORUM_NICE}, the others at ${NODE_NICE}`);
+    }
     // the processes' CPU while no order is placed, 3 s (timers, background work): what the pairs compete with
     const idle0 = cpuOfCluster(dataDir);
     await new Promise((r) => setTimeout(r, 3_000));
