@@ -14,6 +14,7 @@ import { NodeStore } from './node-store';
 import { ResultsLink } from './results-link';
 import { BatchApplier, realOps, type IncomingOp } from './apply';
 import { NodeMetrics, PARTY_EVENTS } from './metrics';
+import { schedSample, traceGc } from './sched-sample';
 import { CapacityTracker, consumed, type Capacity, type KindCounts } from './capacity';
 import { RecoveryFallback, checkFallbackLimits } from './recovery-fallback';
 
@@ -123,6 +124,7 @@ export class CommitteeNode {
 
   async start(): Promise<void> {
     const cfg = this.cfg;
+    if (OP_TRACE) traceGc(this.log);
     // One link key proves this node to the gateway (results) and to the sequencer (feed).
     const linkKey = readLinkKey(cfg);
     mkdirSync(cfg.dataDir, { recursive: true });
@@ -392,9 +394,9 @@ export class CommitteeNode {
         // end-of-job work and the boundary write: a node that dies before that write re-runs the
         // job from the boundary before, with identical results (ResultsLink.sendNow, ADR 0023).
         return party.runJob(jobId, async (ctx) => {
-          if (OP_TRACE) traceOp(this.log, 'job-start', { first: first.toString(), last: last.toString(), queuedMs: +(performance.now() - tj).toFixed(2) });
+          if (OP_TRACE) traceOp(this.log, 'job-start', { first: first.toString(), last: last.toString(), queuedMs: +(performance.now() - tj).toFixed(2), sched: schedSample() });
           const out = await this.applier!.apply(ctx, batch, last);
-          if (OP_TRACE) traceOp(this.log, 'job-end', { first: first.toString(), last: last.toString(), rounds: party.status().jobProgress?.rounds ?? 0 });
+          if (OP_TRACE) traceOp(this.log, 'job-end', { first: first.toString(), last: last.toString(), rounds: party.status().jobProgress?.rounds ?? 0, sched: schedSample() });
           // the engine counts a job's rounds only while it runs: read them as its last one completed
           rounds += party.status().jobProgress?.rounds ?? 0;
           return out;
@@ -436,7 +438,7 @@ export class CommitteeNode {
     // boundary. Exported after the previous write, so it holds any batch staged meanwhile (an
     // older export written last would drop it). A snapshot: the core is encoded now; reserve
     // chunks never change.
-    if (OP_TRACE) traceOp(this.log, 'write-queued', { first: first.toString(), last: last.toString() });
+    if (OP_TRACE) traceOp(this.log, 'write-queued', { first: first.toString(), last: last.toString(), sched: schedSample() });
     const te = performance.now();
     const state = party.exportStateParts();
     const exportMs = performance.now() - te;
@@ -463,7 +465,7 @@ export class CommitteeNode {
   /** Writes a job boundary durably, then releases its results to the gateway. */
   private async persist(results: ResultFrame[], last: bigint, state: SplitState, fields: () => Record<string, unknown>): Promise<void> {
     await this.store!.commitJob(results, last, state);
-    if (OP_TRACE) traceOp(this.log, 'write-done', { last: last.toString() });
+    if (OP_TRACE) traceOp(this.log, 'write-done', { last: last.toString(), sched: schedSample() });
     this.appliedSeq = last;
     this.boundaryWritten(last);
     this.link!.notify();

@@ -10,7 +10,7 @@
 // cover what was placed).
 import '@tenebra/transport/src/polyfill';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkCommitteeSize, layout } from '@tenebra/config';
 import { Cluster } from '../src/cluster';
@@ -22,20 +22,42 @@ import { FillWatch } from './fill-watch';
 import { ticker } from './section-meter';
 
 process.env.TENEBRA_TRACE_OPS = '1'; // inherited by every process the cluster spawns
-process.env.TENEBRA_TRACE_ROUNDS = '1';
-
-const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'max-seconds', 'json', ...LINK_FLAGS], ['keep']);
+const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'quorum-nice', 'max-seconds', 'json', ...LINK_FLAGS], ['keep', 'no-round-trace']);
+// --no-round-trace: the engine's per-round lines off (the round figures are then empty), to see
+// what logging them costs the nodes' job windows
+process.env.TENEBRA_TRACE_ROUNDS = flags.bool.has('no-round-trace') ? '0' : '1';
 const PAIRS = Number(flags.str.get('pairs') ?? 40);
 const RATE = Number(flags.str.get('rate') ?? 4);
 const N = Number(flags.str.get('nodes') ?? 5);
 const T = Number(flags.str.get('threshold') ?? 2);
 checkCommitteeSize(N, T);
 const NODE_NICE = Number(flags.str.get('node-nice') ?? 19);
+// --quorum-nice N: an experiment on this one host, not a setting: nodes 1..t+1 run at niceness N
+// (the others keep --node-nice) once the reserve is full, so a quorum's rounds get the cores first
+const QUORUM_NICE = flags.str.has('quorum-nice') ? Number(flags.str.get('quorum-nice')) : undefined;
 const MAX_MS = 1000 * Number(flags.str.get('max-seconds') ?? 300);
 const LINKS = linkEmulationOf(flags);
 const JSON_OUT = flags.str.get('json');
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000;
+
+/** CPU ms (user + system, every thread) of each process of the cluster, by name, and of this bench process. */
+function cpuOfCluster(dataDir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const tick = 10; // ms per clock tick (USER_HZ 100 on Linux)
+  try {
+    const c = JSON.parse(readFileSync(join(dataDir, 'cluster.json'), 'utf8')) as { processes: { role: string; index: number; pid: number | null }[] };
+    for (const p of c.processes) {
+      if (p.pid === null) continue;
+      // fields after the command's closing parenthesis: state is field 3, utime 14, stime 15
+      const f = readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      out.set(p.role === 'committee' ? `node-${p.index}` : p.role, (Number(f[11]) + Number(f[12])) * tick);
+    }
+  } catch { /* not Linux, or a process gone: the figure is left out */ }
+  const u = process.cpuUsage();
+  out.set('bench', (u.user + u.system) / 1000);
+  return out;
+}
 
 function pct(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;
@@ -43,7 +65,11 @@ function pct(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
-interface TraceLine { stage: string; at: number; seq?: string; first?: string; last?: string; rid?: string; order_id?: string; node?: number; rounds?: number; queuedMs?: number }
+/** run / rq: the node's main thread's ms on a CPU / runnable but waiting for one, since it started (committee/src/sched-sample.ts) */
+interface Sched { run: number; rq: number }
+interface TraceLine { stage: string; at: number; seq?: string; first?: string; last?: string; rid?: string; order_id?: string; node?: number; rounds?: number; queuedMs?: number; sched?: Sched }
+/** A node's preprocessing step (the engine's prep-step event) or GC pause: [start epoch ms, ms]. */
+type Span = [number, number];
 interface RoundLine { job: string; r: number; flushedAt: number; sentAt: number; doneAt: number; arrivals: [number, number][] }
 /** The engine's deferred round start: scheduled (setImmediate) at schedAt, run at ranAt. */
 interface DeferLine { job: string; schedAt: number; ranAt: number }
@@ -59,7 +85,7 @@ function lines(file: string): Record<string, unknown>[] {
   }
   const out: Record<string, unknown>[] = [];
   for (const l of text.split('\n')) {
-    if (!l.includes('"msg":"trace"') && !l.includes('"ev":"round"') && !l.includes('"ev":"job-') && !l.includes('"ev":"defer"')) continue;
+    if (!l.includes('"msg":"trace"') && !l.includes('"ev":"round"') && !l.includes('"ev":"job-') && !l.includes('"ev":"defer"') && !l.includes('"ev":"prep-step"') && !l.includes('"msg":"gc"')) continue;
     try {
       out.push(JSON.parse(l) as Record<string, unknown>);
     } catch { /* a line cut by the copy */ }
@@ -87,10 +113,25 @@ async function main(): Promise<void> {
     // an idle committee with a full reserve, as bench:orders' fill section waits for
     const t0w = Date.now();
     const wait = ticker(() => `waiting for a full reserve: ${((Date.now() - t0w) / 1000).toFixed(0)} s; node 1 reserve ${nodeStatus(dataDir, 1)?.reserve?.bits ?? '?'} bits`);
-    while (Date.now() < deadline && ((nodeStatus(dataDir, 1) as { reserve?: { bits: number } } | undefined)?.reserve?.bits ?? 0) < 20_000) await new Promise((r) => setTimeout(r, 200));
+    // ... and production idle (the status line every 2 s), so no batch of the initial fill overlaps the first pairs
+    type Status = { reserve?: { bits: number }; capacity?: { production?: string } } | undefined;
+    const ready = (st: Status) => (st?.reserve?.bits ?? 0) >= 20_000 && st?.capacity?.production === 'idle';
+    while (Date.now() < deadline - 60_000 && !ready(nodeStatus(dataDir, 1) as Status)) await new Promise((r) => setTimeout(r, 200));
     wait.stop();
+    if (QUORUM_NICE !== undefined) {
+      const c = JSON.parse(readFileSync(join(dataDir, 'cluster.json'), 'utf8')) as { processes: { role: string; index: number; pid: number | null }[] };
+      for (const p of c.processes) if (p.role === 'committee' && p.index <= T + 1 && p.pid !== null) setPriority(p.pid, QUORUM_NICE);
+      console.log(`experiment: nodes 1..${T + 1} at niceness ${QUORUM_NICE}, the others at ${NODE_NICE}`);
+    }
+    // the processes' CPU while no order is placed, 3 s (timers, background work): what the pairs compete with
+    const idle0 = cpuOfCluster(dataDir);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const idle1 = cpuOfCluster(dataDir);
+    const idlePerS = [...idle1].map(([k, v]) => [k, (v - (idle0.get(k) ?? v)) / 3] as const);
+    console.log(`idle CPU ms per s before the pairs: ${idlePerS.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; all ${idlePerS.reduce((a, [, v]) => a + v, 0).toFixed(1)}`);
     const gap = 1000 / RATE;
     const started = Date.now();
+    const cpu0 = cpuOfCluster(dataDir);
     const tick = ticker(() => `pairs: ${samples.length} of ${PAIRS} timed, ${((Date.now() - started) / 1000).toFixed(0)} s`);
     const pushes: Promise<void>[] = [];
     for (let i = 0; i < PAIRS && Date.now() < deadline - 35_000; i++) {
@@ -111,6 +152,12 @@ async function main(): Promise<void> {
     }
     await Promise.all(pushes);
     tick.stop();
+    const cpu1 = cpuOfCluster(dataDir);
+    // What all the host's cores had to give per pair (a resting sell and a crossing buy), by process:
+    // the committee's rounds wait for a CPU when five nodes and these share two cores.
+    const pairs = Math.max(1, samples.length);
+    const perPair = [...cpu1].map(([k, v]) => [k, (v - (cpu0.get(k) ?? v)) / pairs] as const);
+    console.log(`CPU ms per pair during the pairs (clock ticks of 10 ms summed over ${pairs} pairs): ${perPair.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; all ${perPair.reduce((a, [, v]) => a + v, 0).toFixed(1)}`);
     await new Promise((r) => setTimeout(r, 1_500)); // the last lines reach the log files
     report(dataDir, samples);
   } finally {
@@ -129,6 +176,18 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   const nodeTrace = nodes.map((ls) => ls.filter((l) => l.msg === 'trace') as unknown as TraceLine[]);
   const rounds1 = nodes[0]!.filter((l) => (l.mpc as { ev?: string } | undefined)?.ev === 'round').map((l) => l.mpc as RoundLine);
   const defers1 = nodes[0]!.filter((l) => (l.mpc as { ev?: string } | undefined)?.ev === 'defer').map((l) => l.mpc as DeferLine);
+  const spansOf = (ls: Record<string, unknown>[], what: 'prep' | 'gc'): Span[] => ls.flatMap((l): Span[] => {
+    const m = l.mpc as { ev?: string; at?: number; ms?: number } | undefined;
+    if (what === 'prep' && m?.ev === 'prep-step' && m.at !== undefined && m.ms !== undefined) return [[m.at, m.ms]];
+    if (what === 'gc' && l.msg === 'gc') return [[l.at as number, l.ms as number]];
+    return [];
+  });
+  const prepSpans = nodes.map((ls) => spansOf(ls, 'prep'));
+  const gcSpans = nodes.map((ls) => spansOf(ls, 'gc'));
+  /** ms of `spans` inside [a, b] */
+  const inside = (spans: Span[], a: number, b: number): number => spans.reduce((acc, [t, ms]) => acc + Math.max(0, Math.min(b, t + ms) - Math.max(a, t)), 0);
+  /** Per buy job, per node: its job window's wall ms, on-CPU, run-queue wait, asleep, and prep steps and GC inside it. */
+  const sched: { wall: number; run: number; rq: number; asleep: number; prep: number; gc: number }[][] = [];
   const seqOf = new Map<string, bigint>();
   for (const l of gw) if (l.stage === 'gw-acked' && l.order_id && l.seq) seqOf.set(l.order_id, BigInt(l.seq));
   const first = (ls: TraceLine[], stage: string, pred: (l: TraceLine) => boolean): number | undefined => ls.find((l) => l.stage === stage && pred(l))?.at;
@@ -202,6 +261,16 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
       per.get(k)!.push(a - b);
       fromT0.get(k)!.push(a - s.t0);
     }
+    const perNode = nodeTrace.map((ls, k) => {
+      const a = ls.find((l) => l.stage === 'job-start' && covers(l, seq));
+      const b = ls.find((l) => l.stage === 'job-end' && covers(l, seq));
+      if (!a?.sched || !b?.sched) return undefined;
+      const wall = b.at - a.at;
+      const run = b.sched.run - a.sched.run;
+      const rq = b.sched.rq - a.sched.rq;
+      return { wall, run, rq, asleep: Math.max(0, wall - run - rq), prep: inside(prepSpans[k]!, a.at, b.at), gc: inside(gcSpans[k]!, a.at, b.at) };
+    });
+    if (perNode.every((x) => x !== undefined)) sched.push(perNode as (typeof sched)[number]);
     const js = at['job-start'];
     const je = at['job-end'];
     if (js !== undefined && je !== undefined) {
@@ -245,10 +314,20 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   const rtt = LINKS?.latencyMs ?? 0;
   console.log(`node 1's job: p50 ${f(pct(jobMs, 50))} ms over ${pct(jobRounds, 50)} rounds; per round: own compute p50 ${f(pct(roundCompute, 50))} ms, wait for the t-th peer share p50 ${f(pct(roundWaits, 50))} ms p90 ${f(pct(roundWaits, 90))} ms, from a round's end to the next round p50 ${f(pct(betweenRounds, 50))} ms p90 ${f(pct(betweenRounds, 90))} ms${rtt ? `; rounds x link latency = ${(pct(jobRounds, 50) * rtt).toFixed(0)} ms` : ''}`);
   console.log(`node 1's job, summed over its rounds (p50 per job): waiting for the t-th peer share ${sumP50('peers')} ms, between rounds ${sumP50('between')} ms, the event loop's queue before each round starts (round 0's too) ${sumP50('queue')} ms, own compute ${sumP50('own')} ms`);
+  if (sched.length > 0) {
+    // Where each node's job window went (Linux schedstat of its main thread): a round that waits for
+    // a peer's share waits for that peer's CPU time, its run-queue wait or its sleep.
+    type K = 'wall' | 'run' | 'rq' | 'asleep' | 'prep' | 'gc';
+    const n1 = (k: K) => f(pct(sched.map((j) => j[0]![k]), 50));
+    const all = (k: K) => f(pct(sched.map((j) => j.reduce((a, x) => a + x[k], 0)), 50));
+    const withSpan = (k: 'prep' | 'gc') => sched.filter((j) => j.some((x) => x[k] > 0)).length;
+    console.log(`the buy's job window per node (${sched.length} jobs, p50): node 1 wall ${n1('wall')} ms = on a CPU ${n1('run')} + waiting for a CPU (run queue) ${n1('rq')} + asleep ${n1('asleep')}; summed over the ${N} nodes: on a CPU ${all('run')} ms, run queue ${all('rq')} ms, asleep ${all('asleep')} ms`);
+    console.log(`  inside the nodes' job windows: preprocessing steps in ${withSpan('prep')} of ${sched.length} jobs (p50 over all nodes ${all('prep')} ms), GC pauses >= 0.5 ms in ${withSpan('gc')} (p50 ${all('gc')} ms)`);
+  }
   console.log(`node 1's result was the k-th to reach the gateway: ${[...nth].sort((a, b) => a[0] - b[0]).map(([k, c]) => `${k}th ${c}`).join(', ')}`);
   if (JSON_OUT) {
     const fig = Object.fromEntries(rows.map(([k]) => [k, { p50: pct(per.get(k)!, 50), p90: pct(per.get(k)!, 90) }]));
-    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50), jobSumsP50: { peers: pct(jobSums.map((j) => j.peers), 50), between: pct(jobSums.map((j) => j.between), 50), queue: pct(jobSums.map((j) => j.queue), 50), own: pct(jobSums.map((j) => j.own), 50) } }, null, 2));
+    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50), committeeP50: sched.length === 0 ? undefined : Object.fromEntries((['wall', 'run', 'rq', 'asleep', 'prep', 'gc'] as const).map((k) => [k, { node1: pct(sched.map((j) => j[0]![k]), 50), sum: pct(sched.map((j) => j.reduce((a, x) => a + x[k], 0)), 50) }])), jobSumsP50: { peers: pct(jobSums.map((j) => j.peers), 50), between: pct(jobSums.map((j) => j.between), 50), queue: pct(jobSums.map((j) => j.queue), 50), own: pct(jobSums.map((j) => j.own), 50) } }, null, 2));
   }
 }
 

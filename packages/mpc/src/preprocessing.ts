@@ -2136,10 +2136,15 @@ export class Preprocessor {
 
   private runPhaseAStep(b: Batch): void {
     if (this.parked === b) this.parked = undefined;
+    const t0 = performance.now();
+    const round = b.round;
+    const busy = !this.host.idle();
     // Our messages of the current round not sent yet: the round's own computation is due (round 0
     // right after start); otherwise try to complete the round from what has arrived.
     if (!b.sent.has(b.round)) this.phaseA(b);
     else this.phaseAAdvanceFromHandler(b);
+    // how long this step held the event loop, and whether a job was running (bench:trace reads it)
+    this.host.log({ ev: 'prep-step', batch: b.id, round, busy, at: +(performance.timeOrigin + t0).toFixed(3), ms: +(performance.now() - t0).toFixed(3) });
   }
 
   private phaseAAdvanceFromHandler(b: Batch): void {
