@@ -5,6 +5,7 @@
 // prepCommitted / prepNext piggyback the sender's preprocessing log (see preprocessing.ts) on every
 // message so a receiver can settle a pending batch before it consumes from it.
 
+import { allocBytes } from '@tenebra/transport/src/byte-pool';
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
 
 /** Message types. */
@@ -153,8 +154,8 @@ export function encodeWith(m: MessageBody, prepCommitted: number, prepNext: numb
     if (v instanceof Uint8Array && v.length % ELEMENT_BYTES !== 0) throw new MessageError(`encoded vector of ${v.length} bytes`);
     size += 4 + (v instanceof Uint8Array ? v.length : v.length * ELEMENT_BYTES);
   }
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
+  const out = allocBytes(size); // one per message: a view of a shared slab, not a backing store of its own
+  const view = new DataView(out.buffer, out.byteOffset, size);
   let off = 0;
   view.setUint8(off, m.type); off += 1;
   view.setUint32(off, prepCommitted >>> 0); off += 4;
