@@ -99,6 +99,7 @@ export interface Envelope {
 const HEADER = 1 + 4 * 4 + 2;
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+const NO_EXTRA = new Uint8Array(0);
 
 /** Limits on what decode() accepts (a malformed or hostile peer must not make us allocate wildly). */
 export const MAX_KEY_BYTES = 1024;
@@ -148,7 +149,7 @@ export function encodeWith(m: MessageBody, prepCommitted: number, prepNext: numb
   if (key.length > MAX_KEY_BYTES) throw new MessageError(`message key too long (${key.length} bytes)`);
   const vectors = m.vectors ?? [];
   if (vectors.length > MAX_VECTORS) throw new MessageError(`too many vectors (${vectors.length})`);
-  const extra = m.extra ?? new Uint8Array(0);
+  const extra = m.extra ?? NO_EXTRA;
   let size = HEADER + key.length + 2 + 4 + extra.length;
   for (const v of vectors) {
     if (v instanceof Uint8Array && v.length % ELEMENT_BYTES !== 0) throw new MessageError(`encoded vector of ${v.length} bytes`);

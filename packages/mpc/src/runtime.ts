@@ -275,7 +275,11 @@ interface ArchivedJob {
 }
 
 interface LateCheck {
-  base: number[];
+  /** the opening: job, round, part */
+  jobId: string;
+  r: number;
+  part: 'all' | 'to';
+  base: readonly number[];
   /** The positions every late share is sampled at (drawn at the first one). */
   positions?: readonly number[];
   /** The base shares at `positions`, encoded (made at the first late share, reused by the others). */
@@ -442,7 +446,9 @@ class PartyImpl implements Party {
   /** pulls (Msg.JobPull) for jobs not started here yet, by job id: the askers get every round (bounded) */
   private readonly futurePulls = new Map<string, Set<number>>();
   private archiveBytes = 0;
-  private lateChecks = new Map<string, LateCheck>();
+  /** the last MAX_LATE_CHECKS openings' late-share checks, a ring (newest at lateAt - 1): no key string per opening */
+  private lateChecks: (LateCheck | undefined)[] = new Array<LateCheck | undefined>(MAX_LATE_CHECKS);
+  private lateAt = 0;
   private quorumLost = false;
   private setupDone: (() => void) | undefined;
   private recovery: Recovery | undefined;
@@ -1324,12 +1330,20 @@ class PartyImpl implements Party {
     } else {
       out = interpolateEncoded(base, baseShares, 0);
     }
-    const key = `${jobId}#${r}#${part}`;
-    const lc: LateCheck = { base, shares: baseShares, m: lengthOf(shares[0]!), extra: new Map(), flagged: false };
+    const lc: LateCheck = { jobId, r, part, base, shares: baseShares, m: lengthOf(shares[0]!), extra: new Map(), flagged: false };
     for (let i = this.t + 1; i < parties.length; i++) lc.extra.set(parties[i]!, shares[i]!);
-    this.lateChecks.set(key, lc);
-    while (this.lateChecks.size > MAX_LATE_CHECKS) this.lateChecks.delete(this.lateChecks.keys().next().value as string);
+    this.lateChecks[this.lateAt] = lc;
+    this.lateAt = (this.lateAt + 1) % MAX_LATE_CHECKS;
     return out;
+  }
+
+  /** The late-share check of an opening still kept, newest first (as a re-made opening replaced the old one in a map). */
+  private lateCheckOf(jobId: string, r: number, part: 'all' | 'to'): LateCheck | undefined {
+    for (let i = 1; i <= MAX_LATE_CHECKS; i++) {
+      const lc = this.lateChecks[(this.lateAt - i + MAX_LATE_CHECKS) % MAX_LATE_CHECKS];
+      if (lc !== undefined && lc.r === r && lc.part === part && lc.jobId === jobId) return lc;
+    }
+    return undefined;
   }
 
   /**
@@ -1340,7 +1354,7 @@ class PartyImpl implements Party {
    */
   private lateShare(jobId: string, r: number, from: number, env: Envelope): void {
     for (const part of ['all', 'to'] as const) {
-      const lc = this.lateChecks.get(`${jobId}#${r}#${part}`);
+      const lc = this.lateCheckOf(jobId, r, part);
       if (!lc || lc.base.includes(from) || lc.extra.has(from)) continue;
       const bytes = env.vectors[part === 'all' ? 0 : 1];
       const m = lc.m;
