@@ -5,7 +5,9 @@
 // time by source line). npm packages stay external (imported from node_modules as usual). Built in
 // about a second, so nodes start as fast as under tsx.
 //
-//   node --import tsx scripts/bench/node-bundle.ts [OUT]     (default node_modules/.cache/tenebra-node/main.mjs)
+//   node --import tsx scripts/bench/node-bundle.ts [OUT] [--entry FILE.ts]
+//     (default OUT node_modules/.cache/tenebra-node/main.mjs, entry committee/src/main.ts; another
+//     entry, e.g. scripts/bench/online-cpu.ts, bundles that script: `node --cpu-prof OUT` profiles it)
 //   TENEBRA_NODE_BUNDLE=OUT TENEBRA_CPU_PROF=DIR TENEBRA_CPU_PROF_ROLES=committee npm run bench:orders -- ...
 //   node --import tsx scripts/bench/profile-areas.ts DIR --match node- --lines
 //
@@ -16,14 +18,15 @@
 import { build } from 'esbuild';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseFlags } from '../src/flags';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const DEFAULT_NODE_BUNDLE = join(ROOT, 'node_modules', '.cache', 'tenebra-node', 'main.mjs');
 
 /** Builds the committee node's bundle at `outfile` (and `outfile.map`); returns the number of source files in it. */
-export async function buildNodeBundle(outfile = DEFAULT_NODE_BUNDLE): Promise<number> {
+export async function buildNodeBundle(outfile = DEFAULT_NODE_BUNDLE, entry = join(ROOT, 'committee', 'src', 'main.ts')): Promise<number> {
   const r = await build({
-    entryPoints: [join(ROOT, 'committee', 'src', 'main.ts')],
+    entryPoints: [entry],
     absWorkingDir: ROOT,
     bundle: true,
     platform: 'node',
@@ -50,7 +53,9 @@ export async function buildNodeBundle(outfile = DEFAULT_NODE_BUNDLE): Promise<nu
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const out = resolve(process.argv[2] ?? DEFAULT_NODE_BUNDLE);
-  const n = await buildNodeBundle(out);
+  const flags = parseFlags(process.argv.slice(2), ['entry']);
+  const out = resolve(flags.positional[0] ?? DEFAULT_NODE_BUNDLE);
+  const entry = flags.str.get('entry');
+  const n = await buildNodeBundle(out, entry === undefined ? undefined : resolve(entry));
   console.log(`${out}: ${n} source files`);
 }
