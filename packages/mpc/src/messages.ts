@@ -5,7 +5,7 @@
 // prepCommitted / prepNext piggyback the sender's preprocessing log (see preprocessing.ts) on every
 // message so a receiver can settle a pending batch before it consumes from it.
 
-import { allocBytes } from '@tenebra/transport/src/byte-pool';
+import { BytePool } from '@tenebra/transport/src/byte-pool';
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
 
 /** Message types. */
@@ -100,6 +100,8 @@ const HEADER = 1 + 4 * 4 + 2;
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const NO_EXTRA = new Uint8Array(0);
+/** envelopes: a pool of their own, since a job's are archived (runtime.ts) while other arrays come and go */
+const envelopes = new BytePool();
 
 // Message keys (job ids, batch ids) repeat over many messages: their UTF-8 bytes are kept for the
 // recent ones instead of a TextEncoder call per message sent, and a received key equal to one of the
@@ -187,7 +189,7 @@ export function encodeWith(m: MessageBody, prepCommitted: number, prepNext: numb
     if (v instanceof Uint8Array && v.length % ELEMENT_BYTES !== 0) throw new MessageError(`encoded vector of ${v.length} bytes`);
     size += 4 + (v instanceof Uint8Array ? v.length : v.length * ELEMENT_BYTES);
   }
-  const out = allocBytes(size); // one per message: a view of a shared slab, not a backing store of its own
+  const out = envelopes.alloc(size); // one per message: a view of a slab, not a backing store of its own
   const view = new DataView(out.buffer, out.byteOffset, size);
   let off = 0;
   view.setUint8(off, m.type); off += 1;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allocBytes, POOLED_MAX_BYTES } from '../src/byte-pool';
+import { allocBytes, BytePool, POOLED_MAX_BYTES } from '../src/byte-pool';
 
 describe('allocBytes', () => {
   it('hands out zeroed, 16-byte aligned arrays that never share bytes, across slabs', () => {
@@ -25,5 +25,18 @@ describe('allocBytes', () => {
     c[0] = 9;
     expect(a[0]).toBe(7);
     expect(c.buffer).not.toBe(a.buffer);
+  });
+});
+
+describe('BytePool', () => {
+  it('a pool of its own carves from its own slabs', () => {
+    const own = new BytePool();
+    const a = own.alloc(64);
+    const b = own.alloc(64);
+    const c = allocBytes(64);
+    expect(b.buffer).toBe(a.buffer);
+    expect(b.byteOffset).toBe(a.byteOffset + 64);
+    expect(c.buffer).not.toBe(a.buffer);
+    expect(own.alloc(POOLED_MAX_BYTES + 1).byteOffset).toBe(0); // large: its own buffer
   });
 });
