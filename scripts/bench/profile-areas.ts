@@ -13,17 +13,20 @@
 // find a bench's load and catch-up phases). --callers RE: the inclusive time of the outermost function
 // matching RE by its nearest two callers in this repository's sources. --under RE: the functions below
 // a function matching RE, by inclusive time. Under tsx, source lines are those of the transformed
-// file, so functions are named by file and name only.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+// file, so functions are named by file and name only. Profiles of processes started from a bundle
+// with a source map beside it (scripts/bench/node-bundle.ts, TENEBRA_NODE_BUNDLE) are mapped back to
+// the sources, and --lines adds self time by source line (V8's line ticks) with the line's text.
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseFlags, positiveNumber } from '../src/flags';
 
-interface CallFrame { functionName: string; url: string; lineNumber: number }
-interface ProfileNode { id: number; callFrame: CallFrame; children?: number[] }
+interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber?: number }
+interface ProfileNode { id: number; callFrame: CallFrame; children?: number[]; positionTicks?: { line: number; ticks: number }[] }
 interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
 
-const FLAGS = parseFlags(process.argv.slice(2), ['top', 'match', 'exclude', 'from', 'to', 'callers', 'under'], ['timeline']);
-if (FLAGS.positional.length === 0) throw new Error('usage: profile-areas.ts DIR|FILE... [--top N] [--match RE] [--exclude RE] [--from S] [--to S] [--callers RE] [--under RE] [--timeline]');
+const FLAGS = parseFlags(process.argv.slice(2), ['top', 'match', 'exclude', 'from', 'to', 'callers', 'under'], ['timeline', 'lines']);
+if (FLAGS.positional.length === 0) throw new Error('usage: profile-areas.ts DIR|FILE... [--top N] [--match RE] [--exclude RE] [--from S] [--to S] [--callers RE] [--under RE] [--timeline] [--lines]');
 const TOP = positiveNumber(FLAGS.str.get('top') ?? '40', 'top');
 const seconds = (name: string): number | null => {
   const v = FLAGS.str.get(name);
@@ -67,6 +70,83 @@ function areaOf(n: ProfileNode): string {
   return url === '' ? `native:${functionName}` : `other:${url.split('/').pop()}`;
 }
 
+
+// --- source maps of bundles (only the line mapping is needed: V8's line ticks are per line)
+const B64 = new Map([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c, i) => [c, i]));
+/** per generated line (0-based), its segments as [generated column, source index, source line (0-based)] */
+type LineMap = [number, number, number][][];
+interface SourceMap { sources: string[]; lines: LineMap }
+function decodeMap(file: string): SourceMap {
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as { sources: string[]; sourceRoot?: string; mappings: string };
+  const base = resolve(dirname(file), raw.sourceRoot ?? '');
+  const lines: LineMap = [];
+  let src = 0, srcLine = 0;
+  for (const text of raw.mappings.split(';')) {
+    const segs: [number, number, number][] = [];
+    let col = 0;
+    for (const seg of text.split(',')) {
+      if (seg === '') continue;
+      const v: number[] = [];
+      let shift = 0, acc = 0;
+      for (const ch of seg) { // base64 VLQ
+        const d = B64.get(ch)!;
+        acc += (d & 31) << shift;
+        if (d & 32) { shift += 5; continue; }
+        v.push(acc & 1 ? -(acc >>> 1) : acc >>> 1);
+        acc = 0; shift = 0;
+      }
+      col += v[0]!;
+      if (v.length >= 4) { src += v[1]!; srcLine += v[2]!; segs.push([col, src, srcLine]); }
+    }
+    lines.push(segs);
+  }
+  return { sources: raw.sources.map((s) => resolve(base, s)), lines };
+}
+const maps = new Map<string, SourceMap | null>();
+function mapOf(url: string): SourceMap | null {
+  if (!url.startsWith('file://')) return null;
+  let m = maps.get(url);
+  if (m === undefined) {
+    const f = `${fileURLToPath(url)}.map`;
+    m = existsSync(f) ? decodeMap(f) : null;
+    maps.set(url, m);
+  }
+  return m;
+}
+/** a bundle position (0-based line and column) as [source file, 0-based line], or null */
+function original(m: SourceMap, line: number, col: number): [string, number] | null {
+  const segs = m.lines[line];
+  if (!segs || segs.length === 0) return null;
+  let best = segs[0]!;
+  for (const s of segs) if (s[0] <= col) best = s; else break;
+  return [m.sources[best[1]]!, best[2]];
+}
+/** rewrites a profile's frames from a bundle to its sources (url and line); line ticks keep bundle lines, mapped by lineOf */
+function unbundle(prof: Profile): void {
+  for (const n of prof.nodes) {
+    const cf = n.callFrame;
+    const m = mapOf(cf.url);
+    if (!m) continue;
+    const at = original(m, cf.lineNumber, cf.columnNumber ?? 0);
+    if (!at) continue;
+    for (const t of n.positionTicks ?? []) {
+      const o = original(m, t.line - 1, 0); // a line's first mapped segment
+      if (o) lineTicks.set(t, o);
+    }
+    cf.url = pathToFileURL(at[0]).href;
+    cf.lineNumber = at[1];
+  }
+}
+const lineTicks = new WeakMap<object, [string, number]>();
+const lineBy = new Map<string, number>();
+const sourceText = new Map<string, string[]>();
+function textOf(file: string, line: number): string {
+  let t = sourceText.get(file);
+  if (!t) { t = existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []; sourceText.set(file, t); }
+  const s = (t[line] ?? '').trim();
+  return s.length > 90 ? `${s.slice(0, 87)}...` : s;
+}
+
 let busy = 0;
 let excluded = 0;
 const selfBy = new Map<string, number>();
@@ -82,6 +162,7 @@ const add = <K>(m: Map<K, number>, k: K, v: number): void => {
 
 for (const file of chosen) {
   const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  unbundle(prof);
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -116,6 +197,15 @@ for (const file of chosen) {
     }
     busy += t;
     add(selfBy, keyOf(n), t);
+    if (FLAGS.bool.has('lines')) {
+      // the node's self time split over its lines by V8's line ticks (counted over the whole profile)
+      const ticks = n.positionTicks ?? [];
+      const total = ticks.reduce((a, x) => a + x.ticks, 0);
+      for (const x of ticks) {
+        const o = lineTicks.get(x);
+        if (o) add(lineBy, `${shortUrl(pathToFileURL(o[0]).href)}:${o[1] + 1}\t${n.callFrame.functionName || '(anon)'}\t${textOf(o[0], o[1])}`, (t * x.ticks) / total);
+      }
+    }
     add(areaBy, areaOf(n), t);
     for (const k of new Set(s.map(keyOf))) add(inclBy, k, t);
     if (CALLERS) {
@@ -145,6 +235,10 @@ console.log('--- self time by function');
 for (const [k, t] of top(selfBy, TOP)) console.log(pct(t), ms(t), k);
 console.log('--- inclusive time by function');
 for (const [k, t] of top(inclBy, TOP)) console.log(pct(t), ms(t), k);
+if (FLAGS.bool.has('lines')) {
+  console.log('--- self time by source line (bundled processes only)');
+  for (const [k, t] of top(lineBy, TOP)) console.log(pct(t), ms(t), k);
+}
 if (CALLERS) {
   console.log(`--- callers of /${CALLERS.source}/ (outermost match)`);
   for (const [k, t] of top(callersBy, 25)) console.log(pct(t), ms(t), k);

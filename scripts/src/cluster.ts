@@ -325,7 +325,11 @@ export class Cluster {
     const profRoles = process.env.TENEBRA_CPU_PROF_ROLES?.split(',').map((r) => r.trim());
     const prof = process.env.TENEBRA_CPU_PROF && (!profRoles || profRoles.includes(role))
       ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TENEBRA_CPU_PROF}`] : [];
-    const child = spawn(process.execPath, [...prof, '--import', 'tsx', ENTRY[role], '--config', configFile], {
+    // TENEBRA_NODE_BUNDLE=FILE: the committee nodes run from a bundle built by scripts/bench/node-bundle.ts
+    // (for profiles with real source lines); off by default
+    const bundle = role === 'committee' ? process.env.TENEBRA_NODE_BUNDLE : undefined;
+    const entry = bundle ? [resolve(bundle)] : ['--import', 'tsx', ENTRY[role]];
+    const child = spawn(process.execPath, [...prof, ...entry, '--config', configFile], {
       cwd: ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, ...(role === 'committee' ? { [OPERATOR_TOKEN_ENV]: this.operatorToken } : {}) },
     });
     closeSync(fd);

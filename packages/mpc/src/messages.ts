@@ -5,6 +5,7 @@
 // prepCommitted / prepNext piggyback the sender's preprocessing log (see preprocessing.ts) on every
 // message so a receiver can settle a pending batch before it consumes from it.
 
+import { BytePool } from '@tenebra/transport/src/byte-pool';
 import { ELEMENT_BYTES, readElement, writeElement } from './field';
 
 /** Message types. */
@@ -98,6 +99,41 @@ export interface Envelope {
 const HEADER = 1 + 4 * 4 + 2;
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+const NO_EXTRA = new Uint8Array(0);
+/** envelopes: a pool of their own, since a job's are archived (runtime.ts) while other arrays come and go */
+const envelopes = new BytePool();
+
+// Message keys (job ids, batch ids) repeat over many messages: their UTF-8 bytes are kept for the
+// recent ones instead of a TextEncoder call per message sent, and a received key equal to one of the
+// last few decoded is taken as that string instead of a TextDecoder call (read only, both ways).
+const KEY_CACHE = 64;
+const keyBytes = new Map<string, Uint8Array>();
+function keyBytesOf(key: string): Uint8Array {
+  let b = keyBytes.get(key);
+  if (b === undefined) {
+    if (keyBytes.size >= KEY_CACHE) keyBytes.clear();
+    b = enc.encode(key);
+    keyBytes.set(key, b);
+  }
+  return b;
+}
+const RECENT_KEYS = 4;
+const recentBytes: Uint8Array[] = [];
+const recentText: string[] = [];
+let recentAt = 0;
+function keyTextOf(b: Uint8Array): string {
+  search: for (let i = 0; i < recentBytes.length; i++) {
+    const c = recentBytes[i]!;
+    if (c.length !== b.length) continue;
+    for (let j = 0; j < b.length; j++) if (c[j] !== b[j]) continue search;
+    return recentText[i]!;
+  }
+  const text = dec.decode(b);
+  recentBytes[recentAt] = b.slice(); // a copy: the message's buffer is not ours to keep
+  recentText[recentAt] = text;
+  recentAt = (recentAt + 1) % RECENT_KEYS;
+  return text;
+}
 
 /** Limits on what decode() accepts (a malformed or hostile peer must not make us allocate wildly). */
 export const MAX_KEY_BYTES = 1024;
@@ -143,18 +179,18 @@ export interface MessageBody {
  * log, and spreading the body into a new object for that cost a copy per message.
  */
 export function encodeWith(m: MessageBody, prepCommitted: number, prepNext: number): Uint8Array {
-  const key = enc.encode(m.key ?? '');
+  const key = keyBytesOf(m.key ?? '');
   if (key.length > MAX_KEY_BYTES) throw new MessageError(`message key too long (${key.length} bytes)`);
   const vectors = m.vectors ?? [];
   if (vectors.length > MAX_VECTORS) throw new MessageError(`too many vectors (${vectors.length})`);
-  const extra = m.extra ?? new Uint8Array(0);
+  const extra = m.extra ?? NO_EXTRA;
   let size = HEADER + key.length + 2 + 4 + extra.length;
   for (const v of vectors) {
     if (v instanceof Uint8Array && v.length % ELEMENT_BYTES !== 0) throw new MessageError(`encoded vector of ${v.length} bytes`);
     size += 4 + (v instanceof Uint8Array ? v.length : v.length * ELEMENT_BYTES);
   }
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
+  const out = envelopes.alloc(size); // one per message: a view of a slab, not a backing store of its own
+  const view = new DataView(out.buffer, out.byteOffset, size);
   let off = 0;
   view.setUint8(off, m.type); off += 1;
   view.setUint32(off, prepCommitted >>> 0); off += 4;
@@ -192,7 +228,7 @@ export function decode(data: Uint8Array): Envelope {
   const b = view.getUint32(off); off += 4;
   const keyLen = view.getUint16(off); off += 2;
   if (keyLen > MAX_KEY_BYTES || off + keyLen + 2 > data.length) throw new MessageError('bad key length');
-  const key = dec.decode(data.subarray(off, off + keyLen)); off += keyLen;
+  const key = keyTextOf(data.subarray(off, off + keyLen)); off += keyLen;
   const count = view.getUint16(off); off += 2;
   if (count > MAX_VECTORS) throw new MessageError(`too many vectors (${count})`);
   const vectors: Uint8Array[] = [];

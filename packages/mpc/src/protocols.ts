@@ -21,6 +21,7 @@
 //          elements; error 1/p): the masked zero test of Nishide & Ohta, PKC 2007, sec. 5 / Damgard et
 //          al., TCC 2006, with a public outcome, so no bits at all where eq spends ceil((L+1)/4) nibbles.
 
+import { allocBytes } from '@tenebra/transport/src/byte-pool';
 import { groupSizes, lexProgram, prodProgram, type ClosureProgram } from './closure';
 import { DEFAULT_KAPPA, ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide, words } from './field';
 import { addEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded, closureEvalEncoded, closureOpeningsEncoded } from './kernel';
@@ -253,7 +254,7 @@ async function closureLevel(
   // factor vectors per part: factor k of group i at k * K + i
   const factors = parts.map(({ prog, first }) => {
     const K = first.length;
-    const f = new Uint8Array(prog.p * K * ELEMENT_BYTES);
+    const f = allocBytes(prog.p * K * ELEMENT_BYTES);
     const f32 = words(f);
     for (let k = 0; k < prog.p; k++) {
       const { vec, block } = source(k);
@@ -285,7 +286,7 @@ async function closureLevel(
 
 /** The elements of `vec` (encoded) at the given indices, as one vector. */
 function gather(vec: Uint8Array, at: readonly number[]): Uint8Array {
-  const out = new Uint8Array(at.length * ELEMENT_BYTES);
+  const out = allocBytes(at.length * ELEMENT_BYTES);
   const s32 = words(vec);
   const o32 = words(out);
   at.forEach((x, i) => copyElement(s32, x, o32, i));
@@ -312,8 +313,8 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
     // factor order [e1, l2, e2, l3, ...]: even k is e_(k/2+1), odd k is l_((k+3)/2)
     const { groups, outputs, parts, pass } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), (k) =>
       k % 2 === 0 ? { vec: 1, block: k / 2 } : { vec: 0, block: (k + 1) / 2 });
-    const nlt = new Uint8Array(m * groups * ELEMENT_BYTES);
-    const neq = final ? nlt : new Uint8Array(m * groups * ELEMENT_BYTES);
+    const nlt = allocBytes(m * groups * ELEMENT_BYTES);
+    const neq = final ? nlt : allocBytes(m * groups * ELEMENT_BYTES);
     parts.forEach(({ first, slot }, j) => {
       scatter(addEncoded(gather(lt, first), outputs[j]![0]!), nlt, slot);
       if (!final) scatter(outputs[j]![1]!, neq, slot);
@@ -331,7 +332,7 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
 async function prodTree(eng: RoundEngine, f: Uint8Array, m: number, width: number): Promise<Uint8Array> {
   while (width > 1) {
     const { groups, outputs, parts, pass } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, (k) => ({ vec: 0, block: k }));
-    const nf = new Uint8Array(m * groups * ELEMENT_BYTES);
+    const nf = allocBytes(m * groups * ELEMENT_BYTES);
     parts.forEach(({ slot }, j) => scatter(outputs[j]![0]!, nf, slot));
     scatter(gather(f, pass.first), nf, pass.slot);
     f = nf;

@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
+import { allocBytes } from '@tenebra/transport/src/byte-pool';
 import { InconsistentSharesError, JobMessagesGoneError, PreprocessingExhaustedError, QuorumLostError, type JobContext, type Sec } from './api';
 import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, encodeFieldVector, mod, readElement, writeElement } from './field';
 import { lincombEncoded } from './kernel';
@@ -274,9 +275,13 @@ interface ArchivedJob {
 }
 
 interface LateCheck {
-  base: number[];
+  /** the opening: job, round, part */
+  jobId: string;
+  r: number;
+  part: 'all' | 'to';
+  base: readonly number[];
   /** The positions every late share is sampled at (drawn at the first one). */
-  positions?: number[];
+  positions?: readonly number[];
   /** The base shares at `positions`, encoded (made at the first late share, reused by the others). */
   rows?: Uint8Array[];
   shares: ShareVec[];
@@ -291,7 +296,7 @@ interface LateCheck {
 
 /** A late share's elements at sampled positions (ascending), 16 bytes each in `bytes`. */
 interface SampledShare {
-  positions: number[];
+  positions: readonly number[];
   bytes: Uint8Array;
 }
 
@@ -315,7 +320,7 @@ function sampledAt(s: SampledShare, e: number): bigint | undefined {
 
 /** The elements of an encoded vector at the given positions, as one encoded vector. */
 function gatherEncoded(v: Uint8Array, positions: readonly number[]): Uint8Array {
-  const out = new Uint8Array(positions.length * ELEMENT_BYTES);
+  const out = allocBytes(positions.length * ELEMENT_BYTES);
   for (let j = 0; j < positions.length; j++) {
     const from = positions[j]! * ELEMENT_BYTES;
     const to = j * ELEMENT_BYTES;
@@ -327,8 +332,8 @@ function gatherEncoded(v: Uint8Array, positions: readonly number[]): Uint8Array 
 /** gatherEncoded for a share vector held as BigInts or as bytes. */
 function gatherShare(v: ShareVec, positions: readonly number[]): Uint8Array {
   if (v instanceof Uint8Array) return gatherEncoded(v, positions);
-  const out = new Uint8Array(positions.length * ELEMENT_BYTES);
-  const view = new DataView(out.buffer);
+  const out = allocBytes(positions.length * ELEMENT_BYTES);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   for (let j = 0; j < positions.length; j++) writeElement(view, j * ELEMENT_BYTES, v[positions[j]!]!);
   return out;
 }
@@ -338,8 +343,8 @@ function gatherShare(v: ShareVec, positions: readonly number[]): Uint8Array {
  * assumes too) as one encoded vector: no range check per element.
  */
 function encodeOwn(v: readonly bigint[]): Uint8Array {
-  const out = new Uint8Array(v.length * ELEMENT_BYTES);
-  const view = new DataView(out.buffer);
+  const out = allocBytes(v.length * ELEMENT_BYTES);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   for (let i = 0; i < v.length; i++) writeElement(view, i * ELEMENT_BYTES, v[i]!);
   return out;
 }
@@ -362,8 +367,8 @@ const LATE_SAMPLE = 32;
  * of k strata of (nearly) equal size, so an element is drawn with probability about k/m, without
  * the set and sort of k independent draws (this runs for every late share of every round).
  */
-function samplePositions(m: number, k: number): number[] {
-  if (m <= k) return Array.from({ length: m }, (_, i) => i);
+function samplePositions(m: number, k: number): readonly number[] {
+  if (m <= k) return (ALL_POSITIONS[m] ??= Object.freeze(Array.from({ length: m }, (_, i) => i)));
   const out = new Array<number>(k);
   for (let j = 0; j < k; j++) {
     const lo = Math.floor((j * m) / k);
@@ -374,6 +379,8 @@ function samplePositions(m: number, k: number): number[] {
 }
 
 const MAX_LATE_CHECKS = 32;
+/** [0, m) for the short vectors every position of which is checked: made once per length, shared (read only) */
+const ALL_POSITIONS: (readonly number[])[] = [];
 const MAX_NAME = 256;
 
 /** Creates a party (not started). */
@@ -439,7 +446,9 @@ class PartyImpl implements Party {
   /** pulls (Msg.JobPull) for jobs not started here yet, by job id: the askers get every round (bounded) */
   private readonly futurePulls = new Map<string, Set<number>>();
   private archiveBytes = 0;
-  private lateChecks = new Map<string, LateCheck>();
+  /** the last MAX_LATE_CHECKS openings' late-share checks, a ring (newest at lateAt - 1): no key string per opening */
+  private lateChecks: (LateCheck | undefined)[] = new Array<LateCheck | undefined>(MAX_LATE_CHECKS);
+  private lateAt = 0;
   private quorumLost = false;
   private setupDone: (() => void) | undefined;
   private recovery: Recovery | undefined;
@@ -1303,7 +1312,10 @@ class PartyImpl implements Party {
   /** Reconstructs from the shares in hand (checked if configured) and registers the late-share check. */
   private open(jobId: string, r: number, part: 'all' | 'to', have: Map<number, ShareVec>, asBytes: boolean): bigint[] | Uint8Array {
     const parties = [...have.keys()];
-    const shares = parties.map((p) => have.get(p)!);
+    const shares = [...have.values()];
+    // the first t + 1 (the base of the opening and of its late-share checks): one copy each, shared
+    const base = parties.length > this.t + 1 ? parties.slice(0, this.t + 1) : parties;
+    const baseShares = shares.length > this.t + 1 ? shares.slice(0, this.t + 1) : shares;
     let out: bigint[] | Uint8Array;
     if (this.checkOpenings && parties.length > this.t + 1) {
       try {
@@ -1314,17 +1326,24 @@ class PartyImpl implements Party {
         throw e;
       }
     } else if (asBytes) {
-      out = interpolateToBytes(parties.slice(0, this.t + 1), shares.slice(0, this.t + 1));
+      out = interpolateToBytes(base, baseShares);
     } else {
-      out = interpolateEncoded(parties.slice(0, this.t + 1), shares.slice(0, this.t + 1), 0);
+      out = interpolateEncoded(base, baseShares, 0);
     }
-    const key = `${jobId}#${r}#${part}`;
-    const base = parties.slice(0, this.t + 1);
-    const lc: LateCheck = { base, shares: shares.slice(0, this.t + 1), m: lengthOf(shares[0]!), extra: new Map(), flagged: false };
+    const lc: LateCheck = { jobId, r, part, base, shares: baseShares, m: lengthOf(shares[0]!), extra: new Map(), flagged: false };
     for (let i = this.t + 1; i < parties.length; i++) lc.extra.set(parties[i]!, shares[i]!);
-    this.lateChecks.set(key, lc);
-    while (this.lateChecks.size > MAX_LATE_CHECKS) this.lateChecks.delete(this.lateChecks.keys().next().value as string);
+    this.lateChecks[this.lateAt] = lc;
+    this.lateAt = (this.lateAt + 1) % MAX_LATE_CHECKS;
     return out;
+  }
+
+  /** The late-share check of an opening still kept, newest first (as a re-made opening replaced the old one in a map). */
+  private lateCheckOf(jobId: string, r: number, part: 'all' | 'to'): LateCheck | undefined {
+    for (let i = 1; i <= MAX_LATE_CHECKS; i++) {
+      const lc = this.lateChecks[(this.lateAt - i + MAX_LATE_CHECKS) % MAX_LATE_CHECKS];
+      if (lc !== undefined && lc.r === r && lc.part === part && lc.jobId === jobId) return lc;
+    }
+    return undefined;
   }
 
   /**
@@ -1335,7 +1354,7 @@ class PartyImpl implements Party {
    */
   private lateShare(jobId: string, r: number, from: number, env: Envelope): void {
     for (const part of ['all', 'to'] as const) {
-      const lc = this.lateChecks.get(`${jobId}#${r}#${part}`);
+      const lc = this.lateCheckOf(jobId, r, part);
       if (!lc || lc.base.includes(from) || lc.extra.has(from)) continue;
       const bytes = env.vectors[part === 'all' ? 0 : 1];
       const m = lc.m;

@@ -56,9 +56,21 @@ export class FrameDecoder {
     for (;;) {
       if (this.header === undefined) {
         if (this.buffered < FRAME_HEADER_BYTES) return out;
-        const h = this.take(FRAME_HEADER_BYTES);
-        const length = new DataView(h.buffer, h.byteOffset, h.byteLength).getUint32(0, false);
-        const kind = h[4]!;
+        let length: number;
+        let kind: number;
+        const first = this.chunks[0]!;
+        if (first.byteLength >= FRAME_HEADER_BYTES) {
+          // the usual case: read the header in place (no 5-byte copy and DataView per frame)
+          length = first[0]! * 2 ** 24 + ((first[1]! << 16) | (first[2]! << 8) | first[3]!);
+          kind = first[4]!;
+          if (first.byteLength === FRAME_HEADER_BYTES) this.chunks.shift();
+          else this.chunks[0] = first.subarray(FRAME_HEADER_BYTES);
+          this.buffered -= FRAME_HEADER_BYTES;
+        } else {
+          const h = this.take(FRAME_HEADER_BYTES);
+          length = new DataView(h.buffer, h.byteOffset, h.byteLength).getUint32(0, false);
+          kind = h[4]!;
+        }
         if (kind !== FrameKind.DATA && kind !== FrameKind.PING) throw new FrameError(`unknown frame kind ${kind}`);
         if (length > this.maxPayloadBytes) throw new FrameError(`frame of ${length} bytes exceeds limit ${this.maxPayloadBytes}`);
         this.header = { kind: kind as FrameKind, length };

@@ -17,6 +17,7 @@ import { FrameDecoder, FrameKind, FRAME_HEADER_BYTES, writeFrameHeader } from '.
 import type { Cancel, Clock, Transport } from './types';
 import { checkLinkEmulation, LinkEmulator, type LinkEmulation } from './link-emulation';
 import { quietEventsOf } from './quiet-events';
+import { allocBytes } from './byte-pool';
 import { directSender, readDirectConnection, readDirectStream, type DirectSend } from './direct-path';
 
 /** The one libp2p protocol committee parties speak. */
@@ -405,8 +406,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
       return;
     }
     const link = this.link(to);
-    // Encode now: one copy, and the caller may reuse its buffer.
-    const frame = new Uint8Array(FRAME_HEADER_BYTES + data.byteLength);
+    // Encode now: one copy, and the caller may reuse its buffer (a slab view for small frames: byte-pool.ts)
+    const frame = allocBytes(FRAME_HEADER_BYTES + data.byteLength);
     writeFrameHeader(frame, FrameKind.DATA, data.byteLength);
     frame.set(data, FRAME_HEADER_BYTES);
     if (link.queue.length === 0) link.progressAt = Date.now();
