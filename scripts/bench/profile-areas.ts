@@ -49,8 +49,9 @@ process.stdout.on('error', () => process.exit(0)); // piped into head
 
 const files: string[] = [];
 for (const p of FLAGS.positional) {
-  if (statSync(p).isDirectory()) for (const f of readdirSync(p).sort()) if (f.endsWith('.cpuprofile')) files.push(join(p, f));
-  else files.push(p);
+  if (statSync(p).isDirectory()) {
+    for (const f of readdirSync(p).sort()) if (f.endsWith('.cpuprofile')) files.push(join(p, f));
+  } else files.push(p);
 }
 const chosen = files.filter((f) => !MATCH || MATCH.test(basename(f)));
 
