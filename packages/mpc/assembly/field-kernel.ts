@@ -193,14 +193,122 @@ let c4: u64 = 0;
   pack(d);
 }
 
+// ---- four elements at once (SIMD): limb i of elements e..e+3 in the four u32 lanes of one i32x4 ----
+// WebAssembly has i64x2.extmul_{low,high}_i32x4_u (32x32 -> 64, two per instruction; x64 vpmuludq);
+// its i64x2.mul is a 64x64 emulation and no faster than scalar. The columns and carries are
+// sqrA's and carryProduct's, lane by lane, so each lane computes exactly what the scalar code does.
+
+// the carried limbs of two lanes (i64x2), carry4's outputs
+let V0: v128 = i64x2.splat(0);
+let V1: v128 = i64x2.splat(0);
+let V2: v128 = i64x2.splat(0);
+let V3: v128 = i64x2.splat(0);
+let V4: v128 = i64x2.splat(0);
+
+/** carryProduct on two lanes: columns below 2^60 to limbs below 2^27, into V0..V4. */
+@inline function carry2(c0: v128, c1: v128, c2: v128, c3: v128, c4: v128): void {
+  const M = i64x2.splat(M26);
+  let t0 = v128.and(c0, M);
+  let k = i64x2.shr_u(c0, 26);
+  const v1 = i64x2.add(c1, k);
+  const t1 = v128.and(v1, M);
+  k = i64x2.shr_u(v1, 26);
+  const v2 = i64x2.add(c2, k);
+  V2 = v128.and(v2, M);
+  k = i64x2.shr_u(v2, 26);
+  const v3 = i64x2.add(c3, k);
+  V3 = v128.and(v3, M);
+  k = i64x2.shr_u(v3, 26);
+  const v4 = i64x2.add(c4, k);
+  V4 = v128.and(v4, M);
+  k = i64x2.shr_u(v4, 26);
+  t0 = i64x2.add(t0, i64x2.shl(k, 3)); // 2^130 = 8
+  k = i64x2.shr_u(t0, 26);
+  V0 = v128.and(t0, M);
+  V1 = i64x2.add(t1, k);
+}
+
+@inline function xm(x: v128, y: v128, high: bool): v128 {
+  return high ? i64x2.extmul_high_i32x4_u(x, y) : i64x2.extmul_low_i32x4_u(x, y);
+}
+
+/** sqrA's columns for lanes 0-1 (or 2-3 with `high`) of the four-lane limbs x0..x4 (below 2^27), carried into V0..V4. */
+@inline function sqr2(x0: v128, x1: v128, x2: v128, x3: v128, x4: v128, high: bool): void {
+  const d0 = i32x4.shl(x0, 1);
+  const d1 = i32x4.shl(x1, 1);
+  const d2 = i32x4.shl(x2, 1);
+  const d3 = i32x4.shl(x3, 1);
+  const c0 = i64x2.add(xm(x0, x0, high), i64x2.shl(i64x2.add(xm(d1, x4, high), xm(d2, x3, high)), 3));
+  const c1 = i64x2.add(xm(d0, x1, high), i64x2.shl(i64x2.add(xm(d2, x4, high), xm(x3, x3, high)), 3));
+  const c2 = i64x2.add(i64x2.add(xm(d0, x2, high), xm(x1, x1, high)), i64x2.shl(xm(d3, x4, high), 3));
+  const c3 = i64x2.add(i64x2.add(xm(d0, x3, high), xm(d1, x2, high)), i64x2.shl(xm(x4, x4, high), 3));
+  const c4 = i64x2.add(i64x2.add(xm(d0, x4, high), xm(d1, x3, high)), xm(x2, x2, high));
+  carry2(c0, c1, c2, c3, c4);
+}
+
+/** The four-lane limbs of two-lane halves lo (lanes 0-1) and hi (lanes 2-3), each limb below 2^32. */
+@inline function narrow4(lo: v128, hi: v128): v128 {
+  return i32x4.shuffle(lo, hi, 0, 2, 4, 6);
+}
+
 /** dst[e] = src[e]^(2^125), the canonical square root of a residue (p = 3 mod 4); no residue check. */
 export function sqrtMany(src: usize, dst: usize, n: i32): void {
-  for (let e = 0; e < n; e++) {
+  let e = 0;
+  // four at a time: the 125 squarings of four elements in the lanes of five i32x4 limbs
+  for (; e + 4 <= n; e += 4) {
+    const off = <usize>e << 4;
+    let x0 = i32x4.splat(0);
+    let x1 = i32x4.splat(0);
+    let x2 = i32x4.splat(0);
+    let x3 = i32x4.splat(0);
+    let x4 = i32x4.splat(0);
+    unpack(src + off);
+    x0 = i32x4.replace_lane(x0, 0, <u32>a0); x1 = i32x4.replace_lane(x1, 0, <u32>a1); x2 = i32x4.replace_lane(x2, 0, <u32>a2); x3 = i32x4.replace_lane(x3, 0, <u32>a3); x4 = i32x4.replace_lane(x4, 0, <u32>a4);
+    unpack(src + off + 16);
+    x0 = i32x4.replace_lane(x0, 1, <u32>a0); x1 = i32x4.replace_lane(x1, 1, <u32>a1); x2 = i32x4.replace_lane(x2, 1, <u32>a2); x3 = i32x4.replace_lane(x3, 1, <u32>a3); x4 = i32x4.replace_lane(x4, 1, <u32>a4);
+    unpack(src + off + 32);
+    x0 = i32x4.replace_lane(x0, 2, <u32>a0); x1 = i32x4.replace_lane(x1, 2, <u32>a1); x2 = i32x4.replace_lane(x2, 2, <u32>a2); x3 = i32x4.replace_lane(x3, 2, <u32>a3); x4 = i32x4.replace_lane(x4, 2, <u32>a4);
+    unpack(src + off + 48);
+    x0 = i32x4.replace_lane(x0, 3, <u32>a0); x1 = i32x4.replace_lane(x1, 3, <u32>a1); x2 = i32x4.replace_lane(x2, 3, <u32>a2); x3 = i32x4.replace_lane(x3, 3, <u32>a3); x4 = i32x4.replace_lane(x4, 3, <u32>a4);
+    for (let i = 0; i < 125; i++) {
+      sqr2(x0, x1, x2, x3, x4, false);
+      const l0 = V0, l1 = V1, l2 = V2, l3 = V3, l4 = V4;
+      sqr2(x0, x1, x2, x3, x4, true);
+      x0 = narrow4(l0, V0);
+      x1 = narrow4(l1, V1);
+      x2 = narrow4(l2, V2);
+      x3 = narrow4(l3, V3);
+      x4 = narrow4(l4, V4);
+    }
+    lanesToA(x0, x1, x2, x3, x4, 0);
+    pack(dst + off);
+    lanesToA(x0, x1, x2, x3, x4, 1);
+    pack(dst + off + 16);
+    lanesToA(x0, x1, x2, x3, x4, 2);
+    pack(dst + off + 32);
+    lanesToA(x0, x1, x2, x3, x4, 3);
+    pack(dst + off + 48);
+  }
+  for (; e < n; e++) {
     const off = <usize>e << 4;
     unpack(src + off);
     for (let i = 0; i < 125; i++) sqrA();
     pack(dst + off);
   }
+}
+
+/** Lane `lane` (a constant) of the four-lane limbs x (extract_lane takes only a literal lane). */
+@inline function lane4(x: v128, lane: i32): u64 {
+  return <u64>(lane == 0 ? i32x4.extract_lane(x, 0) : lane == 1 ? i32x4.extract_lane(x, 1) : lane == 2 ? i32x4.extract_lane(x, 2) : i32x4.extract_lane(x, 3));
+}
+
+/** a = lane `lane` of the four-lane limbs. */
+@inline function lanesToA(x0: v128, x1: v128, x2: v128, x3: v128, x4: v128, lane: i32): void {
+  a0 = lane4(x0, lane);
+  a1 = lane4(x1, lane);
+  a2 = lane4(x2, lane);
+  a3 = lane4(x3, lane);
+  a4 = lane4(x4, lane);
 }
 
 /** dst[e] = x[e] * y[e] mod p. dst may be x or y. */

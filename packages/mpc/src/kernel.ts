@@ -15,6 +15,7 @@ import { FIELD_KERNEL_WASM_BASE64 } from './kernel-wasm';
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: unknown };
+  validate(bytes: Uint8Array): boolean;
 };
 
 interface KernelExports {
@@ -46,8 +47,16 @@ let kernel: KernelExports | undefined;
 const kernelExports = (): KernelExports => k();
 const k_ = kernelExports;
 
+/**
+ * The smallest module using a 128-bit SIMD instruction (a function returning v128.const 0): the
+ * kernel needs WebAssembly SIMD (byte order, the four-lane square roots, the word sums), on in V8
+ * since Node 16; without it the kernel's module would not compile, so say why, once, up front.
+ */
+const SIMD_PROBE = Uint8Array.from([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11]);
+
 function k(): KernelExports {
   if (!kernel) {
+    if (!WebAssembly.validate(SIMD_PROBE)) throw new Error('field kernel: this runtime has no WebAssembly SIMD (v128); the kernel needs it (Node 16 or later)');
     const module = new WebAssembly.Module(Buffer.from(FIELD_KERNEL_WASM_BASE64, 'base64'));
     kernel = new WebAssembly.Instance(module, { env: { abort: () => { throw new Error('field kernel abort'); } } }).exports as unknown as KernelExports;
   }

@@ -37,6 +37,20 @@ describe('field kernel (WebAssembly)', () => {
     }), { numRuns: 30 });
   });
 
+  it('sqrt is x^(2^125) in the four-lane SIMD groups and the scalar tail alike (edge values in every lane)', () => {
+    // sqrtMany squares four elements at a time in the lanes of i32x4 limbs, the rest one by one:
+    // lengths 1-13 put every edge value (2^64 boundaries, 0, 1, p-1, the top bit) in every lane and in the tail
+    const E = [...EDGE, (1n << 127n) - 2n, (1n << 63n) - 1n, 1n << 63n, (1n << 64n) + 1n, 3n];
+    const e125 = 1n << 125n;
+    for (let len = 1; len <= 13; len++) {
+      for (let shift = 0; shift < E.length; shift++) {
+        const xs = Array.from({ length: len }, (_, i) => E[(i + shift) % E.length]!);
+        const out = F.decodeFieldVector(sqrtEncoded(F.encodeFieldVector(xs)));
+        expect(out).toEqual(xs.map((x) => F.pow(x, e125)));
+      }
+    }
+  });
+
   it('share makes degree-t sharings of the secrets (any t+1 rows interpolate to them, t rows do not fix them)', () => {
     fc.assert(fc.property(elems, fc.constantFrom([5, 2], [3, 1], [7, 3], [9, 4]), (xs, [n, t]) => {
       const rows = shareEncoded(F.encodeFieldVector(xs), n!, t!).map((r) => F.decodeFieldVector(r));
