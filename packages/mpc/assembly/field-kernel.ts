@@ -12,9 +12,6 @@
 
 const M26: u64 = (1 << 26) - 1;
 const M23: u64 = (1 << 23) - 1;
-// 2p = 2^128 - 2 in 26-bit limbs (four of 2^27 - 2, the top one 2^24 - 2)
-const TWO_P26: u64 = (1 << 27) - 2;
-const TWO_P23: u64 = (1 << 24) - 2;
 
 // the limbs of the element being worked on (locals of one element, kept in globals so the helpers
 // below can hand back five values without memory traffic; inlined, they become registers)
@@ -481,23 +478,95 @@ export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): 
   }
 }
 
-/** Carries limbs below 2^60 to limbs below 2^34 (one pass, 2^130 = 8 folded into limb 0), for pack. */
-@inline function carryA(): void {
-  let k = a0 >> 26; a0 &= M26; a1 += k;
-  k = a1 >> 26; a1 &= M26; a2 += k;
-  k = a2 >> 26; a2 &= M26; a3 += k;
-  k = a3 >> 26; a3 &= M26; a4 += k;
-  k = a4 >> 26; a4 &= M26; a0 += 8 * k;
+// ---- small integer combinations on 32-bit words (SIMD) ----
+// An element loaded with loadEl is already an i32x4 of its four 32-bit words, least significant
+// first, so a small weight times it is two extending products (i64x2.extmul_{low,high}_i32x4_u):
+// no limbs, no unpack. A weight below 2^24 times a word stays below 2^56, and 64 such terms below
+// 2^62, in each of the four word columns. A negative weight -u adds u * ~x: ~x = 2^128 - 1 - x and
+// 2^128 = 2 (mod p), so -x = ~x - 1, and the sum of those u (N, below 2^30) is taken back once, by
+// adding p - N's words to the columns (each still below 2^63).
+
+/** The top bit of an element's 16 bytes cleared (wordwise, lane 3 of the words). */
+const LOW127 = i32x4(-1, -1, -1, 0x7fffffff);
+
+/**
+ * (h, l) = the canonical value of the word columns s = [s0, s1] and t = [s2, s3] (s0 + s1 2^32 +
+ * s2 2^64 + s3 2^96, each below 2^62) minus n (below 2^32), mod p.
+ */
+@inline function reduceWords(s: v128, t: v128, n: u64): void {
+  const M32: u64 = 0xffffffff;
+  // + p - n, as words: [2^32 - 1 - n, 2^32 - 1, 2^32 - 1, 2^31 - 1]
+  let x = <u64>i64x2.extract_lane(s, 0) + (M32 - n);
+  const r0 = x & M32;
+  x = <u64>i64x2.extract_lane(s, 1) + M32 + (x >> 32);
+  const r1 = x & M32;
+  x = <u64>i64x2.extract_lane(t, 0) + M32 + (x >> 32);
+  const r2 = x & M32;
+  x = <u64>i64x2.extract_lane(t, 1) + 0x7fffffff + (x >> 32);
+  let hi = (x << 32) | r2; // bits 64..127
+  const lo = (r1 << 32) | r0;
+  // bits 128 and up (x >> 32, below 2^31) weigh 2 each, bit 127 weighs 1
+  const add = ((x >> 32) << 1) + (hi >> 63);
+  hi &= HI_P;
+  let lo2 = lo + add;
+  hi += lo2 < lo ? 1 : 0;
+  // below 2^127 + 2^34 now; bit 127 once more (the carry left lo2 below 2^34: no overflow)
+  const top = hi >> 63;
+  hi &= HI_P;
+  lo2 += top;
+  if (hi == HI_P && lo2 == LO_P) {
+    h = 0;
+    l = 0;
+  } else {
+    h = hi;
+    l = lo2;
+  }
+}
+
+// the word columns being summed, and the negative weights' sum (wordTerm's state)
+let WS: v128 = i64x2.splat(0);
+let WT: v128 = i64x2.splat(0);
+let WN: u64 = 0;
+
+/** Clears the word sums. */
+@inline function wordStart(): void {
+  WS = i64x2.splat(0);
+  WT = i64x2.splat(0);
+  WN = 0;
+}
+
+/** The word sums += wj * x for the element words x, |wj| < 2^24. */
+@inline function wordTerm(x: v128, wj: i64): void {
+  let u = wj;
+  let y = x;
+  if (wj < 0) {
+    u = -wj;
+    y = v128.not(x);
+    WN += <u64>u;
+  }
+  const uv = i32x4.splat(<i32>u);
+  WS = i64x2.add(WS, i64x2.extmul_low_i32x4_u(y, uv));
+  WT = i64x2.add(WT, i64x2.extmul_high_i32x4_u(y, uv));
+}
+
+/** Stores the word sums' value at d, times c (limbs) with `scaled`. */
+@inline function wordEnd(scaled: bool, d: usize): void {
+  reduceWords(WS, WT, WN);
+  if (scaled) {
+    setA(h, l);
+    mulByC();
+    pack(d);
+  } else {
+    st2(d);
+  }
 }
 
 /**
  * dst[e] = scale * sum_j w[j] * rows[j][e] for k rows of m elements (stored as lincombMany's) and
- * small signed integer weights w (k i64 values at w, |w| < 2^24, k <= 64). A limb (below 2^27, see
- * smallComb) times |w| stays below 2^51 and a sum of 64 of them below 2^57, so every term is five
- * small products and adds instead of a field product, and one carry pass ends the sum. With
- * `scaled` the result is multiplied by the element at scale (one product), so
- * rational weights c_j / D are written as c_j with scale = D^-1. Lagrange weights at 0 over the
- * points 1..n are integers, and those of GRR recombination are below 2^24 for n up to 26.
+ * small signed integer weights w (k i64 values at w, |w| < 2^24, k <= 64): word sums (above), no
+ * field product per term. With `scaled` the result is multiplied by the element at scale (one
+ * product), so rational weights c_j / D are written as c_j with scale = D^-1. Lagrange weights at 0
+ * over the points 1..n are integers, and those of GRR recombination are below 2^24 for n up to 26.
  */
 export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: usize, scaled: bool, dst: usize): void {
   if (scaled) {
@@ -510,15 +579,15 @@ export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: u
 /**
  * nT linear combinations of the same k rows at once (a dealer's GRR rows, grr.ts): out row q is
  * scale_q * sum_j w[q*k + j] * rows[j], as lincombSmallMany with the weights of row q and the
- * element scale_q at scales + 16 q (with `scaled`; without, no product: the integer combination). Element e of every row is read while it is in
- * cache, and the rows are copied in once for all outputs.
+ * element scale_q at scales + 16 q (with `scaled`; without, no product: the integer combination).
+ * Element e of every row is read while it is in cache, and the rows are copied in once for all
+ * outputs.
  */
 export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
   const stride = <usize>m << 4;
   if (k == 3) {
-    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true, true);
-    else if (smallWeightSums(w, 3 * nT)) lincombSmallRows3(rows, w, m, scales, nT, dst, false, false);
-    else lincombSmallRows3(rows, w, m, scales, nT, dst, false, true);
+    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true);
+    else lincombSmallRows3(rows, w, m, scales, nT, dst, false);
     return;
   }
   for (let e = 0; e < m; e++) {
@@ -534,75 +603,27 @@ export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scal
 }
 
 /**
- * True when every weight row of 3 (n weights in all) has |weights| summing below 2^12: its limb sums
- * (limbs below 2^27) stay below 2^39, which pack carries as they are (it takes limbs below 2^40), so
- * no carry pass is needed first. GRR dealing at n = 5 has sums up to 1,860.
+ * lincombSmallRowsMany for k = 3 rows (GRR dealing at t = 2: h and two seeds): element e of each
+ * row is loaded once for all nT outputs.
  */
-function smallWeightSums(w: usize, n: i32): bool {
-  for (let q = 0; q < n; q += 3) {
-    let sum: i64 = 0;
-    for (let j = 0; j < 3; j++) {
-      const x = load<i64>(w + (<usize>(q + j) << 3));
-      sum += x < 0 ? -x : x;
-    }
-    if (sum >= 4096) return false;
-  }
-  return true;
-}
-
-/**
- * lincombSmallRowsMany for k = 3 rows (GRR dealing at t = 2: h and two seeds): element e of each row
- * is unpacked once for all nT outputs (15 limbs in locals) rather than once per output, and the
- * negative weights are applied as 2p - x limbwise, as smallComb does.
- */
-@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool, carry: bool): void {
+@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
   const stride = <usize>m << 4;
   for (let e = 0; e < m; e++) {
     const off = <usize>e << 4;
-    unpack(rows + off);
-    const x0 = a0, x1 = a1, x2 = a2, x3 = a3, x4 = a4;
-    unpack(rows + stride + off);
-    const y0 = a0, y1 = a1, y2 = a2, y3 = a3, y4 = a4;
-    unpack(rows + 2 * stride + off);
-    const z0 = a0, z1 = a1, z2 = a2, z3 = a3, z4 = a4;
+    const x = loadEl(rows + off);
+    const y = loadEl(rows + stride + off);
+    const z = loadEl(rows + 2 * stride + off);
     for (let q = 0; q < nT; q++) {
       const wq = w + (<usize>(q * 3) << 3);
-      let s0: u64 = 0, s1: u64 = 0, s2: u64 = 0, s3: u64 = 0, s4: u64 = 0;
-      let wj = load<i64>(wq);
-      if (wj >= 0) {
-        const u = <u64>wj;
-        s0 += x0 * u; s1 += x1 * u; s2 += x2 * u; s3 += x3 * u; s4 += x4 * u;
-      } else {
-        const u = <u64>(-wj);
-        s0 += (TWO_P26 - x0) * u; s1 += (TWO_P26 - x1) * u; s2 += (TWO_P26 - x2) * u; s3 += (TWO_P26 - x3) * u; s4 += (TWO_P23 - x4) * u;
-      }
-      wj = load<i64>(wq + 8);
-      if (wj >= 0) {
-        const u = <u64>wj;
-        s0 += y0 * u; s1 += y1 * u; s2 += y2 * u; s3 += y3 * u; s4 += y4 * u;
-      } else {
-        const u = <u64>(-wj);
-        s0 += (TWO_P26 - y0) * u; s1 += (TWO_P26 - y1) * u; s2 += (TWO_P26 - y2) * u; s3 += (TWO_P26 - y3) * u; s4 += (TWO_P23 - y4) * u;
-      }
-      wj = load<i64>(wq + 16);
-      if (wj >= 0) {
-        const u = <u64>wj;
-        s0 += z0 * u; s1 += z1 * u; s2 += z2 * u; s3 += z3 * u; s4 += z4 * u;
-      } else {
-        const u = <u64>(-wj);
-        s0 += (TWO_P26 - z0) * u; s1 += (TWO_P26 - z1) * u; s2 += (TWO_P26 - z2) * u; s3 += (TWO_P26 - z3) * u; s4 += (TWO_P23 - z4) * u;
-      }
+      wordStart();
+      wordTerm(x, load<i64>(wq));
+      wordTerm(y, load<i64>(wq, 8));
+      wordTerm(z, load<i64>(wq, 16));
       if (scaled) {
         unpack(scales + (<usize>q << 4));
         aToC();
       }
-      a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
-      if (carry) carryA();
-      if (scaled) {
-        carryA(); // limbs below 2^27 for the product
-        mulByC();
-      }
-      pack(dst + <usize>q * stride + off);
+      wordEnd(scaled, dst + <usize>q * stride + off);
     }
   }
 }
@@ -610,7 +631,7 @@ function smallWeightSums(w: usize, n: i32): bool {
 /**
  * PRSS sums in one pass: dst[e] = scale * sum_j w[j] * R_j[e], where R_j[e] is the raw 16-byte key
  * stream block at bases[j] + e * step with its top bit cleared (a uniform element below 2^127; p
- * itself is the residue 0 and is summed as such: its limbs are those of a canonical value). bases
+ * itself is the residue 0 and is summed as such: the word sums take any 128-bit value). bases
  * holds k u32 byte offsets, w k i64 weights (|w| < 2^24, k <= 64, as lincombSmallMany). One subset's
  * stream of t values per element is t rows with the same step (Prss.zeroShares2t's layout), so no
  * copy regroups them.
@@ -622,57 +643,19 @@ export function lincombRawMany(bases: usize, step: usize, w: usize, k: i32, m: i
   }
   for (let e = 0; e < m; e++) {
     const off = <usize>e * step;
-    let s0: u64 = 0, s1: u64 = 0, s2: u64 = 0, s3: u64 = 0, s4: u64 = 0;
+    wordStart();
     for (let j = 0; j < k; j++) {
-      const wj = load<i64>(w + (<usize>j << 3));
-      unpackRandom(<usize>load<u32>(bases + (<usize>j << 2)) + off);
-      if (wj >= 0) {
-        const u = <u64>wj;
-        s0 += a0 * u; s1 += a1 * u; s2 += a2 * u; s3 += a3 * u; s4 += a4 * u;
-      } else {
-        const u = <u64>(-wj);
-        s0 += (TWO_P26 - a0) * u; s1 += (TWO_P26 - a1) * u; s2 += (TWO_P26 - a2) * u; s3 += (TWO_P26 - a3) * u; s4 += (TWO_P23 - a4) * u;
-      }
+      wordTerm(v128.and(loadEl(<usize>load<u32>(bases + (<usize>j << 2)) + off), LOW127), load<i64>(w + (<usize>j << 3)));
     }
-    a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
-    carryA();
-    if (scaled) {
-      carryA();
-      mulByC();
-    }
-    pack(dst + (<usize>e << 4));
+    wordEnd(scaled, dst + (<usize>e << 4));
   }
 }
 
-/**
- * One element of lincombSmallMany: element `off` of each of the k rows (stride apart), the scale in c
- * when `scaled`, into d. A negative weight -u adds u * (2p - x) limbwise (2p's limbs exceed every
- * canonical x's, so each stays positive and below 2^27): one sum, no subtraction, no sign split.
- */
+/** One element of lincombSmallMany: element `off` of each of the k rows (stride apart), the scale in c when `scaled`, into d. */
 @inline function smallComb(rows: usize, stride: usize, w: usize, k: i32, off: usize, scaled: bool, d: usize): void {
-  let s0: u64 = 0;
-  let s1: u64 = 0;
-  let s2: u64 = 0;
-  let s3: u64 = 0;
-  let s4: u64 = 0;
-  for (let j = 0; j < k; j++) {
-    const wj = load<i64>(w + (<usize>j << 3));
-    unpack(rows + <usize>j * stride + off);
-    if (wj >= 0) {
-      const u = <u64>wj;
-      s0 += a0 * u; s1 += a1 * u; s2 += a2 * u; s3 += a3 * u; s4 += a4 * u;
-    } else {
-      const u = <u64>(-wj);
-      s0 += (TWO_P26 - a0) * u; s1 += (TWO_P26 - a1) * u; s2 += (TWO_P26 - a2) * u; s3 += (TWO_P26 - a3) * u; s4 += (TWO_P23 - a4) * u;
-    }
-  }
-  a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
-  carryA();
-  if (scaled) {
-    carryA(); // limbs below 2^27 for the product
-    mulByC();
-  }
-  pack(d);
+  wordStart();
+  for (let j = 0; j < k; j++) wordTerm(loadEl(rows + <usize>j * stride + off), load<i64>(w + (<usize>j << 3)));
+  wordEnd(scaled, d);
 }
 
 /** a = a^(p-2) = a^-1 (0 stays 0). p - 2 = 2^127 - 3: bits 126..2 and bit 0 set. */

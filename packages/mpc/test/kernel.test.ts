@@ -175,6 +175,23 @@ describe('field kernel: preprocessing steps', () => {
     expect(dec(lincombEncoded(rows, lagrange([1, 2, 3, 4, 5, 6, 7], 0)))).toEqual(xs);
   });
 
+  it('lincombSmall word sums at their bounds: 64 rows, weights of +-(2^24 - 1), the largest words and ~x', () => {
+    // the word columns are largest with 64 rows of |w| = 2^24 - 1 on words of all ones: x = p - 1 or
+    // 2^127 - 2 under positive weights, x = 0 (~x all ones) under negative ones; 2^32 and 2^64 seams too
+    const P = F.P;
+    const vals = [0n, 1n, P - 1n, P - 2n, (1n << 64n) - 1n, 1n << 64n, (1n << 32n) - 1n, 1n << 32n, (1n << 96n) - 1n, 1n << 96n, 1n << 126n];
+    const W = 2 ** 24 - 1;
+    const weightSets = [Array(64).fill(W), Array(64).fill(-W), Array.from({ length: 64 }, (_, j) => (j % 2 ? -W : W)), Array.from({ length: 64 }, (_, j) => (j % 3 ? -1 : W))];
+    for (const w of weightSets) {
+      const rows = Array.from({ length: 64 }, (_, j) => vals.map((v, i) => (j % 5 === 0 ? vals[(i + j) % vals.length]! : v)));
+      for (const c of [1n, P - 1n, 3n]) {
+        const got = dec(lincombSmallEncoded(rows.map(enc), w, c));
+        const want = vals.map((_, i) => F.mul(c, rows.reduce((acc, r, j) => F.add(acc, F.mul(F.mod(BigInt(w[j]!)), r[i]!)), 0n)));
+        expect(got).toEqual(want);
+      }
+    }
+  });
+
   it('bitsFromRoots makes (r/s + 1)/2, keeps r where y = 0, and finds a bad root', () => {
     fc.assert(fc.property(fc.array(fc.oneof(elem, fc.constantFrom(0n, 1n, F.P - 1n)), { minLength: 1, maxLength: 30 }), (rs) => {
       const y = rs.map((r) => F.mul(r, r));
