@@ -486,6 +486,10 @@ export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): 
 // 2^128 = 2 (mod p), so -x = ~x - 1, and the sum of those u (N, below 2^30) is taken back once, by
 // adding p - N's words to the columns (each still below 2^63).
 
+/** 2^10 p as word columns (s0, s1 | s2, s3): a positive offset, 0 mod p, for signed column sums below 2^40. */
+const P_2_10_LO = i64x2(0xffffffff << 10, 0xffffffff << 10);
+const P_2_10_HI = i64x2(0xffffffff << 10, 0x7fffffff << 10);
+
 /** The top bit of an element's 16 bytes cleared (wordwise, lane 3 of the words). */
 const LOW127 = i32x4(-1, -1, -1, 0x7fffffff);
 
@@ -910,13 +914,14 @@ export function invMany(src: usize, dst: usize, n: i32): void {
  * the caller takes another path otherwise), c the one element 16^-1. Bit i is x_i = (1 + b_i)/2
  * with the sign b_i = r_i/s_i, so a monomial b_T = r_T / s_T is a public multiple of a shared
  * product, and [v == j] = prod_i (1 +- b_i)/2 = 16^-1 sum_T (+-1) b_T: a Walsh-Hadamard transform
- * of the 16 monomials (b_{} = 1). scratch: 1056 bytes (one nibble's public factors in limbs and its transform).
+ * of the 16 monomials (b_{} = 1). scratch: 1568 bytes (one nibble's public factors in limbs and its transform).
  */
 export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: usize, scratch: usize, dst: usize, u: i32): void {
   // the public factors stay in limbs (40 bytes each) between products: no pack and unpack per step
   const sl = scratch; // 4 slots: the nibble's inverse roots
   const pl = sl + 160; // slot T: 16^-1 / s_T
-  const wk = pl + 640; // slot T (16 bytes): 16^-1 b_T, then the transform
+  const wk = pl + 640; // slot T (16 bytes): 16^-1 b_T
+  const wc = wk + 256; // slot T (32 bytes): the word columns of wk's slot T, then of the transform
   for (let k = 0; k < u; k++) {
     const sb = q + (<usize>(4 * k) << 4);
     const rb = r + (<usize>(4 * k) << 4);
@@ -977,32 +982,38 @@ export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: us
       vh = h;
       vl = l;
     }
-    // W[m] = sum_T (-1)^|T & m| w[T] (butterflies); [v == j] = W[15 - j]
+    // W[m] = sum_T (-1)^|T & m| w[T] (butterflies); [v == j] = W[15 - j]. On the elements' word
+    // columns in signed 64-bit lanes, not canonical elements: each butterfly is four lane
+    // additions, no carry or canonical fold, and each output is carried once (reduceWords). The
+    // columns start below 2^32, stay below 2^36 in size after the four levels and 2^40 in the sums
+    // below, and 2^10 p (columns of at least 2^41 - 2^10) added to each sum keeps them positive.
+    for (let T = 0; T < 16; T++) {
+      const x = loadEl(wk + (<usize>T << 4));
+      v128.store(wc + (<usize>T << 5), i64x2.extend_low_i32x4_u(x));
+      v128.store(wc + (<usize>T << 5), i64x2.extend_high_i32x4_u(x), 16);
+    }
     for (let bit = 1; bit < 16; bit <<= 1) {
       for (let S = 0; S < 16; S++) {
         if ((S & bit) != 0) continue;
-        ld2(wk + (<usize>(S | bit) << 4));
-        const wh = h;
-        const wl = l;
-        ld2(wk + (<usize>S << 4));
-        const uh = h;
-        const ul = l;
-        fadd(wh, wl);
-        st2(wk + (<usize>S << 4));
-        h = uh;
-        l = ul;
-        fsub(wh, wl);
-        st2(wk + (<usize>(S | bit) << 4));
+        const ua = wc + (<usize>S << 5);
+        const wa = wc + (<usize>(S | bit) << 5);
+        const u0 = v128.load(ua);
+        const u1 = v128.load(ua, 16);
+        const w0 = v128.load(wa);
+        const w1 = v128.load(wa, 16);
+        v128.store(ua, i64x2.add(u0, w0));
+        v128.store(ua, i64x2.add(u1, w1), 16);
+        v128.store(wa, i64x2.sub(u0, w0));
+        v128.store(wa, i64x2.sub(u1, w1), 16);
       }
     }
     // [v > j - 1] = sum_{k >= j} [v == k] = W[0] + ... + W[15 - j], at slot j - 1
-    let gh: u64 = 0;
-    let gl: u64 = 0;
+    let gs = P_2_10_LO;
+    let gt = P_2_10_HI;
     for (let m = 0; m < 15; m++) {
-      ld2(wk + (<usize>m << 4));
-      fadd(gh, gl);
-      gh = h;
-      gl = l;
+      gs = i64x2.add(gs, v128.load(wc + (<usize>m << 5)));
+      gt = i64x2.add(gt, v128.load(wc + (<usize>m << 5), 16));
+      reduceWords(gs, gt, 0);
       st2(db + (<usize>(14 - m) << 4));
     }
     h = vh;

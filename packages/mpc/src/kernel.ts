@@ -555,7 +555,7 @@ export function nibblesFromSignsEncoded(r: Uint8Array, p2: Uint8Array, p3: Uint8
     inv16 = new Uint8Array(ELEMENT_BYTES);
     writeElement(new DataView(inv16.buffer), 0, inv(16n));
   }
-  return run([r, p2, p3, q, inv16], [u * 16 * ELEMENT_BYTES, 66 * ELEMENT_BYTES], ([pr, pp, pq, ps, pc], [d, sc]) =>
+  return run([r, p2, p3, q, inv16], [u * 16 * ELEMENT_BYTES, 98 * ELEMENT_BYTES], ([pr, pp, pq, ps, pc], [d, sc]) =>
     k().nibblesFromSigns(pr!, pp!, pq!, ps!, pc!, sc!, d!, u), 1)[0]!; // the scratch area is not copied out
 }
 

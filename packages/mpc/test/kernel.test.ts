@@ -288,6 +288,21 @@ describe('field kernel: nibbles from signs (two-round production)', () => {
     }
   });
 
+  it('the transform on word columns at its bounds: every monomial share alike (all 16 terms of one sign in W[0]), kernel = BigInt', () => {
+    // the butterflies and suffix sums run on signed 64-bit word columns; they are largest when the
+    // 16 terms 16^-1 b_T have the same large words, and most negative for the alternating W[m]
+    const P = F.P;
+    for (const x of [P - 1n, P - 2n, 1n, 0n, (1n << 64n) - 1n, (1n << 96n) - 1n, 1n << 126n]) {
+      for (const root of [1n, P - 1n, 2n ** 123n, 16n]) {
+        const r = [x, x, x, x];
+        const p2 = Array(6).fill(x);
+        const p3 = Array(5).fill(x);
+        const q = [root, root, root, root];
+        expect(dec(nibblesFromSignsEncoded(enc(r), enc(p2), enc(p3), enc(q)))).toEqual(nibblesFromSigns(r, p2, p3, q, 1));
+      }
+    }
+  });
+
   it('a zero root (r = 0) makes that bit 0 in the BigInt path; the kernel refuses it', () => {
     const rs = [0n, 5n, 0n, 7n];
     const sq = sqrtEncoded(mulEncoded(enc(rs), enc(rs)));
