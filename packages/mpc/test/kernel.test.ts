@@ -152,8 +152,8 @@ describe('field kernel: preprocessing steps', () => {
       const got = lincombSmallRowsEncoded(rows, w, [c0, c1]).map(dec);
       return got.length === 2 && got.every((g, q) => Buffer.from(enc(g)).equals(Buffer.from(lincombSmallEncoded(rows, w[q]!, q === 0 ? c0 : c1))));
     }), { numRuns: 40 });
-    // unscaled, 3 rows (GRR dealing): outputs with |weights| summing below 2^12 skip a carry pass;
-    // at that bound and above it, on the largest canonical limbs, they equal BigInt
+    // unscaled, 3 rows (GRR dealing, its own loop): at and above |weights| summing to 2^12 (ADR
+    // 0035's former no-carry bound), on the largest canonical values, they equal BigInt
     const P = F.P;
     const big = [P - 1n, P - 2n, 2n ** 126n, 2n ** 126n - 1n, (2n ** 104n) - 1n, 0n, 1n];
     const rows3 = [enc(big), enc([...big].reverse()), enc(big.map((v, i) => big[(i + 3) % big.length]!))];
