@@ -12,9 +12,6 @@
 
 const M26: u64 = (1 << 26) - 1;
 const M23: u64 = (1 << 23) - 1;
-// 2p = 2^128 - 2 in 26-bit limbs (four of 2^27 - 2, the top one 2^24 - 2)
-const TWO_P26: u64 = (1 << 27) - 2;
-const TWO_P23: u64 = (1 << 24) - 2;
 
 // the limbs of the element being worked on (locals of one element, kept in globals so the helpers
 // below can hand back five values without memory traffic; inlined, they become registers)
@@ -193,14 +190,122 @@ let c4: u64 = 0;
   pack(d);
 }
 
+// ---- four elements at once (SIMD): limb i of elements e..e+3 in the four u32 lanes of one i32x4 ----
+// WebAssembly has i64x2.extmul_{low,high}_i32x4_u (32x32 -> 64, two per instruction; x64 vpmuludq);
+// its i64x2.mul is a 64x64 emulation and no faster than scalar. The columns and carries are
+// sqrA's and carryProduct's, lane by lane, so each lane computes exactly what the scalar code does.
+
+// the carried limbs of two lanes (i64x2), carry4's outputs
+let V0: v128 = i64x2.splat(0);
+let V1: v128 = i64x2.splat(0);
+let V2: v128 = i64x2.splat(0);
+let V3: v128 = i64x2.splat(0);
+let V4: v128 = i64x2.splat(0);
+
+/** carryProduct on two lanes: columns below 2^60 to limbs below 2^27, into V0..V4. */
+@inline function carry2(c0: v128, c1: v128, c2: v128, c3: v128, c4: v128): void {
+  const M = i64x2.splat(M26);
+  let t0 = v128.and(c0, M);
+  let k = i64x2.shr_u(c0, 26);
+  const v1 = i64x2.add(c1, k);
+  const t1 = v128.and(v1, M);
+  k = i64x2.shr_u(v1, 26);
+  const v2 = i64x2.add(c2, k);
+  V2 = v128.and(v2, M);
+  k = i64x2.shr_u(v2, 26);
+  const v3 = i64x2.add(c3, k);
+  V3 = v128.and(v3, M);
+  k = i64x2.shr_u(v3, 26);
+  const v4 = i64x2.add(c4, k);
+  V4 = v128.and(v4, M);
+  k = i64x2.shr_u(v4, 26);
+  t0 = i64x2.add(t0, i64x2.shl(k, 3)); // 2^130 = 8
+  k = i64x2.shr_u(t0, 26);
+  V0 = v128.and(t0, M);
+  V1 = i64x2.add(t1, k);
+}
+
+@inline function xm(x: v128, y: v128, high: bool): v128 {
+  return high ? i64x2.extmul_high_i32x4_u(x, y) : i64x2.extmul_low_i32x4_u(x, y);
+}
+
+/** sqrA's columns for lanes 0-1 (or 2-3 with `high`) of the four-lane limbs x0..x4 (below 2^27), carried into V0..V4. */
+@inline function sqr2(x0: v128, x1: v128, x2: v128, x3: v128, x4: v128, high: bool): void {
+  const d0 = i32x4.shl(x0, 1);
+  const d1 = i32x4.shl(x1, 1);
+  const d2 = i32x4.shl(x2, 1);
+  const d3 = i32x4.shl(x3, 1);
+  const c0 = i64x2.add(xm(x0, x0, high), i64x2.shl(i64x2.add(xm(d1, x4, high), xm(d2, x3, high)), 3));
+  const c1 = i64x2.add(xm(d0, x1, high), i64x2.shl(i64x2.add(xm(d2, x4, high), xm(x3, x3, high)), 3));
+  const c2 = i64x2.add(i64x2.add(xm(d0, x2, high), xm(x1, x1, high)), i64x2.shl(xm(d3, x4, high), 3));
+  const c3 = i64x2.add(i64x2.add(xm(d0, x3, high), xm(d1, x2, high)), i64x2.shl(xm(x4, x4, high), 3));
+  const c4 = i64x2.add(i64x2.add(xm(d0, x4, high), xm(d1, x3, high)), xm(x2, x2, high));
+  carry2(c0, c1, c2, c3, c4);
+}
+
+/** The four-lane limbs of two-lane halves lo (lanes 0-1) and hi (lanes 2-3), each limb below 2^32. */
+@inline function narrow4(lo: v128, hi: v128): v128 {
+  return i32x4.shuffle(lo, hi, 0, 2, 4, 6);
+}
+
 /** dst[e] = src[e]^(2^125), the canonical square root of a residue (p = 3 mod 4); no residue check. */
 export function sqrtMany(src: usize, dst: usize, n: i32): void {
-  for (let e = 0; e < n; e++) {
+  let e = 0;
+  // four at a time: the 125 squarings of four elements in the lanes of five i32x4 limbs
+  for (; e + 4 <= n; e += 4) {
+    const off = <usize>e << 4;
+    let x0 = i32x4.splat(0);
+    let x1 = i32x4.splat(0);
+    let x2 = i32x4.splat(0);
+    let x3 = i32x4.splat(0);
+    let x4 = i32x4.splat(0);
+    unpack(src + off);
+    x0 = i32x4.replace_lane(x0, 0, <u32>a0); x1 = i32x4.replace_lane(x1, 0, <u32>a1); x2 = i32x4.replace_lane(x2, 0, <u32>a2); x3 = i32x4.replace_lane(x3, 0, <u32>a3); x4 = i32x4.replace_lane(x4, 0, <u32>a4);
+    unpack(src + off + 16);
+    x0 = i32x4.replace_lane(x0, 1, <u32>a0); x1 = i32x4.replace_lane(x1, 1, <u32>a1); x2 = i32x4.replace_lane(x2, 1, <u32>a2); x3 = i32x4.replace_lane(x3, 1, <u32>a3); x4 = i32x4.replace_lane(x4, 1, <u32>a4);
+    unpack(src + off + 32);
+    x0 = i32x4.replace_lane(x0, 2, <u32>a0); x1 = i32x4.replace_lane(x1, 2, <u32>a1); x2 = i32x4.replace_lane(x2, 2, <u32>a2); x3 = i32x4.replace_lane(x3, 2, <u32>a3); x4 = i32x4.replace_lane(x4, 2, <u32>a4);
+    unpack(src + off + 48);
+    x0 = i32x4.replace_lane(x0, 3, <u32>a0); x1 = i32x4.replace_lane(x1, 3, <u32>a1); x2 = i32x4.replace_lane(x2, 3, <u32>a2); x3 = i32x4.replace_lane(x3, 3, <u32>a3); x4 = i32x4.replace_lane(x4, 3, <u32>a4);
+    for (let i = 0; i < 125; i++) {
+      sqr2(x0, x1, x2, x3, x4, false);
+      const l0 = V0, l1 = V1, l2 = V2, l3 = V3, l4 = V4;
+      sqr2(x0, x1, x2, x3, x4, true);
+      x0 = narrow4(l0, V0);
+      x1 = narrow4(l1, V1);
+      x2 = narrow4(l2, V2);
+      x3 = narrow4(l3, V3);
+      x4 = narrow4(l4, V4);
+    }
+    lanesToA(x0, x1, x2, x3, x4, 0);
+    pack(dst + off);
+    lanesToA(x0, x1, x2, x3, x4, 1);
+    pack(dst + off + 16);
+    lanesToA(x0, x1, x2, x3, x4, 2);
+    pack(dst + off + 32);
+    lanesToA(x0, x1, x2, x3, x4, 3);
+    pack(dst + off + 48);
+  }
+  for (; e < n; e++) {
     const off = <usize>e << 4;
     unpack(src + off);
     for (let i = 0; i < 125; i++) sqrA();
     pack(dst + off);
   }
+}
+
+/** Lane `lane` (a constant) of the four-lane limbs x (extract_lane takes only a literal lane). */
+@inline function lane4(x: v128, lane: i32): u64 {
+  return <u64>(lane == 0 ? i32x4.extract_lane(x, 0) : lane == 1 ? i32x4.extract_lane(x, 1) : lane == 2 ? i32x4.extract_lane(x, 2) : i32x4.extract_lane(x, 3));
+}
+
+/** a = lane `lane` of the four-lane limbs. */
+@inline function lanesToA(x0: v128, x1: v128, x2: v128, x3: v128, x4: v128, lane: i32): void {
+  a0 = lane4(x0, lane);
+  a1 = lane4(x1, lane);
+  a2 = lane4(x2, lane);
+  a3 = lane4(x3, lane);
+  a4 = lane4(x4, lane);
 }
 
 /** dst[e] = x[e] * y[e] mod p. dst may be x or y. */
@@ -373,23 +478,99 @@ export function lincombMany(rows: usize, w: usize, k: i32, m: i32, dst: usize): 
   }
 }
 
-/** Carries limbs below 2^60 to limbs below 2^34 (one pass, 2^130 = 8 folded into limb 0), for pack. */
-@inline function carryA(): void {
-  let k = a0 >> 26; a0 &= M26; a1 += k;
-  k = a1 >> 26; a1 &= M26; a2 += k;
-  k = a2 >> 26; a2 &= M26; a3 += k;
-  k = a3 >> 26; a3 &= M26; a4 += k;
-  k = a4 >> 26; a4 &= M26; a0 += 8 * k;
+// ---- small integer combinations on 32-bit words (SIMD) ----
+// An element loaded with loadEl is already an i32x4 of its four 32-bit words, least significant
+// first, so a small weight times it is two extending products (i64x2.extmul_{low,high}_i32x4_u):
+// no limbs, no unpack. A weight below 2^24 times a word stays below 2^56, and 64 such terms below
+// 2^62, in each of the four word columns. A negative weight -u adds u * ~x: ~x = 2^128 - 1 - x and
+// 2^128 = 2 (mod p), so -x = ~x - 1, and the sum of those u (N, below 2^30) is taken back once, by
+// adding p - N's words to the columns (each still below 2^63).
+
+/** 2^10 p as word columns (s0, s1 | s2, s3): a positive offset, 0 mod p, for signed column sums below 2^40. */
+const P_2_10_LO = i64x2(0xffffffff << 10, 0xffffffff << 10);
+const P_2_10_HI = i64x2(0xffffffff << 10, 0x7fffffff << 10);
+
+/** The top bit of an element's 16 bytes cleared (wordwise, lane 3 of the words). */
+const LOW127 = i32x4(-1, -1, -1, 0x7fffffff);
+
+/**
+ * (h, l) = the canonical value of the word columns s = [s0, s1] and t = [s2, s3] (s0 + s1 2^32 +
+ * s2 2^64 + s3 2^96, each below 2^62) minus n (below 2^32), mod p.
+ */
+@inline function reduceWords(s: v128, t: v128, n: u64): void {
+  const M32: u64 = 0xffffffff;
+  // + p - n, as words: [2^32 - 1 - n, 2^32 - 1, 2^32 - 1, 2^31 - 1]
+  let x = <u64>i64x2.extract_lane(s, 0) + (M32 - n);
+  const r0 = x & M32;
+  x = <u64>i64x2.extract_lane(s, 1) + M32 + (x >> 32);
+  const r1 = x & M32;
+  x = <u64>i64x2.extract_lane(t, 0) + M32 + (x >> 32);
+  const r2 = x & M32;
+  x = <u64>i64x2.extract_lane(t, 1) + 0x7fffffff + (x >> 32);
+  let hi = (x << 32) | r2; // bits 64..127
+  const lo = (r1 << 32) | r0;
+  // bits 128 and up (x >> 32, below 2^31) weigh 2 each, bit 127 weighs 1
+  const add = ((x >> 32) << 1) + (hi >> 63);
+  hi &= HI_P;
+  let lo2 = lo + add;
+  hi += lo2 < lo ? 1 : 0;
+  // below 2^127 + 2^34 now; bit 127 once more (the carry left lo2 below 2^34: no overflow)
+  const top = hi >> 63;
+  hi &= HI_P;
+  lo2 += top;
+  if (hi == HI_P && lo2 == LO_P) {
+    h = 0;
+    l = 0;
+  } else {
+    h = hi;
+    l = lo2;
+  }
+}
+
+// the word columns being summed, and the negative weights' sum (wordTerm's state)
+let WS: v128 = i64x2.splat(0);
+let WT: v128 = i64x2.splat(0);
+let WN: u64 = 0;
+
+/** Clears the word sums. */
+@inline function wordStart(): void {
+  WS = i64x2.splat(0);
+  WT = i64x2.splat(0);
+  WN = 0;
+}
+
+/** The word sums += wj * x for the element words x, |wj| < 2^24. */
+@inline function wordTerm(x: v128, wj: i64): void {
+  let u = wj;
+  let y = x;
+  if (wj < 0) {
+    u = -wj;
+    y = v128.not(x);
+    WN += <u64>u;
+  }
+  const uv = i32x4.splat(<i32>u);
+  WS = i64x2.add(WS, i64x2.extmul_low_i32x4_u(y, uv));
+  WT = i64x2.add(WT, i64x2.extmul_high_i32x4_u(y, uv));
+}
+
+/** Stores the word sums' value at d, times c (limbs) with `scaled`. */
+@inline function wordEnd(scaled: bool, d: usize): void {
+  reduceWords(WS, WT, WN);
+  if (scaled) {
+    setA(h, l);
+    mulByC();
+    pack(d);
+  } else {
+    st2(d);
+  }
 }
 
 /**
  * dst[e] = scale * sum_j w[j] * rows[j][e] for k rows of m elements (stored as lincombMany's) and
- * small signed integer weights w (k i64 values at w, |w| < 2^24, k <= 64). A limb (below 2^27, see
- * smallComb) times |w| stays below 2^51 and a sum of 64 of them below 2^57, so every term is five
- * small products and adds instead of a field product, and one carry pass ends the sum. With
- * `scaled` the result is multiplied by the element at scale (one product), so
- * rational weights c_j / D are written as c_j with scale = D^-1. Lagrange weights at 0 over the
- * points 1..n are integers, and those of GRR recombination are below 2^24 for n up to 26.
+ * small signed integer weights w (k i64 values at w, |w| < 2^24, k <= 64): word sums (above), no
+ * field product per term. With `scaled` the result is multiplied by the element at scale (one
+ * product), so rational weights c_j / D are written as c_j with scale = D^-1. Lagrange weights at 0
+ * over the points 1..n are integers, and those of GRR recombination are below 2^24 for n up to 26.
  */
 export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: usize, scaled: bool, dst: usize): void {
   if (scaled) {
@@ -402,15 +583,15 @@ export function lincombSmallMany(rows: usize, w: usize, k: i32, m: i32, scale: u
 /**
  * nT linear combinations of the same k rows at once (a dealer's GRR rows, grr.ts): out row q is
  * scale_q * sum_j w[q*k + j] * rows[j], as lincombSmallMany with the weights of row q and the
- * element scale_q at scales + 16 q (with `scaled`; without, no product: the integer combination). Element e of every row is read while it is in
- * cache, and the rows are copied in once for all outputs.
+ * element scale_q at scales + 16 q (with `scaled`; without, no product: the integer combination).
+ * Element e of every row is read while it is in cache, and the rows are copied in once for all
+ * outputs.
  */
 export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
   const stride = <usize>m << 4;
   if (k == 3) {
-    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true, true);
-    else if (smallWeightSums(w, 3 * nT)) lincombSmallRows3(rows, w, m, scales, nT, dst, false, false);
-    else lincombSmallRows3(rows, w, m, scales, nT, dst, false, true);
+    if (scaled) lincombSmallRows3(rows, w, m, scales, nT, dst, true);
+    else lincombSmallRows3(rows, w, m, scales, nT, dst, false);
     return;
   }
   for (let e = 0; e < m; e++) {
@@ -426,75 +607,27 @@ export function lincombSmallRowsMany(rows: usize, w: usize, k: i32, m: i32, scal
 }
 
 /**
- * True when every weight row of 3 (n weights in all) has |weights| summing below 2^12: its limb sums
- * (limbs below 2^27) stay below 2^39, which pack carries as they are (it takes limbs below 2^40), so
- * no carry pass is needed first. GRR dealing at n = 5 has sums up to 1,860.
+ * lincombSmallRowsMany for k = 3 rows (GRR dealing at t = 2: h and two seeds): element e of each
+ * row is loaded once for all nT outputs.
  */
-function smallWeightSums(w: usize, n: i32): bool {
-  for (let q = 0; q < n; q += 3) {
-    let sum: i64 = 0;
-    for (let j = 0; j < 3; j++) {
-      const x = load<i64>(w + (<usize>(q + j) << 3));
-      sum += x < 0 ? -x : x;
-    }
-    if (sum >= 4096) return false;
-  }
-  return true;
-}
-
-/**
- * lincombSmallRowsMany for k = 3 rows (GRR dealing at t = 2: h and two seeds): element e of each row
- * is unpacked once for all nT outputs (15 limbs in locals) rather than once per output, and the
- * negative weights are applied as 2p - x limbwise, as smallComb does.
- */
-@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool, carry: bool): void {
+@inline function lincombSmallRows3(rows: usize, w: usize, m: i32, scales: usize, nT: i32, dst: usize, scaled: bool): void {
   const stride = <usize>m << 4;
   for (let e = 0; e < m; e++) {
     const off = <usize>e << 4;
-    unpack(rows + off);
-    const x0 = a0, x1 = a1, x2 = a2, x3 = a3, x4 = a4;
-    unpack(rows + stride + off);
-    const y0 = a0, y1 = a1, y2 = a2, y3 = a3, y4 = a4;
-    unpack(rows + 2 * stride + off);
-    const z0 = a0, z1 = a1, z2 = a2, z3 = a3, z4 = a4;
+    const x = loadEl(rows + off);
+    const y = loadEl(rows + stride + off);
+    const z = loadEl(rows + 2 * stride + off);
     for (let q = 0; q < nT; q++) {
       const wq = w + (<usize>(q * 3) << 3);
-      let s0: u64 = 0, s1: u64 = 0, s2: u64 = 0, s3: u64 = 0, s4: u64 = 0;
-      let wj = load<i64>(wq);
-      if (wj >= 0) {
-        const u = <u64>wj;
-        s0 += x0 * u; s1 += x1 * u; s2 += x2 * u; s3 += x3 * u; s4 += x4 * u;
-      } else {
-        const u = <u64>(-wj);
-        s0 += (TWO_P26 - x0) * u; s1 += (TWO_P26 - x1) * u; s2 += (TWO_P26 - x2) * u; s3 += (TWO_P26 - x3) * u; s4 += (TWO_P23 - x4) * u;
-      }
-      wj = load<i64>(wq + 8);
-      if (wj >= 0) {
-        const u = <u64>wj;
-        s0 += y0 * u; s1 += y1 * u; s2 += y2 * u; s3 += y3 * u; s4 += y4 * u;
-      } else {
-        const u = <u64>(-wj);
-        s0 += (TWO_P26 - y0) * u; s1 += (TWO_P26 - y1) * u; s2 += (TWO_P26 - y2) * u; s3 += (TWO_P26 - y3) * u; s4 += (TWO_P23 - y4) * u;
-      }
-      wj = load<i64>(wq + 16);
-      if (wj >= 0) {
-        const u = <u64>wj;
-        s0 += z0 * u; s1 += z1 * u; s2 += z2 * u; s3 += z3 * u; s4 += z4 * u;
-      } else {
-        const u = <u64>(-wj);
-        s0 += (TWO_P26 - z0) * u; s1 += (TWO_P26 - z1) * u; s2 += (TWO_P26 - z2) * u; s3 += (TWO_P26 - z3) * u; s4 += (TWO_P23 - z4) * u;
-      }
+      wordStart();
+      wordTerm(x, load<i64>(wq));
+      wordTerm(y, load<i64>(wq, 8));
+      wordTerm(z, load<i64>(wq, 16));
       if (scaled) {
         unpack(scales + (<usize>q << 4));
         aToC();
       }
-      a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
-      if (carry) carryA();
-      if (scaled) {
-        carryA(); // limbs below 2^27 for the product
-        mulByC();
-      }
-      pack(dst + <usize>q * stride + off);
+      wordEnd(scaled, dst + <usize>q * stride + off);
     }
   }
 }
@@ -502,7 +635,7 @@ function smallWeightSums(w: usize, n: i32): bool {
 /**
  * PRSS sums in one pass: dst[e] = scale * sum_j w[j] * R_j[e], where R_j[e] is the raw 16-byte key
  * stream block at bases[j] + e * step with its top bit cleared (a uniform element below 2^127; p
- * itself is the residue 0 and is summed as such: its limbs are those of a canonical value). bases
+ * itself is the residue 0 and is summed as such: the word sums take any 128-bit value). bases
  * holds k u32 byte offsets, w k i64 weights (|w| < 2^24, k <= 64, as lincombSmallMany). One subset's
  * stream of t values per element is t rows with the same step (Prss.zeroShares2t's layout), so no
  * copy regroups them.
@@ -514,57 +647,19 @@ export function lincombRawMany(bases: usize, step: usize, w: usize, k: i32, m: i
   }
   for (let e = 0; e < m; e++) {
     const off = <usize>e * step;
-    let s0: u64 = 0, s1: u64 = 0, s2: u64 = 0, s3: u64 = 0, s4: u64 = 0;
+    wordStart();
     for (let j = 0; j < k; j++) {
-      const wj = load<i64>(w + (<usize>j << 3));
-      unpackRandom(<usize>load<u32>(bases + (<usize>j << 2)) + off);
-      if (wj >= 0) {
-        const u = <u64>wj;
-        s0 += a0 * u; s1 += a1 * u; s2 += a2 * u; s3 += a3 * u; s4 += a4 * u;
-      } else {
-        const u = <u64>(-wj);
-        s0 += (TWO_P26 - a0) * u; s1 += (TWO_P26 - a1) * u; s2 += (TWO_P26 - a2) * u; s3 += (TWO_P26 - a3) * u; s4 += (TWO_P23 - a4) * u;
-      }
+      wordTerm(v128.and(loadEl(<usize>load<u32>(bases + (<usize>j << 2)) + off), LOW127), load<i64>(w + (<usize>j << 3)));
     }
-    a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
-    carryA();
-    if (scaled) {
-      carryA();
-      mulByC();
-    }
-    pack(dst + (<usize>e << 4));
+    wordEnd(scaled, dst + (<usize>e << 4));
   }
 }
 
-/**
- * One element of lincombSmallMany: element `off` of each of the k rows (stride apart), the scale in c
- * when `scaled`, into d. A negative weight -u adds u * (2p - x) limbwise (2p's limbs exceed every
- * canonical x's, so each stays positive and below 2^27): one sum, no subtraction, no sign split.
- */
+/** One element of lincombSmallMany: element `off` of each of the k rows (stride apart), the scale in c when `scaled`, into d. */
 @inline function smallComb(rows: usize, stride: usize, w: usize, k: i32, off: usize, scaled: bool, d: usize): void {
-  let s0: u64 = 0;
-  let s1: u64 = 0;
-  let s2: u64 = 0;
-  let s3: u64 = 0;
-  let s4: u64 = 0;
-  for (let j = 0; j < k; j++) {
-    const wj = load<i64>(w + (<usize>j << 3));
-    unpack(rows + <usize>j * stride + off);
-    if (wj >= 0) {
-      const u = <u64>wj;
-      s0 += a0 * u; s1 += a1 * u; s2 += a2 * u; s3 += a3 * u; s4 += a4 * u;
-    } else {
-      const u = <u64>(-wj);
-      s0 += (TWO_P26 - a0) * u; s1 += (TWO_P26 - a1) * u; s2 += (TWO_P26 - a2) * u; s3 += (TWO_P26 - a3) * u; s4 += (TWO_P23 - a4) * u;
-    }
-  }
-  a0 = s0; a1 = s1; a2 = s2; a3 = s3; a4 = s4;
-  carryA();
-  if (scaled) {
-    carryA(); // limbs below 2^27 for the product
-    mulByC();
-  }
-  pack(d);
+  wordStart();
+  for (let j = 0; j < k; j++) wordTerm(loadEl(rows + <usize>j * stride + off), load<i64>(w + (<usize>j << 3)));
+  wordEnd(scaled, d);
 }
 
 /** a = a^(p-2) = a^-1 (0 stays 0). p - 2 = 2^127 - 3: bits 126..2 and bit 0 set. */
@@ -819,13 +914,14 @@ export function invMany(src: usize, dst: usize, n: i32): void {
  * the caller takes another path otherwise), c the one element 16^-1. Bit i is x_i = (1 + b_i)/2
  * with the sign b_i = r_i/s_i, so a monomial b_T = r_T / s_T is a public multiple of a shared
  * product, and [v == j] = prod_i (1 +- b_i)/2 = 16^-1 sum_T (+-1) b_T: a Walsh-Hadamard transform
- * of the 16 monomials (b_{} = 1). scratch: 1056 bytes (one nibble's public factors in limbs and its transform).
+ * of the 16 monomials (b_{} = 1). scratch: 1568 bytes (one nibble's public factors in limbs and its transform).
  */
 export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: usize, scratch: usize, dst: usize, u: i32): void {
   // the public factors stay in limbs (40 bytes each) between products: no pack and unpack per step
   const sl = scratch; // 4 slots: the nibble's inverse roots
   const pl = sl + 160; // slot T: 16^-1 / s_T
-  const wk = pl + 640; // slot T (16 bytes): 16^-1 b_T, then the transform
+  const wk = pl + 640; // slot T (16 bytes): 16^-1 b_T
+  const wc = wk + 256; // slot T (32 bytes): the word columns of wk's slot T, then of the transform
   for (let k = 0; k < u; k++) {
     const sb = q + (<usize>(4 * k) << 4);
     const rb = r + (<usize>(4 * k) << 4);
@@ -886,32 +982,38 @@ export function nibblesFromSigns(r: usize, p2: usize, p3: usize, q: usize, c: us
       vh = h;
       vl = l;
     }
-    // W[m] = sum_T (-1)^|T & m| w[T] (butterflies); [v == j] = W[15 - j]
+    // W[m] = sum_T (-1)^|T & m| w[T] (butterflies); [v == j] = W[15 - j]. On the elements' word
+    // columns in signed 64-bit lanes, not canonical elements: each butterfly is four lane
+    // additions, no carry or canonical fold, and each output is carried once (reduceWords). The
+    // columns start below 2^32, stay below 2^36 in size after the four levels and 2^40 in the sums
+    // below, and 2^10 p (columns of at least 2^41 - 2^10) added to each sum keeps them positive.
+    for (let T = 0; T < 16; T++) {
+      const x = loadEl(wk + (<usize>T << 4));
+      v128.store(wc + (<usize>T << 5), i64x2.extend_low_i32x4_u(x));
+      v128.store(wc + (<usize>T << 5), i64x2.extend_high_i32x4_u(x), 16);
+    }
     for (let bit = 1; bit < 16; bit <<= 1) {
       for (let S = 0; S < 16; S++) {
         if ((S & bit) != 0) continue;
-        ld2(wk + (<usize>(S | bit) << 4));
-        const wh = h;
-        const wl = l;
-        ld2(wk + (<usize>S << 4));
-        const uh = h;
-        const ul = l;
-        fadd(wh, wl);
-        st2(wk + (<usize>S << 4));
-        h = uh;
-        l = ul;
-        fsub(wh, wl);
-        st2(wk + (<usize>(S | bit) << 4));
+        const ua = wc + (<usize>S << 5);
+        const wa = wc + (<usize>(S | bit) << 5);
+        const u0 = v128.load(ua);
+        const u1 = v128.load(ua, 16);
+        const w0 = v128.load(wa);
+        const w1 = v128.load(wa, 16);
+        v128.store(ua, i64x2.add(u0, w0));
+        v128.store(ua, i64x2.add(u1, w1), 16);
+        v128.store(wa, i64x2.sub(u0, w0));
+        v128.store(wa, i64x2.sub(u1, w1), 16);
       }
     }
     // [v > j - 1] = sum_{k >= j} [v == k] = W[0] + ... + W[15 - j], at slot j - 1
-    let gh: u64 = 0;
-    let gl: u64 = 0;
+    let gs = P_2_10_LO;
+    let gt = P_2_10_HI;
     for (let m = 0; m < 15; m++) {
-      ld2(wk + (<usize>m << 4));
-      fadd(gh, gl);
-      gh = h;
-      gl = l;
+      gs = i64x2.add(gs, v128.load(wc + (<usize>m << 5)));
+      gt = i64x2.add(gt, v128.load(wc + (<usize>m << 5), 16));
+      reduceWords(gs, gt, 0);
       st2(db + (<usize>(14 - m) << 4));
     }
     h = vh;

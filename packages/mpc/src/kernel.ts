@@ -15,6 +15,7 @@ import { FIELD_KERNEL_WASM_BASE64 } from './kernel-wasm';
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: unknown };
+  validate(bytes: Uint8Array): boolean;
 };
 
 interface KernelExports {
@@ -46,8 +47,16 @@ let kernel: KernelExports | undefined;
 const kernelExports = (): KernelExports => k();
 const k_ = kernelExports;
 
+/**
+ * The smallest module using a 128-bit SIMD instruction (a function returning v128.const 0): the
+ * kernel needs WebAssembly SIMD (byte order, the four-lane square roots, the word sums), on in V8
+ * since Node 16; without it the kernel's module would not compile, so say why, once, up front.
+ */
+const SIMD_PROBE = Uint8Array.from([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11]);
+
 function k(): KernelExports {
   if (!kernel) {
+    if (!WebAssembly.validate(SIMD_PROBE)) throw new Error('field kernel: this runtime has no WebAssembly SIMD (v128); the kernel needs it (Node 16 or later)');
     const module = new WebAssembly.Module(Buffer.from(FIELD_KERNEL_WASM_BASE64, 'base64'));
     kernel = new WebAssembly.Instance(module, { env: { abort: () => { throw new Error('field kernel abort'); } } }).exports as unknown as KernelExports;
   }
@@ -546,7 +555,7 @@ export function nibblesFromSignsEncoded(r: Uint8Array, p2: Uint8Array, p3: Uint8
     inv16 = new Uint8Array(ELEMENT_BYTES);
     writeElement(new DataView(inv16.buffer), 0, inv(16n));
   }
-  return run([r, p2, p3, q, inv16], [u * 16 * ELEMENT_BYTES, 66 * ELEMENT_BYTES], ([pr, pp, pq, ps, pc], [d, sc]) =>
+  return run([r, p2, p3, q, inv16], [u * 16 * ELEMENT_BYTES, 98 * ELEMENT_BYTES], ([pr, pp, pq, ps, pc], [d, sc]) =>
     k().nibblesFromSigns(pr!, pp!, pq!, ps!, pc!, sc!, d!, u), 1)[0]!; // the scratch area is not copied out
 }
 

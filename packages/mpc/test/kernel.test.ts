@@ -37,6 +37,20 @@ describe('field kernel (WebAssembly)', () => {
     }), { numRuns: 30 });
   });
 
+  it('sqrt is x^(2^125) in the four-lane SIMD groups and the scalar tail alike (edge values in every lane)', () => {
+    // sqrtMany squares four elements at a time in the lanes of i32x4 limbs, the rest one by one:
+    // lengths 1-13 put every edge value (2^64 boundaries, 0, 1, p-1, the top bit) in every lane and in the tail
+    const E = [...EDGE, (1n << 127n) - 2n, (1n << 63n) - 1n, 1n << 63n, (1n << 64n) + 1n, 3n];
+    const e125 = 1n << 125n;
+    for (let len = 1; len <= 13; len++) {
+      for (let shift = 0; shift < E.length; shift++) {
+        const xs = Array.from({ length: len }, (_, i) => E[(i + shift) % E.length]!);
+        const out = F.decodeFieldVector(sqrtEncoded(F.encodeFieldVector(xs)));
+        expect(out).toEqual(xs.map((x) => F.pow(x, e125)));
+      }
+    }
+  });
+
   it('share makes degree-t sharings of the secrets (any t+1 rows interpolate to them, t rows do not fix them)', () => {
     fc.assert(fc.property(elems, fc.constantFrom([5, 2], [3, 1], [7, 3], [9, 4]), (xs, [n, t]) => {
       const rows = shareEncoded(F.encodeFieldVector(xs), n!, t!).map((r) => F.decodeFieldVector(r));
@@ -138,8 +152,8 @@ describe('field kernel: preprocessing steps', () => {
       const got = lincombSmallRowsEncoded(rows, w, [c0, c1]).map(dec);
       return got.length === 2 && got.every((g, q) => Buffer.from(enc(g)).equals(Buffer.from(lincombSmallEncoded(rows, w[q]!, q === 0 ? c0 : c1))));
     }), { numRuns: 40 });
-    // unscaled, 3 rows (GRR dealing): outputs with |weights| summing below 2^12 skip a carry pass;
-    // at that bound and above it, on the largest canonical limbs, they equal BigInt
+    // unscaled, 3 rows (GRR dealing, its own loop): at and above |weights| summing to 2^12 (ADR
+    // 0035's former no-carry bound), on the largest canonical values, they equal BigInt
     const P = F.P;
     const big = [P - 1n, P - 2n, 2n ** 126n, 2n ** 126n - 1n, (2n ** 104n) - 1n, 0n, 1n];
     const rows3 = [enc(big), enc([...big].reverse()), enc(big.map((v, i) => big[(i + 3) % big.length]!))];
@@ -159,6 +173,23 @@ describe('field kernel: preprocessing steps', () => {
     const xs = [0n, 1n, F.P - 1n, 12345678901234567890n];
     const rows = shareEncoded(enc(xs), 7, 3);
     expect(dec(lincombEncoded(rows, lagrange([1, 2, 3, 4, 5, 6, 7], 0)))).toEqual(xs);
+  });
+
+  it('lincombSmall word sums at their bounds: 64 rows, weights of +-(2^24 - 1), the largest words and ~x', () => {
+    // the word columns are largest with 64 rows of |w| = 2^24 - 1 on words of all ones: x = p - 1 or
+    // 2^127 - 2 under positive weights, x = 0 (~x all ones) under negative ones; 2^32 and 2^64 seams too
+    const P = F.P;
+    const vals = [0n, 1n, P - 1n, P - 2n, (1n << 64n) - 1n, 1n << 64n, (1n << 32n) - 1n, 1n << 32n, (1n << 96n) - 1n, 1n << 96n, 1n << 126n];
+    const W = 2 ** 24 - 1;
+    const weightSets = [Array(64).fill(W), Array(64).fill(-W), Array.from({ length: 64 }, (_, j) => (j % 2 ? -W : W)), Array.from({ length: 64 }, (_, j) => (j % 3 ? -1 : W))];
+    for (const w of weightSets) {
+      const rows = Array.from({ length: 64 }, (_, j) => vals.map((v, i) => (j % 5 === 0 ? vals[(i + j) % vals.length]! : v)));
+      for (const c of [1n, P - 1n, 3n]) {
+        const got = dec(lincombSmallEncoded(rows.map(enc), w, c));
+        const want = vals.map((_, i) => F.mul(c, rows.reduce((acc, r, j) => F.add(acc, F.mul(F.mod(BigInt(w[j]!)), r[i]!)), 0n)));
+        expect(got).toEqual(want);
+      }
+    }
   });
 
   it('bitsFromRoots makes (r/s + 1)/2, keeps r where y = 0, and finds a bad root', () => {
@@ -254,6 +285,21 @@ describe('field kernel: nibbles from signs (two-round production)', () => {
       const v = Array.from({ length: 15 }, (_, i) => vals[(k * 5 + i * 3) % vals.length]!);
       const [r, p2, p3] = [v.slice(0, 4), v.slice(4, 10), v.slice(10, 15)];
       expect(dec(nibblesFromSignsEncoded(enc(r), enc(p2), enc(p3), enc(q)))).toEqual(nibblesFromSigns(r, p2, p3, q, 1));
+    }
+  });
+
+  it('the transform on word columns at its bounds: every monomial share alike (all 16 terms of one sign in W[0]), kernel = BigInt', () => {
+    // the butterflies and suffix sums run on signed 64-bit word columns; they are largest when the
+    // 16 terms 16^-1 b_T have the same large words, and most negative for the alternating W[m]
+    const P = F.P;
+    for (const x of [P - 1n, P - 2n, 1n, 0n, (1n << 64n) - 1n, (1n << 96n) - 1n, 1n << 126n]) {
+      for (const root of [1n, P - 1n, 2n ** 123n, 16n]) {
+        const r = [x, x, x, x];
+        const p2 = Array(6).fill(x);
+        const p3 = Array(5).fill(x);
+        const q = [root, root, root, root];
+        expect(dec(nibblesFromSignsEncoded(enc(r), enc(p2), enc(p3), enc(q)))).toEqual(nibblesFromSigns(r, p2, p3, q, 1));
+      }
     }
   });
 

@@ -10,7 +10,8 @@ const TARGET = fileURLToPath(new URL('../src/kernel-wasm.ts', import.meta.url));
 
 /**
  * The compiler options: optimised, no runtime or allocator (the kernel allocates nothing), no bounds
- * assertions; SIMD for the elements' byte order (WebAssembly SIMD is on in every Node since 16).
+ * assertions; SIMD for the elements' byte order, the four-lane square roots and the word sums of the
+ * small combinations (WebAssembly SIMD is on in every Node since 16; kernel.ts checks it first).
  */
 const OPTIONS = { optimizeLevel: 3, shrinkLevel: 0, runtime: 'stub', noAssert: true, initialMemory: 1, enable: ['simd'] } as const;
 
