@@ -382,6 +382,17 @@ let l: u64 = 0;
   l = (l << k) | out;
 }
 
+/** (h, l) = (hi, lo), a value at most p: p itself is stored as 0. */
+@inline function storeCanonical(hi: u64, lo: u64): void {
+  if (hi == HI_P && lo == LO_P) {
+    h = 0;
+    l = 0;
+  } else {
+    h = hi;
+    l = lo;
+  }
+}
+
 /** (h, l) = (h, l) + (yh, yl) mod p, all canonical. */
 @inline function fadd(yh: u64, yl: u64): void {
   const lo = l + yl;
@@ -391,13 +402,7 @@ let l: u64 = 0;
   hi &= HI_P;
   const lo2 = lo + top;
   hi += lo2 < lo ? 1 : 0;
-  if (hi == HI_P && lo2 == LO_P) {
-    h = 0;
-    l = 0;
-  } else {
-    h = hi;
-    l = lo2;
-  }
+  storeCanonical(hi, lo2);
 }
 
 /** (h, l) = (h, l) - (yh, yl) mod p, all canonical. */
@@ -518,13 +523,7 @@ const LOW127 = i32x4(-1, -1, -1, 0x7fffffff);
   const top = hi >> 63;
   hi &= HI_P;
   lo2 += top;
-  if (hi == HI_P && lo2 == LO_P) {
-    h = 0;
-    l = 0;
-  } else {
-    h = hi;
-    l = lo2;
-  }
+  storeCanonical(hi, lo2);
 }
 
 // the word columns being summed, and the negative weights' sum (wordTerm's state)
