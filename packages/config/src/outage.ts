@@ -14,8 +14,12 @@ export type ReserveCounts = Record<ReserveKind, number>;
  * bits on books thousands deep (4-ary rank search, 32-bit comparisons: decisions 0002 and 0007),
  * about 0.33 lex4 closure items per nibble (decision 0006), prod4 (self-trade tests) 4 per op in
  * the outage test's two-account flow (2026-11-27: 314 bits, 22.6 lex4, 4.0 prod4, 0.23 triples per
- * op), triples only for a few order kinds. The nodes measure the real cost per op as
- * they run (`capacity` in their status line, `tenebra_node_prep_cost_per_op`); a shallow book costs less.
+ * op), triples only for a few order kinds. Re-checked 2026-12-04 after the narrower comparisons
+ * (decisions 0014, 0024) and the rank search by price levels (0032): plain GTC limits now cost 62-79
+ * bits, but a stream of every order kind still costs 327-340 (FOK, all-or-none and min-fill orders
+ * sum the crossing liquidity with comparisons over the book: `matching-rounds.ts`, 'all kinds'), so
+ * the safe side stays 360. The nodes measure the real cost per op as they run (`capacity` in their
+ * status line, `tenebra_node_prep_cost_per_op`); a book of plain limits costs far less.
  */
 export const ORDER_PREP_COST: Readonly<ReserveCounts> = { bits: 360, lex4: 30, prod4: 4, triples: 1 };
 
