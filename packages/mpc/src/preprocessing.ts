@@ -86,7 +86,7 @@ import { ELEMENT_BYTES, P, copyElement, decodeFieldVector, encodeFieldVector, in
 import {
   invEncoded, lincombEncoded, markCanonical, mulEncoded, nibblesFromSignsEncoded, productsCount, sqrtEncoded, type ProductsSpec,
 } from './kernel';
-import { dealGrrProducts, grrRecombine, seededPeers } from './grr';
+import { dealGrrProductsSending, grrRecombine, seededPeers } from './grr';
 import { Msg, type Envelope } from './messages';
 import { KINDS, NIBBLE_VALUE, NIBBLE_WIDTH, Reserve, countsOf, emptyItems, zeroCounts, type Counts, type ItemVectors, type Kind } from './reserve';
 import { LEX4, PROD4, closureItemOf, closurePlan, type ClosurePlan, type ClosureShape } from './closure';
@@ -975,15 +975,18 @@ export class Preprocessor {
     return `prep:${b.id}:${tagKey(b.per, b.members)}:${what}`;
   }
 
-  private sendRound(b: Batch, round: number, per: (j: number) => (readonly bigint[] | Uint8Array)[]): void {
-    const sent = new Map<number, Uint8Array>();
-    for (const j of this.membersOf(b)) {
-      if (j === this.host.self) continue;
-      const bytes = this.host.envelope({ type: Msg.PrepRound, a: round, b: b.id, key: tagKey(b.per, b.members), vectors: per(j) });
-      sent.set(j, bytes);
-      this.sendFresh(j, bytes);
-    }
-    b.sent.set(round, sent);
+  /** Encodes our message of a phase-A round for every other member (per(j): its vectors); sends nothing. */
+  private encodeRound(b: Batch, round: number, per: (j: number) => (readonly bigint[] | Uint8Array)[]): Map<number, Uint8Array> {
+    const out = new Map<number, Uint8Array>();
+    const key = tagKey(b.per, b.members);
+    for (const j of this.membersOf(b)) if (j !== this.host.self) out.set(j, this.host.envelope({ type: Msg.PrepRound, a: round, b: b.id, key, vectors: per(j) }));
+    return out;
+  }
+
+  /** Sends a round's encoded messages and keeps them for re-sends. */
+  private sendEncoded(b: Batch, round: number, msgs: Map<number, Uint8Array>): void {
+    b.sent.set(round, msgs);
+    for (const [j, bytes] of msgs) this.sendFresh(j, bytes);
   }
 
   /**
@@ -996,11 +999,24 @@ export class Preprocessor {
    * the nonce too (PRSS values and the batch's earlier rounds), so a nonce never shares two
    * different vectors.
    */
-  private grr(h: ProductsSpec, b: Batch, round: number): Uint8Array[] {
+  /**
+   * Deals h (grr) and sends the round: every other member's message holds vectors(j, its row); the
+   * rows are encoded into the messages straight from the kernel's memory (grr.ts,
+   * dealGrrProductsSending: the peers' rows are never copied out), and only our own row is kept
+   * (b.ownGrr, the other entries empty). The messages are sent once all are encoded.
+   */
+  private grrSend(h: ProductsSpec, b: Batch, round: number, vectors: (j: number, row: Uint8Array) => Uint8Array[]): void {
     const { n, t, self } = this.host;
     const m = productsCount(h);
     const seeds = seededPeers(n, t, self, b.members).map((s) => this.grrSeed(b, round, self, s, m));
-    return dealGrrProducts(h, seeds, n, t, self, b.members);
+    let msgs = new Map<number, Uint8Array>();
+    const own = dealGrrProductsSending(h, seeds, n, t, self, b.members, (rows) => {
+      msgs = this.encodeRound(b, round, (j) => vectors(j, rows[j - 1]!));
+    });
+    const kept: Uint8Array[] = Array.from({ length: n }, () => EMPTY);
+    kept[self - 1] = own;
+    b.ownGrr = kept;
+    this.sendEncoded(b, round, msgs);
   }
 
   /** The m seeded shares that `dealer` deals to `peer` in GRR round `round` of b (both compute them). */
@@ -1019,15 +1035,6 @@ export class Preprocessor {
     if (!seededPeers(n, t, i, b.members).includes(self)) return sent;
     if (sent.length !== 0) throw new Error(`prep batch ${b.id}: party ${i} sent ${sent.length / ELEMENT_BYTES} products to a seeded peer, expected none`);
     return this.grrSeed(b, b.round, i, self, m);
-  }
-
-  /**
-   * After a GRR round is sent, only our own row is needed (re-sends use the encoded messages): the
-   * peers' rows are dropped rather than held for the rest of the batch.
-   */
-  private dropPeerRows(b: Batch): void {
-    const rows = b.ownGrr;
-    if (rows) for (let j = 0; j < rows.length; j++) if (j !== this.host.self - 1) rows[j] = EMPTY;
   }
 
   /**
@@ -1070,14 +1077,13 @@ export class Preprocessor {
     // [a*b for triples | each closure's pair products | the nibbles' pair products r_i r_j]: the bits
     // are signs r/s of public roots s, so every product of bits is a public multiple of a product of
     // r values, which needs no root and goes into this first layer (nibblesOfSigns)
-    // built and dealt in the kernel (grr.ts, dealGrrProducts): no concatenation in JavaScript
-    b.ownGrr = this.grr({ xs, ys, ...(U > 0 ? { nibbles: { r: b.r, first: false } } : {}) }, b, 0);
-    // the squares y = r^2: each member gets our masked terms of the ones it takes the roots of
+    // the squares y = r^2 first: each member gets our masked terms of the ones it takes the roots of
     const members = this.membersOf(b);
     const squares = this.squareTerms(b, members);
     b.y = squares.own;
-    this.sendRound(b, 0, (j) => [b.ownGrr![j - 1]!, squares.to.get(j)!]);
-    this.dropPeerRows(b);
+    // built and dealt in the kernel (grr.ts): no concatenation in JavaScript, and the peers' rows
+    // go from kernel memory into the messages
+    this.grrSend({ xs, ys, ...(U > 0 ? { nibbles: { r: b.r, first: false } } : {}) }, b, 0, (j, row) => [row, squares.to.get(j)!]);
     this.tryAdvance(b);
   }
 
@@ -1150,9 +1156,7 @@ export class Preprocessor {
       }
     }
     // [the nibbles' higher products | the closures' higher products], built and dealt in the kernel
-    b.ownGrr = this.grr({ xs, ys, nibbles: { r: b.r!, p2: b.p2!, first: true } }, b, 1);
-    this.sendRound(b, 1, (j) => [b.ownGrr![j - 1]!, b.ownRoots!]);
-    this.dropPeerRows(b);
+    this.grrSend({ xs, ys, nibbles: { r: b.r!, p2: b.p2!, first: true } }, b, 1, (_, row) => [row, b.ownRoots!]);
     this.tryAdvance(b);
   }
 
