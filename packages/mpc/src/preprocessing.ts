@@ -58,7 +58,8 @@
 //    peer's phase-A message of b with rounds-gone(b); a party that lacks one of its messages then
 //    vetoes b at once (or is stale if b was decided commit) instead of waiting out the silence.
 //  - A decision reaches everyone through decided messages (committed(b), dropped(b)) and through the
-//    piggybacked log of every message. A commit decided where this party never staged b makes it
+//    piggybacked log of every message; committed(b) goes only to a peer that no other message of
+//    ours reaches within 50 ms of the commit (announceCommit, ADR 0040). A commit decided where this party never staged b makes it
 //    stale (recover()); a party still in phase A with every missing sender up stages and commits.
 //  - A party stale for lack of exactly one committed batch b while fewer than t+1 other parties are
 //    up (share recovery cannot find helpers) asks to void b: one more Paxos instance per batch over
