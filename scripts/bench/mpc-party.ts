@@ -34,6 +34,12 @@ async function run(cfg: Config): Promise<void> {
     }
     return b;
   };
+  // Messages handed to the transport (written and queued), for messages per 1000 bits per node
+  const messages = (): number => {
+    let m = 0;
+    for (let j = 1; j <= cfg.n; j++) if (j !== cfg.self) m += transport.peerStats(j).sentMessages + transport.peerStats(j).queuedMessages;
+    return m;
+  };
   const { monitorEventLoopDelay } = await import('node:perf_hooks');
   const eld = process.env.MPC_ELD ? monitorEventLoopDelay({ resolution: 1 }) : undefined;
   eld?.enable();
@@ -54,7 +60,9 @@ async function run(cfg: Config): Promise<void> {
       await post('Profiler.setSamplingInterval', { interval: 100 });
       await post('Profiler.start');
     }
+    const m0 = messages();
     const result = await runStep(party, step, sent);
+    const messagesSent = messages() - m0;
     if (session) {
       const s = session;
       const r = await new Promise<{ profile: object }>((res, rej) => s.post('Profiler.stop', (e, x) => (e ? rej(e) : res(x as { profile: object }))));
@@ -68,7 +76,7 @@ async function run(cfg: Config): Promise<void> {
       console.log(`party ${cfg.self} ${result.step}: wall ${(performance.now() - w0).toFixed(0)} ms, cpu user ${(c.user / 1000).toFixed(0)} ms sys ${(c.system / 1000).toFixed(0)} ms`);
     }
     const used = process.cpuUsage(c0);
-    process.send?.({ type: 'step', self: cfg.self, result: { ...result, cpuMs: (used.user + used.system) / 1000 } });
+    process.send?.({ type: 'step', self: cfg.self, result: { ...result, cpuMs: (used.user + used.system) / 1000, messagesSent } });
   }
   if (eld) console.log(`party ${cfg.self} event-loop delay p50 ${(eld.percentile(50) / 1e6).toFixed(2)} ms p99 ${(eld.percentile(99) / 1e6).toFixed(2)} max ${(eld.max / 1e6).toFixed(1)}`);
   process.send?.({ type: 'done', self: cfg.self });

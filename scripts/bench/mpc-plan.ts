@@ -23,6 +23,8 @@ export interface StepResult {
   prod4: number;
   nibbles: number;
   bytesSent: number;
+  /** Messages this party handed to the transport over the step (libp2p runs; mpc-party.ts). */
+  messagesSent?: number;
   rounds: number;
   made: { triples: number; lex4: number; prod4: number; bits: number };
   /** CPU time (user + system) this party's process spent in the step, ms; absent on the simulated network (one process for all). */

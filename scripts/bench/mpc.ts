@@ -119,6 +119,8 @@ function print(where: string, results: StepResult[][]): void {
         const mean = perK.reduce((a, x) => a + x, 0) / perK.length;
         if (section.preprocessing) section.preprocessing.cpuMsPer1000Bits = mean;
         console.log(`  CPU ms per 1000 bits, per node: ${mean.toFixed(2)} (nodes ${Math.min(...perK).toFixed(2)}-${Math.max(...perK).toFixed(2)}; ${(cpus.reduce((a, x) => a + x, 0) / 1000).toFixed(2)} s of CPU over the ${cpus.length} nodes in ${(ms / 1000).toFixed(2)} s)`);
+        const msgs = results.map((r) => r[s]!.messagesSent).filter((x): x is number => x !== undefined);
+        if (msgs.length === results.length) console.log(`  messages sent per 1000 bits, per node: ${(msgs.reduce((a, x) => a + x, 0) / msgs.length / mb * 1000).toFixed(2)} (every message to one peer counted once)`);
       }
       continue;
     }

@@ -21,7 +21,7 @@
 // holds as is (the points are still party ids; any t of them see uniform values).
 
 import { inv, mod, overCommonDenominator, reduce } from './field';
-import { lincombEncoded, lincombSmallEncoded, lincombSmallRowsEncoded, productsDealtEncoded, productsEncoded, SMALL_WEIGHT_LIMIT, type ProductsSpec } from './kernel';
+import { lincombEncoded, lincombSmallEncoded, lincombSmallRowsEncoded, productsDealtEncoded, productsDealtKeeping, productsEncoded, SMALL_WEIGHT_LIMIT, type ProductsSpec } from './kernel';
 
 /**
  * The t parties whose shares of party `dealer`'s GRR dealing are seeded, not sent: the t members
@@ -205,6 +205,31 @@ export function dealGrrProducts(spec: ProductsSpec, seeds: readonly Uint8Array[]
   const out = productsDealtEncoded(spec, seeds, ws.map((w) => w.c));
   ws.forEach((w, q) => (rows[w.x - 1] = out[q]!));
   return rows;
+}
+
+/**
+ * dealGrrProducts for a dealer that sends its rows on at once: `send` gets the rows (indexed as
+ * dealGrrProducts' result) while they may still be views of the kernel's memory, valid only during
+ * the call (it must copy them, e.g. encode them into messages, and call no kernel function), and
+ * the dealer's own row is returned as an output. With a scaled plan the peers' rows are never
+ * copied out of the kernel (ADR 0040). The same rows, bit for bit.
+ */
+export function dealGrrProductsSending(spec: ProductsSpec, seeds: readonly Uint8Array[], n: number, t: number, dealer: number, members: readonly number[] | undefined, send: (rows: readonly Uint8Array[]) => void): Uint8Array {
+  const plan = scaledPlan(n, t, members);
+  if (!plan) {
+    const rows = dealGrrProducts(spec, seeds, n, t, dealer, members);
+    send(rows);
+    return rows[dealer - 1]!;
+  }
+  if (seeds.length !== t) throw new Error(`internal: ${seeds.length} seed vectors for t = ${t}`);
+  const ws = plan.deal.get(dealer);
+  if (!ws) throw new Error(`internal: dealer ${dealer} is not a member`);
+  const keep = ws.findIndex((w) => w.x === dealer);
+  return productsDealtKeeping(spec, seeds, ws.map((w) => w.c), keep, (out) => {
+    const rows: Uint8Array[] = Array.from({ length: n }, () => new Uint8Array(0));
+    ws.forEach((w, q) => (rows[w.x - 1] = out[q]!));
+    send(rows);
+  });
 }
 
 /** Recombination weights of party `self` over the set (in its order): small integers and one scale, or field weights. */

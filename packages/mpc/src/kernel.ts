@@ -419,6 +419,27 @@ export function productsEncoded(spec: ProductsSpec): Uint8Array {
  * no JavaScript concatenation of the factors, no copy of h out and back, no canonical scan of it.
  */
 export function productsDealtEncoded(spec: ProductsSpec, rest: readonly Uint8Array[], w: readonly (readonly number[])[]): Uint8Array[] {
+  const { mem, dst, hb } = productsDealtInKernel(spec, rest, w);
+  const out = output(mem, dst, dst + w.length * hb);
+  return w.map((_, q) => out.subarray(q * hb, (q + 1) * hb));
+}
+
+/**
+ * productsDealtEncoded with the rows left in kernel memory: `use` gets every row as a view of the
+ * kernel's memory, valid only until the next kernel call (for a caller that copies them on at once,
+ * e.g. into messages: the peers' rows of a GRR round are never copied out), and the return value is
+ * row `keep` as an output (the dealer's own row, kept). The same rows, bit for bit.
+ */
+export function productsDealtKeeping(spec: ProductsSpec, rest: readonly Uint8Array[], w: readonly (readonly number[])[], keep: number, use: (rows: readonly Uint8Array[]) => void): Uint8Array {
+  if (!(keep >= 0 && keep < w.length)) throw new FieldError(`lincomb: row ${keep} of ${w.length} kept`);
+  const { mem, dst, hb } = productsDealtInKernel(spec, rest, w);
+  use(w.map((_, q) => mem.subarray(dst + q * hb, dst + (q + 1) * hb)));
+  // use() must not have called the kernel (the views would be stale): re-read the memory anyway
+  return output(new Uint8Array(k_().memory.buffer), dst + keep * hb, dst + (keep + 1) * hb);
+}
+
+/** Computes and deals h in kernel memory: the rows sit at dst, hb bytes each. */
+function productsDealtInKernel(spec: ProductsSpec, rest: readonly Uint8Array[], w: readonly (readonly number[])[]): { mem: Uint8Array; dst: number; hb: number } {
   const kk = 1 + rest.length;
   if (kk > 64 || w.length === 0 || w.some((r) => r.length !== kk)) throw new FieldError(`lincomb: ${kk} rows, ${w.length} weight rows`);
   for (const v of rest) assertCanonical(v, 'lincomb');
@@ -437,8 +458,7 @@ export function productsDealtEncoded(spec: ProductsSpec, rest: readonly Uint8Arr
   }));
   const dst = free + wBytes;
   if (m > 0) k_().lincombSmallRowsMany(h, free, kk, m, 0, nT, dst, 0);
-  const out = output(new Uint8Array(k_().memory.buffer), dst, dst + nT * hb);
-  return w.map((_, q) => out.subarray(q * hb, (q + 1) * hb));
+  return { mem: new Uint8Array(k_().memory.buffer), dst, hb };
 }
 
 /** The elements of h for a spec (a GRR dealer seeds that many shares per seeded peer). */

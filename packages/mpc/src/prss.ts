@@ -92,12 +92,43 @@ export function dealPrssKeys(n: number, t: number, seed: string): PrssKeys[] {
 
 /** Makes 16-byte strings canonical field elements in place: top bit cleared, p itself (probability 2^-127) read as 0. */
 export function canonicalize(bytes: Uint8Array): Uint8Array {
+  if (bytes.byteOffset % 4 === 0 && bytes.length % 16 === 0) return canonicalizeWords(bytes);
   for (let o = 0; o < bytes.length; o += 16) {
     bytes[o]! &= 0x7f;
     if (bytes[o] !== 0x7f) continue;
     let isP = true;
     for (let i = 1; isP && i < 16; i++) isP = bytes[o + i] === 0xff;
     if (isP) bytes.fill(0, o, o + 16);
+  }
+  return bytes;
+}
+
+/** Little-endian platform (every one Node runs on in practice): canonicalizeWords' masks assume it. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/**
+ * canonicalize on 32-bit words (a 4-byte aligned view): the element's first byte is the low byte of
+ * its first word on a little-endian machine, so clearing the top bit is one AND per element and p
+ * (0x7f then fifteen 0xff) is the first word 0xffffff7f with three all-ones words after it. The same
+ * bytes as the byte loop, with a quarter of the loads and stores (the pair streams of GRR and of the
+ * squares go through here: about a tenth of a party's JavaScript in production).
+ */
+function canonicalizeWords(bytes: Uint8Array): Uint8Array {
+  if (!LITTLE_ENDIAN) {
+    for (let o = 0; o < bytes.length; o += 16) {
+      bytes[o]! &= 0x7f;
+      if (bytes[o] !== 0x7f) continue;
+      let isP = true;
+      for (let i = 1; isP && i < 16; i++) isP = bytes[o + i] === 0xff;
+      if (isP) bytes.fill(0, o, o + 16);
+    }
+    return bytes;
+  }
+  const w = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2);
+  for (let i = 0; i < w.length; i += 4) {
+    const x = (w[i]! & 0xffffff7f) >>> 0;
+    w[i] = x;
+    if (x === 0xffffff7f && w[i + 1] === 0xffffffff && w[i + 2] === 0xffffffff && w[i + 3] === 0xffffffff) w[i] = w[i + 1] = w[i + 2] = w[i + 3] = 0;
   }
   return bytes;
 }

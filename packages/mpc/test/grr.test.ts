@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as F from '../src/field';
-import { dealGrr, dealGrrProducts, dealPlan, dealSeeded, grrRecombine, scaledPlan, seededPeers } from '../src/grr';
+import { dealGrr, dealGrrProducts, dealGrrProductsSending, dealPlan, dealSeeded, grrRecombine, scaledPlan, seededPeers } from '../src/grr';
 import { Prss, canonicalize, dealPrssKeys } from '../src/prss';
 import { interpolate, lagrange, shareSecret } from '../src/shamir';
 import { lincombEncoded, mulEncoded, nibbleHigherEncoded, nibblePairsEncoded, productsEncoded } from '../src/kernel';
@@ -202,6 +202,15 @@ describe('products dealt in the kernel (dealGrrProducts)', () => {
           const got = dealGrrProducts(spec, seeds, n, t, dealer, S);
           expect(got.map((v) => Buffer.from(v).toString('hex'))).toEqual(want.map((v) => Buffer.from(v).toString('hex')));
           expect(got.some((v) => v.length > 0)).toBe(true);
+          // sending from kernel memory (ADR 0040): the rows seen by send, copied there, and the kept own row
+          let sent: string[] = [];
+          const own = dealGrrProductsSending(spec, seeds, n, t, dealer, S, (rows) => (sent = rows.map((v) => Buffer.from(v).toString('hex'))));
+          expect(sent).toEqual(want.map((v) => Buffer.from(v).toString('hex')));
+          expect(Buffer.from(own).toString('hex')).toBe(Buffer.from(want[dealer - 1]!).toString('hex'));
+          // the kept row is an output of its own: later kernel calls leave it alone
+          const ownHex = Buffer.from(own).toString('hex');
+          dealGrrProducts(spec, seeds, n, t, dealer, S);
+          expect(Buffer.from(own).toString('hex')).toBe(ownHex);
         }
       }
     });

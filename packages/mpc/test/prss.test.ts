@@ -167,4 +167,37 @@ describe('ctrStream (one kept ECB cipher per key) against the former one CTR cip
     }
     expect(smallCtrStream).toBe(ctrStream);
   });
+
+  it('canonicalize: the word path gives the byte loop\'s bytes (top bit, p, 2^128 - 1, aligned and unaligned views)', () => {
+    const byteLoop = (bytes: Uint8Array): Uint8Array => {
+      const out = Uint8Array.from(bytes);
+      for (let o = 0; o < out.length; o += 16) {
+        out[o]! &= 0x7f;
+        if (out[o] !== 0x7f) continue;
+        let isP = true;
+        for (let i = 1; isP && i < 16; i++) isP = out[o + i] === 0xff;
+        if (isP) out.fill(0, o, o + 16);
+      }
+      return out;
+    };
+    const special = [
+      [0x7f, ...Array(15).fill(0xff)], // p
+      Array(16).fill(0xff), // 2^128 - 1: top bit cleared, then p
+      [0xff, ...Array(14).fill(0xff), 0xfe], // p - 1 with the top bit set
+      [0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe], // p - 1
+      [0x7f, 0xff, 0xff, 0xff, 0, ...Array(11).fill(0xff)], // first word as p's, the rest not
+      [0x80, ...Array(15).fill(0)], // 2^127: 0
+      Array(16).fill(0),
+    ];
+    const elems = [...special, ...Array.from({ length: 40 }, () => [...randomBytes(16)])];
+    for (const shift of [0, 4, 1, 3]) {
+      const buf = new Uint8Array(shift + elems.length * 16 + 4);
+      const v = buf.subarray(shift, shift + elems.length * 16);
+      elems.forEach((e, i) => v.set(e, i * 16));
+      const want = byteLoop(v);
+      expect(canonicalize(v)).toEqual(want);
+      expect([...v.subarray(0, 16)]).toEqual(Array(16).fill(0));
+      expect([...v.subarray(16, 32)]).toEqual(Array(16).fill(0));
+    }
+  });
 });
