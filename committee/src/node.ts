@@ -468,7 +468,7 @@ export class CommitteeNode {
     if (OP_TRACE) traceOp(this.log, 'write-done', { last: last.toString(), sched: schedSample() });
     this.appliedSeq = last;
     this.boundaryWritten(last);
-    this.link!.notify(last);
+    this.link!.notify();
     // ms: from taking the batch to its boundary on disk (the MPC job, the export, waiting for the
     // previous write, this write)
     this.log.info(fields(), 'batch applied');

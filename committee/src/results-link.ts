@@ -28,11 +28,6 @@ export class ResultsLink {
   private pumping = false;
   /** the latest capacity report, sent on every resume too */
   private capacity: CapacityFrame | null = null;
-  /**
-   * No result above this seq is in the store: the store's lastSeq at start (a bound, results of a
-   * recovered boundary may be missing below it), then the last seq of each commitJob (notify).
-   */
-  private storedThrough: bigint;
 
   constructor(
     private readonly url: string,
@@ -43,9 +38,7 @@ export class ResultsLink {
     private readonly gatewayLinkKey: Uint8Array,
     private readonly store: NodeStore,
     private readonly log: Logger,
-  ) {
-    this.storedThrough = store.lastSeq();
-  }
+  ) {}
 
   start(): void {
     this.connect();
@@ -80,17 +73,8 @@ export class ResultsLink {
     }
   }
 
-  /**
-   * Called after each job commit (`storedThrough`: the last seq whose result that commit stored) and
-   * on a resume: sends whatever the gateway has not yet got.
-   */
-  notify(storedThrough?: bigint): void {
-    if (storedThrough !== undefined && storedThrough > this.storedThrough) this.storedThrough = storedThrough;
-    // The common case after a job's write: sendNow sent its results already, so nothing the store
-    // holds is owed. Results reach the store only through commitJob, which reports its last seq
-    // here, so with nextSeq past it a range read would come back empty (one lmdb cursor per job, about
-    // 0.2 ms of a node's main thread at 4 orders/s, profiled).
-    if (this.resumed && this.nextSeq > this.storedThrough) return;
+  /** Called after each job commit: sends whatever the gateway has not yet got. */
+  notify(): void {
     void this.pump().catch((e: unknown) => this.log.error({ err: String(e) }, 'results pump failed'));
   }
 

@@ -14,20 +14,12 @@ import type { NodeStore } from '../src/node-store';
 const nodeKey = generateEd25519();
 const gatewayKey = generateEd25519();
 const results: ResultFrame[] = [1, 2, 3].map((seq) => ({ t: 'result', node: 4, seq: String(seq), pub: { kind: 'cancel' }, sealed: '', job: `batch:${seq}-${seq}:0` }));
-/** A store holding `held` (its lastSeq the highest of them), counting its range reads. */
-function storeOf(held: ResultFrame[]) {
-  const reads = { n: 0 };
-  const s = {
-    *resultsFrom(from: bigint) {
-      reads.n++;
-      yield* held.filter((r) => BigInt(r.seq) >= from);
-    },
-    lastSeq: () => held.reduce((m, r) => (BigInt(r.seq) > m ? BigInt(r.seq) : m), 0n),
-    prune: async () => {},
-  } as unknown as NodeStore;
-  return { store: s, reads, held };
-}
-const store = storeOf(results).store;
+const store = {
+  *resultsFrom(from: bigint) {
+    yield* results.filter((r) => BigInt(r.seq) >= from);
+  },
+  prune: async () => {},
+} as unknown as NodeStore;
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -61,10 +53,10 @@ async function listener(signingKey: Uint8Array) {
   return { url: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, got, admitted, capacity };
 }
 
-function link(url: string, from: NodeStore = store) {
+function link(url: string) {
   const logs: string[] = [];
   const log = pino({ level: 'info' }, { write: (l: string) => void logs.push(l) });
-  const l = new ResultsLink(url, 4, nodeKey.privateKey, gatewayKey.publicKey, from, log);
+  const l = new ResultsLink(url, 4, nodeKey.privateKey, gatewayKey.publicKey, store, log);
   cleanup.push(() => l.close());
   l.start();
   return { logs, link: l };
@@ -112,30 +104,6 @@ describe('results link (node side)', () => {
     await waitFor(() => gw.got.length === 7);
     await new Promise((r) => setTimeout(r, 100));
     expect(gw.got.map((r) => r.seq)).toEqual(['1', '2', '3', '4', '5', '6', '7']);
-  });
-
-  it('reads the store after a job\'s write only when a result it holds is still owed', async () => {
-    const gw = await listener(gatewayKey.privateKey);
-    const st = storeOf(results.slice());
-    const { link: l } = link(gw.url, st.store);
-    await waitFor(() => gw.got.length === 3); // 1-3 from the store on the resume
-    const job = (seq: number): ResultFrame[] => [{ ...results[0]!, seq: String(seq), job: `batch:${seq}-${seq}:0` }];
-    await new Promise((r) => setTimeout(r, 50)); // the resume's pump reads once more, finds nothing and ends
-    const readsAfterResume = st.reads.n;
-    // the usual path: sent at the job's commit, then written: the store holds nothing owed
-    l.sendNow(job(4));
-    st.held.push(...job(4));
-    l.notify(4n);
-    await waitFor(() => gw.got.length === 4);
-    expect(st.reads.n).toBe(readsAfterResume);
-    // not sent at once (5 was skipped: not next), so the write of 5-6 is followed by a read that sends both
-    l.sendNow(job(6));
-    st.held.push(...job(5), ...job(6));
-    l.notify(6n);
-    await waitFor(() => gw.got.length === 6);
-    expect(st.reads.n).toBeGreaterThan(readsAfterResume);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(gw.got.map((r) => r.seq)).toEqual(['1', '2', '3', '4', '5', '6']);
   });
 
   it('sends nothing to a listener that cannot prove the gateway\'s link key', async () => {
