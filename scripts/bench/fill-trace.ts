@@ -66,7 +66,7 @@ function pct(xs: number[], p: number): number {
 }
 
 /** run / rq: the node's main thread's ms on a CPU / runnable but waiting for one, since it started (committee/src/sched-sample.ts) */
-interface Sched { run: number; rq: number }
+interface Sched { run: number; rq: number; cpu: number }
 interface TraceLine { stage: string; at: number; seq?: string; first?: string; last?: string; rid?: string; order_id?: string; node?: number; rounds?: number; queuedMs?: number; sched?: Sched }
 /** A node's preprocessing step (the engine's prep-step event) or GC pause: [start epoch ms, ms]. */
 type Span = [number, number];
@@ -324,10 +324,29 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
     console.log(`the buy's job window per node (${sched.length} jobs, p50): node 1 wall ${n1('wall')} ms = on a CPU ${n1('run')} + waiting for a CPU (run queue) ${n1('rq')} + asleep ${n1('asleep')}; summed over the ${N} nodes: on a CPU ${all('run')} ms, run queue ${all('rq')} ms, asleep ${all('asleep')} ms`);
     console.log(`  inside the nodes' job windows: preprocessing steps in ${withSpan('prep')} of ${sched.length} jobs (p50 over all nodes ${all('prep')} ms), GC pauses >= 0.5 ms in ${withSpan('gc')} (p50 ${all('gc')} ms)`);
   }
+  // Each node's process CPU (every thread: lmdb's writer and libuv's pool too) per job, split at its
+  // trace lines: the job itself (job-start to job-end), the end of the job to its boundary write being
+  // queued (the results' send, the engine's end-of-job work), the boundary's export and write, and
+  // from the write to the next job's start (receiving and unsealing the next op, the overlapped
+  // fsync, timers, background preprocessing: at this rate mostly idle time). Every job of the pairs,
+  // sells and buys alike: the fixed cost of a one-op job, wherever it falls.
+  const segNames = ['job', 'end-to-write', 'export+write', 'to-next-job'] as const;
+  const segs = nodeTrace.map((ls) => {
+    const out: number[][] = segNames.map(() => []);
+    const withCpu = ls.filter((l) => l.sched !== undefined && ['job-start', 'job-end', 'write-queued', 'write-done'].includes(l.stage));
+    for (let i = 1; i < withCpu.length; i++) {
+      const k = ['job-start>job-end', 'job-end>write-queued', 'write-queued>write-done', 'write-done>job-start'].indexOf(`${withCpu[i - 1]!.stage}>${withCpu[i]!.stage}`);
+      if (k >= 0) out[k]!.push(withCpu[i]!.sched!.cpu - withCpu[i - 1]!.sched!.cpu);
+    }
+    return out;
+  });
+  const mean = (xs: number[]) => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
+  console.log(`process CPU ms per job, per node (mean over ${segs[0]![0]!.length} jobs; p50 in brackets): ${segNames.join(' / ')}`);
+  segs.forEach((s, k) => console.log(`  node-${k + 1}: ${s.map((xs) => `${f(mean(xs)).trim()} (${f(pct(xs, 50)).trim()})`).join(' / ')}; sum of means ${f(s.reduce((a, xs) => a + (xs.length ? mean(xs) : 0), 0)).trim()}`));
   console.log(`node 1's result was the k-th to reach the gateway: ${[...nth].sort((a, b) => a[0] - b[0]).map(([k, c]) => `${k}th ${c}`).join(', ')}`);
   if (JSON_OUT) {
     const fig = Object.fromEntries(rows.map(([k]) => [k, { p50: pct(per.get(k)!, 50), p90: pct(per.get(k)!, 90) }]));
-    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50), committeeP50: sched.length === 0 ? undefined : Object.fromEntries((['wall', 'run', 'rq', 'asleep', 'prep', 'gc'] as const).map((k) => [k, { node1: pct(sched.map((j) => j[0]![k]), 50), sum: pct(sched.map((j) => j.reduce((a, x) => a + x[k], 0)), 50) }])), jobSumsP50: { peers: pct(jobSums.map((j) => j.peers), 50), between: pct(jobSums.map((j) => j.between), 50), queue: pct(jobSums.map((j) => j.queue), 50), own: pct(jobSums.map((j) => j.own), 50) } }, null, 2));
+    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50), committeeP50: sched.length === 0 ? undefined : Object.fromEntries((['wall', 'run', 'rq', 'asleep', 'prep', 'gc'] as const).map((k) => [k, { node1: pct(sched.map((j) => j[0]![k]), 50), sum: pct(sched.map((j) => j.reduce((a, x) => a + x[k], 0)), 50) }])), nodeCpuPerJob: segs.map((s) => Object.fromEntries(segNames.map((n, i) => [n, { mean: mean(s[i]!), p50: pct(s[i]!, 50) }]))), jobSumsP50: { peers: pct(jobSums.map((j) => j.peers), 50), between: pct(jobSums.map((j) => j.between), 50), queue: pct(jobSums.map((j) => j.queue), 50), own: pct(jobSums.map((j) => j.own), 50) } }, null, 2));
   }
 }
 
