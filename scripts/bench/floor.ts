@@ -35,7 +35,8 @@ const overUnix = (m: Mode): boolean => m === 'unix' || m === 'libp2p-unix';
 
 interface Plan { jobs: number; warmup: number; rounds: number; bytes: number; node: boolean; perPeer: number; bigPct: number }
 interface Config { mode: Mode; self: number; ports: number[]; /** socket paths (unix modes; else empty) */ paths: string[]; keys: string[]; peerIds: string[]; plan: Plan }
-interface Report { self: number; samples: number[]; cpuMs: number; wallMs: number; direct?: string }
+/** sysMs: the kernel's part of cpuMs (on loopback TCP it includes the peer's receive path, run inline in our write) */
+interface Report { self: number; samples: number[]; cpuMs: number; sysMs: number; wallMs: number; direct?: string }
 
 type Handler = (from: number, data: Uint8Array) => void;
 /** What a party needs: send to a peer (arrivals go to the handler given at creation, so none is missed). */
@@ -149,7 +150,7 @@ async function runJobs(self: number, link: Link, arrivals: Arrivals, plan: Plan)
     samples.push(performance.now() - t0);
   }
   const c = process.cpuUsage(c0);
-  return { self, samples, cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - w0 };
+  return { self, samples, cpuMs: (c.user + c.system) / 1000, sysMs: c.system / 1000, wallMs: performance.now() - w0 };
 }
 
 /** Node-like message sizes: a fixed seeded sequence (xorshift32), so every run and party draws the same. */
@@ -199,7 +200,7 @@ async function runNodeJobs(self: number, link: Link, arrivals: Arrivals, plan: P
     samples.push(performance.now() - t0);
   }
   const c = process.cpuUsage(c0);
-  return { self, samples, cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - w0 };
+  return { self, samples, cpuMs: (c.user + c.system) / 1000, sysMs: c.system / 1000, wallMs: performance.now() - w0 };
 }
 
 async function child(cfg: Config): Promise<void> {
@@ -256,7 +257,7 @@ async function parent(): Promise<void> {
     const s = rs[0]!.samples;
     const cpu = rs.map((r) => r.cpuMs / plan.jobs);
     const msgs = 2 * plan.rounds * (N - 1) * (node ? plan.perPeer : 1);
-    console.log(`${mode.padEnd(12)} one job p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms (party 1); CPU per party per job ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} ms (${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(1)} µs per message sent or received)`);
+    console.log(`${mode.padEnd(12)} one job p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms (party 1); CPU per party per job ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} ms (${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(1)} µs per message sent or received, ${(1000 * rs.reduce((a, r) => a + r.sysMs, 0) / plan.jobs / N / msgs).toFixed(1)} of it in the kernel)`);
     if (rs[0]!.direct !== undefined) console.log(`${mode.padEnd(12)} party 1: ${rs[0]!.direct}`);
     if (node) {
       const wall = rs.reduce((a, r) => a + r.wallMs, 0) / N;
