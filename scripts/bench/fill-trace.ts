@@ -5,14 +5,14 @@
 // times at about `--rate` orders/s, times the buy from the REST call to the FILLED update on the
 // buyer's encrypted WebSocket, then joins the processes' lines by seq and prints the median and p90
 // of each stage's share of it, and node 1's job against rounds x link latency.
-//   npm run bench:trace -- [--pairs 40] [--rate 4] [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--node-nice 19] [--max-seconds 300] [--json FILE]
+//   npm run bench:trace -- [--pairs 40] [--rate 4] [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--node-nice 19] [--max-seconds 300] [--links tcp|unix] [--json FILE]
 // A progress line every 3 s; the whole run is bounded by --max-seconds (the pairs stop, the figures
 // cover what was placed).
 import '@tenebra/transport/src/polyfill';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkCommitteeSize, layout } from '@tenebra/config';
+import { DEFAULT_COMMITTEE_LINKS, checkCommitteeSize, committeeLinksOf, layout } from '@tenebra/config';
 import { Cluster } from '../src/cluster';
 import { run as accounts } from '../src/accounts';
 import { describeLinks, LINK_FLAGS, linkEmulationOf, parseFlags } from '../src/flags';
@@ -22,7 +22,7 @@ import { FillWatch } from './fill-watch';
 import { ticker } from './section-meter';
 
 process.env.TENEBRA_TRACE_OPS = '1'; // inherited by every process the cluster spawns
-const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'quorum-nice', 'max-seconds', 'json', ...LINK_FLAGS], ['keep', 'no-round-trace']);
+const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'quorum-nice', 'max-seconds', 'json', 'links', ...LINK_FLAGS], ['keep', 'no-round-trace']);
 // --no-round-trace: the engine's per-round lines off (the round figures are then empty), to see
 // what logging them costs the nodes' job windows
 process.env.TENEBRA_TRACE_ROUNDS = flags.bool.has('no-round-trace') ? '0' : '1';
@@ -37,6 +37,8 @@ const NODE_NICE = Number(flags.str.get('node-nice') ?? 19);
 const QUORUM_NICE = flags.str.has('quorum-nice') ? Number(flags.str.get('quorum-nice')) : undefined;
 const MAX_MS = 1000 * Number(flags.str.get('max-seconds') ?? 300);
 const LINKS = linkEmulationOf(flags);
+/** --links tcp|unix: the committee links (docs/decisions/0041-unix-socket-links.md) */
+const COMMITTEE_LINKS = committeeLinksOf(flags.str.get('links')) ?? DEFAULT_COMMITTEE_LINKS;
 const JSON_OUT = flags.str.get('json');
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000;
@@ -100,8 +102,8 @@ async function main(): Promise<void> {
   const deadline = Date.now() + MAX_MS;
   const dataDir = mkdtempSync(join(tmpdir(), 'tenebra-trace-'));
   const ports = await testPorts(N);
-  console.log(`fill trace: ${PAIRS} pairs at ~${RATE} orders/s, ${N}-node cluster (t=${T}) in ${dataDir}; ${describeLinks(LINKS)}`);
-  const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE, ...(LINKS ? { linkEmulation: LINKS } : {}) });
+  console.log(`fill trace: ${PAIRS} pairs at ~${RATE} orders/s, ${N}-node cluster (t=${T}) in ${dataDir}; ${describeLinks(LINKS)}; committee links over ${COMMITTEE_LINKS}`);
+  const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE, links: COMMITTEE_LINKS, ...(LINKS ? { linkEmulation: LINKS } : {}) });
   let watches: FillWatch[] = [];
   const samples: { orderId: string; t0: number; ack: number; push: number }[] = [];
   try {
@@ -346,7 +348,7 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   console.log(`node 1's result was the k-th to reach the gateway: ${[...nth].sort((a, b) => a[0] - b[0]).map(([k, c]) => `${k}th ${c}`).join(', ')}`);
   if (JSON_OUT) {
     const fig = Object.fromEntries(rows.map(([k]) => [k, { p50: pct(per.get(k)!, 50), p90: pct(per.get(k)!, 90) }]));
-    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50), committeeP50: sched.length === 0 ? undefined : Object.fromEntries((['wall', 'run', 'rq', 'asleep', 'prep', 'gc'] as const).map((k) => [k, { node1: pct(sched.map((j) => j[0]![k]), 50), sum: pct(sched.map((j) => j.reduce((a, x) => a + x[k], 0)), 50) }])), nodeCpuPerJob: segs.map((s) => Object.fromEntries(segNames.map((n, i) => [n, { mean: mean(s[i]!), p50: pct(s[i]!, 50) }]))), jobSumsP50: { peers: pct(jobSums.map((j) => j.peers), 50), between: pct(jobSums.map((j) => j.between), 50), queue: pct(jobSums.map((j) => j.queue), 50), own: pct(jobSums.map((j) => j.own), 50) } }, null, 2));
+    writeFileSync(JSON_OUT, JSON.stringify({ argv: process.argv.slice(2), committeeLinks: COMMITTEE_LINKS, fills: total.length, p50: pct(total, 50), p90: pct(total, 90), p99: pct(total, 99), stages: fig, jobP50: pct(jobMs, 50), roundsP50: pct(jobRounds, 50), roundWaitP50: pct(roundWaits, 50), betweenRoundsP50: pct(betweenRounds, 50), committeeP50: sched.length === 0 ? undefined : Object.fromEntries((['wall', 'run', 'rq', 'asleep', 'prep', 'gc'] as const).map((k) => [k, { node1: pct(sched.map((j) => j[0]![k]), 50), sum: pct(sched.map((j) => j.reduce((a, x) => a + x[k], 0)), 50) }])), nodeCpuPerJob: segs.map((s) => Object.fromEntries(segNames.map((n, i) => [n, { mean: mean(s[i]!), p50: pct(s[i]!, 50) }]))), jobSumsP50: { peers: pct(jobSums.map((j) => j.peers), 50), between: pct(jobSums.map((j) => j.between), 50), queue: pct(jobSums.map((j) => j.queue), 50), own: pct(jobSums.map((j) => j.own), 50) } }, null, 2));
   }
 }
 

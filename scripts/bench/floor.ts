@@ -5,9 +5,11 @@
 // (length-prefixed frames, TCP_NODELAY, no encryption) and over this project's libp2p transport
 // (TCP + Noise + Yamux). Whatever the MPC code does, a comparison over that transport cannot be
 // faster than this on the same machine.
-//   npm run bench:floor -- [--jobs 300] [--warmup 500] [--rounds 3] [--bytes 448] [--only tcp,libp2p,libp2p-lib]
+//   npm run bench:floor -- [--jobs 300] [--warmup 500] [--rounds 3] [--bytes 448] [--only tcp,unix,libp2p,libp2p-unix,libp2p-lib]
 // --only takes a comma list of modes, run in that order; libp2p-lib is the libp2p transport with
-// directPath off (every message through the library's layers, for an A/B in one run).
+// directPath off (every message through the library's layers, for an A/B in one run); unix and
+// libp2p-unix are tcp and libp2p over Unix domain sockets instead of loopback TCP (the links of
+// `npm start -- --links unix`, docs/decisions/0041-unix-socket-links.md).
 // --node drives the transport as a committee node does instead: in each round every party sends each
 // peer --per-peer messages (default 6), one batch to every peer per event-loop turn (setImmediate in
 // between: a node's runtime sends as its gates finish, not in one burst), sizes drawn from a node-like
@@ -16,26 +18,32 @@
 // FLOOR_CHILD_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the five parties.
 import '@tenebra/transport/src/polyfill';
 import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createLibp2pTransport, generateIdentity, type PeerEntry } from '@tenebra/transport';
+import { createLibp2pTransport, generateIdentity, unixSocketMultiaddr, type PeerEntry } from '@tenebra/transport';
 import { directReads } from '@tenebra/transport/src/direct-path';
 import { parseFlags } from '../src/flags';
 
 const N = 5;
-type Mode = 'tcp' | 'libp2p' | 'libp2p-lib';
-const MODES: readonly Mode[] = ['tcp', 'libp2p', 'libp2p-lib'];
+type Mode = 'tcp' | 'unix' | 'libp2p' | 'libp2p-unix' | 'libp2p-lib';
+const MODES: readonly Mode[] = ['tcp', 'unix', 'libp2p', 'libp2p-unix', 'libp2p-lib'];
+/** the modes whose links are Unix domain sockets */
+const overUnix = (m: Mode): boolean => m === 'unix' || m === 'libp2p-unix';
 
 interface Plan { jobs: number; warmup: number; rounds: number; bytes: number; node: boolean; perPeer: number; bigPct: number }
-interface Config { mode: Mode; self: number; ports: number[]; keys: string[]; peerIds: string[]; plan: Plan }
-interface Report { self: number; samples: number[]; cpuMs: number; wallMs: number; direct?: string }
+interface Config { mode: Mode; self: number; ports: number[]; /** socket paths (unix modes; else empty) */ paths: string[]; keys: string[]; peerIds: string[]; plan: Plan }
+/** sysMs: the kernel's part of cpuMs (on loopback TCP it includes the peer's receive path, run inline in our write) */
+interface Report { self: number; samples: number[]; cpuMs: number; sysMs: number; wallMs: number; direct?: string }
 
 type Handler = (from: number, data: Uint8Array) => void;
 /** What a party needs: send to a peer (arrivals go to the handler given at creation, so none is missed). */
 interface Link { send(to: number, data: Uint8Array): void; stop(): Promise<void>; direct?: () => string }
 
-/** Bare sockets: one outbound socket per peer (written only), inbound sockets read; u32 length frames. */
-async function bareTcp(self: number, ports: number[], handler: Handler): Promise<Link> {
+/** Bare sockets (TCP ports, or Unix socket paths when given): one outbound socket per peer (written only), inbound sockets read; u32 length frames. */
+async function bareTcp(self: number, ports: number[], paths: string[], handler: Handler): Promise<Link> {
   const server = createServer((sock) => {
     sock.setNoDelay(true);
     let from = 0;
@@ -56,11 +64,11 @@ async function bareTcp(self: number, ports: number[], handler: Handler): Promise
       }
     });
   });
-  await new Promise<void>((res) => server.listen(ports[self - 1], '127.0.0.1', res));
+  await new Promise<void>((res) => (paths.length > 0 ? server.listen(paths[self - 1]!, res) : server.listen(ports[self - 1], '127.0.0.1', res)));
   const out = new Map<number, Socket>();
   const dial = (j: number): Promise<void> =>
     new Promise((res) => {
-      const s = createConnection({ port: ports[j - 1]!, host: '127.0.0.1' }, () => {
+      const s = createConnection(paths.length > 0 ? { path: paths[j - 1]! } : { port: ports[j - 1]!, host: '127.0.0.1' }, () => {
         s.setNoDelay(true);
         s.write(Buffer.from([self]));
         out.set(j, s);
@@ -85,7 +93,9 @@ async function bareTcp(self: number, ports: number[], handler: Handler): Promise
 }
 
 async function libp2pLink(self: number, cfg: Config, handler: Handler): Promise<Link> {
-  const peers: PeerEntry[] = cfg.ports.map((p, k) => ({ index: k + 1, peerId: cfg.peerIds[k]!, addr: `/ip4/127.0.0.1/tcp/${p}` }));
+  const peers: PeerEntry[] = cfg.peerIds.map((peerId, k) => ({
+    index: k + 1, peerId, addr: cfg.paths.length > 0 ? unixSocketMultiaddr(cfg.paths[k]!) : `/ip4/127.0.0.1/tcp/${cfg.ports[k]}`,
+  }));
   const t = await createLibp2pTransport({ self, n: N, privateKey: Buffer.from(cfg.keys[self - 1]!, 'hex'), listen: peers[self - 1]!.addr, peers, directPath: cfg.mode !== 'libp2p-lib' });
   t.onMessage(handler);
   await t.start();
@@ -140,7 +150,7 @@ async function runJobs(self: number, link: Link, arrivals: Arrivals, plan: Plan)
     samples.push(performance.now() - t0);
   }
   const c = process.cpuUsage(c0);
-  return { self, samples, cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - w0 };
+  return { self, samples, cpuMs: (c.user + c.system) / 1000, sysMs: c.system / 1000, wallMs: performance.now() - w0 };
 }
 
 /** Node-like message sizes: a fixed seeded sequence (xorshift32), so every run and party draws the same. */
@@ -190,12 +200,12 @@ async function runNodeJobs(self: number, link: Link, arrivals: Arrivals, plan: P
     samples.push(performance.now() - t0);
   }
   const c = process.cpuUsage(c0);
-  return { self, samples, cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - w0 };
+  return { self, samples, cpuMs: (c.user + c.system) / 1000, sysMs: c.system / 1000, wallMs: performance.now() - w0 };
 }
 
 async function child(cfg: Config): Promise<void> {
   const arrivals = new Arrivals(cfg.plan.node ? cfg.plan.perPeer * (N - 1) : N - 1);
-  const link = cfg.mode === 'tcp' ? await bareTcp(cfg.self, cfg.ports, arrivals.handler) : await libp2pLink(cfg.self, cfg, arrivals.handler);
+  const link = cfg.mode === 'tcp' || cfg.mode === 'unix' ? await bareTcp(cfg.self, cfg.ports, cfg.paths, arrivals.handler) : await libp2pLink(cfg.self, cfg, arrivals.handler);
   process.send!({ type: 'ready' });
   await new Promise<void>((res) => process.once('message', () => res())); // everyone connected
   const report = await (cfg.plan.node ? runNodeJobs : runJobs)(cfg.self, link, arrivals, cfg.plan);
@@ -231,7 +241,9 @@ async function parent(): Promise<void> {
   else console.log(`floor: ${N} processes, ${plan.jobs} jobs (after ${plan.warmup} untimed) of ${plan.rounds} rounds, ${plan.bytes} B to each peer per round, no arithmetic`);
   for (const mode of modes) {
     const ports = await freePorts(N);
-    const cfgs: Config[] = ports.map((_, k) => ({ mode, self: k + 1, ports, keys: ids.map((i) => Buffer.from(i.privateKey).toString('hex')), peerIds: ids.map((i) => i.peerId), plan }));
+    const sockets = overUnix(mode) ? mkdtempSync(join(tmpdir(), 'tenebra-floor-')) : undefined;
+    const paths = sockets === undefined ? [] : ports.map((_, k) => join(sockets, `p${k + 1}.sock`));
+    const cfgs: Config[] = ports.map((_, k) => ({ mode, self: k + 1, ports, paths, keys: ids.map((i) => Buffer.from(i.privateKey).toString('hex')), peerIds: ids.map((i) => i.peerId), plan }));
     const kids = cfgs.map((c) => fork(fileURLToPath(import.meta.url), ['--child', JSON.stringify(c)], { execArgv: ['--import', 'tsx', ...(process.env.FLOOR_CHILD_ARGS?.split(' ').filter(Boolean) ?? [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
     await Promise.all(kids.map((k) => new Promise((res) => k.once('message', res))));
     const reports = new Promise<Report[]>((res) => {
@@ -245,13 +257,14 @@ async function parent(): Promise<void> {
     const s = rs[0]!.samples;
     const cpu = rs.map((r) => r.cpuMs / plan.jobs);
     const msgs = 2 * plan.rounds * (N - 1) * (node ? plan.perPeer : 1);
-    console.log(`${mode.padEnd(10)} one job p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms (party 1); CPU per party per job ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} ms (${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(1)} µs per message sent or received)`);
-    if (rs[0]!.direct !== undefined) console.log(`${mode.padEnd(10)} party 1: ${rs[0]!.direct}`);
+    console.log(`${mode.padEnd(12)} one job p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms (party 1); CPU per party per job ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} ms (${(1000 * cpu.reduce((a, b) => a + b, 0) / N / msgs).toFixed(1)} µs per message sent or received, ${(1000 * rs.reduce((a, r) => a + r.sysMs, 0) / plan.jobs / N / msgs).toFixed(1)} of it in the kernel)`);
+    if (rs[0]!.direct !== undefined) console.log(`${mode.padEnd(12)} party 1: ${rs[0]!.direct}`);
     if (node) {
       const wall = rs.reduce((a, r) => a + r.wallMs, 0) / N;
-      console.log(`${mode.padEnd(10)} --node: ${((msgs / 2) * plan.jobs / (wall / 1000)).toFixed(0)} messages/s sent per party (mean of ${N} parties' wall time)`);
+      console.log(`${mode.padEnd(12)} --node: ${((msgs / 2) * plan.jobs / (wall / 1000)).toFixed(0)} messages/s sent per party (mean of ${N} parties' wall time)`);
     }
     await Promise.all(kids.map((k) => new Promise((res) => (k.exitCode !== null ? res(null) : k.once('exit', res)))));
+    if (sockets !== undefined) rmSync(sockets, { recursive: true, force: true });
   }
 }
 

@@ -2,6 +2,7 @@
 //   node --import tsx scripts/bench/mpc.ts [--quick] [--sim-only] [--libp2p-only] [--latency-only] [--batched-only]
 //     [--production-only] [--background] [--nodes 5 --threshold 2]
 //     [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS]   (emulated WAN links between the libp2p processes)
+//     [--links tcp|unix]   (the libp2p processes' links: loopback TCP ports or Unix sockets, docs/decisions/0041; default: DEFAULT_COMMITTEE_LINKS)
 //     [--json FILE]   (every figure printed, also as JSON: `npm run report -- FILE...` draws runs side by side)
 // (MPC_TRACE=<party> logs that party's rounds; MPC_ELD=1 prints event-loop delay per party.)
 // (MPC_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles each party process: they exit normally at the end.)
@@ -11,24 +12,29 @@
 // work is identical. Preprocessing production is measured separately in committee mode.
 import '@tenebra/transport/src/polyfill';
 import { fork, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { SimNetwork, checkLinkEmulation, generateIdentity, type LinkEmulation, type PeerEntry } from '@tenebra/transport';
+import { SimNetwork, checkLinkEmulation, generateIdentity, unixSocketMultiaddr, type LinkEmulation, type PeerEntry } from '@tenebra/transport';
 import { DEFAULT_KAPPA, LEX4, costOf, createParty, type Party, type PreprocessingOptions } from '@tenebra/mpc';
-import { checkCommitteeSize } from '@tenebra/config';
+import { DEFAULT_COMMITTEE_LINKS, checkCommitteeSize, committeeLinksOf } from '@tenebra/config';
 import { runStep, type Step, type StepResult } from './mpc-plan';
 import { parseFlags } from '../src/flags';
 
 const args = new Set(process.argv.slice(2));
 // the shared parser refuses a mistyped flag (it would silently run the whole bench) and answers --help
-parseFlags(process.argv.slice(2), ['nodes', 'threshold', 'link-latency-ms', 'link-jitter-ms', 'link-bandwidth-mbps', 'json'],
+parseFlags(process.argv.slice(2), ['nodes', 'threshold', 'link-latency-ms', 'link-jitter-ms', 'link-bandwidth-mbps', 'json', 'links'],
   ['quick', 'sim-only', 'libp2p-only', 'latency-only', 'batched-only', 'production-only', 'background']);
 const quick = args.has('--quick');
 const valueOf = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : dflt;
 };
+const linksAt = process.argv.indexOf('--links');
+/** --links tcp|unix: how the libp2p party processes reach each other (as `npm start -- --links`) */
+const LINKS_OVER = committeeLinksOf(linksAt >= 0 ? process.argv[linksAt + 1] : undefined) ?? DEFAULT_COMMITTEE_LINKS;
 const jsonAt = process.argv.indexOf('--json');
 const JSON_OUT = jsonAt >= 0 ? process.argv[jsonAt + 1] : undefined;
 if (jsonAt >= 0 && (!JSON_OUT || JSON_OUT.startsWith('--'))) throw new Error('--json needs a file name');
@@ -184,8 +190,11 @@ async function freePorts(k: number): Promise<number[]> {
 async function libp2p(prep: PreprocessingOptions, plan: Step[]): Promise<StepResult[][]> {
   const worker = fileURLToPath(new URL('./mpc-party.ts', import.meta.url));
   const ids = await Promise.all(Array.from({ length: n }, () => generateIdentity()));
-  const ports = await freePorts(n);
-  const peers: PeerEntry[] = ids.map((id, k) => ({ index: k + 1, peerId: id.peerId, addr: `/ip4/127.0.0.1/tcp/${ports[k]}` }));
+  const sockets = LINKS_OVER === 'unix' ? mkdtempSync(join(tmpdir(), 'tenebra-mpc-')) : undefined;
+  const ports = sockets === undefined ? await freePorts(n) : [];
+  const peers: PeerEntry[] = ids.map((id, k) => ({
+    index: k + 1, peerId: id.peerId, addr: sockets === undefined ? `/ip4/127.0.0.1/tcp/${ports[k]}` : unixSocketMultiaddr(join(sockets, `p${k + 1}.sock`)),
+  }));
   const out: StepResult[][] = ids.map(() => []);
   const children: ChildProcess[] = [];
   try {
@@ -210,6 +219,7 @@ async function libp2p(prep: PreprocessingOptions, plan: Step[]): Promise<StepRes
       c.once('exit', () => { clearTimeout(timer); resolve(); });
       try { c.send({ type: 'exit' }); } catch { c.kill('SIGKILL'); }
     })));
+    if (sockets !== undefined) rmSync(sockets, { recursive: true, force: true });
   }
   return out;
 }
@@ -233,17 +243,17 @@ if (args.has('--background')) {
   const res = await libp2p(bg, [{ kind: 'latency', count: LAT, warmup: LAT_WARMUP }]);
   const s = res[0]![0]!.samples!;
   const made = res[0]![0]!.made;
-  const where = `libp2p, ${n} processes, committee preprocessing in the background (batch ${batch})`;
+  const where = `libp2p, ${n} processes over ${LINKS_OVER}, committee preprocessing in the background (batch ${batch})`;
   console.log(`\n== ${where} ==`);
   sections.push({ where, mul: [], lt: [], ltLatency: { jobs: s.length, p50Ms: pct(s, 0.5), p99Ms: pct(s, 0.99), maxMs: Math.max(...s) } });
   console.log(`single lt latency (${s.length} jobs after ${LAT_WARMUP} warm-up jobs): p50 ${pct(s, 0.5).toFixed(2)} ms, p99 ${pct(s, 0.99).toFixed(2)} ms, max ${Math.max(...s).toFixed(1)} ms; meanwhile made ${made.triples} triples + ${made.lex4} lex4 + ${made.prod4} prod4 + ${made.bits} bits in ${res[0]![0]!.ms.toFixed(0)} ms`);
 } else if (!args.has('--sim-only')) {
-  if (!args.has('--production-only')) print(`libp2p, ${n} processes on 127.0.0.1${LINKS ? ` (links: ${LINKS.latencyMs} ± ${LINKS.jitterMs} ms${LINKS.bandwidthMbps ? `, ${LINKS.bandwidthMbps} Mbit/s` : ''})` : ''} (online, dealer-made reserve)`, await libp2p(dealerPrep, online));
-  if (!latOnly && !args.has('--batched-only')) print(`libp2p, ${n} processes (committee preprocessing)`, await libp2p(committeePrep, production));
+  if (!args.has('--production-only')) print(`libp2p, ${n} processes on 127.0.0.1 over ${LINKS_OVER}${LINKS ? ` (links: ${LINKS.latencyMs} ± ${LINKS.jitterMs} ms${LINKS.bandwidthMbps ? `, ${LINKS.bandwidthMbps} Mbit/s` : ''})` : ''} (online, dealer-made reserve)`, await libp2p(dealerPrep, online));
+  if (!latOnly && !args.has('--batched-only')) print(`libp2p, ${n} processes over ${LINKS_OVER} (committee preprocessing)`, await libp2p(committeePrep, production));
 }
 console.log(`\nload average at end ${load()} (other work on the machine slows every figure above)`);
 if (JSON_OUT) {
-  const run = { bench: 'mpc', n, t, quick, started, argv: process.argv.slice(2), cores: os.cpus().length, node: process.version, loadAtStart, loadAtEnd: os.loadavg(), ...(LINKS ? { links: LINKS } : {}), sections };
+  const run = { bench: 'mpc', n, t, quick, started, argv: process.argv.slice(2), cores: os.cpus().length, node: process.version, loadAtStart, loadAtEnd: os.loadavg(), committeeLinks: LINKS_OVER, ...(LINKS ? { links: LINKS } : {}), sections };
   writeFileSync(JSON_OUT, `${JSON.stringify(run, null, 2)}\n`);
   console.log(`figures written to ${JSON_OUT}`);
 }

@@ -4,7 +4,7 @@
 // takers sending limits, IOCs, markets, FOKs, cancels and modifies) with throughput and latency per
 // kind, the plaintext reference rate on the same stream, the stall after killing t nodes (two by
 // default), and the order-to-fill with t nodes down.
-//   npm run bench:orders -- [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--mix-open-rate R [--mix-open-quote-ms 1000]] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--max-catchup-seconds 120] [--project-rtt-ms 0.33] [--json FILE] [--job-boundaries intake|progress] [--share-fanout all|spare|minimal] [--keep]
+//   npm run bench:orders -- [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--mix-open-rate R [--mix-open-quote-ms 1000]] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--max-catchup-seconds 120] [--project-rtt-ms 0.33] [--json FILE] [--job-boundaries intake|progress] [--share-fanout all|spare|minimal] [--links tcp|unix] [--keep]
 // Long waits (a section's load, the committee catching up) print a progress line every 3 s, and
 // every wait is bounded (--max-catchup-seconds for catching up).
 import '@tenebra/transport/src/polyfill';
@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Exchange, PlaintextBackend, generateStream } from '@tenebra/matching';
-import { COMPARISON_BITS, INSTRUMENTS, SHARE_FANOUTS, checkCommitteeSize, type ShareFanout, fromUnits, layout, toUnits, type InstrumentSpec } from '@tenebra/config';
+import { COMPARISON_BITS, DEFAULT_COMMITTEE_LINKS, INSTRUMENTS, SHARE_FANOUTS, checkCommitteeSize, committeeLinksOf, type ShareFanout, fromUnits, layout, toUnits, type InstrumentSpec } from '@tenebra/config';
 import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { Cluster } from '../src/cluster';
 import { run as accounts } from '../src/accounts';
@@ -26,7 +26,7 @@ import { sumOf } from '@tenebra/metrics';
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
 
-const flags = parseFlags(process.argv.slice(2), ['share-fanout', 'seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'mix-open-rate', 'mix-open-quote-ms', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols', 'nodes', 'threshold', 'max-catchup-seconds', 'project-rtt-ms', 'json', 'job-boundaries', ...LINK_FLAGS], ['keep']);
+const flags = parseFlags(process.argv.slice(2), ['share-fanout', 'seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'mix-open-rate', 'mix-open-quote-ms', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols', 'nodes', 'threshold', 'max-catchup-seconds', 'project-rtt-ms', 'json', 'job-boundaries', 'links', ...LINK_FLAGS], ['keep']);
 /** the longest the bench waits for the committee to catch up (or settle) before it reports and moves on */
 const MAX_CATCHUP_MS = 1000 * Number(flags.str.get('max-catchup-seconds') ?? 120);
 /**
@@ -41,9 +41,11 @@ if (JOB_BOUNDARIES !== undefined && JOB_BOUNDARIES !== 'intake' && JOB_BOUNDARIE
 /** --share-fanout all|spare|minimal: whom each node sends a job round's shares (docs/decisions/0030-share-fanout.md; default all) */
 const SHARE_FANOUT = flags.str.get('share-fanout') as ShareFanout | undefined;
 if (SHARE_FANOUT !== undefined && !SHARE_FANOUTS.includes(SHARE_FANOUT)) throw new Error(`--share-fanout: one of ${SHARE_FANOUTS.join(', ')}, got ${SHARE_FANOUT}`);
+/** --links tcp|unix: the committee links (docs/decisions/0041-unix-socket-links.md; default DEFAULT_COMMITTEE_LINKS) */
+const COMMITTEE_LINKS = committeeLinksOf(flags.str.get('links')) ?? DEFAULT_COMMITTEE_LINKS;
 /** --json FILE: every figure printed, also as JSON (for runs side by side) */
 const JSON_OUT = flags.str.get('json');
-const figures: Record<string, unknown> = { started: new Date().toISOString(), argv: process.argv.slice(2) };
+const figures: Record<string, unknown> = { started: new Date().toISOString(), argv: process.argv.slice(2), committeeLinks: COMMITTEE_LINKS };
 /** emulated WAN links between the nodes (as `npm start -- --link-latency-ms ...`; default none) */
 const LINKS = linkEmulationOf(flags);
 /** --only sustained,mix,fill,plaintext,stall,degraded: run just these sections (default: all) */
@@ -409,8 +411,8 @@ async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, ra
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tenebra-bench-'));
   const ports = await testPorts(N);
-  console.log(`starting a ${N}-node cluster (t=${T}) in ${dataDir} ...; ${describeLinks(LINKS)}`);
-  const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE, ...(LINKS ? { linkEmulation: LINKS } : {}), ...(JOB_BOUNDARIES ? { jobBoundaries: JOB_BOUNDARIES } : {}), ...(SHARE_FANOUT ? { shareFanout: SHARE_FANOUT } : {}) });
+  console.log(`starting a ${N}-node cluster (t=${T}) in ${dataDir} ...; ${describeLinks(LINKS)}; committee links over ${COMMITTEE_LINKS}`);
+  const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE, links: COMMITTEE_LINKS, ...(LINKS ? { linkEmulation: LINKS } : {}), ...(JOB_BOUNDARIES ? { jobBoundaries: JOB_BOUNDARIES } : {}), ...(SHARE_FANOUT ? { shareFanout: SHARE_FANOUT } : {}) });
   let watches: FillWatch[] = [];
   try {
     await cluster.waitReady(120_000);

@@ -2,17 +2,17 @@
 // Used by `npm start` and by the system and chaos tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, fstatSync, writeFileSync, readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { setPriority } from 'node:os';
+import { createHash, randomBytes } from 'node:crypto';
+import { setPriority, tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  DEFAULT_JOB_BOUNDARIES, DEFAULT_PORTS, OPERATOR_TOKEN_ENV, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
-  type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type JobBoundaryPolicy, type ShareFanout, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig,
+  DEFAULT_COMMITTEE_LINKS, DEFAULT_JOB_BOUNDARIES, DEFAULT_PORTS, OPERATOR_TOKEN_ENV, COMPARISON_BITS, applyReserveTargets, layout, readJson, writeJson, checkCommitteeSize, checkPortClash, checkPreprocessingMode, metricsPorts, plannedPorts,
+  type Env, type PreprocessingMode, type PortPlan, type NodeConfig, type SequencerConfig, type JobBoundaryPolicy, type ShareFanout, type GatewayConfig, type ClusterFile, type ProcessEntry, type LinkEmulationConfig, type CommitteeLinks,
   type ReserveCounts,
 } from '@tenebra/config';
 import { generateX25519, generateEd25519, writeKeyFile, readKeyFile } from '@tenebra/seal';
-import { checkLinkEmulation, generateIdentity } from '@tenebra/transport';
+import { MAX_UNIX_SOCKET_PATH_BYTES, checkLinkEmulation, generateIdentity, unixSocketMultiaddr } from '@tenebra/transport';
 import { assertComparisonFits, DEFAULT_KAPPA } from '@tenebra/mpc';
 import { SUM_EXTRA_BITS } from '@tenebra/matching';
 import { expectedMeasurement } from '@tenebra/sequencer-enclave';
@@ -72,6 +72,56 @@ export interface ClusterOptions {
    * spare`): written into the node configs of a new or resumed folder; absent: 'all'.
    */
   shareFanout?: ShareFanout;
+  /**
+   * How the committee nodes reach each other this run (docs/decisions/0041-unix-socket-links.md):
+   * 'tcp' on their loopback ports, 'unix' on sockets under DIR/sockets (`npm start -- --links unix`).
+   * Written into every node config at each start, new folder or resumed; absent: DEFAULT_COMMITTEE_LINKS.
+   * The gateway's and the sequencer's links stay on TCP either way.
+   */
+  links?: CommitteeLinks;
+}
+
+/**
+ * Node i's Unix socket: DIR/sockets/node-<i>.sock, outside the node's storage folder (whose files
+ * the privacy test reads). A folder whose path would pass the 107-byte sun_path limit gets a short
+ * folder under the system's temporary directory instead, named by a digest of the data folder's
+ * path (so every start of the folder finds the same one); the socket files are made afresh by
+ * each node at start, so nothing in them needs to outlive a reboot.
+ */
+export function nodeSocketPath(dataDir: string, index: number): string {
+  const root = layout(dataDir).root;
+  const inFolder = join(root, 'sockets', `node-${index}.sock`);
+  if (Buffer.byteLength(inFolder) <= MAX_UNIX_SOCKET_PATH_BYTES) return inFolder;
+  const digest = createHash('sha256').update(root).digest('hex').slice(0, 16);
+  const short = join(tmpdir(), `tenebra-${digest}`, `node-${index}.sock`);
+  if (Buffer.byteLength(short) > MAX_UNIX_SOCKET_PATH_BYTES) {
+    throw new Error(`no Unix socket path within ${MAX_UNIX_SOCKET_PATH_BYTES} bytes for ${root} (tried ${inFolder} and ${short}): use --links tcp or a shorter data folder`);
+  }
+  return short;
+}
+
+/**
+ * Writes the committee-link addresses of this run into the node configs: each node's listen
+ * multiaddr and every peer entry's dial address (keeping the peer ids). Returns the indexes of the
+ * configs that changed.
+ */
+export function applyCommitteeLinks(dataDir: string, nodes: NodeConfig[], links: CommitteeLinks): number[] {
+  const addrOf = (nd: NodeConfig): string => (links === 'unix' ? unixSocketMultiaddr(nodeSocketPath(dataDir, nd.index)) : `/ip4/${nd.host}/tcp/${nd.port}`);
+  const byIndex = new Map(nodes.map((nd) => [nd.index, addrOf(nd)]));
+  const changed: number[] = [];
+  for (const nd of nodes) {
+    const listen = byIndex.get(nd.index)!;
+    const peers = nd.peers.map((p) => {
+      const base = byIndex.get(p.index);
+      if (base === undefined) throw new Error(`node ${nd.index}'s config lists peer ${p.index}, which has no config`);
+      return { ...p, addr: `${base}/p2p/${p.peerId}` };
+    });
+    if (nd.listen === listen && nd.peers.every((p, k) => p.addr === peers[k]!.addr)) continue;
+    nd.listen = listen;
+    nd.peers = peers;
+    changed.push(nd.index);
+  }
+  return changed;
 }
 
 /** Sets (or, for 'all'/absent, removes) a node config's share fan-out; true iff it changed. */
@@ -116,6 +166,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     if (labelDealerConfig(gateway, mode)) writeJson(L.gatewayConfig, gateway);
     for (const nd of nodes) if (applyLinkEmulation(nd, opts.linkEmulation)) writeJson(L.nodeConfig(nd.index), nd);
     for (const nd of nodes) if (applyShareFanout(nd, opts.shareFanout)) writeJson(L.nodeConfig(nd.index), nd);
+    for (const i of applyCommitteeLinks(L.root, nodes, opts.links ?? DEFAULT_COMMITTEE_LINKS)) writeJson(L.nodeConfig(i), nodes.find((nd) => nd.index === i)!);
     if (opts.reserve) for (const nd of nodes) if (applyReserveTargets(nd.preprocessing, opts.reserve)) writeJson(L.nodeConfig(nd.index), nd);
     // Folders made before link keys existed get them now (before the measurement: it covers them).
     const upgraded = upgradeLinkKeys(L, nodes, sequencer, gateway);
@@ -216,6 +267,7 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     ...(metrics ? { metricsPort: metrics.node(p.index) } : {}),
   }));
   if (opts.reserve) for (const nd of nodes) applyReserveTargets(nd.preprocessing, opts.reserve);
+  applyCommitteeLinks(L.root, nodes, opts.links ?? DEFAULT_COMMITTEE_LINKS);
   const gateway: GatewayConfig = {
     role: 'gateway', env: opts.env, dataDir: L.gatewayDir, host, port: ports.gateway, internalPort: ports.gatewayInternal,
     n, t, sequencerUrl, platformPublicKey: hex(platform.publicKey), expectedMeasurement: measurement,
@@ -344,7 +396,8 @@ export class Cluster {
     void exited.then((code) => this.onExit(role, index, code));
     const cfg = role === 'committee' ? this.configs.nodes[index - 1]! : role === 'sequencer' ? this.configs.sequencer : this.configs.gateway;
     const ports: Record<string, number> = {
-      ...(role === 'committee' ? { libp2p: cfg.port }
+      // a node on a Unix socket (docs/decisions/0041) listens on no port: its config's listen names the socket
+      ...(role === 'committee' ? (this.configs.nodes[index - 1]!.listen.startsWith('/unix/') ? {} : { libp2p: cfg.port })
         : role === 'sequencer' ? { ws: cfg.port }
         : { http: cfg.port, internal: this.configs.gateway.internalPort }),
       ...(cfg.metricsPort === undefined ? {} : { metrics: cfg.metricsPort }),

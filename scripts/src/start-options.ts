@@ -1,6 +1,6 @@
 // `npm start` flags to cluster options, checked before anything starts or is written.
 import { resolve } from 'node:path';
-import { checkPreprocessingMode, ENVS, JOB_BOUNDARY_POLICIES, reserveTargetsFor, SHARE_FANOUTS, type Env, type JobBoundaryPolicy, type ShareFanout, type OutageSizing } from '@tenebra/config';
+import { checkPreprocessingMode, committeeLinksOf, ENVS, JOB_BOUNDARY_POLICIES, reserveTargetsFor, SHARE_FANOUTS, type Env, type JobBoundaryPolicy, type ShareFanout, type OutageSizing } from '@tenebra/config';
 import type { ClusterOptions } from './cluster';
 import { LINK_FLAGS, linkEmulationOf, parseFlags } from './flags';
 import { OUTAGE_FLAGS, outageSizingOf } from './outage';
@@ -28,7 +28,7 @@ function consolePort(text: string | undefined, env: Env): number {
 
 /** The options `npm start` runs with (help: print the usage instead); throws a clear error on a bad or refused flag. */
 export function startOptions(argv: string[]): { help: true } | { help: false; options: ClusterOptions; outage: OutageSizing | undefined; consolePort: number | null } {
-  const flags = parseFlags(argv, ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', 'console-port', 'job-boundaries', 'share-fanout', ...LINK_FLAGS, ...OUTAGE_FLAGS], ['dealer', 'help', 'no-console']);
+  const flags = parseFlags(argv, ['data', 'env', 'log-level', 'node-nice', 'nodes', 'threshold', 'console-port', 'job-boundaries', 'share-fanout', 'links', ...LINK_FLAGS, ...OUTAGE_FLAGS], ['dealer', 'help', 'no-console']);
   if (flags.bool.has('help')) return { help: true };
   const env = (flags.str.get('env') ?? 'production') as Env;
   if (!ENVS.includes(env)) throw new Error(`--env must be one of ${ENVS.join(', ')}`);
@@ -46,6 +46,7 @@ export function startOptions(argv: string[]): { help: true } | { help: false; op
   if (jobBoundaries !== undefined && !JOB_BOUNDARY_POLICIES.includes(jobBoundaries)) throw new Error(`--job-boundaries must be one of ${JOB_BOUNDARY_POLICIES.join(', ')}, got '${jobBoundaries}'`);
   const shareFanout = flags.str.get('share-fanout') as ShareFanout | undefined;
   if (shareFanout !== undefined && !SHARE_FANOUTS.includes(shareFanout)) throw new Error(`--share-fanout must be one of ${SHARE_FANOUTS.join(', ')}, got '${shareFanout}'`);
+  const committeeLinks = committeeLinksOf(flags.str.get('links'));
   return {
     help: false,
     outage,
@@ -55,6 +56,7 @@ export function startOptions(argv: string[]): { help: true } | { help: false; op
       ...(reserve ? { reserve } : {}),
       ...(jobBoundaries ? { jobBoundaries } : {}),
       ...(shareFanout ? { shareFanout } : {}),
+      ...(committeeLinks ? { links: committeeLinks } : {}),
       dataDir, env, ...(n !== undefined && t !== undefined ? { n, t } : {}), ...(dealer ? { preprocessing: 'dealer' as const } : {}), supervise: true,
       logLevel: flags.str.get('log-level') ?? 'info', nodeNice: niceness(flags.str.get('node-nice') ?? '19'),
     },

@@ -1,12 +1,12 @@
 // `npm start [-- --data DIR] [--env production|test] [--dealer]`: runs the whole local cluster.
-import { DEALER_LABEL, layout } from '@tenebra/config';
+import { DEALER_LABEL, DEFAULT_COMMITTEE_LINKS, layout } from '@tenebra/config';
 import { httpLinkControl, startConsole, type ConsoleServer } from '@tenebra/console';
 import { Cluster } from './cluster';
 import { describeLinks, LINK_USAGE } from './flags';
 import { describeReserve, measuredBitsPerSecond, OUTAGE_USAGE } from './outage';
 import { startOptions } from './start-options';
 
-const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug] [--job-boundaries intake|progress] [--share-fanout all|spare|minimal]
+const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes N --threshold T] [--dealer] [--node-nice N] [--log-level info|debug] [--job-boundaries intake|progress] [--share-fanout all|spare|minimal] [--links tcp|unix]
                     [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--outage-minutes M --outage-rate R]
   --data DIR   data folder (default ./data, or ./data-test with --env test); a second start resumes it
   --nodes N --threshold T
@@ -33,6 +33,11 @@ const USAGE = `usage: npm start -- [--data DIR] [--env production|test] [--nodes
                whom each node sends a job round's shares (default all; spare: the next t + 1 live nodes;
                minimal: the next t, 42% fewer messages, no late-share check; a node a sender left out
                asks for them; docs/decisions/0030-share-fanout.md). Applies to new and resumed folders
+  --links tcp|unix
+               how the committee nodes reach each other on this host (default ${DEFAULT_COMMITTEE_LINKS}): tcp on their loopback
+               ports, unix on Unix domain sockets under DIR/sockets; Noise and Yamux on either, and
+               the emulation below applies to both (docs/decisions/0041-unix-socket-links.md). The
+               gateway and sequencer links stay on TCP. Applies to new and resumed folders
 ${LINK_USAGE}
 ${OUTAGE_USAGE}`;
 
@@ -67,7 +72,7 @@ async function main(): Promise<void> {
   for (const p of cluster.processes()) {
     console.log(`  ${p.role.padEnd(9)} ${String(p.index || '').padEnd(2)} pid ${p.pid}  ports ${JSON.stringify(p.ports)}${p.peerId ? `  peer ${p.peerId}` : ''}`);
   }
-  console.log(`  ${describeLinks(links)}`);
+  console.log(`  ${describeLinks(links)}; committee links over ${options.links ?? DEFAULT_COMMITTEE_LINKS}`);
   for (const line of describeReserve(cluster.configs.nodes[0]!, outage, bitsPerSecond)) console.log(`  ${line}`);
   if (cluster.configs.nodes[0]?.preprocessing.mode === 'dealer') {
     console.log(`  WARNING: ${DEALER_LABEL}`);

@@ -83,15 +83,27 @@ function jobBoundariesFromEnv(): ClusterOptions['jobBoundaries'] {
   return v;
 }
 
+/**
+ * TENEBRA_TEST_LINKS=unix runs every test cluster's committee links over Unix domain sockets
+ * (docs/decisions/0041-unix-socket-links.md). Unset: the launcher's default.
+ */
+function committeeLinksFromEnv(): ClusterOptions['links'] {
+  const v = process.env.TENEBRA_TEST_LINKS;
+  if (v === undefined || v === '') return undefined;
+  if (v !== 'unix' && v !== 'tcp') throw new Error(`TENEBRA_TEST_LINKS: unix or tcp, got '${v}'`);
+  return v;
+}
+
 /** Starts a fresh cluster in a temp folder; cleanup() stops it and removes the folder. */
 export async function startTestCluster(opts: Partial<ClusterOptions> = {}): Promise<TestCluster> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'tenebra-test-'));
   const ports = opts.ports ?? (await testPorts(opts.n));
   const links = opts.linkEmulation ?? linksFromEnv();
   const jobBoundaries = opts.jobBoundaries ?? jobBoundariesFromEnv();
+  const committeeLinks = opts.links ?? committeeLinksFromEnv();
   const cluster = await Cluster.start({
     env: 'test', ...opts, dataDir, ports, logLevel: opts.logLevel ?? process.env.TENEBRA_TEST_LOG_LEVEL ?? 'info', ...(links ? { linkEmulation: links } : {}),
-    ...(jobBoundaries ? { jobBoundaries } : {}),
+    ...(jobBoundaries ? { jobBoundaries } : {}), ...(committeeLinks ? { links: committeeLinks } : {}),
   });
   liveDataDirs.add(dataDir);
   try {

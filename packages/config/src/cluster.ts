@@ -60,6 +60,24 @@ export function checkPortClash(ports: readonly { name: string; port: number }[])
   }
 }
 
+/**
+ * How the committee nodes of a one-host cluster reach each other (docs/decisions/0041-unix-socket-links.md):
+ * 'tcp' over loopback ports (nodeBase + i - 1), 'unix' over Unix domain sockets in the data folder.
+ * Noise and Yamux run on either. The launcher writes the addresses into the node configs at every
+ * start (`npm start -- --links unix|tcp`), so a folder can switch between runs.
+ */
+export type CommitteeLinks = 'tcp' | 'unix';
+export const COMMITTEE_LINKS: readonly CommitteeLinks[] = ['tcp', 'unix'];
+/** The links of a start that names none. */
+export const DEFAULT_COMMITTEE_LINKS: CommitteeLinks = 'tcp';
+
+/** A `--links` flag's value (undefined: absent); throws naming the flag on anything else. */
+export function committeeLinksOf(text: string | undefined, flag = '--links'): CommitteeLinks | undefined {
+  if (text === undefined) return undefined;
+  if (!(COMMITTEE_LINKS as readonly string[]).includes(text)) throw new Error(`${flag} must be one of ${COMMITTEE_LINKS.join(', ')}, got '${text}'`);
+  return text as CommitteeLinks;
+}
+
 export interface PeerEntry {
   index: number;
   peerId: string;

@@ -19,6 +19,7 @@ import { checkLinkEmulation, LinkEmulator, type LinkEmulation } from './link-emu
 import { quietEventsOf } from './quiet-events';
 import { allocBytes } from './byte-pool';
 import { directSender, readDirectConnection, readDirectStream, type DirectSend } from './direct-path';
+import { prepareUnixListen, unixSocketPathOf } from './unix-links';
 
 /** The one libp2p protocol committee parties speak. */
 export const TENEBRA_PROTOCOL = '/tenebra/mpc/1.0.0';
@@ -36,7 +37,11 @@ export interface Libp2pTransportOptions {
   n: number;
   /** Protobuf-encoded Ed25519 private key (from generateIdentity). */
   privateKey: Uint8Array;
-  /** Listen multiaddr, e.g. /ip4/127.0.0.1/tcp/7001. */
+  /**
+   * Listen multiaddr, e.g. /ip4/127.0.0.1/tcp/7001, or a Unix domain socket on one host,
+   * /unix/<URI-encoded absolute path> (unix-links.ts; a leftover socket file of a killed process is
+   * removed first).
+   */
   listen: string;
   /** All n parties, including self. */
   peers: PeerEntry[];
@@ -424,6 +429,8 @@ class Libp2pTransportImpl implements Libp2pTransport {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error(`libp2p transport: start() called in state ${this.state}; create a new transport to restart`);
     this.state = 'starting';
+    const unixPath = unixSocketPathOf(this.opts.listen);
+    if (unixPath !== undefined) await prepareUnixListen(unixPath);
     const allowed = (pid: PeerId): boolean => this.indexByPeerId.has(pid.toString()) && pid.toString() !== this.peerId;
     const node = await createLibp2p({
       privateKey: privateKeyFromProtobuf(this.opts.privateKey),
