@@ -15,7 +15,7 @@
 // nonce must be used once, which callers ensure by deriving it from (job id, round, slot) or batch id.
 
 import { createCipheriv, createHash, hash, randomBytes, type Cipher } from 'node:crypto';
-import { LIMB_WEIGHT_LIMIT, P, addLimbs, overCommonDenominator, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
+import { LIMB_WEIGHT_LIMIT, P, addLimbs, overCommonDenominator, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, limbScratch, mod, reduce, reduceWide } from './field';
 import { SMALL_WEIGHT_LIMIT, markCanonical, prssSumEncoded, scaleEncoded } from './kernel';
 import { SharingError, assertParams, assertParty } from './shamir';
 
@@ -446,7 +446,7 @@ export class Prss {
       if (count === 0) return [];
       const keep = keepOf(bits);
       const blocks = counterBlocks(ivOf(nonce, 1), count * 16);
-      const acc = new Float64Array(4 * count);
+      const acc = limbScratch(count); // read by fromLimbsMod below, before any other call can reuse it
       let neg = 0;
       for (const { ecb, cNum } of this.entries) {
         if (cNum < 0) neg -= cNum;

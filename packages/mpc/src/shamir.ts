@@ -9,7 +9,7 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { InconsistentSharesError } from './api';
 import { lincombEncoded } from './kernel';
-import { LIMB_WEIGHT_LIMIT, P, FieldError, addLimbs, assertElements, assertEncodedAt, decodeFieldVector, encodeFieldVector, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
+import { LIMB_WEIGHT_LIMIT, P, FieldError, addLimbs, assertElements, assertEncodedAt, decodeFieldVector, encodeFieldVector, fromLimbsMod, inv, limbScratch, mod, reduce, reduceWide } from './field';
 
 /** Errors for bad sharing parameters or inputs (wrong counts, bad party ids, t >= n/2). */
 export class SharingError extends Error {
@@ -289,7 +289,7 @@ export function interpolateEncoded(parties: readonly number[], shares: readonly 
   let weight = 0;
   for (const cj of c) weight += Math.abs(Number(cj));
   if (weight > LIMB_WEIGHT_LIMIT) return interpolateDecoded(parties, shares, x);
-  const acc = new Float64Array(4 * m);
+  const acc = limbScratch(m); // read by fromLimbsMod below, before any other call can reuse it
   let neg = 0;
   for (let j = 0; j < c.length; j++) {
     const v = shares[j]!;
