@@ -256,8 +256,8 @@ interface RoundState {
   /** my shares of the values opened to all: encoded when some operation of the round is */
   allMine: ShareVec;
   toMine: bigint[] | undefined; // shares of values opened to me (mine included)
-  sharesAll: Map<number, ShareVec>;
-  sharesTo: Map<number, ShareVec>;
+  sharesAll: ShareSet;
+  sharesTo: ShareSet;
   expectTo: boolean;
   retransmit?: () => void;
   /** cancels the round's pull timer (partial fan-out) */
@@ -268,8 +268,37 @@ interface RoundState {
   arrivals?: [number, number][];
 }
 
+/**
+ * The shares of one opening in hand, by party, in arrival order (this party's own first): the
+ * has/set/size and key order of the Map<number, ShareVec> it replaces, in two short arrays (a
+ * round made two Maps for them, and their hash tables, every time).
+ */
+class ShareSet {
+  readonly parties: number[] = [];
+  readonly shares: ShareVec[] = [];
+  get size(): number {
+    return this.parties.length;
+  }
+  has(j: number): boolean {
+    return this.parties.includes(j);
+  }
+  /** As Map.set: a party already in keeps its place. */
+  set(j: number, v: ShareVec): void {
+    const i = this.parties.indexOf(j);
+    if (i >= 0) this.shares[i] = v;
+    else {
+      this.parties.push(j);
+      this.shares.push(v);
+    }
+  }
+  keys(): readonly number[] {
+    return this.parties;
+  }
+}
+
 interface SentRound {
-  per: Map<number, Uint8Array>;
+  /** The message of this round to each peer, by party id (no entry for a peer sent nothing). */
+  per: (Uint8Array | undefined)[];
 }
 
 interface ArchivedJob {
@@ -960,7 +989,7 @@ class PartyImpl implements Party {
   private resendArchive(peer: number): void {
     const jobs = this.job ? [...this.archive, this.job.sent] : this.archive;
     for (const j of jobs) for (const r of j.rounds) {
-      const bytes = r.per.get(peer);
+      const bytes = r.per[peer];
       if (bytes) this.transport.send(peer, bytes);
     }
   }
@@ -1112,7 +1141,7 @@ class PartyImpl implements Party {
     const ops = job.queue.splice(0);
     const r = job.round++;
     const rs: RoundState = {
-      r, ops, ready: false, allMine: [], toMine: undefined, sharesAll: new Map(), sharesTo: new Map(), expectTo: false, waitingSince: this.transport.clock.now(),
+      r, ops, ready: false, allMine: [], toMine: undefined, sharesAll: new ShareSet(), sharesTo: new ShareSet(), expectTo: false, waitingSince: this.transport.clock.now(),
     };
     job.inflight = rs;
     if (this.traceRounds) {
@@ -1181,7 +1210,7 @@ class PartyImpl implements Party {
     rs.toMine = to?.get(this.id);
     rs.expectTo = rs.toMine !== undefined;
     // One message per peer: [open-to-all shares, shares opened to that peer].
-    const sent: SentRound = { per: new Map() };
+    const sent: SentRound = { per: [] };
     let common: Uint8Array | undefined;
     const targets = this.shareTargets();
     for (let j = 1; j <= this.n; j++) {
@@ -1193,7 +1222,7 @@ class PartyImpl implements Party {
       else bytes = this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [allBytes, mine] });
       // archived for every peer (peer-up and retransmit send it), sent now to the fan-out and to
       // every party a share is opened to (it needs all t + 1 of them)
-      sent.per.set(j, bytes);
+      sent.per[j] = bytes;
       job.sent.bytes += bytes.length;
       if (targets === undefined || mine || targets.has(j) || job.pulled.has(j)) this.transport.send(j, bytes);
     }
@@ -1261,7 +1290,7 @@ class PartyImpl implements Party {
 
   private sendRounds(a: ArchivedJob, to: number, from: number): void {
     for (let r = Math.max(0, from); r < a.rounds.length; r++) {
-      const bytes = a.rounds[r]!.per.get(to);
+      const bytes = a.rounds[r]!.per[to];
       if (bytes) this.transport.send(to, bytes);
     }
   }
@@ -1287,7 +1316,12 @@ class PartyImpl implements Party {
   private armRetransmit(job: JobRun, rs: RoundState, ms: number): void {
     const cancel = this.transport.clock.setTimeout(() => {
       if (job.inflight !== rs || this.job !== job) return;
-      for (const round of job.sent.rounds) for (const [j, bytes] of round.per) if (this.transport.isUp(j)) this.transport.send(j, bytes);
+      for (const round of job.sent.rounds) {
+        for (let j = 1; j < round.per.length; j++) {
+          const bytes = round.per[j];
+          if (bytes && this.transport.isUp(j)) this.transport.send(j, bytes);
+        }
+      }
       this.armRetransmit(job, rs, Math.min(ms * 2, 60_000));
     }, ms);
     rs.retransmit = cancel;
@@ -1364,7 +1398,7 @@ class PartyImpl implements Party {
    * every live party's. (A method, not a closure in checkRound: under tsx a named closure costs a
    * keep-names call each time it is made, and checkRound runs at every share that arrives.)
    */
-  private enoughShares(have: Map<number, ShareVec>): boolean {
+  private enoughShares(have: ShareSet): boolean {
     if (have.size < this.t + 1) return false;
     if (!this.checkOpenings) return true;
     for (const j of this.aliveParties()) if (!have.has(j)) return false;
@@ -1372,9 +1406,10 @@ class PartyImpl implements Party {
   }
 
   /** Reconstructs from the shares in hand (checked if configured) and registers the late-share check. */
-  private open(jobId: string, r: number, part: 'all' | 'to', have: Map<number, ShareVec>, asBytes: boolean): bigint[] | Uint8Array {
-    const parties = [...have.keys()];
-    const shares = [...have.values()];
+  private open(jobId: string, r: number, part: 'all' | 'to', have: ShareSet, asBytes: boolean): bigint[] | Uint8Array {
+    // copies: a share added to the set after it completed (flush's early ones) must not change the base kept below
+    const parties = have.parties.slice();
+    const shares = have.shares.slice();
     // the first t + 1 (the base of the opening and of its late-share checks): one copy each, shared
     const base = parties.length > this.t + 1 ? parties.slice(0, this.t + 1) : parties;
     const baseShares = shares.length > this.t + 1 ? shares.slice(0, this.t + 1) : shares;
@@ -1506,7 +1541,7 @@ class PartyImpl implements Party {
     if (!rs?.ready || job.gone.size === 0) return;
     // checkOpenings waits for every live party's share: one that is gone never comes
     const need = this.checkOpenings ? this.n : this.t + 1;
-    const possible = (have: Map<number, ShareVec>): number => {
+    const possible = (have: ShareSet): number => {
       let k = 0;
       for (let j = 1; j <= this.n; j++) if (have.has(j) || !job.gone.has(j)) k++;
       return k;
