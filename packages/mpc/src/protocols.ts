@@ -23,7 +23,7 @@
 
 import { allocBytes } from '@tenebra/transport/src/byte-pool';
 import { groupSizes, lexProgram, prodProgram, type ClosureProgram } from './closure';
-import { DEFAULT_KAPPA, ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide, words } from './field';
+import { DEFAULT_KAPPA, ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, reduce, reduceWide, words } from './field';
 import { addEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded, closureEvalEncoded, closureOpeningsEncoded } from './kernel';
 import { NIBBLE_VALUE, NIBBLE_WIDTH, WIDTH, type Counts, type Kind } from './reserve';
 
@@ -149,34 +149,65 @@ function viewOf(b: Uint8Array): DataView {
 
 /**
  * r' = sum_j 16^j v_j mod p from the blocks' value shares (NIBBLE_WIDTH-strided, element-major), by
- * Horner's rule on the four 32-bit limbs of the encoded shares as exact doubles, COMPOSE_CHUNK blocks
- * at a time reduced by limbsMod: a few BigInts per comparison instead of decoding every block's share.
+ * Horner's rule on the four 32-bit words of the value. With p = 2^127 - 1, multiplying by 16 mod p
+ * is a rotation of the 127 bits by 4 (the 4 bits shifted out at the top come back at the bottom,
+ * as 2^127 = 1), so each step is a rotation and an addition with carries on exact integers in
+ * doubles, the carry out of bit 127 folded back in as 1. The value stays below 2^127 (p itself may
+ * stand for 0 until the end); one BigInt is made per element, where limb sums of six blocks, their
+ * limbsMod and a reduction per six blocks made some thirty. The same field element, canonical.
+ * Throws FieldError on a block share that is not a field element, as decoding would.
  */
-function composeR(nib: DataView, e: number, blocks: number): bigint {
+export function composeR(nib: DataView, e: number, blocks: number): bigint {
   const stride = NIBBLE_WIDTH * ELEMENT_BYTES;
   const base = (e * blocks * NIBBLE_WIDTH + NIBBLE_VALUE) * ELEMENT_BYTES;
-  let r = 0n;
-  for (let hi = blocks; hi > 0; hi -= COMPOSE_CHUNK) {
-    const lo = Math.max(0, hi - COMPOSE_CHUNK);
-    let l0 = 0;
-    let l1 = 0;
-    let l2 = 0;
-    let l3 = 0;
-    for (let j = hi - 1; j >= lo; j--) {
-      const o = base + j * stride;
-      assertEncodedAt(nib, o);
-      l0 = l0 * 16 + nib.getUint32(o);
-      l1 = l1 * 16 + nib.getUint32(o + 4);
-      l2 = l2 * 16 + nib.getUint32(o + 8);
-      l3 = l3 * 16 + nib.getUint32(o + 12);
+  // the value's words, most significant first: w0 < 2^31, the others < 2^32
+  let w0 = 0;
+  let w1 = 0;
+  let w2 = 0;
+  let w3 = 0;
+  for (let j = blocks - 1; j >= 0; j--) {
+    const o = base + j * stride;
+    assertEncodedAt(nib, o);
+    // times 16 mod p: rotate the 127 bits left by 4
+    const top = w0 >>> 27;
+    w0 = ((w0 << 4) | (w1 >>> 28)) & 0x7fffffff;
+    w1 = ((w1 << 4) | (w2 >>> 28)) >>> 0;
+    w2 = ((w2 << 4) | (w3 >>> 28)) >>> 0;
+    w3 = ((w3 << 4) | top) >>> 0;
+    // plus v_j (< p), carries word by word; bit 127 folded back as 1 (the sum is below 2^128 - 2)
+    let s = w3 + nib.getUint32(o + 12);
+    let c = s >= TWO32 ? 1 : 0;
+    w3 = s - c * TWO32;
+    s = w2 + nib.getUint32(o + 8) + c;
+    c = s >= TWO32 ? 1 : 0;
+    w2 = s - c * TWO32;
+    s = w1 + nib.getUint32(o + 4) + c;
+    c = s >= TWO32 ? 1 : 0;
+    w1 = s - c * TWO32;
+    w0 = w0 + nib.getUint32(o) + c;
+    if (w0 >= TWO31) {
+      // value mod 2^127 plus 1: at most 2^127 - 2, so the carry stops below bit 127
+      w0 -= TWO31;
+      if (++w3 === TWO32) {
+        w3 = 0;
+        if (++w2 === TWO32) {
+          w2 = 0;
+          if (++w1 === TWO32) {
+            w1 = 0;
+            w0++;
+          }
+        }
+      }
     }
-    r = reduce((r << BigInt(4 * (hi - lo))) + limbsMod(l0, l1, l2, l3));
   }
-  return r;
+  // p itself is 0
+  if (w0 === 0x7fffffff && w1 === 0xffffffff && w2 === 0xffffffff && w3 === 0xffffffff) return 0n;
+  // three exact pieces: bits 75..126 (w0 and w1's top 21 bits), 32..74 (w1's low 11 bits and w2), 0..31
+  return (BigInt(w0 * 2 ** 21 + (w1 >>> 11)) << 75n) | (BigInt((w1 & 0x7ff) * TWO32 + w2) << 32n) | BigInt(w3);
 }
 
-/** Blocks per limbsMod in composeR: after k Horner steps a limb is below 2^32 (16^k - 1) / 15, under limbsMod's 2^53 - 2^22 for k <= 6. */
-const COMPOSE_CHUNK = 6;
+const TWO31 = 2 ** 31;
+const TWO32 = 2 ** 32;
 
 /**
  * Opens c = offset + x + r' + 2^M r'' for each element (x: shares of integers, offset public) and
