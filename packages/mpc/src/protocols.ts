@@ -372,15 +372,20 @@ async function prodTree(eng: RoundEngine, f: Uint8Array, m: number, width: numbe
   return f;
 }
 
+/** Scratch of nibbleDigits in indicators (one element's digits, read at once). */
+let DIGITS = new Uint8Array(32);
+
 /**
  * The block indicators ([c_j < r_j], [c_j == r_j], local) of the public values c against the
  * stored nibbles, rows of `blocks` per element, most significant block first.
  */
 function indicators(nib: Uint8Array, c: readonly bigint[], blocks: number): { lt: Uint8Array; eq: Uint8Array } {
   const m = c.length;
-  const digits = new Uint8Array(m * blocks);
-  const base = new Uint32Array(m * blocks);
-  const dig = new Uint8Array(blocks);
+  // pooled (16-byte aligned, zeroed) rather than two backing stores of their own per comparison round
+  const digits = allocBytes(m * blocks);
+  const baseBytes = allocBytes(4 * m * blocks);
+  const base = new Uint32Array(baseBytes.buffer, baseBytes.byteOffset, m * blocks);
+  const dig = DIGITS.length >= blocks ? DIGITS : (DIGITS = new Uint8Array(blocks));
   for (let e = 0, i = 0; e < m; e++) {
     nibbleDigits(c[e]!, blocks, dig);
     for (let j = blocks - 1; j >= 0; j--, i++) {
