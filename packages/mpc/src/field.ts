@@ -228,18 +228,18 @@ const LIMB_SCRATCH_MAX = 4 * 1024;
 let limbScratchBuf = new Float64Array(0);
 
 /**
- * Zeroed limb sums for `count` elements (4 each) in a scratch array that the next call reuses: for
- * the per-round sums (openings, PRSS masks) that addLimbs fills and fromLimbsMod reads at once, so
- * that each does not allocate (and the collector track) a zero-filled backing store of its own.
- * The caller must be done with it before the next call (no await in between).
+ * Limb sums for `count` elements (4 each), the first 4 * count zeroed, in a scratch array that the
+ * next call reuses (it may be longer: addLimbs and fromLimbsMod take the count): for the per-round
+ * sums (openings, PRSS masks) that addLimbs fills and fromLimbsMod reads at once, so that each
+ * does not allocate (and the collector track) a zero-filled backing store of its own. The caller
+ * must be done with it before the next call (no await in between).
  */
 export function limbScratch(count: number): Float64Array {
   const len = 4 * count;
   if (len > LIMB_SCRATCH_MAX) return new Float64Array(len);
   if (limbScratchBuf.length < len) limbScratchBuf = new Float64Array(LIMB_SCRATCH_MAX);
-  const v = limbScratchBuf.subarray(0, len);
-  v.fill(0);
-  return v;
+  limbScratchBuf.fill(0, 0, len);
+  return limbScratchBuf;
 }
 
 const TWO16 = 2 ** 16;

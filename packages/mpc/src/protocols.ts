@@ -257,30 +257,9 @@ interface Passed {
  */
 async function closureLevel(
   eng: RoundEngine, kind: 'lex4' | 'prod4', vecs: readonly Uint8Array[], m: number, width: number,
-  program: (g: number) => ClosureProgram, source: FactorSource,
-): Promise<{ groups: number; outputs: Uint8Array[][]; parts: LevelPart[]; pass: Passed }> {
-  const sizes = groupSizes(width);
-  const groups = sizes.length;
-  const byG = new Map<number, LevelPart>();
-  const pass: Passed = { first: [], slot: [] };
-  for (let e = 0; e < m; e++) {
-    let start = 0;
-    sizes.forEach((g, q) => {
-      const first = e * width + start;
-      const slot = e * groups + q;
-      start += g;
-      if (g === 1) {
-        pass.first.push(first);
-        pass.slot.push(slot);
-        return;
-      }
-      let part = byG.get(g);
-      if (!part) byG.set(g, (part = { prog: program(g), first: [], slot: [] }));
-      part.first.push(first);
-      part.slot.push(slot);
-    });
-  }
-  const parts = [...byG.values()];
+  program: (g: number) => ClosureProgram, programKey: number, source: FactorSource,
+): Promise<{ groups: number; outputs: Uint8Array[][]; parts: readonly LevelPart[]; pass: Passed }> {
+  const { groups, parts, pass } = levelLayout(m, width, program, programKey);
   const v32 = vecs.map(words);
   // factor vectors per part: factor k of group i at k * K + i
   const factors = parts.map(({ prog, first }) => {
@@ -310,9 +289,62 @@ async function closureLevel(
     const K = first.length;
     const d = opened.subarray(at * ELEMENT_BYTES, (at += prog.p * K) * ELEMENT_BYTES);
     const out = closureEvalEncoded(d, items[j]!, K, prog);
-    return Array.from({ length: prog.nOut }, (_, o) => out.subarray(o * K * ELEMENT_BYTES, (o + 1) * K * ELEMENT_BYTES));
+    const outs: Uint8Array[] = [];
+    for (let o = 0; o < prog.nOut; o++) outs.push(out.subarray(o * K * ELEMENT_BYTES, (o + 1) * K * ELEMENT_BYTES));
+    return outs;
   });
   return { groups, outputs, parts, pass };
+}
+
+/** A tree level's grouping of m rows of `width` blocks (closureLevel): a function of (m, width, program) only. */
+interface LevelLayout {
+  groups: number;
+  parts: readonly LevelPart[];
+  pass: Passed;
+}
+
+/** Layouts made so far, by (m, width, programKey); read only once made (their callers only read them). */
+const layouts = new Map<number, LevelLayout>();
+const LAYOUT_CACHE_LIMIT = 512;
+
+/**
+ * The grouping of closureLevel: each row's blocks in groups of groupSizes(width), groups of the same
+ * size one part (program(g)), groups of one passed through. The same for every level of the same
+ * shape, so made once per (m, width, programKey) rather than per round (programKey names the
+ * program family: 0 lex with eq, 1 lex without, 2 prod).
+ */
+function levelLayout(m: number, width: number, program: (g: number) => ClosureProgram, programKey: number): LevelLayout {
+  const key = (m * 256 + width) * 4 + programKey;
+  const hit = Number.isSafeInteger(key) && width < 256 ? layouts.get(key) : undefined;
+  if (hit) return hit;
+  const sizes = groupSizes(width);
+  const groups = sizes.length;
+  const byG = new Map<number, LevelPart>();
+  const pass: Passed = { first: [], slot: [] };
+  for (let e = 0; e < m; e++) {
+    let start = 0;
+    for (let q = 0; q < groups; q++) {
+      const g = sizes[q]!;
+      const first = e * width + start;
+      const slot = e * groups + q;
+      start += g;
+      if (g === 1) {
+        pass.first.push(first);
+        pass.slot.push(slot);
+        continue;
+      }
+      let part = byG.get(g);
+      if (!part) byG.set(g, (part = { prog: program(g), first: [], slot: [] }));
+      part.first.push(first);
+      part.slot.push(slot);
+    }
+  }
+  const out: LevelLayout = { groups, parts: [...byG.values()], pass };
+  if (Number.isSafeInteger(key) && width < 256) {
+    if (layouts.size >= LAYOUT_CACHE_LIMIT) layouts.clear();
+    layouts.set(key, out);
+  }
+  return out;
 }
 
 /** The elements of `vec` (encoded) at the given indices, as one vector. */
@@ -342,7 +374,7 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
   while (width > 1) {
     const final = groupSizes(width).length === 1;
     // factor order [e1, l2, e2, l3, ...]: even k is e_(k/2+1), odd k is l_((k+3)/2)
-    const { groups, outputs, parts, pass } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), (k) =>
+    const { groups, outputs, parts, pass } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), final ? 1 : 0, (k) =>
       k % 2 === 0 ? { vec: 1, block: k / 2 } : { vec: 0, block: (k + 1) / 2 });
     const nlt = allocBytes(m * groups * ELEMENT_BYTES);
     const neq = final ? nlt : allocBytes(m * groups * ELEMENT_BYTES);
@@ -362,7 +394,7 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
 /** Product of each row of factors (encoded, row length `width`), up to four per round by PROD4 closure items (ceil(log4 width) rounds). */
 async function prodTree(eng: RoundEngine, f: Uint8Array, m: number, width: number): Promise<Uint8Array> {
   while (width > 1) {
-    const { groups, outputs, parts, pass } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, (k) => ({ vec: 0, block: k }));
+    const { groups, outputs, parts, pass } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, 2, (k) => ({ vec: 0, block: k }));
     const nf = allocBytes(m * groups * ELEMENT_BYTES);
     parts.forEach(({ slot }, j) => scatter(outputs[j]![0]!, nf, slot));
     scatter(gather(f, pass.first), nf, pass.slot);
