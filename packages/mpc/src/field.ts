@@ -223,6 +223,25 @@ export function addLimbs(acc: Float64Array, buf: DataView, count: number, off0: 
   }
 }
 
+/** Largest limb scratch kept between calls (4 limbs per element): longer sums take an array of their own. */
+const LIMB_SCRATCH_MAX = 4 * 1024;
+let limbScratchBuf = new Float64Array(0);
+
+/**
+ * Limb sums for `count` elements (4 each), the first 4 * count zeroed, in a scratch array that the
+ * next call reuses (it may be longer: addLimbs and fromLimbsMod take the count): for the per-round
+ * sums (openings, PRSS masks) that addLimbs fills and fromLimbsMod reads at once, so that each
+ * does not allocate (and the collector track) a zero-filled backing store of its own. The caller
+ * must be done with it before the next call (no await in between).
+ */
+export function limbScratch(count: number): Float64Array {
+  const len = 4 * count;
+  if (len > LIMB_SCRATCH_MAX) return new Float64Array(len);
+  if (limbScratchBuf.length < len) limbScratchBuf = new Float64Array(LIMB_SCRATCH_MAX);
+  limbScratchBuf.fill(0, 0, len);
+  return limbScratchBuf;
+}
+
 const TWO16 = 2 ** 16;
 const TWO31 = 2 ** 31;
 const TWO32 = 2 ** 32;

@@ -23,7 +23,7 @@
 
 import { allocBytes } from '@tenebra/transport/src/byte-pool';
 import { groupSizes, lexProgram, prodProgram, type ClosureProgram } from './closure';
-import { DEFAULT_KAPPA, ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, limbsMod, reduce, reduceWide, words } from './field';
+import { DEFAULT_KAPPA, ELEMENT_BYTES, P, assertEncodedAt, comparisonBits, concatEncoded, copyElement, decodeFieldVector, encodeFieldVector, reduce, reduceWide, words } from './field';
 import { addEncoded, beaverOpeningsEncoded, beaverProductsEncoded, blockIndicatorsEncoded, closureEvalEncoded, closureOpeningsEncoded } from './kernel';
 import { NIBBLE_VALUE, NIBBLE_WIDTH, WIDTH, type Counts, type Kind } from './reserve';
 
@@ -149,34 +149,65 @@ function viewOf(b: Uint8Array): DataView {
 
 /**
  * r' = sum_j 16^j v_j mod p from the blocks' value shares (NIBBLE_WIDTH-strided, element-major), by
- * Horner's rule on the four 32-bit limbs of the encoded shares as exact doubles, COMPOSE_CHUNK blocks
- * at a time reduced by limbsMod: a few BigInts per comparison instead of decoding every block's share.
+ * Horner's rule on the four 32-bit words of the value. With p = 2^127 - 1, multiplying by 16 mod p
+ * is a rotation of the 127 bits by 4 (the 4 bits shifted out at the top come back at the bottom,
+ * as 2^127 = 1), so each step is a rotation and an addition with carries on exact integers in
+ * doubles, the carry out of bit 127 folded back in as 1. The value stays below 2^127 (p itself may
+ * stand for 0 until the end); one BigInt is made per element, where limb sums of six blocks, their
+ * limbsMod and a reduction per six blocks made some thirty. The same field element, canonical.
+ * Throws FieldError on a block share that is not a field element, as decoding would.
  */
-function composeR(nib: DataView, e: number, blocks: number): bigint {
+export function composeR(nib: DataView, e: number, blocks: number): bigint {
   const stride = NIBBLE_WIDTH * ELEMENT_BYTES;
   const base = (e * blocks * NIBBLE_WIDTH + NIBBLE_VALUE) * ELEMENT_BYTES;
-  let r = 0n;
-  for (let hi = blocks; hi > 0; hi -= COMPOSE_CHUNK) {
-    const lo = Math.max(0, hi - COMPOSE_CHUNK);
-    let l0 = 0;
-    let l1 = 0;
-    let l2 = 0;
-    let l3 = 0;
-    for (let j = hi - 1; j >= lo; j--) {
-      const o = base + j * stride;
-      assertEncodedAt(nib, o);
-      l0 = l0 * 16 + nib.getUint32(o);
-      l1 = l1 * 16 + nib.getUint32(o + 4);
-      l2 = l2 * 16 + nib.getUint32(o + 8);
-      l3 = l3 * 16 + nib.getUint32(o + 12);
+  // the value's words, most significant first: w0 < 2^31, the others < 2^32
+  let w0 = 0;
+  let w1 = 0;
+  let w2 = 0;
+  let w3 = 0;
+  for (let j = blocks - 1; j >= 0; j--) {
+    const o = base + j * stride;
+    assertEncodedAt(nib, o);
+    // times 16 mod p: rotate the 127 bits left by 4
+    const top = w0 >>> 27;
+    w0 = ((w0 << 4) | (w1 >>> 28)) & 0x7fffffff;
+    w1 = ((w1 << 4) | (w2 >>> 28)) >>> 0;
+    w2 = ((w2 << 4) | (w3 >>> 28)) >>> 0;
+    w3 = ((w3 << 4) | top) >>> 0;
+    // plus v_j (< p), carries word by word; bit 127 folded back as 1 (the sum is below 2^128 - 2)
+    let s = w3 + nib.getUint32(o + 12);
+    let c = s >= TWO32 ? 1 : 0;
+    w3 = s - c * TWO32;
+    s = w2 + nib.getUint32(o + 8) + c;
+    c = s >= TWO32 ? 1 : 0;
+    w2 = s - c * TWO32;
+    s = w1 + nib.getUint32(o + 4) + c;
+    c = s >= TWO32 ? 1 : 0;
+    w1 = s - c * TWO32;
+    w0 = w0 + nib.getUint32(o) + c;
+    if (w0 >= TWO31) {
+      // value mod 2^127 plus 1: at most 2^127 - 2, so the carry stops below bit 127
+      w0 -= TWO31;
+      if (++w3 === TWO32) {
+        w3 = 0;
+        if (++w2 === TWO32) {
+          w2 = 0;
+          if (++w1 === TWO32) {
+            w1 = 0;
+            w0++;
+          }
+        }
+      }
     }
-    r = reduce((r << BigInt(4 * (hi - lo))) + limbsMod(l0, l1, l2, l3));
   }
-  return r;
+  // p itself is 0
+  if (w0 === 0x7fffffff && w1 === 0xffffffff && w2 === 0xffffffff && w3 === 0xffffffff) return 0n;
+  // three exact pieces: bits 75..126 (w0 and w1's top 21 bits), 32..74 (w1's low 11 bits and w2), 0..31
+  return (BigInt(w0 * 2 ** 21 + (w1 >>> 11)) << 75n) | (BigInt((w1 & 0x7ff) * TWO32 + w2) << 32n) | BigInt(w3);
 }
 
-/** Blocks per limbsMod in composeR: after k Horner steps a limb is below 2^32 (16^k - 1) / 15, under limbsMod's 2^53 - 2^22 for k <= 6. */
-const COMPOSE_CHUNK = 6;
+const TWO31 = 2 ** 31;
+const TWO32 = 2 ** 32;
 
 /**
  * Opens c = offset + x + r' + 2^M r'' for each element (x: shares of integers, offset public) and
@@ -226,30 +257,9 @@ interface Passed {
  */
 async function closureLevel(
   eng: RoundEngine, kind: 'lex4' | 'prod4', vecs: readonly Uint8Array[], m: number, width: number,
-  program: (g: number) => ClosureProgram, source: FactorSource,
-): Promise<{ groups: number; outputs: Uint8Array[][]; parts: LevelPart[]; pass: Passed }> {
-  const sizes = groupSizes(width);
-  const groups = sizes.length;
-  const byG = new Map<number, LevelPart>();
-  const pass: Passed = { first: [], slot: [] };
-  for (let e = 0; e < m; e++) {
-    let start = 0;
-    sizes.forEach((g, q) => {
-      const first = e * width + start;
-      const slot = e * groups + q;
-      start += g;
-      if (g === 1) {
-        pass.first.push(first);
-        pass.slot.push(slot);
-        return;
-      }
-      let part = byG.get(g);
-      if (!part) byG.set(g, (part = { prog: program(g), first: [], slot: [] }));
-      part.first.push(first);
-      part.slot.push(slot);
-    });
-  }
-  const parts = [...byG.values()];
+  program: (g: number) => ClosureProgram, programKey: number, source: FactorSource,
+): Promise<{ groups: number; outputs: Uint8Array[][]; parts: readonly LevelPart[]; pass: Passed }> {
+  const { groups, parts, pass } = levelLayout(m, width, program, programKey);
   const v32 = vecs.map(words);
   // factor vectors per part: factor k of group i at k * K + i
   const factors = parts.map(({ prog, first }) => {
@@ -279,9 +289,62 @@ async function closureLevel(
     const K = first.length;
     const d = opened.subarray(at * ELEMENT_BYTES, (at += prog.p * K) * ELEMENT_BYTES);
     const out = closureEvalEncoded(d, items[j]!, K, prog);
-    return Array.from({ length: prog.nOut }, (_, o) => out.subarray(o * K * ELEMENT_BYTES, (o + 1) * K * ELEMENT_BYTES));
+    const outs: Uint8Array[] = [];
+    for (let o = 0; o < prog.nOut; o++) outs.push(out.subarray(o * K * ELEMENT_BYTES, (o + 1) * K * ELEMENT_BYTES));
+    return outs;
   });
   return { groups, outputs, parts, pass };
+}
+
+/** A tree level's grouping of m rows of `width` blocks (closureLevel): a function of (m, width, program) only. */
+interface LevelLayout {
+  groups: number;
+  parts: readonly LevelPart[];
+  pass: Passed;
+}
+
+/** Layouts made so far, by (m, width, programKey); read only once made (their callers only read them). */
+const layouts = new Map<number, LevelLayout>();
+const LAYOUT_CACHE_LIMIT = 512;
+
+/**
+ * The grouping of closureLevel: each row's blocks in groups of groupSizes(width), groups of the same
+ * size one part (program(g)), groups of one passed through. The same for every level of the same
+ * shape, so made once per (m, width, programKey) rather than per round (programKey names the
+ * program family: 0 lex with eq, 1 lex without, 2 prod).
+ */
+function levelLayout(m: number, width: number, program: (g: number) => ClosureProgram, programKey: number): LevelLayout {
+  const key = (m * 256 + width) * 4 + programKey;
+  const hit = Number.isSafeInteger(key) && width < 256 ? layouts.get(key) : undefined;
+  if (hit) return hit;
+  const sizes = groupSizes(width);
+  const groups = sizes.length;
+  const byG = new Map<number, LevelPart>();
+  const pass: Passed = { first: [], slot: [] };
+  for (let e = 0; e < m; e++) {
+    let start = 0;
+    for (let q = 0; q < groups; q++) {
+      const g = sizes[q]!;
+      const first = e * width + start;
+      const slot = e * groups + q;
+      start += g;
+      if (g === 1) {
+        pass.first.push(first);
+        pass.slot.push(slot);
+        continue;
+      }
+      let part = byG.get(g);
+      if (!part) byG.set(g, (part = { prog: program(g), first: [], slot: [] }));
+      part.first.push(first);
+      part.slot.push(slot);
+    }
+  }
+  const out: LevelLayout = { groups, parts: [...byG.values()], pass };
+  if (Number.isSafeInteger(key) && width < 256) {
+    if (layouts.size >= LAYOUT_CACHE_LIMIT) layouts.clear();
+    layouts.set(key, out);
+  }
+  return out;
 }
 
 /** The elements of `vec` (encoded) at the given indices, as one vector. */
@@ -311,7 +374,7 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
   while (width > 1) {
     const final = groupSizes(width).length === 1;
     // factor order [e1, l2, e2, l3, ...]: even k is e_(k/2+1), odd k is l_((k+3)/2)
-    const { groups, outputs, parts, pass } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), (k) =>
+    const { groups, outputs, parts, pass } = await closureLevel(eng, 'lex4', [lt, eq], m, width, (g) => lexProgram(g, !final), final ? 1 : 0, (k) =>
       k % 2 === 0 ? { vec: 1, block: k / 2 } : { vec: 0, block: (k + 1) / 2 });
     const nlt = allocBytes(m * groups * ELEMENT_BYTES);
     const neq = final ? nlt : allocBytes(m * groups * ELEMENT_BYTES);
@@ -331,7 +394,7 @@ async function lexTree(eng: RoundEngine, lt: Uint8Array, eq: Uint8Array, m: numb
 /** Product of each row of factors (encoded, row length `width`), up to four per round by PROD4 closure items (ceil(log4 width) rounds). */
 async function prodTree(eng: RoundEngine, f: Uint8Array, m: number, width: number): Promise<Uint8Array> {
   while (width > 1) {
-    const { groups, outputs, parts, pass } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, (k) => ({ vec: 0, block: k }));
+    const { groups, outputs, parts, pass } = await closureLevel(eng, 'prod4', [f], m, width, prodProgram, 2, (k) => ({ vec: 0, block: k }));
     const nf = allocBytes(m * groups * ELEMENT_BYTES);
     parts.forEach(({ slot }, j) => scatter(outputs[j]![0]!, nf, slot));
     scatter(gather(f, pass.first), nf, pass.slot);
@@ -341,15 +404,20 @@ async function prodTree(eng: RoundEngine, f: Uint8Array, m: number, width: numbe
   return f;
 }
 
+/** Scratch of nibbleDigits in indicators (one element's digits, read at once). */
+let DIGITS = new Uint8Array(32);
+
 /**
  * The block indicators ([c_j < r_j], [c_j == r_j], local) of the public values c against the
  * stored nibbles, rows of `blocks` per element, most significant block first.
  */
 function indicators(nib: Uint8Array, c: readonly bigint[], blocks: number): { lt: Uint8Array; eq: Uint8Array } {
   const m = c.length;
-  const digits = new Uint8Array(m * blocks);
-  const base = new Uint32Array(m * blocks);
-  const dig = new Uint8Array(blocks);
+  // pooled (16-byte aligned, zeroed) rather than two backing stores of their own per comparison round
+  const digits = allocBytes(m * blocks);
+  const baseBytes = allocBytes(4 * m * blocks);
+  const base = new Uint32Array(baseBytes.buffer, baseBytes.byteOffset, m * blocks);
+  const dig = DIGITS.length >= blocks ? DIGITS : (DIGITS = new Uint8Array(blocks));
   for (let e = 0, i = 0; e < m; e++) {
     nibbleDigits(c[e]!, blocks, dig);
     for (let j = blocks - 1; j >= 0; j--, i++) {

@@ -15,7 +15,7 @@
 // nonce must be used once, which callers ensure by deriving it from (job id, round, slot) or batch id.
 
 import { createCipheriv, createHash, hash, randomBytes, type Cipher } from 'node:crypto';
-import { LIMB_WEIGHT_LIMIT, P, addLimbs, overCommonDenominator, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
+import { LIMB_WEIGHT_LIMIT, P, addLimbs, overCommonDenominator, binomial, encodeFieldVector, fromLimbsEncoded, fromLimbsMod, inv, limbScratch, mod, reduce, reduceWide } from './field';
 import { SMALL_WEIGHT_LIMIT, markCanonical, prssSumEncoded, scaleEncoded } from './kernel';
 import { SharingError, assertParams, assertParty } from './shamir';
 
@@ -187,14 +187,20 @@ function counterBlocks(iv: Uint8Array, bytes: number): Buffer {
  */
 export function ctrStream(key: Uint8Array, iv: Uint8Array, bytes: number): Buffer {
   if (bytes % 16 !== 0 || iv.length !== 16) throw new SharingError(`CTR stream of ${bytes} bytes from a ${iv.length}-byte counter`);
+  const ecb = ecbFor(key);
+  if (bytes === 0) return Buffer.alloc(0);
+  return ecb.update(counterBlocks(iv, bytes));
+}
+
+/** The kept AES-128-ECB cipher of a key (made at its first use). */
+function ecbFor(key: Uint8Array): Cipher {
   let ecb = ecbOf.get(key);
   if (ecb === undefined) {
     ecb = createCipheriv('aes-128-ecb', key, null);
     ecb.setAutoPadding(false);
     ecbOf.set(key, ecb);
   }
-  if (bytes === 0) return Buffer.alloc(0);
-  return ecb.update(counterBlocks(iv, bytes));
+  return ecb;
 }
 
 /** The former name of ctrStream (it served streams up to 4 KB only). */
@@ -235,13 +241,20 @@ function smallSubsetCoefficients(n: number, subsets: readonly (readonly number[]
   return { c, dInv: D === 1n ? 1n : inv(D) };
 }
 
+/** Bits kept of each 32-bit limb (most significant first) for the low `bits` bits of a 128-bit block, per bits (made once each). */
+const KEEP: (readonly number[])[] = [];
+function keepOf(bits: number): readonly number[] {
+  return (KEEP[bits] ??= [0, 1, 2, 3].map((k) => Math.max(0, Math.min(32, bits - 32 * (3 - k)))));
+}
+
 /** Pseudo-random share generation for one party. Stateless: every call is determined by its nonce. */
 export class Prss {
   /** Key of ownStream(). */
   private readonly ownKey: Buffer;
   /** Key of pairStream() per peer. */
   private readonly pairKeys = new Map<number, Buffer>();
-  private readonly entries: { subset: number[]; key: Uint8Array; c: bigint; cPow: bigint[]; cNum: number; cPowNum: number[] }[] = [];
+  /** Per subset: its key and that key's kept ECB cipher (ecbOf; the online masks read it without a map lookup per key), its weights. */
+  private readonly entries: { subset: number[]; key: Uint8Array; ecb: Cipher; c: bigint; cPow: bigint[]; cNum: number; cPowNum: number[] }[] = [];
   /** True when the small coefficients are small enough for the limb accumulation (see addLimbs). */
   private readonly limbs: boolean;
   /** True when the encoded sums can run in the field kernel (prssSumEncoded's row and weight limits). */
@@ -269,7 +282,7 @@ export class Prss {
       }
       // invariant: c / D is f_A(self) (cheap, once per party)
       if (reduce(mod(c) * this.dInv) !== subsetPoly(n, a, self)) throw new Error('internal: PRSS small coefficient mismatch');
-      this.entries.push({ subset: a, key, c, cPow, cNum: Number(c), cPowNum: cPow.map(Number) });
+      this.entries.push({ subset: a, key, ecb: ecbFor(key), c, cPow, cNum: Number(c), cPowNum: cPow.map(Number) });
     });
     // pair keys (pairStream): a hash of the keys of every subset holding both parties, in subset order
     for (let j = 1; j <= n; j++) {
@@ -456,13 +469,20 @@ export class Prss {
   boundedShares(nonce: string, count: number, bits: number): bigint[] {
     if (!Number.isInteger(bits) || bits < 1 || bits > 120) throw new SharingError(`bounded PRSS bits must be in 1..120, got ${bits}`);
     if (this.limbs) {
-      // the low `bits` bits of each 128-bit block, limb by limb (limb k holds bits 32(3-k) .. +31)
-      const keep = [0, 1, 2, 3].map((k) => Math.max(0, Math.min(32, bits - 32 * (3 - k))));
-      const acc = new Float64Array(4 * count);
+      // The masks of every online round that compares (runtime.ts flush): per subset the same bytes
+      // as stream(key, nonce, 1, count * 16), but the counter blocks are built once for all subsets
+      // (the IV depends on the nonce only) and each subset's kept cipher encrypts them, read by bytes
+      // (no DataView per subset). Only the limbs holding the low `bits` bits are read: limb k holds
+      // bits 32(3-k) .. +31, of which keepOf(bits)[k] are kept.
+      if (count === 0) return [];
+      const keep = keepOf(bits);
+      const blocks = counterBlocks(ivOf(nonce, 1), count * 16);
+      const acc = limbScratch(count); // read by fromLimbsMod below, before any other call can reuse it
       let neg = 0;
-      for (const { key, cNum } of this.entries) {
+      for (const { ecb, cNum } of this.entries) {
         if (cNum < 0) neg -= cNum;
-        const buf = this.stream(key, nonce, 1, count * 16);
+        const out = ecb.update(blocks);
+        const buf = new DataView(out.buffer, out.byteOffset, out.byteLength);
         for (let k = 0; k < 4; k++) {
           const nb = keep[k]!;
           if (nb === 0) continue;

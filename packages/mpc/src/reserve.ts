@@ -172,11 +172,19 @@ export class Reserve {
     return out;
   }
 
-  /** Drops chunks entirely before the given cursors (consumed by completed jobs). */
+  /**
+   * Drops chunks entirely before the given cursors (consumed by completed jobs). Chunks lie in
+   * ascending, adjacent ranges (append adds at the end, dropFrom keeps a prefix), so those before a
+   * cursor are a prefix: found from the front, and nothing is copied when there are none (the
+   * common case: this runs after every job).
+   */
   trim(cursor: Counts): void {
     for (const kind of KINDS) {
       const w = WIDTH[kind] * ELEMENT_BYTES;
-      this.chunks[kind] = this.chunks[kind].filter((ch) => ch.start + ch.bytes.length / w > cursor[kind]);
+      const chunks = this.chunks[kind];
+      let k = 0;
+      while (k < chunks.length && chunks[k]!.start + chunks[k]!.bytes.length / w <= cursor[kind]) k++;
+      if (k > 0) this.chunks[kind] = chunks.slice(k);
     }
   }
 

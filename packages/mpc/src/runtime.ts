@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import type { Transport } from '@tenebra/transport';
 import { allocBytes } from '@tenebra/transport/src/byte-pool';
 import { InconsistentSharesError, JobMessagesGoneError, PreprocessingExhaustedError, QuorumLostError, type JobContext, type Sec } from './api';
-import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, encodeFieldVector, mod, readElement, writeElement } from './field';
+import { DEFAULT_KAPPA, DEFAULT_L, ELEMENT_BYTES, assertComparisonFits, assertElements, assertEncodedAt, concatEncoded, copyElement, encodeFieldVector, mod, readElement, writeElement } from './field';
 import { lincombEncoded } from './kernel';
 import { Msg, decode, decodeVector, encodeWith, type Envelope } from './messages';
 import { DEALER_LABEL, Preprocessor, allParties, type PreprocessingOptions } from './preprocessing';
@@ -222,6 +222,10 @@ function elementOf(v: ShareVec, e: number): bigint {
 }
 
 const EMPTY = new Uint8Array(0);
+/** The masks of an operation that takes none (read only: protocols only read their masks). */
+const NO_MASKS: bigint[] = Object.freeze([]) as unknown as bigint[];
+/** The needs of an opening (Ctx.open, openTo): nothing consumed. */
+const OPEN_NEEDS: proto.OpNeeds = Object.freeze({ triples: 0, lex4: 0, prod4: 0, nibbles: 0, masks: 0 });
 
 function availableCounts(r: Reserve): Counts {
   const out = zeroCounts();
@@ -252,8 +256,8 @@ interface RoundState {
   /** my shares of the values opened to all: encoded when some operation of the round is */
   allMine: ShareVec;
   toMine: bigint[] | undefined; // shares of values opened to me (mine included)
-  sharesAll: Map<number, ShareVec>;
-  sharesTo: Map<number, ShareVec>;
+  sharesAll: ShareSet;
+  sharesTo: ShareSet;
   expectTo: boolean;
   retransmit?: () => void;
   /** cancels the round's pull timer (partial fan-out) */
@@ -264,8 +268,37 @@ interface RoundState {
   arrivals?: [number, number][];
 }
 
+/**
+ * The shares of one opening in hand, by party, in arrival order (this party's own first): the
+ * has/set/size and key order of the Map<number, ShareVec> it replaces, in two short arrays (a
+ * round made two Maps for them, and their hash tables, every time).
+ */
+class ShareSet {
+  readonly parties: number[] = [];
+  readonly shares: ShareVec[] = [];
+  get size(): number {
+    return this.parties.length;
+  }
+  has(j: number): boolean {
+    return this.parties.includes(j);
+  }
+  /** As Map.set: a party already in keeps its place. */
+  set(j: number, v: ShareVec): void {
+    const i = this.parties.indexOf(j);
+    if (i >= 0) this.shares[i] = v;
+    else {
+      this.parties.push(j);
+      this.shares.push(v);
+    }
+  }
+  keys(): readonly number[] {
+    return this.parties;
+  }
+}
+
 interface SentRound {
-  per: Map<number, Uint8Array>;
+  /** The message of this round to each peer, by party id (no entry for a peer sent nothing). */
+  per: (Uint8Array | undefined)[];
 }
 
 interface ArchivedJob {
@@ -294,7 +327,11 @@ interface LateCheck {
   named?: boolean;
 }
 
-/** A late share's elements at sampled positions (ascending), 16 bytes each in `bytes`. */
+/**
+ * A late share known at sampled positions (ascending) only: element positions[j] of the vector is
+ * at byte 16 * positions[j] of `bytes`, the late share as received (not gathered into a copy; only
+ * the sampled elements count, as if the others were absent).
+ */
 interface SampledShare {
   positions: readonly number[];
   bytes: Uint8Array;
@@ -311,22 +348,52 @@ function sampledAt(s: SampledShare, e: number): bigint | undefined {
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     const at = s.positions[mid]!;
-    if (at === e) return readElement(new DataView(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength), mid * ELEMENT_BYTES);
+    if (at === e) return readElement(new DataView(s.bytes.buffer, s.bytes.byteOffset, s.bytes.byteLength), at * ELEMENT_BYTES);
     if (at < e) lo = mid + 1;
     else hi = mid - 1;
   }
   return undefined;
 }
 
-/** The elements of an encoded vector at the given positions, as one encoded vector. */
+/**
+ * The elements of an encoded vector at the given positions, as one encoded vector: four 32-bit
+ * words per element when the vector starts 4-byte aligned (pooled arrays are, and received
+ * vectors mostly), else byte by byte.
+ */
 function gatherEncoded(v: Uint8Array, positions: readonly number[]): Uint8Array {
-  const out = allocBytes(positions.length * ELEMENT_BYTES);
-  for (let j = 0; j < positions.length; j++) {
+  const k = positions.length;
+  const out = allocBytes(k * ELEMENT_BYTES);
+  if (v.byteOffset % 4 === 0) {
+    const s32 = new Uint32Array(v.buffer, v.byteOffset, v.length >> 2);
+    const o32 = new Uint32Array(out.buffer, out.byteOffset, out.length >> 2);
+    for (let j = 0; j < k; j++) copyElement(s32, positions[j]!, o32, j);
+    return out;
+  }
+  for (let j = 0; j < k; j++) {
     const from = positions[j]! * ELEMENT_BYTES;
     const to = j * ELEMENT_BYTES;
     for (let b = 0; b < ELEMENT_BYTES; b++) out[to + b] = v[from + b]!;
   }
   return out;
+}
+
+/**
+ * The first j with element positions[j] of `v` unlike element j of `packed` (both encoded), or -1:
+ * a late share compared at its sampled positions where it lies, without gathering them first.
+ */
+function firstMismatchAt(packed: Uint8Array, v: Uint8Array, positions: readonly number[]): number {
+  for (let j = 0; j < positions.length; j++) {
+    const a = j * ELEMENT_BYTES;
+    const b = positions[j]! * ELEMENT_BYTES;
+    for (let i = 0; i < ELEMENT_BYTES; i++) if (packed[a + i] !== v[b + i]) return j;
+  }
+  return -1;
+}
+
+/** Throws FieldError unless the elements of an encoded vector at the given positions are below p. */
+function assertEncodedAtPositions(bytes: Uint8Array, positions: readonly number[]): void {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (const e of positions) assertEncodedAt(view, e * ELEMENT_BYTES);
 }
 
 /** gatherEncoded for a share vector held as BigInts or as bytes. */
@@ -354,10 +421,14 @@ function encodedOf(v: ShareVec): Uint8Array {
   return v instanceof Uint8Array ? v : encodeFieldVector(v);
 }
 
-/** a and b hold the same bytes (Buffer.equals: a native compare, not a JavaScript loop per byte). */
+/**
+ * a and b hold the same bytes: Buffer's native compare called on the arrays themselves (it takes
+ * any Uint8Array as `this`), without wrapping each in a Buffer object first.
+ */
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+  return a.length === b.length && BUFFER_EQUALS.call(a, b);
 }
+const BUFFER_EQUALS = Buffer.prototype.equals as (this: Uint8Array, other: Uint8Array) => boolean;
 
 /** Positions spot-checked per late share. */
 const LATE_SAMPLE = 32;
@@ -416,6 +487,8 @@ class PartyImpl implements Party {
   readonly t: number;
   readonly L: number;
   readonly kappa: number;
+  /** Bits of each PRSS statistical mask (proto.geometry of L and kappa: the same every round). */
+  private readonly maskBits: number;
   /** Comparison bounds other than L that jobs asked for and that fit the field (checked once each). */
   readonly fittingBounds = new Set<number>();
   private readonly transport: Transport;
@@ -471,6 +544,7 @@ class PartyImpl implements Party {
     this.L = opts.L ?? DEFAULT_L;
     this.kappa = opts.k ?? DEFAULT_KAPPA;
     assertComparisonFits(this.L, this.kappa, this.n, this.t);
+    this.maskBits = proto.geometry(this.L, this.kappa).maskBits;
     this.transport = opts.transport;
     this.id = opts.transport.self;
     this.checkOpenings = opts.checkOpenings ?? false;
@@ -499,8 +573,8 @@ class PartyImpl implements Party {
         self: this.id,
         lessThan: proto.costOf('lt', this.L, this.kappa),
         prss: () => this.prss(),
-        allUp: () => this.aliveParties().length === this.n,
-        aliveCount: () => this.aliveParties().length,
+        allUp: () => this.aliveCount() === this.n,
+        aliveCount: () => this.aliveCount(),
         isUp: (peer) => this.transport.isUp(peer),
         send: (to, bytes) => this.transport.send(to, bytes),
         envelope: (m) => this.envelope(m),
@@ -611,6 +685,13 @@ class PartyImpl implements Party {
     const out: number[] = [];
     for (let j = 1; j <= this.n; j++) if (j === this.id ? this.phase !== 'stopped' : this.transport.isUp(j)) out.push(j);
     return out;
+  }
+
+  /** aliveParties().length without the array (checkQuorum asks at every round). */
+  private aliveCount(): number {
+    let k = 0;
+    for (let j = 1; j <= this.n; j++) if (j === this.id ? this.phase !== 'stopped' : this.transport.isUp(j)) k++;
+    return k;
   }
 
   status(): PartyStatus {
@@ -894,7 +975,7 @@ class PartyImpl implements Party {
   }
 
   private checkQuorum(): void {
-    const alive = this.aliveParties().length;
+    const alive = this.aliveCount();
     const waiting = this.job?.inflight !== undefined;
     if (alive < this.t + 1 && waiting && !this.quorumLost) {
       this.quorumLost = true;
@@ -908,7 +989,7 @@ class PartyImpl implements Party {
   private resendArchive(peer: number): void {
     const jobs = this.job ? [...this.archive, this.job.sent] : this.archive;
     for (const j of jobs) for (const r of j.rounds) {
-      const bytes = r.per.get(peer);
+      const bytes = r.per[peer];
       if (bytes) this.transport.send(peer, bytes);
     }
   }
@@ -927,7 +1008,9 @@ class PartyImpl implements Party {
     if (this.finishedSet.has(jobId)) throw new Error(`party ${this.id}: job ${jobId} already ran (job ids must be unique)`);
     const r = this.prep.reserve;
     // PRSS nonces: the job id plus the reserve cursors, which only grow, so a retried id never reuses masks.
-    const job = new JobRun(jobId, `job:${jobId}:${KINDS.map((k) => r.cursor[k]).join(':')}`);
+    let nonceBase = `job:${jobId}`;
+    for (const k of KINDS) nonceBase += `:${r.cursor[k]}`; // the string the former map + join made
+    const job = new JobRun(jobId, nonceBase);
     const pulled = this.futurePulls.get(jobId);
     if (pulled) {
       job.pulled = pulled;
@@ -992,7 +1075,7 @@ class PartyImpl implements Party {
     }
     const r = this.prep.reserve;
     r.trim(r.cursor);
-    if (this.quorumLost && this.aliveParties().length >= this.t + 1) this.checkQuorum();
+    if (this.quorumLost && this.aliveCount() >= this.t + 1) this.checkQuorum();
     this.prep.kick();
   }
 
@@ -1058,7 +1141,7 @@ class PartyImpl implements Party {
     const ops = job.queue.splice(0);
     const r = job.round++;
     const rs: RoundState = {
-      r, ops, ready: false, allMine: [], toMine: undefined, sharesAll: new Map(), sharesTo: new Map(), expectTo: false, waitingSince: this.transport.clock.now(),
+      r, ops, ready: false, allMine: [], toMine: undefined, sharesAll: new ShareSet(), sharesTo: new ShareSet(), expectTo: false, waitingSince: this.transport.clock.now(),
     };
     job.inflight = rs;
     if (this.traceRounds) {
@@ -1077,26 +1160,33 @@ class PartyImpl implements Party {
     const res = this.prep.reserve;
     const taken = {} as Record<Kind, Uint8Array>;
     for (const k of KINDS) taken[k] = need[k] > 0 ? res.takeBytes(k, need[k]) : EMPTY;
-    const { maskBits } = proto.geometry(this.L, this.kappa);
-    const Mk = masks > 0 ? this.prss().boundedShares(`${job.nonceBase}:${r}`, masks, maskBits) : [];
+    const Mk = masks > 0 ? this.prss().boundedShares(`${job.nonceBase}:${r}`, masks, this.maskBits) : NO_MASKS;
     const at = zeroCounts();
     let mi = 0;
     const parts: (bigint[] | Uint8Array)[] = [];
     let encodedAll = false;
-    const to = new Map<number, bigint[]>();
+    // shares opened to single parties (openTo), by recipient: made only when a round has some
+    let to: Map<number, bigint[]> | undefined;
     const one = ops.length === 1;
     for (const op of ops) {
       let items = taken;
       if (!one) {
+        // each op's slice of what the round took, in queue order (no view for a kind it does not use)
         items = {} as Record<Kind, Uint8Array>;
         for (const k of KINDS) {
+          const c = op.needs[k];
+          if (c === 0) {
+            items[k] = EMPTY;
+            continue;
+          }
           const w = WIDTH[k] * ELEMENT_BYTES;
-          items[k] = taken[k].subarray(at[k] * w, (at[k] + op.needs[k]) * w);
+          items[k] = taken[k].subarray(at[k] * w, (at[k] + c) * w);
+          at[k] += c;
         }
       }
-      const p: proto.Prep = { items, masks: one ? Mk : Mk.slice(mi, mi + op.needs.masks) };
-      for (const k of KINDS) at[k] += op.needs[k];
-      mi += op.needs.masks;
+      const om = op.needs.masks;
+      const p: proto.Prep = { items, masks: one ? Mk : om === 0 ? NO_MASKS : Mk.slice(mi, mi + om) };
+      mi += om;
       op.prep = p;
       const shares = op.prepare(p);
       op.len = lengthOf(shares);
@@ -1106,6 +1196,7 @@ class PartyImpl implements Party {
       } else if (shares instanceof Uint8Array) {
         throw new Error('internal: encoded shares are opened to all only');
       } else {
+        to ??= new Map();
         let v = to.get(op.to);
         if (!v) to.set(op.to, (v = []));
         for (const x of shares) v.push(x);
@@ -1116,22 +1207,22 @@ class PartyImpl implements Party {
     // Our own shares encoded once: the message to every peer and our own share in the opening (and
     // its late-share checks) read the same bytes, instead of each encoding the BigInts again.
     const allBytes = all instanceof Uint8Array ? all : encodeOwn(all);
-    rs.toMine = to.get(this.id);
+    rs.toMine = to?.get(this.id);
     rs.expectTo = rs.toMine !== undefined;
     // One message per peer: [open-to-all shares, shares opened to that peer].
-    const sent: SentRound = { per: new Map() };
+    const sent: SentRound = { per: [] };
     let common: Uint8Array | undefined;
     const targets = this.shareTargets();
     for (let j = 1; j <= this.n; j++) {
       if (j === this.id) continue;
-      const mine = to.get(j);
+      const mine = to?.get(j);
       if (lengthOf(all) === 0 && !mine) continue;
       let bytes: Uint8Array;
       if (!mine) bytes = common ??= this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [allBytes, []] });
       else bytes = this.envelope({ type: Msg.JobRound, key: job.id, a: r, vectors: [allBytes, mine] });
       // archived for every peer (peer-up and retransmit send it), sent now to the fan-out and to
       // every party a share is opened to (it needs all t + 1 of them)
-      sent.per.set(j, bytes);
+      sent.per[j] = bytes;
       job.sent.bytes += bytes.length;
       if (targets === undefined || mine || targets.has(j) || job.pulled.has(j)) this.transport.send(j, bytes);
     }
@@ -1199,7 +1290,7 @@ class PartyImpl implements Party {
 
   private sendRounds(a: ArchivedJob, to: number, from: number): void {
     for (let r = Math.max(0, from); r < a.rounds.length; r++) {
-      const bytes = a.rounds[r]!.per.get(to);
+      const bytes = a.rounds[r]!.per[to];
       if (bytes) this.transport.send(to, bytes);
     }
   }
@@ -1225,7 +1316,12 @@ class PartyImpl implements Party {
   private armRetransmit(job: JobRun, rs: RoundState, ms: number): void {
     const cancel = this.transport.clock.setTimeout(() => {
       if (job.inflight !== rs || this.job !== job) return;
-      for (const round of job.sent.rounds) for (const [j, bytes] of round.per) if (this.transport.isUp(j)) this.transport.send(j, bytes);
+      for (const round of job.sent.rounds) {
+        for (let j = 1; j < round.per.length; j++) {
+          const bytes = round.per[j];
+          if (bytes && this.transport.isUp(j)) this.transport.send(j, bytes);
+        }
+      }
       this.armRetransmit(job, rs, Math.min(ms * 2, 60_000));
     }, ms);
     rs.retransmit = cancel;
@@ -1302,7 +1398,7 @@ class PartyImpl implements Party {
    * every live party's. (A method, not a closure in checkRound: under tsx a named closure costs a
    * keep-names call each time it is made, and checkRound runs at every share that arrives.)
    */
-  private enoughShares(have: Map<number, ShareVec>): boolean {
+  private enoughShares(have: ShareSet): boolean {
     if (have.size < this.t + 1) return false;
     if (!this.checkOpenings) return true;
     for (const j of this.aliveParties()) if (!have.has(j)) return false;
@@ -1310,9 +1406,10 @@ class PartyImpl implements Party {
   }
 
   /** Reconstructs from the shares in hand (checked if configured) and registers the late-share check. */
-  private open(jobId: string, r: number, part: 'all' | 'to', have: Map<number, ShareVec>, asBytes: boolean): bigint[] | Uint8Array {
-    const parties = [...have.keys()];
-    const shares = [...have.values()];
+  private open(jobId: string, r: number, part: 'all' | 'to', have: ShareSet, asBytes: boolean): bigint[] | Uint8Array {
+    // copies: a share added to the set after it completed (flush's early ones) must not change the base kept below
+    const parties = have.parties.slice();
+    const shares = have.shares.slice();
     // the first t + 1 (the base of the opening and of its late-share checks): one copy each, shared
     const base = parties.length > this.t + 1 ? parties.slice(0, this.t + 1) : parties;
     const baseShares = shares.length > this.t + 1 ? shares.slice(0, this.t + 1) : shares;
@@ -1368,31 +1465,25 @@ class PartyImpl implements Party {
       const k = positions.length;
       // Every position sampled (m <= LATE_SAMPLE, most rounds): the vectors as they are, no gathers.
       const whole = k === m;
-      const got = whole ? bytes : gatherEncoded(bytes, positions);
+      // the base shares at the sampled positions, once per opening; the late share is read in place
       const rows = (lc.rows ??= lc.shares.map((s) => (whole ? encodedOf(s) : gatherShare(s, positions))));
       const expected = lincombEncoded(rows, lagrange(lc.base, from));
       let index = -1;
-      // equal in one native compare (the usual case); element by element only to find where not
-      if (!bytesEqual(expected, got)) {
-        for (let j = 0; j < k && index < 0; j++) {
-          for (let b = j * ELEMENT_BYTES; b < (j + 1) * ELEMENT_BYTES; b++) {
-            if (expected[b] !== got[b]) {
-              index = positions[j]!;
-              break;
-            }
-          }
-        }
-      }
+      if (whole) {
+        // equal in one native compare (the usual case); element by element only to find where not
+        if (!bytesEqual(expected, bytes)) index = firstMismatchAt(expected, bytes, positions);
+      } else index = firstMismatchAt(expected, bytes, positions);
       if (index >= 0) {
+        index = positions[index]!;
         // they differ: a sampled element that is no field element is reported as such (index -1)
         try {
-          assertEncodedVector(got);
+          assertEncodedAtPositions(bytes, positions);
         } catch {
           this.emit('inconsistent-share', { job: jobId, round: r, part, badParty: from, index: -1, late: true });
           continue;
         }
       }
-      lc.extra.set(from, { positions, bytes: got });
+      lc.extra.set(from, { positions, bytes });
       if (index < 0) {
         // consistent with the base; also re-examine earlier flagged positions with this extra share
         if (!lc.flagged || lc.flagIndex === undefined) continue;
@@ -1450,7 +1541,7 @@ class PartyImpl implements Party {
     if (!rs?.ready || job.gone.size === 0) return;
     // checkOpenings waits for every live party's share: one that is gone never comes
     const need = this.checkOpenings ? this.n : this.t + 1;
-    const possible = (have: Map<number, ShareVec>): number => {
+    const possible = (have: ShareSet): number => {
       let k = 0;
       for (let j = 1; j <= this.n; j++) if (have.has(j) || !job.gone.has(j)) k++;
       return k;
@@ -1655,7 +1746,7 @@ class Ctx implements JobContext, proto.RoundEngine {
   async open(x: Sec): Promise<bigint[]> {
     const v = vecOf(x);
     if (v.length === 0) return [];
-    const { opened } = await this.round({ ...zeroCounts(), masks: 0 }, () => v.slice());
+    const { opened } = await this.round(OPEN_NEEDS, () => v.slice());
     return opened;
   }
 
@@ -1664,7 +1755,7 @@ class Ctx implements JobContext, proto.RoundEngine {
     const v = vecOf(x);
     return new Promise((resolve, reject) => {
       this.p.enqueue(this.job, {
-        needs: { ...zeroCounts(), masks: 0 }, to: recipient, prepare: () => v.slice(),
+        needs: OPEN_NEEDS, to: recipient, prepare: () => v.slice(),
         resolve: (r) => resolve(r.opened as bigint[] | null), reject,
       });
     });

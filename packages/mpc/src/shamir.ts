@@ -9,7 +9,7 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { InconsistentSharesError } from './api';
 import { lincombEncoded } from './kernel';
-import { LIMB_WEIGHT_LIMIT, P, FieldError, addLimbs, assertElements, assertEncodedAt, decodeFieldVector, encodeFieldVector, fromLimbsMod, inv, mod, reduce, reduceWide } from './field';
+import { LIMB_WEIGHT_LIMIT, P, FieldError, addLimbs, assertElements, assertEncodedAt, decodeFieldVector, encodeFieldVector, fromLimbsMod, inv, limbScratch, mod, reduce, reduceWide } from './field';
 
 /** Errors for bad sharing parameters or inputs (wrong counts, bad party ids, t >= n/2). */
 export class SharingError extends Error {
@@ -102,15 +102,36 @@ export function shareSecret(values: readonly bigint[], n: number, t: number, rng
   return out;
 }
 
-const lagrangeCache = new Map<string, bigint[]>();
+const lagrangeCache = new Map<string | number, bigint[]>();
 const LAGRANGE_CACHE_LIMIT = 4096;
+
+/**
+ * The cache key of (x, parties): one safe integer when x and the ids are small integers and there
+ * are at most five ids (every opening and late-share check of a committee with t <= 4), else a
+ * string. The openings ask for weights several times per round; a string built per call (a join
+ * and a template) was most of a cache hit's cost. The integer is base 256 with the number of ids
+ * first, then x, then the ids in order (the weights follow the order): at most 3 + 8 + 40 bits, and
+ * distinct tuples give distinct integers. Ids outside [1, 256) take the string key, whose miss
+ * validates them as before.
+ */
+function cacheKey(parties: readonly number[], x: number): string | number {
+  const len = parties.length;
+  if (len > 5 || !Number.isInteger(x) || x < 0 || x > 255) return `${x}:${parties.join(',')}`;
+  let k = len * 256 + x;
+  for (let j = 0; j < len; j++) {
+    const p = parties[j]!;
+    if (!Number.isInteger(p) || p < 1 || p > 255) return `${x}:${parties.join(',')}`;
+    k = k * 256 + p;
+  }
+  return k;
+}
 
 /**
  * Lagrange coefficients lambda_j for interpolating at point x from the given distinct party points:
  * f(x) = sum_j lambda_j f(parties[j]). Cached per (x, parties).
  */
 export function lagrange(parties: readonly number[], x = 0): bigint[] {
-  const key = `${x}:${parties.join(',')}`;
+  const key = cacheKey(parties, x);
   const hit = lagrangeCache.get(key);
   if (hit) return hit;
   const seen = new Set<number>();
@@ -154,7 +175,7 @@ interface SmallLagrange {
   /** A multiple of p at least the most negative sum, added before reducing. */
   bias: bigint;
 }
-const smallCache = new Map<string, SmallLagrange>();
+const smallCache = new Map<string | number, SmallLagrange>();
 
 function gcd(a: bigint, b: bigint): bigint {
   if (a < 0n) a = -a;
@@ -169,7 +190,7 @@ function gcd(a: bigint, b: bigint): bigint {
  * (much cheaper than full field products) and one product by D^-1 (often D = 1).
  */
 export function smallLagrange(parties: readonly number[], x = 0): SmallLagrange {
-  const key = `${x}:${parties.join(',')}`;
+  const key = cacheKey(parties, x);
   const hit = smallCache.get(key);
   if (hit) return hit;
   lagrange(parties, x); // validates ids
@@ -268,7 +289,7 @@ export function interpolateEncoded(parties: readonly number[], shares: readonly 
   let weight = 0;
   for (const cj of c) weight += Math.abs(Number(cj));
   if (weight > LIMB_WEIGHT_LIMIT) return interpolateDecoded(parties, shares, x);
-  const acc = new Float64Array(4 * m);
+  const acc = limbScratch(m); // read by fromLimbsMod below, before any other call can reuse it
   let neg = 0;
   for (let j = 0; j < c.length; j++) {
     const v = shares[j]!;

@@ -6,7 +6,8 @@ import { SimNetwork } from '@tenebra/transport';
 import { cluster, deal, fillReserve, runAll, signed, type Cluster } from './helpers';
 import { createParty } from '../src/runtime';
 import { shareSecret, reconstruct } from '../src/shamir';
-import { costOf, PREPROCESSING_TABLE } from '../src/protocols';
+import { composeR, costOf, PREPROCESSING_TABLE } from '../src/protocols';
+import { NIBBLE_VALUE, NIBBLE_WIDTH } from '../src/reserve';
 import { LEX4, PROD4, closureItemOf } from '../src/closure';
 
 const MAX = (1n << 48n) - 1n;
@@ -224,5 +225,41 @@ describe('protocols vs plaintext (n=5, t=2, committee preprocessing)', () => {
       expect(gt).toEqual(Array.from({ length: 15 }, (_, j) => (v > j ? 1n : 0n)));
     }
     void shareSecret;
+  });
+});
+
+describe('composeR (Horner by 127-bit rotations) against BigInt arithmetic', () => {
+  const P = F.P;
+  const elems = fc.oneof(
+    fc.constantFrom(0n, 1n, 15n, 16n, P - 1n, P - 2n, P - 16n, (P - 1n) / 2n, 1n << 126n, (1n << 126n) - 1n, (1n << 123n), (1n << 123n) - 1n, 0xfffffffn, (1n << 96n) - 1n, 1n << 96n, (1n << 64n) - 1n, 1n << 75n),
+    fc.bigInt({ min: 0n, max: P - 1n }),
+  );
+  it('equals sum_j 16^j v_j mod p for every block count up to 32 and element index', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 32 }), fc.integer({ min: 1, max: 3 }), fc.array(elems, { minLength: 96, maxLength: 96 }), (blocks, m, pool) => {
+      // m elements of `blocks` blocks, each block NIBBLE_WIDTH elements with its value share at NIBBLE_VALUE
+      const vals: bigint[] = new Array(m * blocks * NIBBLE_WIDTH).fill(0n);
+      const v = (e: number, j: number): bigint => pool[(e * blocks + j) % pool.length]!;
+      for (let e = 0; e < m; e++) for (let j = 0; j < blocks; j++) vals[(e * blocks + j) * NIBBLE_WIDTH + NIBBLE_VALUE] = v(e, j);
+      const bytes = F.encodeFieldVector(vals);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      for (let e = 0; e < m; e++) {
+        let want = 0n;
+        for (let j = blocks - 1; j >= 0; j--) want = F.mod(want * 16n + v(e, j));
+        expect(composeR(view, e, blocks)).toBe(want);
+      }
+    }), { numRuns: 300 });
+  });
+  it('every block all ones below p (the carries at their longest) and a block share >= p refused', () => {
+    for (const blocks of [1, 2, 13, 16, 31]) {
+      const vals: bigint[] = new Array(blocks * NIBBLE_WIDTH).fill(0n);
+      for (let j = 0; j < blocks; j++) vals[j * NIBBLE_WIDTH + NIBBLE_VALUE] = P - 1n;
+      const bytes = F.encodeFieldVector(vals);
+      let want = 0n;
+      for (let j = 0; j < blocks; j++) want = F.mod(want * 16n + P - 1n);
+      expect(composeR(new DataView(bytes.buffer), 0, blocks)).toBe(want);
+      bytes.fill(0xff, NIBBLE_VALUE * 16, NIBBLE_VALUE * 16 + 16);
+      bytes[NIBBLE_VALUE * 16] = 0x7f; // p itself
+      expect(() => composeR(new DataView(bytes.buffer), 0, blocks)).toThrow(F.FieldError);
+    }
   });
 });

@@ -156,6 +156,30 @@ describe('ctrStream (one kept ECB cipher per key) against the former one CTR cip
     }
   });
 
+  it('boundedShares (one set of counter blocks for every subset): the values of CTR ciphers made per stream', () => {
+    for (const self of [1, 4]) {
+      const pr = new Prss(n, t, self, keys[self - 1]!);
+      for (const nonce of ['job:j7:0:0:0:0:3', '', 'mask']) {
+        for (const [count, bits] of [[0, 41], [1, 41], [4, 41], [37, 41], [5, 1], [9, 32], [9, 33], [6, 64], [6, 65], [3, 120]] as const) {
+          // the former definition: per subset, the low `bits` bits of each block of CTR(k_A, SHA-256(nonce '#1')), times f_A(self)
+          const want = new Array<bigint>(count).fill(0n);
+          for (const a of mine(self)) {
+            const buf = oldCtr(keys[self - 1]!.get(subsetKey(a))!, ivOf(nonce, 1), count * 16);
+            let fa = 1n;
+            let den = 1n;
+            for (let j = 1; j <= n; j++) if (!a.includes(j)) { fa = F.mod(fa * BigInt(j - self)); den = F.mod(den * BigInt(j)); }
+            const w = F.mod(fa * F.inv(den));
+            for (let e = 0; e < count; e++) {
+              const v = BigInt.asUintN(bits, BigInt(`0x${buf.subarray(e * 16, e * 16 + 16).toString('hex')}`));
+              want[e] = F.mod(want[e]! + v * w);
+            }
+          }
+          expect(pr.boundedShares(nonce, count, bits)).toEqual(want);
+        }
+      }
+    }
+  });
+
   it('counter blocks: the low word wrapping inside a stream, long streams, and the kept cipher carrying nothing between keys', () => {
     const k1 = randomBytes(16);
     const k2 = randomBytes(16);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import * as F from '../src/field';
 import { InconsistentSharesError } from '../src/api';
-import { SharingError, interpolate, lagrange, reconstruct, reconstructChecked, shareSecret } from '../src/shamir';
+import { SharingError, interpolate, interpolateEncoded, lagrange, reconstruct, reconstructChecked, shareSecret, smallLagrange } from '../src/shamir';
 
 const elem = fc.bigInt({ min: 0n, max: F.P - 1n });
 const configs = [
@@ -49,6 +49,37 @@ describe('shamir', () => {
         return e instanceof InconsistentSharesError && e.party === null && e.index === index;
       }
     }), { numRuns: 40 });
+  });
+
+  it('cached Lagrange weights (numeric keys for small tuples, strings otherwise) are those of their own (x, parties), in order', () => {
+    // reference weights, computed afresh
+    const ref = (ps: readonly number[], x: number): bigint[] => ps.map((pj) => {
+      let num = 1n;
+      let den = 1n;
+      for (const pk of ps) if (pk !== pj) { num = F.mod(num * F.mod(BigInt(x - pk))); den = F.mod(den * F.mod(BigInt(pj - pk))); }
+      return F.mod(num * F.inv(den));
+    });
+    // tuples whose digits a key without the length or x in it would confuse ([1, 2] at 0 and [2] at 1,
+    // [1, 2] and [2, 1]), six ids (string key), ids and points beyond a byte (string key)
+    const cases: [number[], number][] = [
+      [[1, 2], 0], [[2], 1], [[2, 1], 0], [[1, 2], 1], [[1, 2, 3], 0], [[3, 2, 1], 0], [[1, 2, 3], 4], [[1, 2, 3], 5],
+      [[2, 4, 5], 1], [[1, 3, 5, 2, 4], 0], [[1, 2, 3, 4, 5, 6], 0], [[1, 2, 300], 0], [[1, 2, 3], 300], [[255, 1, 7], 0], [[256, 1, 7], 0],
+    ];
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [ps, x] of cases) {
+        expect(lagrange(ps, x)).toEqual(ref(ps, x));
+        const { c, dInv } = smallLagrange(ps, x);
+        expect(c.map((ci) => F.mod(F.mod(ci) * dInv))).toEqual(ref(ps, x));
+      }
+    }
+    // invalid ids are refused whichever key they would take, also after valid tuples were cached
+    for (const bad of [[1, 1, 2], [0, 1, 2], [1.5, 2, 3], [-1, 2, 3]]) {
+      expect(() => lagrange(bad, 0)).toThrow(SharingError);
+      expect(() => smallLagrange(bad, 0)).toThrow(SharingError);
+    }
+    // and the openings' interpolation agrees whatever order the shares came in
+    const sh = shareSecret([7n, 8n, 9n], 5, 2);
+    for (const ps of [[1, 2, 3], [3, 1, 2], [5, 4, 2]]) expect(interpolateEncoded(ps, ps.map((p) => sh[p - 1]!), 0)).toEqual([7n, 8n, 9n]);
   });
 
   it('lagrange at a point reproduces another share', () => {
