@@ -92,7 +92,10 @@ export function dealPrssKeys(n: number, t: number, seed: string): PrssKeys[] {
 
 /** Makes 16-byte strings canonical field elements in place: top bit cleared, p itself (probability 2^-127) read as 0. */
 export function canonicalize(bytes: Uint8Array): Uint8Array {
-  if (bytes.byteOffset % 4 === 0 && bytes.length % 16 === 0) return canonicalizeWords(bytes);
+  return LITTLE_ENDIAN && bytes.byteOffset % 4 === 0 && bytes.length % 16 === 0 ? canonicalizeWords(bytes) : canonicalizeBytes(bytes);
+}
+
+function canonicalizeBytes(bytes: Uint8Array): Uint8Array {
   for (let o = 0; o < bytes.length; o += 16) {
     bytes[o]! &= 0x7f;
     if (bytes[o] !== 0x7f) continue;
@@ -114,16 +117,6 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
  * squares go through here: about a tenth of a party's JavaScript in production).
  */
 function canonicalizeWords(bytes: Uint8Array): Uint8Array {
-  if (!LITTLE_ENDIAN) {
-    for (let o = 0; o < bytes.length; o += 16) {
-      bytes[o]! &= 0x7f;
-      if (bytes[o] !== 0x7f) continue;
-      let isP = true;
-      for (let i = 1; isP && i < 16; i++) isP = bytes[o + i] === 0xff;
-      if (isP) bytes.fill(0, o, o + 16);
-    }
-    return bytes;
-  }
   const w = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2);
   for (let i = 0; i < w.length; i += 4) {
     const x = (w[i]! & 0xffffff7f) >>> 0;
