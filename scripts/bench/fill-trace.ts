@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   const deadline = Date.now() + MAX_MS;
   const dataDir = mkdtempSync(join(tmpdir(), 'tenebra-trace-'));
   const ports = await testPorts(N);
-  console.log(`fill trace: ${PAIRS} pairs at ~${RATE} orders/s, ${N}-node cluster (t=${T}) in ${dataDir}; ${describeLinks(LINKS)}; committee links over ${COMMITTEE_LINKS}`);
+  console.log(`fill trace: ${PAIRS} pairs at ~${RATE} orders/s, ${N}-node cluster (t=${T}) in ${dataDir}; ${describeLinks(LINKS, COMMITTEE_LINKS)}`);
   const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE, links: COMMITTEE_LINKS, ...(LINKS ? { linkEmulation: LINKS } : {}) });
   let watches: FillWatch[] = [];
   const samples: { orderId: string; t0: number; ack: number; push: number }[] = [];

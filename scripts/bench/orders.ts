@@ -411,7 +411,7 @@ async function mixedLoad(makers: Trader[], takers: Trader[], seconds: number, ra
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tenebra-bench-'));
   const ports = await testPorts(N);
-  console.log(`starting a ${N}-node cluster (t=${T}) in ${dataDir} ...; ${describeLinks(LINKS)}; committee links over ${COMMITTEE_LINKS}`);
+  console.log(`starting a ${N}-node cluster (t=${T}) in ${dataDir} ...; ${describeLinks(LINKS, COMMITTEE_LINKS)}`);
   const cluster = await Cluster.start({ dataDir, env: 'test', ports, n: N, t: T, logLevel: 'info', nodeNice: NODE_NICE, links: COMMITTEE_LINKS, ...(LINKS ? { linkEmulation: LINKS } : {}), ...(JOB_BOUNDARIES ? { jobBoundaries: JOB_BOUNDARIES } : {}), ...(SHARE_FANOUT ? { shareFanout: SHARE_FANOUT } : {}) });
   let watches: FillWatch[] = [];
   try {

@@ -96,11 +96,15 @@ export function linkEmulationOf(flags: Flags): { latencyMs?: number; jitterMs?: 
   };
 }
 
-/** One line describing a link emulation, for what a launcher prints. */
-export function describeLinks(e: { latencyMs?: number; jitterMs?: number; bandwidthMbps?: number } | undefined): string {
-  if (!e) return 'committee links: loopback (no emulation)';
+/**
+ * One line describing the committee links, for what a launcher prints: their emulation and, when
+ * given, what they run over (ADR 0041: 'tcp' loopback ports or 'unix' domain sockets).
+ */
+export function describeLinks(e: { latencyMs?: number; jitterMs?: number; bandwidthMbps?: number } | undefined, over?: string): string {
+  const head = over === undefined ? 'committee links' : `committee links over ${over}`;
+  if (!e) return `${head}: loopback (no emulation)`;
   const parts = [`${e.latencyMs ?? 0} ms one way`];
   if (e.jitterMs) parts.push(`± ${e.jitterMs} ms jitter`);
   parts.push(e.bandwidthMbps === undefined ? 'unlimited bandwidth' : `${e.bandwidthMbps} Mbit/s`);
-  return `committee links emulated: ${parts.join(', ')}`;
+  return `${head}, emulated: ${parts.join(', ')}`;
 }

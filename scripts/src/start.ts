@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   for (const p of cluster.processes()) {
     console.log(`  ${p.role.padEnd(9)} ${String(p.index || '').padEnd(2)} pid ${p.pid}  ports ${JSON.stringify(p.ports)}${p.peerId ? `  peer ${p.peerId}` : ''}`);
   }
-  console.log(`  ${describeLinks(links)}; committee links over ${options.links ?? DEFAULT_COMMITTEE_LINKS}`);
+  console.log(`  ${describeLinks(links, options.links ?? DEFAULT_COMMITTEE_LINKS)}`);
   for (const line of describeReserve(cluster.configs.nodes[0]!, outage, bitsPerSecond)) console.log(`  ${line}`);
   if (cluster.configs.nodes[0]?.preprocessing.mode === 'dealer') {
     console.log(`  WARNING: ${DEALER_LABEL}`);

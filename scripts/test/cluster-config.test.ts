@@ -227,7 +227,9 @@ describe('emulated WAN links between the nodes (npm start -- --link-latency-ms .
     expect(of('--link-bandwidth-mbps', '50')).toEqual({ bandwidthMbps: 50 });
     expect(() => of('--link-latency-ms', 'fast')).toThrow(/--link-latency-ms must be a non-negative number, got 'fast'/);
     expect(() => of('--link-jitter-ms', '3')).toThrow(/--link-jitter-ms needs --link-latency-ms/);
-    expect(describeLinks(of('--link-latency-ms', '30', '--link-jitter-ms', '2'))).toBe('committee links emulated: 30 ms one way, ± 2 ms jitter, unlimited bandwidth');
+    expect(describeLinks(of('--link-latency-ms', '30', '--link-jitter-ms', '2'))).toBe('committee links, emulated: 30 ms one way, ± 2 ms jitter, unlimited bandwidth');
     expect(describeLinks(undefined)).toBe('committee links: loopback (no emulation)');
+    expect(describeLinks(undefined, 'tcp')).toBe('committee links over tcp: loopback (no emulation)');
+    expect(describeLinks(of('--link-latency-ms', '10'), 'unix')).toBe('committee links over unix, emulated: 10 ms one way, unlimited bandwidth');
   });
 });
