@@ -31,6 +31,25 @@ export function unixSocketPathOf(addr: string): string | undefined {
 }
 
 /**
+ * The socket's folder must be this user's own, a real directory, writable by no one else. The
+ * launcher's short-path fallback puts it under the temp directory with a predictable name, where a
+ * local user could have made it first (or a symlink to somewhere else) and replace or remove the
+ * socket files: Noise would still refuse a stranger as a peer, but the node would not be reachable.
+ * A folder that fails the check is an error naming it, not a silent listen in someone else's folder.
+ */
+export function checkSocketFolder(folder: string): void {
+  const st = lstatSync(folder);
+  const problem = !st.isDirectory()
+    ? 'is not a directory (a symlink or a file)'
+    : typeof process.getuid === 'function' && st.uid !== process.getuid()
+      ? `belongs to uid ${st.uid}, not to this process's uid ${process.getuid()}`
+      : (st.mode & 0o022) !== 0
+        ? `is writable by its group or by everyone (mode ${(st.mode & 0o777).toString(8)})`
+        : undefined;
+  if (problem !== undefined) throw new Error(`unix socket folder ${folder} ${problem}: remove it, or use a shorter data folder or --links tcp`);
+}
+
+/**
  * Makes a socket path ready to listen on. A node killed with SIGKILL (chaos kills, a crash) leaves
  * its socket file behind, and listen() on it fails with EADDRINUSE; TCP has no such leftover. The
  * file is removed only when nothing answers on it, so a second process with the same config still
@@ -41,6 +60,7 @@ export async function prepareUnixListen(path: string): Promise<void> {
   // Node would truncate a longer path silently and listen on another file than its peers dial
   unixSocketMultiaddr(path);
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  checkSocketFolder(dirname(path));
   let isSocket: boolean;
   try {
     isSocket = lstatSync(path).isSocket();

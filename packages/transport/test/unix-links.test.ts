@@ -2,7 +2,7 @@
 // the same transport (Noise, Yamux, the direct path, link emulation, cuts) on `/unix/<path>`
 // addresses, and a party killed with SIGKILL, whose socket file stays behind, coming back on it.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,32 @@ describe('unix socket addresses', () => {
     await prepareUnixListen(file);
     expect(existsSync(file)).toBe(true);
     await expect(prepareUnixListen(`/tmp/${'x'.repeat(200)}.sock`)).rejects.toThrow(/107-byte limit/);
+  });
+
+  it("a socket folder that is not this user's own private directory refuses the start, naming the folder", async () => {
+    const dir = socketDir();
+    // writable by everyone (a folder another local user made first under the temp directory)
+    const open = join(dir, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    await expect(prepareUnixListen(join(open, 'a.sock'))).rejects.toThrow(/unix socket folder .*open is writable by its group or by everyone \(mode 777\)/);
+    chmodSync(open, 0o720);
+    await expect(prepareUnixListen(join(open, 'a.sock'))).rejects.toThrow(/writable by its group/);
+    // a symlink to a folder elsewhere
+    const real = join(dir, 'real');
+    mkdirSync(real, { mode: 0o700 });
+    const link = join(dir, 'link');
+    symlinkSync(real, link);
+    await expect(prepareUnixListen(join(link, 'a.sock'))).rejects.toThrow(/link is not a directory/);
+    // someone else's folder (only root can make one to test with)
+    if (process.getuid?.() === 0) {
+      const theirs = join(dir, 'theirs');
+      mkdirSync(theirs, { mode: 0o700 });
+      chownSync(theirs, 12345, 12345);
+      await expect(prepareUnixListen(join(theirs, 'a.sock'))).rejects.toThrow(/belongs to uid 12345/);
+    }
+    // this user's own 0700 folder is fine
+    await prepareUnixListen(join(real, 'a.sock'));
   });
 });
 
