@@ -432,6 +432,8 @@ async function main(): Promise<void> {
       const tStart = performance.now();
       const wallStart = Date.now();
       const deadline = tStart + SECONDS * 1000;
+      // this process places the orders on the same two cores: its CPU is printed beside the cluster's
+      const clientCpu0 = process.cpuUsage();
       let sent = 0;
       let refused = 0;
       let backoffs = 0;
@@ -466,6 +468,8 @@ async function main(): Promise<void> {
         }
       }));
       loadTick.stop();
+      const clientCpu = process.cpuUsage(clientCpu0);
+      const clientCpuMsPerPlacement = (clientCpu.user + clientCpu.system) / 1000 / Math.max(1, sent);
       const ackSecs = (performance.now() - tStart) / 1000;
       const lastAck = appliedSeq(dataDir);
       // Caught up = node 1 applied the sequencer's last seq at the end of the load (with 'progress'
@@ -490,11 +494,12 @@ async function main(): Promise<void> {
       }
       const cost = describeCost(section, { rttMs: PROJECT_RTT_MS, books: SYMBOLS });
       for (const l of cost.lines) console.log(l);
+      console.log(`bench client (this process, same host) CPU ${clientCpuMsPerPlacement.toFixed(2)} ms/placement over the load (${sent} placements)`);
       if (section.jobEndRecords > 0) console.log(`(the sequencer's ${section.jobEndRecords} job-end records are left out of matched orders and of every node's ops)`);
       figures['sustained'] = {
         symbols: SYMBOLS, sent, acknowledged: ack.length, refused, openLimitWaits: backoffs, ackPerSec: ack.length / ackSecs, ackP50Ms: pct(ack, 50), ackP99Ms: pct(ack, 99),
         matched, matchedPerSec: matched / matchSecs, caughtUp: !Number.isNaN(drainMs), bitsPerOrder, jobEndRecords: section.jobEndRecords,
-        cpuMsPerOpPerNode: cost.cpuMsPerOp, roundsPerOp: cost.roundsPerOp, projection: cost.projection && { ...cost.projection, rttMs: PROJECT_RTT_MS },
+        cpuMsPerOpPerNode: cost.cpuMsPerOp, roundsPerOp: cost.roundsPerOp, clientCpuMsPerPlacement, projection: cost.projection && { ...cost.projection, rttMs: PROJECT_RTT_MS },
       };
     }
 
