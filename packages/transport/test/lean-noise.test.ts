@@ -21,8 +21,7 @@ afterEach(async () => {
 });
 
 describe('lean noise', () => {
-  it('encrypts to the bytes the library does on either side of the cipher switch, and each opens the other', () => {
-    const lean = leanCrypto();
+  it.each([['libsodium', leanCrypto()], ['the fallback switch', leanCrypto(NODE_CIPHER_FROM_BYTES, undefined)]])('encrypts to the bytes the library does on either side of the cipher switch, and each opens the other (%s)', (_name, lean) => {
     const k = randomBytes(32);
     const nonce = randomBytes(12);
     const ad = randomBytes(8);
