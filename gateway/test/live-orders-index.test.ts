@@ -1,0 +1,110 @@
+// The live view's price index (ws/live-orders.ts), which the resting-order guard's sweep reads
+// instead of visiting every live order (orders/resting-guard.ts). For any mark and window margin,
+// the orders it returns, put in its (account, order) order, must be exactly those a visit of every
+// live order (allLiveOrders()) would reach past the sweep's skip tests, in that visit's order: a
+// seeded random run of placements, fills, price changes, endings and re-placements against that scan.
+import { describe, it, expect } from 'vitest';
+import { LiveState, type IndexedOrder } from '../src/ws/live-orders';
+import { ordersToCheck } from '../src/orders/resting-guard';
+import type { GatewayDb } from '../src/store/db';
+import type { OrderRec, OrderStatus } from '../src/store/records';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const SYMBOLS = ['BTC-USDC-PERP', 'ETH-USDC-PERP', 'SOL-USDC-PERP'];
+
+function order(id: number, user: number, symbol: string, side: 'buy' | 'sell', price: string | null, status: OrderStatus, filled = '0'): OrderRec {
+  return {
+    order_id: `o${id}`, user_id: `u${user}`, client_order_id: null, symbol, side, type: 'limit', time_in_force: 'GTC',
+    price_ticks: price, qty_steps: '10', filled_steps: filled, notional_ts: '0', last_fill_steps: null, last_fill_ticks: null,
+    status, cancel_reason: null, reject_reason: null, in_time_ns: String(id), out_time_ns: '0', leverage: 1, fee_pips: '0',
+    reserved: '0', journaled: true, seq: null, placed: true,
+  };
+}
+
+/** What the sweep acts on in a symbol with this mark and margin, by a visit of every live order (the sweep before the index). */
+function scanned(live: LiveState, marks: Map<string, { mark: bigint; keep: bigint } | 'delisted'>): OrderRec[] {
+  const out: OrderRec[] = [];
+  for (const o of live.allLiveOrders()) {
+    const m = marks.get(o.symbol);
+    if (m === undefined) continue;
+    if (m === 'delisted') {
+      out.push(o);
+      continue;
+    }
+    if (o.price_ticks === null) continue;
+    const px = BigInt(o.price_ticks);
+    if (px - m.mark > m.keep || m.mark - px > m.keep) out.push(o);
+    else if (o.side === 'buy' ? px > m.mark : px < m.mark) out.push(o);
+  }
+  return out;
+}
+
+/** The same from the index, as the sweep gathers it (and orders it). */
+function indexed(live: LiveState, marks: Map<string, { mark: bigint; keep: bigint } | 'delisted'>): OrderRec[] {
+  const visit: IndexedOrder[] = [];
+  for (const [symbol, book] of live.symbolOrders()) {
+    const m = marks.get(symbol);
+    if (m === undefined) continue;
+    ordersToCheck(book, m === 'delisted' ? null : m, visit);
+  }
+  visit.sort((a, b) => a.user - b.user || a.seq - b.seq);
+  return visit.map((e) => e.rec);
+}
+
+describe('the live price index gives the sweep the orders a visit of every live order would act on, in its order', () => {
+  it.each([1, 2, 3, 4, 5, 6])('seed %i: 4,000 random operations', (seed) => {
+    const rand = rng(seed);
+    const pick = <T>(a: readonly T[]): T => a[Math.floor(rand() * a.length)]!;
+    const live = new LiveState({} as GatewayDb);
+    const current = new Map<number, OrderRec>(); // what the view was last told, by id
+    let nextId = 0;
+    const price = (): string | null => (rand() < 0.05 ? null : String(990 + Math.floor(rand() * 20)));
+    for (let step = 0; step < 4_000; step++) {
+      const r = rand();
+      const known = [...current.keys()];
+      if (r < 0.35 || known.length === 0) {
+        const o = order(nextId++, Math.floor(rand() * 12), pick(SYMBOLS), rand() < 0.5 ? 'buy' : 'sell', price(), 'NEW');
+        current.set(Number(o.order_id.slice(1)), o);
+        if (rand() < 0.3) live.addPlaced(o);
+        else live.trackOrder(o);
+      } else {
+        const id = pick(known);
+        const was = current.get(id)!;
+        let o: OrderRec;
+        if (r < 0.55) o = { ...was, status: 'PARTIALLY_FILLED', filled_steps: String(Number(was.filled_steps) + 1) }; // a fill: same price
+        else if (r < 0.65) o = { ...was, price_ticks: price() }; // a modify or re-peg
+        else if (r < 0.68) o = { ...was }; // addPlaced of a known order: no change
+        else if (r < 0.9) o = { ...was, status: rand() < 0.5 ? 'FILLED' : 'CANCELLED' };
+        else o = { ...was, status: 'NEW' }; // an ended order's late live event (back in, last in its account)
+        if (r >= 0.65 && r < 0.68) live.addPlaced(o);
+        else live.trackOrder(o);
+        if (r >= 0.65 && r < 0.68) continue;
+        current.set(id, o);
+      }
+      if (step % 40 === 0) {
+        const marks = new Map<string, { mark: bigint; keep: bigint } | 'delisted'>();
+        for (const s of SYMBOLS) {
+          const q = rand();
+          if (q < 0.1) continue; // no fresh mark: not checked
+          if (q < 0.15) marks.set(s, 'delisted');
+          else marks.set(s, { mark: BigInt(985 + Math.floor(rand() * 30)), keep: BigInt(Math.floor(rand() * 12) - (rand() < 0.05 ? 3 : 0)) });
+        }
+        const got = indexed(live, marks);
+        const want = scanned(live, marks);
+        expect(got.map((o) => o.order_id)).toEqual(want.map((o) => o.order_id));
+        expect(got.every((o, i) => o === want[i])).toBe(true); // the view's own objects (the guard keys its cache by them)
+        // every live order is in the index once, and its symbol's count is right
+        let n = 0;
+        for (const [, book] of live.symbolOrders()) n += book.size;
+        expect(n).toBe([...live.allLiveOrders()].length);
+      }
+    }
+  });
+});
