@@ -2,7 +2,8 @@
 // instead of visiting every live order (orders/resting-guard.ts). For any mark and window margin,
 // the orders it returns, put in its (account, order) order, must be exactly those a visit of every
 // live order (allLiveOrders()) would reach past the sweep's skip tests, in that visit's order: a
-// seeded random run of placements, fills, price changes, endings and re-placements against that scan.
+// seeded random run of placements, fills, price changes, endings and re-placements against that scan;
+// and the guard itself, whose cancels and their log lines must come in that visit's order.
 import { describe, it, expect } from 'vitest';
 import { LiveState, type IndexedOrder } from '../src/ws/live-orders';
 import { ordersToCheck } from '../src/orders/resting-guard';
@@ -106,5 +107,68 @@ describe('the live price index gives the sweep the orders a visit of every live 
         expect(n).toBe([...live.allLiveOrders()].length);
       }
     }
+  });
+});
+
+describe('the resting-order guard cancels in the order a visit of every live order would', () => {
+  it('window and delisted cancels across accounts and books come in the live view order, with their log lines', async () => {
+    const { RestingOrderGuard } = await import('../src/orders/resting-guard');
+    const { INSTRUMENTS } = await import('@tenebra/config');
+    const { windowKeepTicks } = await import('../src/orders/price-window');
+    const { instrumentBandBps } = await import('../src/orders/fill-loss');
+    const rand = rng(7);
+    const [a, b, c] = INSTRUMENTS;
+    const delisted = c!.symbol;
+    const mid = 1_000_000n;
+    const keep = (i: typeof a) => windowKeepTicks(i!, (mid * BigInt(instrumentBandBps(i!))) / 10_000n);
+    const live = new LiveState({} as GatewayDb);
+    const store = new Map<string, OrderRec>();
+    for (let k = 0; k < 600; k++) {
+      const inst = [a, b, c][Math.floor(rand() * 3)]!;
+      const side = rand() < 0.5 ? 'buy' : 'sell';
+      // a tenth beyond the window's margin on either side; the rest well inside it, on the safe side
+      const far = rand() < 0.1;
+      const off = far ? keep(inst) + 1n + BigInt(Math.floor(rand() * 5)) : 1n + BigInt(Math.floor(rand() * 20));
+      const px = far ? (rand() < 0.5 ? mid - off : mid + off) : side === 'buy' ? mid - off : mid + off;
+      const o = order(k, Math.floor(rand() * 9), inst.symbol, side, rand() < 0.03 ? null : px.toString(), 'NEW');
+      store.set(o.order_id, o);
+      live.trackOrder(o);
+      if (rand() < 0.2) { // some end, some come back: the view's order is not the placement order
+        const ids = [...store.keys()];
+        const id = ids[Math.floor(rand() * ids.length)]!;
+        const was = store.get(id)!;
+        live.trackOrder({ ...was, status: 'CANCELLED' });
+        if (rand() < 0.5) live.trackOrder(was);
+        else store.delete(id);
+      }
+    }
+    const cancelled: string[] = [];
+    const lines: string[] = [];
+    const log = { info: (o: { order_id: string }) => lines.push(o.order_id), warn: (o: { order_id: string }) => lines.push(o.order_id) };
+    const guard = new RestingOrderGuard({
+      db: { orders: { get: (id: string) => store.get(id) }, positions: { get: () => undefined }, accounts: { get: (u: string) => ({ user_id: u }) } },
+      registry: { get: (s: string) => { const i = INSTRUMENTS.find((x) => x.symbol === s); return i && s === delisted ? { ...i, status: 'delisted' } : i; } },
+      oracle: { reference: () => ({ ok: true, quote: { mid } }) },
+      log,
+      livePosition: () => undefined,
+      live,
+      cancel: (_acct: unknown, id: string) => {
+        cancelled.push(id);
+        return Promise.resolve();
+      },
+    } as unknown as ConstructorParameters<typeof RestingOrderGuard>[0]);
+    // what a visit of every live order acts on, in its order
+    const want = [...live.allLiveOrders()].filter((o) => {
+      if (o.symbol === delisted) return true;
+      if (o.price_ticks === null) return false;
+      const px = BigInt(o.price_ticks);
+      const inst = INSTRUMENTS.find((x) => x.symbol === o.symbol)!;
+      return px - mid > keep(inst) || mid - px > keep(inst);
+    }).map((o) => o.order_id);
+    expect(want.length).toBeGreaterThan(100);
+    expect(guard.sweep()).toBe(want.length);
+    expect(cancelled).toEqual(want);
+    expect(lines).toEqual(want); // one line per cancel, in the same order
+    expect(guard.sweep()).toBe(0); // in flight: not asked again
   });
 });
