@@ -79,7 +79,9 @@ best('collector add, 5 results of one seq', 1000, (i) => {
 // a loss-side order without a position is found clear, or not confirmed from the store, which has
 // none. The deps carry both the full visit (liveOrders, before ADR 0033's hgw4 addendum) and the
 // price index (live), so this part runs against either tree.
-const sweepPart = (label: string, crossingEvery: number): void => {
+// "Re-marked": every account holds a small long in every book, and the view gets new position objects
+// (same content) before every sweep, as the risk monitor's mark_price pushes give it at each tick.
+const sweepPart = (label: string, crossingEvery: number, remarked = false): void => {
   const live = new LiveState({} as GatewayDb);
   const mid = 1_000_000n;
   const keepOf = (i: InstrumentSpec, mark: bigint) => windowKeepTicks(i, (mark * BigInt(instrumentBandBps(i))) / 10_000n);
@@ -107,13 +109,21 @@ const sweepPart = (label: string, crossingEvery: number): void => {
     log: pino({ level: 'silent' }),
     liveOrders: () => live.allLiveOrders(),
     live,
-    livePosition: () => undefined,
+    livePosition: (u: string, s: string) => (remarked ? positions.get(`${u}|${s}`) : undefined),
     cancel: () => Promise.resolve(),
   } as unknown as RestingGuardDeps);
+  const positions = new Map<string, object>();
+  const remark = () => {
+    for (let u = 0; u < 97; u++) for (const i of INSTRUMENTS) {
+      positions.set(`u${u}|${i.symbol}`, { user_id: `u${u}`, symbol: i.symbol, size_steps: '1', basis_ts: mid.toString(), margin: '1000000000', realized_pnl: '0', fees_paid: '0', leverage: 1, updated_ns: '1' });
+    }
+  };
   best(label, 400, () => {
     tick++;
+    if (remarked) remark();
     if (guard.sweep() !== 0) throw new Error('the bench sweep cancelled an order');
   });
 };
 sweepPart('resting guard sweep, 3,000 live, none crossing', 0);
 sweepPart('resting guard sweep, 3,000 live, half crossing', 2);
+sweepPart('... half crossing, positions re-marked', 2, true);

@@ -20,6 +20,17 @@ const minOf = (a: bigint, b: bigint): bigint => (a < b ? a : b);
 const maxOf = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 /**
+ * Whether fillLoss sees the same position in both: it reads size_steps, basis_ts and margin only.
+ * The view gets a new object at every position event, also the risk monitor's mark_price push of an
+ * unchanged record at each tick the mark moves. Comparing objects sent every loss-side order of a
+ * re-marked position back to fillLoss at each sweep.
+ */
+function sameForFillLoss(a: PositionRec | undefined, b: PositionRec | undefined): boolean {
+  if (a === b) return true;
+  return a !== undefined && b !== undefined && a.size_steps === b.size_steps && a.basis_ts === b.basis_ts && a.margin === b.margin;
+}
+
+/**
  * Pushes onto out the orders of a symbol that a sweep's checks can act on (in no particular order):
  * all of them when it is delisted (at null); else a bid above the mark or an ask below it, and any
  * order farther from the mark than keep. A bid in [mark - keep, mark] and an ask in [mark, mark + keep]
@@ -86,7 +97,8 @@ export class RestingOrderGuard {
    * by k x remaining, an ask's floor by 1.1 x maintenance ratio of that at most). So an order found
    * clear by S micro-USDC at mark m stays clear down to m - (S - SLACK_ROUNDING) / (2 k remaining) for a
    * bid (up to m + that for an ask; SLACK_ROUNDING covers the roundings of loss, floor and credit),
-   * until the order or its position changes (new objects in the view): then it is checked again. The
+   * until the order changes (a new object in the view) or what fillLoss reads of its position does
+   * (size, basis, margin; see sameForFillLoss): then it is checked again. The
    * check reads the view, and the store only to confirm a breach: reading the store for every
    * loss-side order was 10-15% of the gateway's CPU under a sustained load.
    */
@@ -156,7 +168,10 @@ export class RestingOrderGuard {
     if (live.side === 'buy' ? px <= mark : px >= mark) return null;
     const livePos = this.deps.livePosition(live.user_id, live.symbol);
     const clear = this.clearFrom.get(live);
-    if (clear && clear.pos === livePos && (live.side === 'buy' ? mark >= clear.mark : mark <= clear.mark)) return null;
+    if (clear && (live.side === 'buy' ? mark >= clear.mark : mark <= clear.mark) && sameForFillLoss(clear.pos, livePos)) {
+      clear.pos = livePos; // the same inputs: the next look compares objects only
+      return null;
+    }
     // First from the view (no store read): a fill's event replaces the objects, so a clear result
     // holds until then; a breach is confirmed from the store before anything is cancelled.
     const liveLeft = big(live.qty_steps) - big(live.filled_steps);
