@@ -172,3 +172,42 @@ describe('the resting-order guard cancels in the order a visit of every live ord
     expect(guard.sweep()).toBe(0); // in flight: not asked again
   });
 });
+
+describe("the resting-order guard's clear cache", () => {
+  it('a re-marked position (a new object, same size, basis and margin) leaves a clear order alone; a changed margin gets it checked again and cancelled', async () => {
+    const { RestingOrderGuard } = await import('../src/orders/resting-guard');
+    const { INSTRUMENTS } = await import('@tenebra/config');
+    const inst = INSTRUMENTS[0]!;
+    const mid = 1_000_000n;
+    const live = new LiveState({} as GatewayDb);
+    // a bid 2 ticks above the mark (the loss side), 1 step, backed by a large margin: clear
+    const o = { ...order(1, 1, inst.symbol, 'buy', (mid + 2n).toString(), 'NEW'), qty_steps: '1' }; // it only closes part of the short below
+    live.trackOrder(o);
+    const pos = (margin: string) => ({ user_id: 'u1', symbol: inst.symbol, size_steps: '-5', basis_ts: (5n * mid).toString(), margin, realized_pnl: '0', fees_paid: '0', leverage: 1, updated_ns: '1' });
+    let current = pos('100000000000');
+    let storeReads = 0;
+    let cancels = 0;
+    let mark = mid;
+    const guard = new RestingOrderGuard({
+      db: { orders: { get: () => { storeReads++; return o; } }, positions: { get: () => current }, accounts: { get: (u: string) => ({ user_id: u }) } },
+      registry: { get: () => inst },
+      oracle: { reference: () => ({ ok: true, quote: { mid: mark } }) },
+      log: { info: () => {}, warn: () => {} },
+      livePosition: () => current,
+      live,
+      cancel: () => { cancels++; return Promise.resolve(); },
+    } as unknown as ConstructorParameters<typeof RestingOrderGuard>[0]);
+    expect(guard.sweep()).toBe(0);
+    // the mark moves a tick toward the bid and the view gets an equal position object: the clear result holds
+    mark = mid + 1n;
+    current = pos('100000000000');
+    expect(guard.sweep()).toBe(0);
+    expect(storeReads).toBe(0);
+    // the margin drops to nothing: the cached clear result must not hold; the breach is confirmed from the store and cancelled
+    mark = mid;
+    current = pos('0');
+    expect(guard.sweep()).toBe(1);
+    expect(storeReads).toBeGreaterThan(0);
+    expect(cancels).toBe(1);
+  });
+});
