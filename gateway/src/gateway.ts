@@ -245,7 +245,7 @@ export function createGateway(config: GatewayConfig, opts: GatewayOptions = {}):
     venueFees: () => clearing.venueFees(),
     restingOrders: new RestingOrderGuard({
       db, registry, oracle, log: log.child({ component: 'resting-guard' }),
-      liveOrders: () => ws.hub.live.allLiveOrders(),
+      live: ws.hub.live,
       livePosition: (userId, symbol) => ws.hub.live.position(userId, symbol),
       cancel: (acct, orderId, reason) => orders.cancel(acct, orderId, reason),
     }),
