@@ -2054,11 +2054,23 @@ export class Preprocessor {
   }
 
   /**
-   * A peer keeps no phase-A messages for b. Unless we already hold its last round's message, we can
-   * never stage b: veto it (a ballot drops it), or, if it was decided commit, we are stale.
+   * Whether b still needs a phase-A message from peer `from`: one of the rounds from b's current
+   * one to the last is not here from it (a completed round's messages were consumed). Written as a
+   * loop over the rounds, not a fixed round number: the guard once read round 3, from when phase A
+   * had four rounds, and so every rounds-gone vetoed.
+   */
+  private needsFrom(b: Batch, from: number): boolean {
+    for (let r = b.round; r <= LAST_PREP_ROUND; r++) if (!b.incoming.get(r)?.has(from)) return true;
+    return false;
+  }
+
+  /**
+   * A peer keeps no phase-A messages for b. Unless we already hold every message of it we still
+   * need (needsFrom), we can never stage b: veto it (a ballot drops it), or, if it was decided
+   * commit, we are stale.
    */
   private onRoundsGone(b: Batch, from: number): void {
-    if (b.state !== 'running' || b.inert || b.incoming.get(3)?.has(from)) return;
+    if (b.state !== 'running' || b.inert || !this.needsFrom(b, from)) return;
     b.roundsGone.add(from); // a commit learned later cannot be staged either (canStillStage)
     this.host.log({ ev: 'prep-rounds-gone', batch: b.id, from, round: b.round, decidedCommit: b.decidedCommit });
     if (b.decidedCommit) {

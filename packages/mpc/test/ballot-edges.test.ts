@@ -26,11 +26,15 @@
 //   was one of three left, unable to recover (share recovery needs t+1 other helpers). The
 //   coordinator now waits for every party it sees up before choosing commit (150 ms at most), and
 //   stops waiting as soon as that party goes down.
+// Found by a review on 2026-12-04 (reproduced first):
+// - a rounds-gone from a peer whose last-round message we already hold vetoed the batch anyway:
+//   the guard still looked for round 3 (phase A had four rounds once, now two), so a party that
+//   needed nothing more from that peer dropped a batch the others could commit.
 import { describe, expect, it } from 'vitest';
 import { SimNetwork } from '@tenebra/transport';
-import { Msg, decode } from '../src/messages';
+import { Msg, decode, encode } from '../src/messages';
 import { createParty, type Party } from '../src/runtime';
-import { deal, dropping, holdingRound } from './helpers';
+import { deal, dropping, holdingRound, wrapTransport } from './helpers';
 import { LAST_PREP_ROUND } from '../src/preprocessing';
 
 const prep = { targetTriples: 40, targetBits: 64, batch: 40, background: false };
@@ -335,5 +339,42 @@ describe('deciding a batch: edge cases', () => {
     await net.settle(Promise.allSettled(jobs), { maxTimeMs: 60_000 });
     await net.run({ maxTimeMs: 2_000 });
     expect(logs.filter((e) => e.ev === 'prep-silent' || e.ev === 'prep-veto' || e.ev === 'prep-drop')).toEqual([]);
+  }, 60_000);
+  it('a rounds-gone from a peer whose last phase-A message is already here does not veto: the batch commits', async () => {
+    const net = new SimNetwork({ n: 5, seed: 5, link: { latencyMs: 1, jitterMs: 0.5 } });
+    const logs: Record<string, unknown>[][] = [[], [], [], [], []];
+    let hold3 = true; // party 1 misses party 3's round-1 message of batch 0 until released
+    let have2 = false; // party 1 holds party 2's round-1 message of batch 0
+    let deliver: ((from: number, data: Uint8Array) => void) | undefined;
+    const inner = net.transport(1);
+    const t1 = wrapTransport(inner, {
+      onMessage: (h) => {
+        deliver = h;
+        inner.onMessage((from, data) => {
+          const env = decode(data);
+          const round1 = env.type === Msg.PrepRound && env.a === LAST_PREP_ROUND && env.b === 0;
+          if (round1 && from === 3 && hold3) return;
+          if (round1 && from === 2) have2 = true;
+          h(from, data);
+        });
+      },
+    });
+    const parties = [1, 2, 3, 4, 5].map((i) => createParty({
+      n: 5, t: 2, transport: i === 1 ? t1 : net.transport(i), preprocessing: prep,
+      log: (e) => logs[i - 1]!.push(e as Record<string, unknown>),
+    }));
+    await net.settle(Promise.all(parties.map((p) => p.start())));
+    void Promise.all(parties.map((p) => p.fill())).catch(() => undefined);
+    const staged = (i: number): boolean => logs[i - 1]!.some((e) => e.ev === 'prep-batch' && e.state === 'staged' && e.batch === 0);
+    await net.run({ until: () => have2 && [2, 3, 4, 5].every(staged), maxTimeMs: 30_000 });
+    expect(staged(1)).toBe(false);
+    // party 2 says it keeps no phase-A messages of batch 0 (as a party restored with it staged
+    // does): party 1 needs none from it, so this must change nothing
+    deliver!(2, encode({ type: Msg.PrepRoundsGone, b: 0, prepCommitted: 0, prepNext: 0 }));
+    hold3 = false;
+    await net.run({ until: () => parties.every((p) => p.status().preprocessing.resolvedBatches >= 1), maxTimeMs: 30_000 });
+    expect(logs[0]!.filter((e) => e.ev === 'prep-rounds-gone' || e.ev === 'prep-veto' || e.ev === 'prep-stale')).toEqual([]);
+    for (const p of parties) expect(p.status().preprocessing).toMatchObject({ committedBatches: 1, stale: false });
+    for (const l of logs) expect(l.some((e) => e.ev === 'prep-batch' && e.batch === 0 && e.state === 'dropped')).toBe(false);
   }, 60_000);
 });
