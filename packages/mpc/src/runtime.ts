@@ -25,7 +25,7 @@ import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './pr
 import { KINDS, WIDTH, zeroCounts, type Counts, type Kind, type Reserve } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
 import { assertParams, interpolateEncoded, interpolateToBytes, lagrange, nameBadParty, reconstructChecked } from './shamir';
-import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type PrepLog, type SplitState } from './state';
+import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type PrepLog, type PubChunkCache, type SplitState } from './state';
 
 /** Options of createParty. */
 export interface PartyOptions {
@@ -532,6 +532,10 @@ class PartyImpl implements Party {
   private pendingState: PartySnapshot | undefined;
   /** Names this party instance's reserve chunks in exportStateParts() (keys never reused across instances). */
   private readonly chunkEpoch = randomBytes(4).toString('hex');
+  /** exportStateParts(): the chunk of each long public value while it stays the same (state.ts encodeSplit) */
+  private readonly pubChunks: PubChunkCache = new Map();
+  /** the PRSS keys as a snapshot lists them (hex, sorted), for the keys map and size they were made from: keys are only added (setup) or the map replaced (install) */
+  private keysHex: { of: PrssKeys; size: number; hex: [string, string][] } | undefined;
   private startedTransport = false;
 
   constructor(opts: PartyOptions) {
@@ -772,13 +776,21 @@ class PartyImpl implements Party {
     const vec = copyStore ? (v: readonly bigint[]) => v.slice() : (v: readonly bigint[]) => v as bigint[];
     return {
       n: this.n, t: this.t, L: this.L, kappa: this.kappa, mode: this.prep.mode,
-      keys: [...this.keys].map(([k, v]) => [k, Buffer.from(v).toString('hex')] as [string, string]).sort(),
+      keys: this.hexKeys(),
       store: [...this.store].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, vec(v)] as [string, bigint[]]),
       pub: [...this.pub].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
       cursor,
       finished: this.finished.slice(-this.limits.finishedJobs),
       prep: includeStaged ? prepSnap : { resolved: prepSnap.resolved, committed: prepSnap.committed },
     };
+  }
+
+  /** The PRSS keys in hex, sorted: computed once per keys map (every job boundary lists them). */
+  private hexKeys(): [string, string][] {
+    if (this.keysHex?.of !== this.keys || this.keysHex.size !== this.keys.size) {
+      this.keysHex = { of: this.keys, size: this.keys.size, hex: [...this.keys].map(([k, v]) => [k, Buffer.from(v).toString('hex')] as [string, string]).sort() };
+    }
+    return this.keysHex.hex;
   }
 
   exportState(): Uint8Array {
@@ -792,7 +804,7 @@ class PartyImpl implements Party {
     const cursor = { ...(this.jobStart ?? r.cursor) };
     // The generation names the chunking: a reset (recovery, state import) re-chunks the reserve.
     const chunks = r.chunksFrom(cursor).map((c) => ({ ...c, key: `g${this.chunkEpoch}.${r.generation}/${c.kind}/${c.start}+${c.count}` }));
-    return encodeSplit(this.snapshotCore(true, cursor, false), chunks);
+    return encodeSplit(this.snapshotCore(true, cursor, false), chunks, this.pubChunks);
   }
 
   exportKeys(): Uint8Array {

@@ -7,6 +7,9 @@
 // state written before them is refused with a clear error (its reserve has no closure items).
 // Version 6 (exportStateParts() since 2026-12-02) also keeps each store vector (the books' shares)
 // in a chunk of its own, written once while the vector stays in the store; 4 and 5 still load.
+// Version 7 (exportStateParts() since 2026-12-04) also keeps each long public value (a book's
+// structure as JSON, PUB_CHUNK_CHARS characters or more) in a chunk of its own, written once while
+// the value stays the same; shorter values stay in the meta. 4, 5 and 6 still load.
 
 import { randomUUID } from 'node:crypto';
 import { ELEMENT_BYTES, decodeFieldVector, encodeFieldVector, readElement, writeElement } from './field';
@@ -50,11 +53,13 @@ export interface SplitState {
 }
 
 interface Meta {
-  v: 4 | 5 | 6;
+  v: 4 | 5 | 6 | 7;
   /** v5, v6: the reserve items from `cursor` on live in these chunks, not in the body */
   chunks?: ChunkRef[];
   /** v6: the chunk key of each store vector (parallel to `store`); the body holds none of them */
   storeChunks?: string[];
+  /** v7: [name, chunk key] of each public value kept in a chunk (UTF-8 bytes); `pub` holds the others */
+  pubChunks?: [string, string][];
   n: number;
   t: number;
   L: number;
@@ -87,15 +92,57 @@ export function encodeSnapshot(s: PartySnapshot): Uint8Array {
 
 /**
  * Serialises a snapshot whose reserve stays in chunks: `core` holds everything else and the chunk
- * list; `chunks` maps each key to its bytes. The same key always names the same bytes.
+ * list; `chunks` maps each key to its bytes. The same key always names the same bytes. `pubCache`
+ * (one per party, kept across calls) lets a long public value that did not change keep its chunk:
+ * without one every long value gets a new chunk at every call.
  */
-export function encodeSplit(s: Omit<PartySnapshot, 'items'>, chunks: readonly (ChunkRef & { bytes: Uint8Array })[]): SplitState {
+export function encodeSplit(s: Omit<PartySnapshot, 'items'>, chunks: readonly (ChunkRef & { bytes: Uint8Array })[], pubCache: PubChunkCache = new Map()): SplitState {
   const refs = chunks.map(({ key, kind, start, count }) => ({ key, kind, start, count }));
   const stored = s.store.map(([, v]) => storeChunkOf(v));
-  const core = encode({ ...s, store: [], items: emptyItems() }, refs, { names: s.store.map(([k, v]) => [k, v.length]), keys: stored.map((c) => c.key) });
   const out = new Map(chunks.map((c) => [c.key, c.bytes]));
   for (const c of stored) out.set(c.key, c.bytes);
+  const inline: [string, string][] = [];
+  const pubChunks: [string, string][] = [];
+  const seen = new Set<string>();
+  for (const [name, value] of s.pub) {
+    if (value.length < PUB_CHUNK_CHARS) {
+      inline.push([name, value]);
+      continue;
+    }
+    const c = pubChunkOf(pubCache, name, value);
+    seen.add(name);
+    pubChunks.push([name, c.key]);
+    out.set(c.key, c.bytes);
+  }
+  // a name gone from the store (or now short) leaves the cache: it stays the size of the store
+  for (const name of pubCache.keys()) if (!seen.has(name)) pubCache.delete(name);
+  const core = encode({ ...s, store: [], pub: inline, items: emptyItems() }, refs, { names: s.store.map(([k, v]) => [k, v.length]), keys: stored.map((c) => c.key), pub: pubChunks });
   return { core, chunks: out };
+}
+
+/**
+ * Public values of at least this many characters are kept in chunks by encodeSplit. A book's
+ * structure (levels, order ids, owners' handles as JSON) grows with the book and is rewritten only
+ * by a job that touched that book; the short ones (the bit budget, the feed cursor) change every
+ * job and cost less inline than as a chunk put and a chunk removal.
+ */
+export const PUB_CHUNK_CHARS = 256;
+
+/** Per party: the chunk of each long public value by name, while the value stays the same. */
+export type PubChunkCache = Map<string, { value: string; key: string; bytes: Uint8Array }>;
+
+/**
+ * A public value's chunk. Strings cannot key a WeakMap, so the cache is by name and compares the
+ * value: a job that saved its book unchanged (same JSON) keeps the chunk, and a changed value gets a
+ * new random key (never the old key with other bytes, even across restarts), so the store writes it
+ * and drops the old one like any chunk no longer listed.
+ */
+function pubChunkOf(cache: PubChunkCache, name: string, value: string): { key: string; bytes: Uint8Array } {
+  const c = cache.get(name);
+  if (c !== undefined && c.value === value) return c;
+  const fresh = { value, key: `pub/${randomUUID()}`, bytes: new TextEncoder().encode(value) };
+  cache.set(name, fresh);
+  return fresh;
 }
 
 /**
@@ -117,11 +164,11 @@ function storeChunkOf(v: readonly bigint[]): { key: string; bytes: Uint8Array } 
   return c;
 }
 
-function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined, inChunks?: { names: [string, number][]; keys: string[] }): Uint8Array {
+function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined, inChunks?: { names: [string, number][]; keys: string[]; pub: [string, string][] }): Uint8Array {
   const meta: Meta = {
-    v: inChunks ? 6 : chunks ? 5 : 4, ...(chunks ? { chunks } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
+    v: inChunks ? 7 : chunks ? 5 : 4, ...(chunks ? { chunks } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
     store: inChunks ? inChunks.names : s.store.map(([k, v]) => [k, v.length]),
-    ...(inChunks ? { storeChunks: inChunks.keys } : {}),
+    ...(inChunks ? { storeChunks: inChunks.keys, pubChunks: inChunks.pub } : {}),
     pub: s.pub,
     cursor: s.cursor,
     items: countsOf(s.items),
@@ -155,6 +202,8 @@ function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined, inChunks?: { n
   return out;
 }
 
+const KNOWN_VERSIONS: readonly number[] = [4, 5, 6, 7];
+
 /** The preprocessing part of a state's header (PrepSnapshot without the staged batch's items). */
 export type PrepLog = Meta['prep'];
 
@@ -171,7 +220,7 @@ export function prepLogOf(bytes: Uint8Array): PrepLog | undefined {
   try {
     const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + metaLen))) as Partial<Meta>;
     const prep = meta.prep;
-    if ((meta.v !== 4 && meta.v !== 5 && meta.v !== 6) || !prep || !Number.isSafeInteger(prep.resolved) || !Number.isSafeInteger(prep.committed)) return undefined;
+    if (!KNOWN_VERSIONS.includes(meta.v as number) || !prep || !Number.isSafeInteger(prep.resolved) || !Number.isSafeInteger(prep.committed)) return undefined;
     return prep;
   } catch {
     return undefined;
@@ -196,7 +245,7 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
   if ((meta.v as number) === 2 || (meta.v as number) === 3) {
     throw new Error('state: written by an engine with pair triples (format 2/3); this engine needs closure items (format 4/5): start from a fresh data folder');
   }
-  if (meta.v !== 4 && meta.v !== 5 && meta.v !== 6) throw new Error(`state: unknown version ${String(meta.v)}`);
+  if (!KNOWN_VERSIONS.includes(meta.v)) throw new Error(`state: unknown version ${String(meta.v)}`);
   let off = 4 + metaLen;
   const take = (k: number): bigint[] => {
     if (off + k * ELEMENT_BYTES > bytes.length) throw new Error('state: truncated');
@@ -209,12 +258,13 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
     for (const k of KINDS) items[k] = take(c[k] * WIDTH[k]);
     return items;
   };
-  const store = meta.v === 6 ? chunkStore(meta.store, meta.storeChunks ?? [], chunk) : meta.store.map(([k, len]) => [k, take(len)] as [string, bigint[]]);
+  const store = meta.v >= 6 ? chunkStore(meta.store, meta.storeChunks ?? [], chunk) : meta.store.map(([k, len]) => [k, take(len)] as [string, bigint[]]);
   const items: PartySnapshot['items'] = meta.v !== 4 ? chunkItems(meta.chunks ?? [], meta.cursor, chunk) : takeItems(meta.items);
   const staged = meta.prep.staged ? { id: meta.prep.staged.id, items: takeItems(meta.prep.staged.items) } : undefined;
   if (off !== bytes.length) throw new Error('state: trailing bytes');
+  const pub = meta.v >= 7 ? chunkPub(meta.pub, meta.pubChunks ?? [], chunk) : meta.pub;
   return {
-    n: meta.n, t: meta.t, L: meta.L, kappa: meta.kappa, mode: meta.mode, keys: meta.keys, store, pub: meta.pub,
+    n: meta.n, t: meta.t, L: meta.L, kappa: meta.kappa, mode: meta.mode, keys: meta.keys, store, pub,
     cursor: meta.cursor, items, finished: meta.finished,
     prep: {
       resolved: meta.prep.resolved, committed: meta.prep.committed, ...(staged ? { staged } : {}),
@@ -227,7 +277,20 @@ export function decodeSnapshot(bytes: Uint8Array, chunk?: (key: string) => Uint8
   };
 }
 
-/** The store vectors of a v6 state, each from its chunk. */
+/** The public store of a v7 state: the inline values and those in chunks, sorted by name like snapshotCore's. */
+function chunkPub(inline: readonly [string, string][], keys: readonly [string, string][], chunk: ((key: string) => Uint8Array | undefined) | undefined): [string, string][] {
+  if (!chunk) throw new Error('state: this state keeps public values in chunks; pass the chunk store');
+  const out = inline.slice();
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  for (const [name, key] of keys) {
+    const b = chunk(key);
+    if (!b) throw new Error(`state: public chunk ${key} (${name}) is missing`);
+    out.push([name, decoder.decode(b)]);
+  }
+  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The store vectors of a v6/v7 state, each from its chunk. */
 function chunkStore(names: readonly [string, number][], keys: readonly string[], chunk: ((key: string) => Uint8Array | undefined) | undefined): [string, bigint[]][] {
   if (!chunk) throw new Error('state: this state keeps its store in chunks; pass the chunk store');
   if (keys.length !== names.length) throw new Error(`state: ${names.length} store vectors but ${keys.length} chunk keys`);

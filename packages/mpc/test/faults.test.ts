@@ -302,6 +302,33 @@ describe('state', () => {
     const opened = await job('c3', async (ctx) => ctx.open(ctx.concat([ctx.load('a')!, ctx.load('b')!])));
     for (const o of opened) expect(o).toEqual([5n, 16n]);
   });
+
+  it('exportStateParts keeps a long public value in a chunk while it is unchanged; a restart from the parts reads it back', async () => {
+    const { net, opts, parties } = await stateCluster(12);
+    const book = (v: number): string => JSON.stringify({ v, levels: Array.from({ length: 40 }, (_, i) => [i, `o${i}`]) });
+    const job = (id: string, f: (ctx: JobContext) => void) => net.settle(Promise.all(parties.map((p) => p.runJob(id, async (ctx) => f(ctx)))));
+    await job('p1', (ctx) => { ctx.savePublic('book', book(1)); ctx.savePublic('cursor', '"1"'); });
+    const first = parties[1]!.exportStateParts();
+    const pubKeys = (x: typeof first): string[] => [...x.chunks.keys()].filter((k) => k.startsWith('pub/'));
+    expect(pubKeys(first)).toHaveLength(1);
+    expect(new TextDecoder().decode(first.core)).not.toContain('"o39"');
+    // saved again with the same text, the short value changed: the same chunk, the same bytes
+    await job('p2', (ctx) => { ctx.savePublic('book', book(1)); ctx.savePublic('cursor', '"2"'); });
+    const second = parties[1]!.exportStateParts();
+    expect(pubKeys(second)).toEqual(pubKeys(first));
+    expect(second.chunks.get(pubKeys(second)[0]!)).toBe(first.chunks.get(pubKeys(first)[0]!));
+    // changed: a new chunk in place of the old one
+    await job('p3', (ctx) => ctx.savePublic('book', book(2)));
+    const third = parties[1]!.exportStateParts();
+    expect(pubKeys(third)).toHaveLength(1);
+    expect(pubKeys(third)[0]).not.toBe(pubKeys(first)[0]);
+    const stored = new Map([...first.chunks, ...third.chunks]);
+    const again = createParty({ n: 5, t: 2, transport: net.restart(2), state: third.core, stateChunks: (k) => stored.get(k), preprocessing: opts });
+    await net.settle(again.start());
+    const all = [parties[0]!, again, parties[2]!, parties[3]!, parties[4]!];
+    const outs = await net.settle(Promise.all(all.map((p) => p.runJob('p4', async (ctx) => [ctx.loadPublic('book'), ctx.loadPublic('cursor')]))));
+    for (const o of outs) expect(o).toEqual([book(2), '"2"']);
+  });
 });
 
 describe('a round message lost with no reconnect', () => {
