@@ -13,7 +13,8 @@
 // options since then: 'w16 k=3 first2 levels +prefetch +pipeline', one-op jobs '... +speculate',
 // lean 'w16 k=2 levels'). The 20-instrument stream runs only the 'w16' configs, each book at its
 // own committee widths. LW=head,tail,boundary,interior overrides the 'levels' weights (exploring).
-//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width] [--round-steps] [--job-ops N]
+// --opts '<json>' adds a config of those MatchOptions (at ETH's committee widths, the 'w16' setting) named 'opts'.
+//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width] [--round-steps] [--job-ops N] [--opts <json>]
 import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type BookWidths, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
 import type { Sec } from '@tenebra/mpc';
 import { COMPARISON_BITS, INSTRUMENTS, bookWidthsOf, instrumentBySymbol, toUnits } from '@tenebra/config';
@@ -21,7 +22,7 @@ import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { ENGINE_ROUNDS, ENGINE_ROUNDS_BY_WIDTH, IdealJobContext } from '../../packages/matching/test/ideal-context';
 import { parseFlags } from '../src/flags';
 
-const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream', 'job-ops'], ['rounds-by-width', 'round-steps']);
+const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream', 'job-ops', 'opts'], ['rounds-by-width', 'round-steps']);
 /** --job-ops N: queue N ops at a time, as a committee job does (they still run one after another per book; 'lookahead' needs a queue) */
 const JOB_OPS = Number(flags.str.get('job-ops') ?? 1);
 const ORDERS = Number(flags.str.get('orders') ?? 3000);
@@ -163,6 +164,8 @@ const CONFIGS0: [string, ExchangeOptions][] = [
   ['w12 k=2 ends', { ...W12, searchArity: 2, searchStart: 'ends' }],
 ];
 
+const OPTS = flags.str.get('opts');
+if (OPTS !== undefined) CONFIGS0.push([`w16 opts ${OPTS}`, { ...W16, ...(JSON.parse(OPTS) as ExchangeOptions) }]);
 const CONFIGS: [string, ExchangeOptions][] = CONFIGS0.map(([n, o]) => [n, o.searchStart === 'levels' ? { ...o, ...LWO } : o]);
 /** Comparison methods of Arith: their random nibbles are taken when issued (before the first await). */
 const COMPARISONS = new Set(['lt', 'le', 'leWide', 'eq', 'ltU', 'leU', 'leD', 'min']);
