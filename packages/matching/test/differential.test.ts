@@ -109,6 +109,58 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
       expect(pairs).toContain('01');
     });
 
+    it('ADR 0046 (speculateFurther, lookaheadAfterCross) at the edges: sweeps at one price, a self-trade and an exact fill at speculated makers, a stale looked-ahead test', async () => {
+      const ops: Op<bigint>[] = [];
+      let seq = 1n;
+      const place = (side: 'buy' | 'sell', price: bigint, qty: bigint, owner: bigint, tif: PlaceOp<bigint>['tif'] = 'GTC'): void => {
+        ops.push({ kind: 'place', symbol: 'EDGE', orderId: `f${seq}`, seq, nowNs: seq, side, type: 'limit', tif, price, qty, owner });
+        seq += 1n;
+      };
+      // asks at the top of the band, one price level (no marks: each further maker is speculated on)
+      place('sell', TOP, QTOP - 8n, 1n);
+      place('sell', TOP, 3n, 2n);
+      place('sell', TOP, 5n, 3n);
+      place('sell', TOP, QTOP, 4n);
+      place('buy', 1n, 1n, 5n); // a bid at the bottom
+      // sweeps the first ask (QTOP - 8), self-trades with the second (owner 2), fills the third
+      // exactly (zero remainders)
+      place('buy', TOP, QTOP - 3n, 2n, 'IOC');
+      // the ask on the other side of that sweep, looked ahead at against the bid at 1: crosses it
+      place('sell', 1n, 1n, 6n);
+      // a bid that exhausts the last top ask and rests with the rest at the head of the bids; the
+      // ask queued behind it was looked ahead at against the old best bid: stale, recomputed
+      place('buy', TOP, QTOP, 7n);
+      place('sell', TOP - 1n, 2n, 8n);
+      place('sell', 2n, QTOP, 9n); // crosses the remainder and nothing else, then rests
+      // two levels: a further maker behind a known level end (not speculated) that does not cross
+      place('sell', TOP - 3n, 1n, 10n);
+      place('sell', TOP - 5n, 1n, 11n);
+      place('buy', TOP - 3n, 4n, 12n);
+      place('sell', 1n, 1n, 12n); // own bid at the head: self-trade, then the next bid
+      const committee: ExchangeOptions = { ...widths, searchArity: 3, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, speculateFurther: true };
+      const rounds: Record<string, number> = {};
+      for (const concurrent of [false, true]) {
+        rounds[`${concurrent}`] = await differential(ops, concurrent, false, committee);
+        rounds[`${concurrent} no lookahead`] = await differential(ops, concurrent, false, { ...committee, lookaheadAfterCross: false });
+        rounds[`${concurrent} neither`] = await differential(ops, concurrent, false, { ...committee, lookaheadAfterCross: false, speculateFurther: false });
+        await differential(ops, concurrent, true, committee);
+      }
+      // both took effect: speculation sequentially, lookahead only with ops queued together
+      expect(rounds.false).toBeLessThan(rounds['false neither']!);
+      expect(rounds.true).toBeLessThan(rounds['true no lookahead']!);
+      const plain = await runPlain(ops, committee);
+      const labels = plain.transcript.records.map((r) => `${r.label}=${r.value}`);
+      expect(labels).toContain('self-trade=1');
+      const pairs = plain.transcript.records.flatMap((r, i, all) => (r.label === 'maker-exhausted' ? [`${r.value}${all[i + 1]!.value}`] : []));
+      expect(pairs).toContain('11');
+      // the options change when comparisons are made, never what is opened: the same transcript as
+      // with neither (the looked-ahead cross bits open alone, so fused zeros aside)
+      const neither = await runPlain(ops, { ...committee, speculateFurther: false, lookaheadAfterCross: false, fuseRankOpen: false });
+      const both = await runPlain(ops, { ...committee, fuseRankOpen: false });
+      expect(both.results).toEqual(neither.results);
+      expect(both.transcript.records).toEqual(neither.transcript.records);
+    });
+
     it('a value beyond the declared width is refused by the plaintext backend (and by the engine double where the difference overflows)', async () => {
       const over: Op<bigint>[] = [
         { kind: 'place', symbol: 'EDGE', orderId: 'a', seq: 1n, nowNs: 1n, side: 'sell', type: 'limit', tif: 'GTC', price: 1n, qty: 3n, owner: 1n },
@@ -219,6 +271,18 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
         }
         expect(j).toBe(u.length);
         expect(f.length).toBeGreaterThan(u.length); // crossing GTC orders on a non-empty own side occur
+      }
+    });
+
+    it('ADR 0046: a further maker speculated on, the next placement on the other side looked ahead at once an order crosses', async () => {
+      for (let seed = 84; seed < 88; seed += 1) {
+        const ops = generateStream({ seed, orders: 1500, symbols: 2, accounts: 4, features: seed === 87 ? 'all' : undefined, midTicks: 300_000n, spreadTicks: 6 + 10 * (seed - 84), maxQty: 1000, owners: true });
+        const committee: ExchangeOptions = { ...widths, prefetchRank: true, pipelineCross: false, searchArity: 3, searchFirstArity: 3, searchStart: 'levels', speculateFurther: true, lookaheadAfterCross: true };
+        // lookahead needs a queue (concurrent); sequential runs speculate only
+        await differential(ops, true, false, committee);
+        await differential(ops, false, false, committee);
+        await differential(ops, true, seed === 85, { ...committee, pipelineCross: true });
+        await differential(ops, true, false, { ...committee, searchArity: 2, searchFirstArity: 2, prefetchRank: false });
       }
     });
 
