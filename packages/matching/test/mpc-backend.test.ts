@@ -7,6 +7,7 @@ import type { ExchangeOptions } from '../src/exchange';
 import { MpcBackend } from '../src/mpc-backend';
 import { TranscriptRecorder } from '../src/leaks';
 import type { PlaceOp } from '../src/types';
+import { costOf } from '@tenebra/mpc';
 import { ENGINE_ROUNDS, IdealJobContext } from './ideal-context';
 
 function setup(speculate = false) {
@@ -82,6 +83,8 @@ describe('MpcBackend', () => {
 
 describe('latency options (engine round costs: comparison C, opening 1)', () => {
   const C = ENGINE_ROUNDS.lt!;
+  /** random nibbles of one comparison at the double's L = 48 */
+  const ctx48Nibbles = costOf('lt', 48).nibbles;
   function weighted(opts: ExchangeOptions) {
     const ctx = new IdealJobContext(48, ENGINE_ROUNDS);
     const rec = new TranscriptRecorder();
@@ -265,6 +268,32 @@ describe('latency options (engine round costs: comparison C, opening 1)', () => 
     expect(labels(rec)).toEqual(['cross=1', 'maker-exhausted=1', 'taker-exhausted=0', 'cross=0']);
     // two cross tests and two exhaustion tests (one speculated, never opened), at L = 48
     expect(ctx.stats.nibbles - n0).toBe(4 * 13);
+  });
+
+  it('crossBet (ADR 0046): an order meeting the best price the placement before it just set speculates its first maker and prefetches no rank step', async () => {
+    const runs: Record<string, { rounds: number; nibbles: number; seen: string[] }> = {};
+    for (const [name, opts] of [['plain', { prefetchRank: true, searchArity: 3, searchStart: 'levels' }], ['bet', { prefetchRank: true, searchArity: 3, searchStart: 'levels', crossBet: true }]] as const) {
+      for (const crosses of [true, false]) {
+        const { ctx, rec, place } = weighted(opts);
+        for (const p of [200n, 210n]) await place('sell', p, 1n);
+        for (const p of [100n, 90n]) await place('buy', p, 1n);
+        await place('buy', 150n, 1n); // a new best bid: it rests at the head
+        labels(rec);
+        const before = { rounds: ctx.stats.rounds, nibbles: ctx.stats.nibbles };
+        const r = await place('sell', crosses ? 150n : 205n, 1n); // meets it
+        expect(r.outcome).toMatchObject(crosses ? { fills: ['o5'] } : { fills: [], rested: true });
+        runs[`${name}, ${crosses ? 'crosses' : 'rests'}`] = { rounds: ctx.stats.rounds - before.rounds, nibbles: ctx.stats.nibbles - before.nibbles, seen: labels(rec) };
+      }
+    }
+    const N = ctx48Nibbles;
+    // crosses: the exhaustion test came with the cross test (C + 2 rounds, not 2 (C + 1)); no
+    // prefetched step of two pivots computed and opened as zeros
+    expect(runs['plain, crosses']).toEqual({ rounds: 2 * (C + 1), nibbles: 4 * N, seen: ['cross=1', 'insert-rank=0', 'insert-rank=0', 'maker-exhausted=1', 'taker-exhausted=1'] });
+    expect(runs['bet, crosses']).toEqual({ rounds: C + 2, nibbles: 2 * N, seen: ['cross=1', 'maker-exhausted=1', 'taker-exhausted=1'] });
+    // rests (the bet lost): the speculated test is settled unopened, the search starts after the cross
+    // bit (one step over the two asks: 205 goes between them)
+    expect(runs['plain, rests']).toEqual({ rounds: C + 1, nibbles: 3 * N, seen: ['cross=0', 'insert-rank=1', 'insert-rank=0'] });
+    expect(runs['bet, rests']).toEqual({ rounds: 2 * (C + 1), nibbles: 4 * N, seen: ['cross=0', 'insert-rank=1', 'insert-rank=0'] });
   });
 
   it('lookahead: looked-ahead orders that cross fill as they should', async () => {
