@@ -237,8 +237,12 @@ async function runTaker<S>(
   const earlyCross = early && !allOrNone && t.price !== null && firstMaker !== undefined && early.maker === firstMaker ? early.cross : null;
   // A cross bit computed ahead without the prefetched step (that side changed, or it was not looked
   // ahead at) is ready now while the step is not: open it alone at once rather than wait for the step
-  // (fused, the step's bits would set the round). The step is then opened only if the order rests.
+  // (fused, the step's bits would set the round). If the order rests the step is opened next, as
+  // the search's first step; if it crosses, its zeros are opened once this maker's tests are issued
+  // and before its self-trade bit (openLateZeros), off the fill's critical path: the same values in
+  // the same order as fused, so the transcript does not depend on how ops were queued (job sizes).
   const crossAlone = earlyCross !== null && firstStep !== null && firstStep.bits !== early?.prefetch?.bits;
+  let lateZeros = false;
   // The prefetched step's bits, once opened with the first cross bit (fuseRankOpen).
   let firstOpened: bigint[] | null = null;
   const fuse = opts.fuseRankOpen ?? true;
@@ -247,13 +251,27 @@ async function runTaker<S>(
    * (fuseRankOpen): with cross = 1 those bits are all 0 (the book is never crossed), so nothing new.
    */
   const openCross = async (crossS: S): Promise<bigint> => {
-    if (!fuse || firstStep === null || crossed || firstOpened !== null || crossAlone) return reveal(crossS, LEAK.cross);
+    if (crossAlone && fuse && !crossed && firstOpened === null) {
+      const c = await reveal(crossS, LEAK.cross);
+      lateZeros = c === 1n;
+      return c;
+    }
+    if (!fuse || firstStep === null || crossed || firstOpened !== null) return reveal(crossS, LEAK.cross);
     const step = firstStep;
     const secret = await Promise.all(step.bits);
     const [c, ...rank] = await Promise.all([reveal(crossS, LEAK.cross), ...secret.map((b) => reveal(b, LEAK.insertRank))]);
     if (c === 1n && rank.some((b) => b !== 0n)) throw new BookInvariantError(`${scope}: an order that crosses ranks behind a resting order of its own side (crossed book)`);
     firstOpened = rank;
     return c as bigint;
+  };
+  /** The zeros a fused opening would have opened beside a cross bit of 1 (crossAlone), opened now. */
+  const openLateZeros = async (): Promise<void> => {
+    if (!lateZeros || firstStep === null) return;
+    lateZeros = false;
+    const secret = await Promise.all(firstStep.bits);
+    const rank = await Promise.all(secret.map((b) => reveal(b, LEAK.insertRank)));
+    if (rank.some((b) => b !== 0n)) throw new BookInvariantError(`${scope}: an order that crosses ranks behind a resting order of its own side (crossed book)`);
+    firstOpened = rank;
   };
 
   let remaining = t.qty;
@@ -333,6 +351,7 @@ async function runTaker<S>(
       crossed = true;
       lookCrossed();
       pipeNext();
+      await openLateZeros();
     } else {
       crossS = await crossP;
       if (crossS !== null && (await openCross(crossS)) === 0n) break;
@@ -341,6 +360,7 @@ async function runTaker<S>(
       selfQ = selfP();
       [lessP, zeroP] = exhaust();
       pipeNext();
+      await openLateZeros();
     }
     prevBeats = book.beatsNext(maker);
     // Per-execution minimum, maker side: [min_fill <= maker.qty], issued with the exhaustion tests.

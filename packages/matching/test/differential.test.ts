@@ -173,12 +173,17 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
       ]);
       const pairs = plain.transcript.records.flatMap((r, i, all) => (r.label === 'maker-exhausted' ? [`${r.value}${all[i + 1]!.value}`] : []));
       expect(pairs).toContain('11');
-      // the options change when comparisons are made, never what is opened: the same transcript as
-      // with neither (the looked-ahead cross bits open alone, so fused zeros aside)
+      // the options change when comparisons are made, never what is opened: with the bet's implied
+      // zeros aside (fusion off), the same transcript as with none of them
       const neither = await runPlain(ops, { ...committee, speculateFurther: false, lookaheadAfterCross: false, crossBet: false, fuseRankOpen: false });
       const both = await runPlain(ops, { ...committee, fuseRankOpen: false });
       expect(both.results).toEqual(neither.results);
       expect(both.transcript.records).toEqual(neither.transcript.records);
+      // and the looked-ahead cross bits (opened alone, their step's zeros after) leave the transcript
+      // as it is without a queue: the same per book, sequential or queued together
+      const queued = await runIdeal(ops, { ...committee, concurrent: true });
+      const alone = await runPlain(ops, committee);
+      expect(queued.transcript.records).toEqual(alone.transcript.records);
     });
 
     it('a value beyond the declared width is refused by the plaintext backend (and by the engine double where the difference overflows)', async () => {
