@@ -59,8 +59,13 @@ const SYMBOLS = INSTRUMENTS.map((i) => i.symbol);
 // matching-rounds.ts) 78.2 random bits per order at 6.50 rounds, against 76.6 at 7.21 with a
 // one-pivot first step and the pipeline; on the cluster, two alternated pairs: 79 and 75 bits
 // against 78 and 75, 6.56 and 6.35 rounds against 7.64 and 7.26, busiest node 4.0 ms per order against
-// 4.6 and 4.3 (docs/benchmarks.md, "2026-12-03, 15:45-15:57 UTC (lead)").
-export const COMMITTEE_MATCH_OPTIONS = { searchArity: 3, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: false } as const satisfies MatchOptions;
+// 4.6 and 4.3 (docs/benchmarks.md, "2026-12-03, 15:45-15:57 UTC (lead)"). Since ADR 0046 a maker
+// after the first one crossed is speculated on (its exhaustion test issued with its cross test; not
+// behind a known level end), the next placement on the other side starts its cross test once an
+// order crosses, and an order that meets the best price the placement before it just set bets on a
+// cross (speculates its first maker, prefetches no rank step): 72.7 bits at 5.88 rounds on the same
+// stream (78.3 at 6.13 without the bet).
+export const COMMITTEE_MATCH_OPTIONS = { searchArity: 3, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, pipelineCross: false, speculateFurther: true, lookaheadAfterCross: true, crossBet: true } as const satisfies MatchOptions;
 /**
  * Options when random bits are scarce: nothing speculative (no prefetched rank step, no pipelined
  * cross), a binary search by the book's known price-level ends ('levels', ADR 0032): 58 random bits
@@ -68,7 +73,7 @@ export const COMMITTEE_MATCH_OPTIONS = { searchArity: 3, searchFirstArity: 3, se
  * and tail, then galloping from the head: 83 at 13.3; binary search from the middle: 126 at 24.8 at
  * the ceiling's width).
  */
-export const LEAN_MATCH_OPTIONS = { searchArity: 2, searchFirstArity: 2, searchStart: 'levels', prefetchRank: false, pipelineCross: false, speculate: false } as const satisfies MatchOptions;
+export const LEAN_MATCH_OPTIONS = { searchArity: 2, searchFirstArity: 2, searchStart: 'levels', prefetchRank: false, pipelineCross: false, speculate: false, speculateFurther: false, crossBet: false } as const satisfies MatchOptions;
 /**
  * The committee's model of its random-bit reserve (docs/decisions/0014-random-bits-per-order.md). The
  * real reserve differs from node to node for a moment (a batch commit reaches them at different

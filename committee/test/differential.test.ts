@@ -275,7 +275,7 @@ describe('min_fill_size per execution on shares (issue 26)', () => {
 });
 
 describe('matching options by job size', () => {
-  it('a one-op job speculates (a crossing IOC fills in 5 rounds); in a larger job the same fill takes 7 (9 before self-trade became a zero test, 8 before the price window)', async () => {
+  it('a one-op job speculates (a crossing IOC fills in 5 rounds); in a larger job the same fill takes 7 (9 before self-trade became a zero test, 8 before the price window), 5 when it bets on a cross', async () => {
     const net = new SimNetwork({ n: N, seed: 5, link: { latencyMs: 1 } });
     const gw = generateX25519();
     const rounds = new Map<string, number>();
@@ -314,7 +314,14 @@ describe('matching options by job size', () => {
     expect(rounds.get(alone)).toBe(5);
     // cross (2) and its opening; then the owners' zero mask (1) and its opening beside the exhaustion
     // comparison (3), and the exhaustion pair's opening: 3 + 3 + 1
-    expect(rounds.get(withOther)).toBe(7);
+    // ...but that ask is the best price the placement before it just set, so the IOC bets on a cross
+    // (ADR 0046's crossBet): its exhaustion test comes with its cross test, as in a one-op job
+    expect(rounds.get(withOther)).toBe(5);
+    // two asks: the IOC meets the older one, not the last placement's: no bet, 3 + 3 + 1
+    await run([place('sell', 'GTC')]);
+    await run([place('sell', 'GTC')]);
+    const noBet = await run([place('buy', 'IOC'), cancelUnknown()]);
+    expect(rounds.get(noBet)).toBe(7);
     await Promise.all(parties.map((p) => p.stop()));
   });
 });

@@ -13,7 +13,9 @@
 // options since then: 'w16 k=3 first2 levels +prefetch +pipeline', one-op jobs '... +speculate',
 // lean 'w16 k=2 levels'). The 20-instrument stream runs only the 'w16' configs, each book at its
 // own committee widths. LW=head,tail,boundary,interior overrides the 'levels' weights (exploring).
-//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width] [--round-steps] [--job-ops N]
+// --opts '<json>' adds a config of those MatchOptions (at ETH's committee widths, the 'w16' setting) named 'opts'.
+// ADR 0046's options (speculateFurther, lookaheadAfterCross, crossBet) are off unless a config sets them.
+//   node --import tsx scripts/bench/matching-rounds.ts [--orders 3000] [--seeds 3] [--only <config>] [--stream <name>] [--rounds-by-width] [--round-steps] [--job-ops N] [--opts <json>]
 import { Exchange, MpcBackend, CountingRecorder, generateStream, mapOp, type BookWidths, type ExchangeOptions, type Op, type StreamOptions } from '@tenebra/matching';
 import type { Sec } from '@tenebra/mpc';
 import { COMPARISON_BITS, INSTRUMENTS, bookWidthsOf, instrumentBySymbol, toUnits } from '@tenebra/config';
@@ -21,7 +23,7 @@ import { REFERENCE_PRICES } from '@tenebra/gateway';
 import { ENGINE_ROUNDS, ENGINE_ROUNDS_BY_WIDTH, IdealJobContext } from '../../packages/matching/test/ideal-context';
 import { parseFlags } from '../src/flags';
 
-const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream', 'job-ops'], ['rounds-by-width', 'round-steps']);
+const flags = parseFlags(process.argv.slice(2), ['orders', 'seeds', 'only', 'stream', 'job-ops', 'opts'], ['rounds-by-width', 'round-steps']);
 /** --job-ops N: queue N ops at a time, as a committee job does (they still run one after another per book; 'lookahead' needs a queue) */
 const JOB_OPS = Number(flags.str.get('job-ops') ?? 1);
 const ORDERS = Number(flags.str.get('orders') ?? 3000);
@@ -100,6 +102,8 @@ const W16: ExchangeOptions = { bookWidths: (): BookWidths => ETH16 };
 const W12: ExchangeOptions = { bookWidths: (): BookWidths => ETH12 };
 const LW = process.env.LW?.split(',').map(Number);
 const LWO = LW ? { levelWeights: { head: LW[0]!, tail: LW[1]!, boundary: LW[2]!, interior: LW[3]! } } : {};
+// ADR 0046's options, off here unless a config sets them (the committee's since are set there)
+const OFF46: ExchangeOptions = { speculateFurther: false, lookaheadAfterCross: false, crossBet: false };
 const CONFIGS0: [string, ExchangeOptions][] = [
   ['committee, multi-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true }],
   ['committee, one-op job, full width', { searchArity: 4, prefetchRank: true, pipelineCross: true, speculate: true }],
@@ -158,12 +162,20 @@ const CONFIGS0: [string, ExchangeOptions][] = [
   ['w16 k=3 first4 levels +prefetch', { ...W16, searchArity: 3, searchFirstArity: 4, searchStart: 'levels', prefetchRank: true }],
   ['w16 k=2 first3 levels +prefetch +speculate', { ...W16, searchArity: 2, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, speculate: true }],
   ['w16 k=3 first2 levels +prefetch +pipeline unfused', { ...W16, searchArity: 3, searchFirstArity: 2, searchStart: 'levels', prefetchRank: true, pipelineCross: true, fuseRankOpen: false }],
+  // ADR 0046 (the committee's latency options since: the last line)
+  ['w16 k=3 levels +prefetch +further', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, speculateFurther: true, lookaheadAfterCross: false }],
+  ['w16 k=3 levels +prefetch +lac', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, lookaheadAfterCross: true }],
+  ['w16 k=3 levels +prefetch +lac +further', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, speculateFurther: true, lookaheadAfterCross: true }],
+  ['w16 k=3 levels +prefetch +bet', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, crossBet: true }],
+  ['w16 k=3 levels +prefetch +lac +further +bet', { ...W16, searchArity: 3, searchStart: 'levels', prefetchRank: true, speculateFurther: true, lookaheadAfterCross: true, crossBet: true }],
   ['w12 k=4 +prefetch +pipeline', { ...W12, searchArity: 4, prefetchRank: true, pipelineCross: true }],
   ['w12 k=4 ends +prefetch +pipeline', { ...W12, searchArity: 4, searchStart: 'ends', prefetchRank: true, pipelineCross: true }],
   ['w12 k=2 ends', { ...W12, searchArity: 2, searchStart: 'ends' }],
 ];
 
-const CONFIGS: [string, ExchangeOptions][] = CONFIGS0.map(([n, o]) => [n, o.searchStart === 'levels' ? { ...o, ...LWO } : o]);
+const OPTS = flags.str.get('opts');
+if (OPTS !== undefined) CONFIGS0.push([`w16 opts ${OPTS}`, { ...W16, ...(JSON.parse(OPTS) as ExchangeOptions) }]);
+const CONFIGS: [string, ExchangeOptions][] = CONFIGS0.map(([n, o]) => [n, { ...OFF46, ...(o.searchStart === 'levels' ? { ...o, ...LWO } : o) }]);
 /** Comparison methods of Arith: their random nibbles are taken when issued (before the first await). */
 const COMPARISONS = new Set(['lt', 'le', 'leWide', 'eq', 'ltU', 'leU', 'leD', 'min']);
 /**

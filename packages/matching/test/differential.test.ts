@@ -109,6 +109,83 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
       expect(pairs).toContain('01');
     });
 
+    it('ADR 0046 (speculateFurther, lookaheadAfterCross, crossBet) at the edges: sweeps at one price, a self-trade and an exact fill at speculated makers, a stale looked-ahead test, bets won and lost', async () => {
+      const ops: Op<bigint>[] = [];
+      let seq = 1n;
+      const place = (side: 'buy' | 'sell', price: bigint, qty: bigint, owner: bigint, tif: PlaceOp<bigint>['tif'] = 'GTC'): void => {
+        ops.push({ kind: 'place', symbol: 'EDGE', orderId: `f${seq}`, seq, nowNs: seq, side, type: 'limit', tif, price, qty, owner });
+        seq += 1n;
+      };
+      // asks at the top of the band, one price level (no marks: each further maker is speculated on)
+      place('sell', TOP, QTOP - 8n, 1n);
+      place('sell', TOP, 3n, 2n);
+      place('sell', TOP, 5n, 3n);
+      place('sell', TOP, QTOP, 4n);
+      place('buy', 1n, 1n, 5n); // a bid at the bottom
+      // sweeps the first ask (QTOP - 8), self-trades with the second (owner 2), fills the third
+      // exactly (zero remainders)
+      place('buy', TOP, QTOP - 3n, 2n, 'IOC');
+      // the ask on the other side of that sweep, looked ahead at against the bid at 1: crosses it
+      place('sell', 1n, 1n, 6n);
+      place('buy', TOP, QTOP, 7n); // equal sizes: both exhausted, the book is empty
+      place('buy', 3n, 2n, 8n);
+      place('sell', TOP - 1n, 2n, 9n);
+      // exhausts that ask and rests with 3 at the head of the bids: the ask queued behind it was
+      // looked ahead at against the bid at 3, stale; it also bets on the new best bid (crosses it,
+      // then the bid at 3) and rests the rest at the head of the asks
+      place('buy', TOP, 5n, 10n);
+      place('sell', 2n, QTOP, 11n);
+      place('sell', TOP - 3n, 1n, 12n);
+      place('sell', TOP - 5n, 1n, 13n); // rests between: a known level end before the ask at TOP - 3
+      // sweeps the ask at 2, then the one at TOP - 5 (speculated), stops at the level end (not)
+      place('buy', TOP - 4n, QTOP, 14n);
+      place('sell', TOP - 3n, 1n, 15n);
+      place('sell', TOP - 2n, 1n, 16n);
+      // one price level then a worse one, no marks: sweeps TOP - 3 twice (the second speculated), then
+      // a speculated maker that does not cross (settled unopened); rests 1 at the head
+      place('buy', TOP - 3n, 3n, 17n);
+      place('sell', TOP - 3n, 1n, 17n); // bets on that new best bid: its own order (self-trade), then rests
+      place('buy', TOP - 3n, 1n, 18n); // bets on that new best ask: an exact fill
+      place('sell', TOP - 3n, 1n, 19n);
+      place('buy', TOP - 8n, 1n, 20n); // bets on that new best ask and loses: rests, searched after the cross bit
+      const committee: ExchangeOptions = { ...widths, searchArity: 3, searchFirstArity: 3, searchStart: 'levels', prefetchRank: true, speculateFurther: true, crossBet: true };
+      const rounds: Record<string, number> = {};
+      for (const concurrent of [false, true]) {
+        rounds[`${concurrent}`] = await differential(ops, concurrent, false, committee);
+        rounds[`${concurrent} no lookahead`] = await differential(ops, concurrent, false, { ...committee, lookaheadAfterCross: false });
+        rounds[`${concurrent} neither`] = await differential(ops, concurrent, false, { ...committee, lookaheadAfterCross: false, speculateFurther: false, crossBet: false });
+        await differential(ops, concurrent, false, { ...committee, crossBet: false });
+        await differential(ops, concurrent, true, committee);
+      }
+      // both took effect: speculation sequentially, lookahead only with ops queued together
+      expect(rounds.false).toBeLessThan(rounds['false neither']!);
+      expect(rounds.true).toBeLessThan(rounds['true no lookahead']!);
+      // and the bet (it computes other comparisons: no prefetched steps for the bets that cross)
+      const nibbles = async (o: ExchangeOptions): Promise<number> => (await runIdeal(ops, o)).ctx.stats.nibbles;
+      expect(await nibbles(committee)).toBeLessThan(await nibbles({ ...committee, crossBet: false }));
+      const plain = await runPlain(ops, committee);
+      const labels = plain.transcript.records.map((r) => `${r.label}=${r.value}`);
+      expect(labels).toContain('self-trade=1');
+      // the scenario as described: the stale lookahead, the sweeps, the bets
+      expect(plain.results.slice(10).map((r) => [r.fills.map((f) => f.maker), r.selfTradeCancelled, r.rested])).toEqual([
+        [['f10'], [], true], [['f11', 'f9'], [], true], [[], [], true], [[], [], true], [['f12', 'f14'], [], true], [[], [], true], [[], [], true],
+        [['f13', 'f16'], [], true], [[], ['f18'], true], [['f19'], [], false], [[], [], true], [[], [], true],
+      ]);
+      const pairs = plain.transcript.records.flatMap((r, i, all) => (r.label === 'maker-exhausted' ? [`${r.value}${all[i + 1]!.value}`] : []));
+      expect(pairs).toContain('11');
+      // the options change when comparisons are made, never what is opened: with the bet's implied
+      // zeros aside (fusion off), the same transcript as with none of them
+      const neither = await runPlain(ops, { ...committee, speculateFurther: false, lookaheadAfterCross: false, crossBet: false, fuseRankOpen: false });
+      const both = await runPlain(ops, { ...committee, fuseRankOpen: false });
+      expect(both.results).toEqual(neither.results);
+      expect(both.transcript.records).toEqual(neither.transcript.records);
+      // and the looked-ahead cross bits (opened alone, their step's zeros after) leave the transcript
+      // as it is without a queue: the same per book, sequential or queued together
+      const queued = await runIdeal(ops, { ...committee, concurrent: true });
+      const alone = await runPlain(ops, committee);
+      expect(queued.transcript.records).toEqual(alone.transcript.records);
+    });
+
     it('a value beyond the declared width is refused by the plaintext backend (and by the engine double where the difference overflows)', async () => {
       const over: Op<bigint>[] = [
         { kind: 'place', symbol: 'EDGE', orderId: 'a', seq: 1n, nowNs: 1n, side: 'sell', type: 'limit', tif: 'GTC', price: 1n, qty: 3n, owner: 1n },
@@ -219,6 +296,19 @@ describe('plaintext backend vs MPC backend (ideal JobContext test double)', () =
         }
         expect(j).toBe(u.length);
         expect(f.length).toBeGreaterThan(u.length); // crossing GTC orders on a non-empty own side occur
+      }
+    });
+
+    it('ADR 0046: a further maker speculated on, the next placement on the other side looked ahead at once an order crosses', async () => {
+      for (let seed = 84; seed < 88; seed += 1) {
+        const ops = generateStream({ seed, orders: 1500, symbols: 2, accounts: 4, features: seed === 87 ? 'all' : undefined, midTicks: 300_000n, spreadTicks: 6 + 10 * (seed - 84), maxQty: 1000, owners: true });
+        const committee: ExchangeOptions = { ...widths, prefetchRank: true, pipelineCross: false, searchArity: 3, searchFirstArity: 3, searchStart: 'levels', speculateFurther: true, lookaheadAfterCross: true, crossBet: true };
+        // lookahead needs a queue (concurrent); sequential runs speculate only
+        await differential(ops, true, false, committee);
+        await differential(ops, false, false, committee);
+        await differential(ops, true, seed === 85, { ...committee, pipelineCross: true });
+        await differential(ops, true, false, { ...committee, searchArity: 2, searchFirstArity: 2, prefetchRank: false });
+        await differential(ops, seed % 2 === 0, false, { ...committee, crossBet: false });
       }
     });
 

@@ -7,6 +7,7 @@ import type { ExchangeOptions } from '../src/exchange';
 import { MpcBackend } from '../src/mpc-backend';
 import { TranscriptRecorder } from '../src/leaks';
 import type { PlaceOp } from '../src/types';
+import { costOf } from '@tenebra/mpc';
 import { ENGINE_ROUNDS, IdealJobContext } from './ideal-context';
 
 function setup(speculate = false) {
@@ -82,6 +83,8 @@ describe('MpcBackend', () => {
 
 describe('latency options (engine round costs: comparison C, opening 1)', () => {
   const C = ENGINE_ROUNDS.lt!;
+  /** random nibbles of one comparison at the double's L = 48 */
+  const ctx48Nibbles = costOf('lt', 48).nibbles;
   function weighted(opts: ExchangeOptions) {
     const ctx = new IdealJobContext(48, ENGINE_ROUNDS);
     const rec = new TranscriptRecorder();
@@ -185,6 +188,112 @@ describe('latency options (engine round costs: comparison C, opening 1)', () => 
     expect(runs.lookahead!.seen).toEqual(runs.plain!.seen);
     expect(runs.lookahead!.nibbles).toBe(runs.plain!.nibbles);
     expect(runs.lookahead!.rounds).toBeLessThanOrEqual(runs.plain!.rounds - C);
+  });
+
+  it('lookaheadAfterCross (ADR 0046): once an order crosses, the next placement on the other side computes its cross test during the fill and opens it in its first round', async () => {
+    const runs: Record<string, { rounds: number; nibbles: number; seen: string[]; fills: string[][] }> = {};
+    for (const [name, opts] of [['off', { prefetchRank: true, searchArity: 3, searchStart: 'levels', lookaheadAfterCross: false }], ['on', { prefetchRank: true, searchArity: 3, searchStart: 'levels' }]] as const) {
+      const { ctx, rec, place } = weighted(opts);
+      await place('sell', 200n, 5n);
+      await place('sell', 210n, 5n);
+      for (const p of [100n, 90n]) await place('buy', p, 1n);
+      labels(rec);
+      const before = { rounds: ctx.stats.rounds, nibbles: ctx.stats.nibbles };
+      // queued together: a bid that fills against the best ask (which stays: 1 of 5), then an ask
+      // that meets the best bid 100, untouched by the bid that crossed
+      const r = await Promise.all([place('buy', 200n, 1n), place('sell', 100n, 1n)]);
+      runs[name] = { rounds: ctx.stats.rounds - before.rounds, nibbles: ctx.stats.nibbles - before.nibbles, seen: labels(rec), fills: r.map((x) => (x.outcome as { fills: string[] }).fills) };
+    }
+    expect(runs.on!.fills).toEqual([['o1'], ['o3']]);
+    expect(runs.on!.fills).toEqual(runs.off!.fills);
+    // the same comparisons; the looked-ahead cross bit opens alone (its prefetched step was not
+    // computed ahead: the asks were being matched), and the step's zeros after it, during the fill:
+    // the same transcript (the bid of 1 leaves the ask with 4; the ask of 1 exhausts the bid of 1)
+    expect(runs.on!.nibbles).toBe(runs.off!.nibbles);
+    const first = ['cross=1', 'insert-rank=0', 'insert-rank=0', 'maker-exhausted=0', 'taker-exhausted=1'];
+    expect(runs.off!.seen).toEqual([...first, 'cross=1', 'insert-rank=0', 'insert-rank=0', 'maker-exhausted=1', 'taker-exhausted=1']);
+    expect(runs.on!.seen).toEqual(runs.off!.seen);
+    // the second op waits C rounds less for its cross bit
+    expect(runs.on!.rounds).toBe(runs.off!.rounds - C);
+  });
+
+  it('lookaheadAfterCross: a remainder that rests at the head of its side makes the looked-ahead test stale; the next op recomputes it and meets the remainder', async () => {
+    const results: Record<string, unknown> = {};
+    for (const [name, opts] of [['off', { prefetchRank: true, searchArity: 3, searchStart: 'levels', lookaheadAfterCross: false }], ['on', { prefetchRank: true, searchArity: 3, searchStart: 'levels' }]] as const) {
+      const { ctx, ex, rec, place } = weighted(opts);
+      await place('sell', 200n, 1n);
+      for (const p of [100n, 90n]) await place('buy', p, 1n);
+      // the bid at 200 exhausts the ask and rests with 4 at the head of the bids: the ask at 150
+      // queued behind it meets it, not the bid 100 its cross test was computed against
+      const r = await Promise.all([place('buy', 200n, 5n), place('sell', 150n, 2n)]);
+      expect(r.map((x) => (x.outcome as { fills: string[] }).fills)).toEqual([['o1'], ['o4']]);
+      expect(r[1]!.outputs.map(IdealJobContext.value)).toEqual([2n, 200n]);
+      results[name] = { seen: labels(rec), bids: ex.book('S')!.bids.map((o) => [o.orderId, IdealJobContext.value(o.qty)]) };
+      void ctx;
+    }
+    expect(results.on).toEqual(results.off);
+  });
+
+  it('speculateFurther (ADR 0046): a taker sweeping makers at one price speculates after the first; behind known level ends it does not', async () => {
+    const cost: Record<string, number> = {};
+    const seen: Record<string, string[]> = {};
+    for (const [book, prices] of [['one price', [100n, 100n, 100n]], ['levels', [102n, 101n, 100n]]] as const) {
+      for (const [name, opts] of [['plain', {}], ['further', { speculateFurther: true }]] as const) {
+        const { ctx, ex, rec, place } = weighted(opts);
+        for (const p of prices) await place('sell', p, 1n);
+        // resting ahead of the ask before it marks each new ask strictly better than the next: level ends
+        expect(ex.book('S')!.asks.map((o) => ex.book('S')!.beatsNext(o))).toEqual(book === 'levels' ? [true, true, false] : [false, false, false]);
+        labels(rec);
+        const before = ctx.stats.rounds;
+        const r = await place('buy', 102n, 3n);
+        expect(r.outcome).toMatchObject({ takerFilled: true });
+        cost[`${book}, ${name}`] = ctx.stats.rounds - before;
+        seen[`${book}, ${name}`] = labels(rec);
+      }
+      expect(seen[`${book}, further`]).toEqual(seen[`${book}, plain`]);
+    }
+    // plain: 3 × (cross C + open 1 + exhaustion C + open 1); further: the 2nd and 3rd maker's
+    // exhaustion test is computed with its cross test (C + 2 each); behind level ends, as plain
+    expect(cost).toEqual({ 'one price, plain': 6 * (C + 1), 'one price, further': 2 * (C + 1) + 2 * (C + 2), 'levels, plain': 6 * (C + 1), 'levels, further': 6 * (C + 1) });
+  });
+
+  it('speculateFurther: a further maker that does not cross leaves its speculated tests settled, unopened', async () => {
+    const { ctx, rec, place } = weighted({ speculateFurther: true });
+    await place('sell', 100n, 1n);
+    await place('sell', 105n, 1n);
+    labels(rec);
+    const n0 = ctx.stats.nibbles;
+    const r = await place('buy', 102n, 3n); // fills the first ask, stops at the second, rests with 2
+    expect(r.outcome).toMatchObject({ fills: ['o1'], rested: true });
+    expect(labels(rec)).toEqual(['cross=1', 'maker-exhausted=1', 'taker-exhausted=0', 'cross=0']);
+    // two cross tests and two exhaustion tests (one speculated, never opened), at L = 48
+    expect(ctx.stats.nibbles - n0).toBe(4 * 13);
+  });
+
+  it('crossBet (ADR 0046): an order meeting the best price the placement before it just set speculates its first maker and prefetches no rank step', async () => {
+    const runs: Record<string, { rounds: number; nibbles: number; seen: string[] }> = {};
+    for (const [name, opts] of [['plain', { prefetchRank: true, searchArity: 3, searchStart: 'levels' }], ['bet', { prefetchRank: true, searchArity: 3, searchStart: 'levels', crossBet: true }]] as const) {
+      for (const crosses of [true, false]) {
+        const { ctx, rec, place } = weighted(opts);
+        for (const p of [200n, 210n]) await place('sell', p, 1n);
+        for (const p of [100n, 90n]) await place('buy', p, 1n);
+        await place('buy', 150n, 1n); // a new best bid: it rests at the head
+        labels(rec);
+        const before = { rounds: ctx.stats.rounds, nibbles: ctx.stats.nibbles };
+        const r = await place('sell', crosses ? 150n : 205n, 1n); // meets it
+        expect(r.outcome).toMatchObject(crosses ? { fills: ['o5'] } : { fills: [], rested: true });
+        runs[`${name}, ${crosses ? 'crosses' : 'rests'}`] = { rounds: ctx.stats.rounds - before.rounds, nibbles: ctx.stats.nibbles - before.nibbles, seen: labels(rec) };
+      }
+    }
+    const N = ctx48Nibbles;
+    // crosses: the exhaustion test came with the cross test (C + 2 rounds, not 2 (C + 1)); no
+    // prefetched step of two pivots computed and opened as zeros
+    expect(runs['plain, crosses']).toEqual({ rounds: 2 * (C + 1), nibbles: 4 * N, seen: ['cross=1', 'insert-rank=0', 'insert-rank=0', 'maker-exhausted=1', 'taker-exhausted=1'] });
+    expect(runs['bet, crosses']).toEqual({ rounds: C + 2, nibbles: 2 * N, seen: ['cross=1', 'maker-exhausted=1', 'taker-exhausted=1'] });
+    // rests (the bet lost): the speculated test is settled unopened, the search starts after the cross
+    // bit (one step over the two asks: 205 goes between them)
+    expect(runs['plain, rests']).toEqual({ rounds: C + 1, nibbles: 3 * N, seen: ['cross=0', 'insert-rank=1', 'insert-rank=0'] });
+    expect(runs['bet, rests']).toEqual({ rounds: 2 * (C + 1), nibbles: 4 * N, seen: ['cross=0', 'insert-rank=1', 'insert-rank=0'] });
   });
 
   it('lookahead: looked-ahead orders that cross fill as they should', async () => {
