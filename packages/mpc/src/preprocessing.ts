@@ -2218,6 +2218,12 @@ export class Preprocessor {
   // computation changes: messages, ready/commit/veto handling and the commit protocol are untouched
   // (see the header), a parked batch is still 'running' (so a lost peer still vetoes it), and peers
   // simply see our phase-A messages later.
+  //
+  // Pieces (PreprocessingOptions.pieces, ADR 0047): a step also holds the loop while no job runs,
+  // and a job that arrives then waits for the step's end at every party. In pieces, a step gives
+  // the loop back between its computations (3-6 pieces; the longest about half the step), so an
+  // arriving job's first messages and rounds run after at most one piece, and the rest of the step
+  // then follows the rule above (parked unless needed or urgent). The same values and messages.
 
   /** A batch whose next phase-A step waits for the running job to end. */
   private parked: Batch | undefined;
