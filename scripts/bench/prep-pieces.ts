@@ -27,9 +27,11 @@ for (let run = 0; run < runs; run++) {
   const parties: Party[] = Array.from({ length: n }, (_, i) => createParty({
     n, t, transport: net.transport(i + 1), preprocessing: prep,
     log: (e) => {
-      const ev = e as { ev?: string; ms?: number; maxMs?: number; pieces?: number };
+      const ev = e as { ev?: string; ms?: number; maxMs?: number; pieces?: number; piece?: number; stepMs?: number };
+      // in pieces every piece logs a prep-step; the last carries the step's figures
+      if (ev.piece !== undefined && ev.pieces === undefined) return;
       // steps that only found the round incomplete (a few us) are left out
-      if (i === 0 && ev.ev === 'prep-step' && (ev.ms ?? 0) > 0.1) {
+      if (i === 0 && ev.ev === 'prep-step' && (ev.stepMs ?? ev.ms ?? 0) > 0.1) {
         holds.push(ev.maxMs ?? ev.ms!);
         piecesPer.push(ev.pieces ?? 1);
       }

@@ -2279,7 +2279,7 @@ export class Preprocessor {
         // b was reset, went inert, was decided or we stopped between two pieces: this step is void
         b.step = undefined;
         s.gen.return();
-        this.logStep(b, s, true);
+        this.logStep(b, s, performance.now(), 0, true);
         if (b.epoch !== s.epoch && this.current === b && b.state === 'running' && !b.inert && !this.stopped) this.schedulePhaseA(b);
         return;
       }
@@ -2315,11 +2315,12 @@ export class Preprocessor {
       this.stats.productionMs += ms;
       if (r.done) {
         if (b.step === s) b.step = undefined;
-        this.logStep(b, s, false);
+        this.logStep(b, s, t0, ms, false);
         if (s.again && this.current === b && b.state === 'running' && !b.inert && !this.stopped) this.schedulePhaseA(b);
         return;
       }
       if (!this.pieces) continue;
+      this.logPiece(b, s, t0, ms);
       s.wait = 'deferred';
       this.host.defer!(() => this.continueStep(b, s));
       return;
@@ -2327,16 +2328,25 @@ export class Preprocessor {
   }
 
   /**
-   * How long the step held the event loop (ms: unsplit, its wall time; in pieces, the pieces'
-   * summed time, maxMs the longest, wallMs first piece to last) and whether a job was running at
-   * its start (bench:trace reads at and ms).
+   * How long the step held the event loop, and whether a job was running at its start (bench:trace
+   * reads at and ms as a span; stats.productionMs is the sum of ms). Unsplit: one event, the whole
+   * step. In pieces: one event per piece (`piece`: its index), the last one also with the step's
+   * piece count, its longest piece (maxMs), summed time (stepMs) and first-to-last wall time.
    */
-  private logStep(b: Batch, s: StepInPieces, abandoned: boolean): void {
+  private logStep(b: Batch, s: StepInPieces, at: number, ms: number, abandoned: boolean): void {
+    if (!this.pieces) {
+      this.host.log({ ev: 'prep-step', batch: b.id, round: s.round, busy: s.busy, at: +(performance.timeOrigin + s.t0).toFixed(3), ms: +s.ms.toFixed(3) });
+      return;
+    }
     this.host.log({
-      ev: 'prep-step', batch: b.id, round: s.round, busy: s.busy, at: +(performance.timeOrigin + s.t0).toFixed(3), ms: +s.ms.toFixed(3),
-      ...(this.pieces ? { pieces: s.pieces, maxMs: +s.maxMs.toFixed(3), wallMs: +(performance.now() - s.t0).toFixed(3) } : {}),
-      ...(abandoned ? { abandoned } : {}),
+      ev: 'prep-step', batch: b.id, round: s.round, busy: s.busy, at: +(performance.timeOrigin + at).toFixed(3), ms: +ms.toFixed(3), piece: s.pieces - (abandoned ? 0 : 1),
+      pieces: s.pieces, maxMs: +s.maxMs.toFixed(3), stepMs: +s.ms.toFixed(3), wallMs: +(performance.now() - s.t0).toFixed(3), ...(abandoned ? { abandoned } : {}),
     });
+  }
+
+  /** A piece of a step in pieces that is not its last (see logStep). */
+  private logPiece(b: Batch, s: StepInPieces, at: number, ms: number): void {
+    this.host.log({ ev: 'prep-step', batch: b.id, round: s.round, busy: s.busy, at: +(performance.timeOrigin + at).toFixed(3), ms: +ms.toFixed(3), piece: s.pieces - 1 });
   }
 
   /** Peer connectivity changed. */
