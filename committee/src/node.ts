@@ -253,6 +253,7 @@ export class CommitteeNode {
         ...(cfg.preprocessing.targetLex4 !== undefined ? { targetLex4: cfg.preprocessing.targetLex4 } : {}),
         ...(cfg.preprocessing.targetProd4 !== undefined ? { targetProd4: cfg.preprocessing.targetProd4 } : {}),
         batch: cfg.preprocessing.batch ?? DEFAULT_PREP_BATCH,
+        ...(cfg.preprocessing.pieces !== undefined ? { pieces: cfg.preprocessing.pieces } : {}),
       },
       // TENEBRA_TRACE_ROUNDS=1: the engine's events, one per round too (times in ms of this process's
       // clock, arrivals per peer), at info level: where a job's time goes

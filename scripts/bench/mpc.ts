@@ -91,7 +91,9 @@ const online: Step[] = latOnly
 const production: Step[] = [{ kind: 'fill' }];
 const lts = WARMUP + 1000 * LT_JOBS_1000 + BIG * LT_JOBS_BIG + LAT + LAT_WARMUP;
 const dealerPrep: PreprocessingOptions = { mode: 'dealer', targetTriples: MULS + lts + 100, targetLex4: 5 * lts + 100, targetProd4: 0, targetBits: 52 * lts + 100, batch: 8192, background: false };
-const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false };
+// MPC_PIECES=1: phase-A steps in pieces (PreprocessingOptions.pieces, ADR 0047)
+const PIECES = process.env.MPC_PIECES === '1';
+const committeePrep: PreprocessingOptions = { mode: 'committee', targetTriples: PROD.triples, targetBits: PROD.bits, batch: Number(process.env.MPC_BATCH ?? 500), background: false, pieces: PIECES };
 
 const prepLabel = (where: string): string => (where.includes('dealer') ? 'dealer, INSECURE, experiments only' : 'committee');
 
@@ -239,7 +241,7 @@ if (args.has('--background')) {
   // The cluster's case: committee-made preprocessing in the background (cluster.ts config, batch from
   // MPC_BATCH) while single comparisons run; the first ones wait for a batch made inline.
   const batch = Number(process.env.MPC_BATCH ?? 512);
-  const bg: PreprocessingOptions = { mode: 'committee', targetTriples: 20_000, targetBits: 40_000, batch, background: true };
+  const bg: PreprocessingOptions = { mode: 'committee', targetTriples: 20_000, targetBits: 40_000, batch, background: true, pieces: PIECES };
   const res = await libp2p(bg, [{ kind: 'latency', count: LAT, warmup: LAT_WARMUP }]);
   const s = res[0]![0]!.samples!;
   const made = res[0]![0]!.made;

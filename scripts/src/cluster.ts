@@ -144,6 +144,11 @@ function applyJobBoundaries(cfg: SequencerConfig, policy: JobBoundaryPolicy | un
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
+/** Preprocessing batch and pieces of every node (TENEBRA_PREP_BATCH, TENEBRA_PREP_PIECES=0|1 override them for experiments). */
+const PREP_BATCH = Number(process.env.TENEBRA_PREP_BATCH ?? 512);
+const PREP_PIECES = (process.env.TENEBRA_PREP_PIECES ?? '0') === '1';
+if (!Number.isInteger(PREP_BATCH) || PREP_BATCH < 1) throw new Error(`TENEBRA_PREP_BATCH must be a positive integer, got ${process.env.TENEBRA_PREP_BATCH}`);
+
 /** Generates keys and configs into dataDir unless they exist; returns the resolved configs. */
 export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: NodeConfig[]; sequencer: SequencerConfig; gateway: GatewayConfig }> {
   const L = layout(opts.dataDir);
@@ -257,7 +262,8 @@ export async function ensureCluster(opts: ClusterOptions): Promise<{ nodes: Node
     // 0.33 lex4 and 0.02 prod4 per nibble on bench:orders; triples only for min/select in some order kinds), with headroom
     // for an outage, when nothing can be made. A batch makes the full share of each kind below its
     // target and none of the others (preprocessing.ts, "Composition"), so nothing piles up.
-    preprocessing: { mode, targetTriples: 2_000, targetLex4: 3_400, targetProd4: 1_000, targetBits: 40_000, batch: 512 },
+    // TENEBRA_PREP_BATCH / TENEBRA_PREP_PIECES (0 or 1): other values for experiments (ADR 0047's A/B)
+    preprocessing: { mode, targetTriples: 2_000, targetLex4: 3_400, targetProd4: 1_000, targetBits: 40_000, batch: PREP_BATCH, ...(PREP_PIECES ? { pieces: true } : {}) },
     maxBatch: 256, logLevel: opts.logLevel ?? 'info',
     kappa: DEFAULT_KAPPA, // the comparisons' statistical security, one for the whole committee
     ...(opts.writeStallMs === undefined ? {} : { writeStallMs: opts.writeStallMs }),

@@ -104,6 +104,11 @@ export interface PreprocessingConfig {
   targetProd4?: number;
   /** items of the largest kind per production batch: larger batches amortise the rounds (default 2048) */
   batch?: number;
+  /**
+   * run each phase-A step in pieces that give the event loop back in between (@tenebra/mpc
+   * PreprocessingOptions.pieces; ADR 0047); absent: false
+   */
+  pieces?: boolean;
 }
 
 /** Emulated wide-area links between committee nodes (@tenebra/transport link-emulation.ts). */

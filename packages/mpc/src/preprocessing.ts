@@ -193,6 +193,13 @@ export interface PreprocessingOptions {
   dealerSeed?: string;
   /** Produce in the background between jobs (default true); false: only inline, when a job needs it. */
   background?: boolean;
+  /**
+   * Run each phase-A step in pieces (default false): between pieces the step gives the event loop
+   * back (PrepHost.defer), so an online round's messages and flush run in between, and a job that
+   * starts mid-step parks the rest of it like a whole step (see "when phase-A work runs"). Every
+   * value and message is the one the unsplit step makes. Without a host defer hook it has no effect.
+   */
+  pieces?: boolean;
 }
 
 /** The label used wherever dealer mode is on. */
@@ -297,6 +304,29 @@ interface Batch {
   inert: boolean;
   /** Our votes on it were lost with our memory: never vote, only learn. */
   abstain: boolean;
+  /** Bumped whenever b's phase-A data is thrown away (a switch of proposal, going inert): a step in pieces begun before stops. */
+  epoch: number;
+  /** The phase-A step under way in pieces, between two of them (see runPhaseAStep). */
+  step?: StepInPieces;
+}
+
+/** A phase-A step that gives the event loop back between its pieces (PreprocessingOptions.pieces). */
+interface StepInPieces {
+  gen: Generator<void, void, void>;
+  /** b.epoch when it began: a different one means b's data was reset under it. */
+  epoch: number;
+  round: number;
+  busy: boolean;
+  /** performance.now() at its first piece. */
+  t0: number;
+  /** Summed piece time, the longest piece, the piece count. */
+  ms: number;
+  maxMs: number;
+  pieces: number;
+  /** How the next piece runs: from host.defer, from the parked slot (a job started), or it is running now. */
+  wait: 'deferred' | 'parked' | 'running';
+  /** Something arrived for b while the step was under way: try the round again once it ends. */
+  again: boolean;
 }
 
 /** What the preprocessor needs from its party. */
@@ -318,6 +348,12 @@ export interface PrepHost {
   idle(): boolean;
   /** Runs fn after ms on the party's clock (simulated or real); returns a cancel function. */
   setTimer(fn: () => void, ms: number): () => void;
+  /**
+   * Runs fn once what is already pending has run (real clock: setImmediate, after the I/O that came
+   * in meanwhile; simulated: deterministically, at the current virtual time). Phase-A pieces
+   * (PreprocessingOptions.pieces) resume from here; without it a step runs whole.
+   */
+  defer?: (fn: () => void) => void;
   isUp(peer: number): boolean;
   /**
    * Called before this party sends a vote on batch b (ready, veto, promise, accept); the vote waits
@@ -516,8 +552,11 @@ export class Preprocessor {
     if (KINDS.every((k) => this.per[k] === 0)) for (const k of KINDS) this.per[k] = batch;
     this.dealerSeed = opts.dealerSeed ?? 'tenebra-insecure-dealer';
     this.background = opts.background ?? true;
+    this.pieces = (opts.pieces ?? false) && host.defer !== undefined;
   }
   private readonly background: boolean;
+  /** Phase-A steps run in pieces (PreprocessingOptions.pieces, and the host can defer). */
+  private readonly pieces: boolean;
 
   /** Produces up to the targets now (dealer: locally; committee: batches while all n are up). Resolves when reached or impossible. */
   async fill(): Promise<void> {
@@ -829,7 +868,7 @@ export class Preprocessor {
     return {
       id, per, outsider: false, state: 'running', readies: new Set(), round: 0, incoming: new Map(), sent: new Map(), waiters: [], heard: 0,
       promised: 0, noFast: new Set(), vetoes: new Set(), maxBallot: 0, learned: new Map(), termScheduled: false, decidedCommit: false, vetoArmed: false, silentPeriods: 0, roundsGone: new Set(), restored: false, inert: false,
-      abstain: id === this.abstainId,
+      abstain: id === this.abstainId, epoch: 0,
     };
   }
 
@@ -845,6 +884,7 @@ export class Preprocessor {
   /** Stops computing b (its phase-A data goes). */
   private goInert(b: Batch): void {
     b.inert = true;
+    b.epoch++;
     b.incoming.clear();
     b.sent.clear();
     b.a = b.b = b.r = b.y = b.Y = b.ownRoots = b.p2 = b.ownGrr = b.closures = undefined;
@@ -961,9 +1001,13 @@ export class Preprocessor {
     if (b.abstain) this.host.send(peer, this.host.envelope({ type: Msg.PrepAbstain, b: b.id }));
   }
 
-  private phaseA(b: Batch): void {
-    if (b.round === 0) this.round0(b);
-    else if (b.round === 1) this.round1(b);
+  // The phase-A computations are generators: each `yield` ends a piece of a step (runPhaseAStep),
+  // where a step in pieces gives the event loop back. A yield sits only between two computations,
+  // never inside one, so the values and messages are the unsplit step's; whatever an event between
+  // pieces may change (b reset or gone inert, decided, the party stopped) ends the step there.
+  private *phaseA(b: Batch): Generator<void, void, void> {
+    if (b.round === 0) yield* this.round0(b);
+    else if (b.round === 1) yield* this.round1(b);
   }
 
   private nonce(b: Batch, what: string): string {
@@ -1001,10 +1045,11 @@ export class Preprocessor {
    * dealGrrProductsSending: the peers' rows are never copied out), and only our own row is kept
    * (b.ownGrr, the other entries empty). The messages are sent once all are encoded.
    */
-  private grrSend(h: ProductsSpec, b: Batch, round: number, vectors: (j: number, row: Uint8Array) => Uint8Array[]): void {
+  private *grrSend(h: ProductsSpec, b: Batch, round: number, vectors: (j: number, row: Uint8Array) => Uint8Array[]): Generator<void, void, void> {
     const { n, t, self } = this.host;
     const m = productsCount(h);
     const seeds = seededPeers(n, t, self, b.members).map((s) => this.grrSeed(b, round, self, s, m));
+    yield;
     let msgs = new Map<number, Uint8Array>();
     const own = dealGrrProductsSending(h, seeds, n, t, self, b.members, (rows) => {
       msgs = this.encodeRound(b, round, (j) => vectors(j, rows[j - 1]!));
@@ -1047,7 +1092,7 @@ export class Preprocessor {
     return grrRecombine(rows, n, t, self, b.members);
   }
 
-  private round0(b: Batch): void {
+  private *round0(b: Batch): Generator<void, void, void> {
     const prss = this.host.prss();
     const { triples: T, nibbles: U } = b.per;
     const nb = 4 * U;
@@ -1061,6 +1106,7 @@ export class Preprocessor {
     let v = 2;
     b.closures = closureKinds.map(({ kind, shape }) => ({ kind, masks: Array.from({ length: shape.factors }, () => vs[v++]!) }));
     b.r = vs[v]!;
+    yield;
     // local degree-2t products, then GRR: [a*b for triples | each closure's pair products]
     const xs = [b.a];
     const ys = [b.b];
@@ -1077,10 +1123,11 @@ export class Preprocessor {
     const members = this.membersOf(b);
     const squares = this.squareTerms(b, members);
     b.y = squares.own;
+    yield;
     // built and dealt in the kernel (grr.ts): no concatenation in JavaScript, and the peers' rows
     // go from kernel memory into the messages
-    this.grrSend({ xs, ys, ...(U > 0 ? { nibbles: { r: b.r, first: false } } : {}) }, b, 0, (j, row) => [row, squares.to.get(j)!]);
-    this.tryAdvance(b);
+    yield* this.grrSend({ xs, ys, ...(U > 0 ? { nibbles: { r: b.r, first: false } } : {}) }, b, 0, (j, row) => [row, squares.to.get(j)!]);
+    yield* this.tryAdvance(b);
   }
 
   /**
@@ -1140,9 +1187,11 @@ export class Preprocessor {
    * four r values (a pair product times an r, or two pairs) and the closure items' products of
    * three and four masks.
    */
-  private round1(b: Batch): void {
+  private *round1(b: Batch): Generator<void, void, void> {
     // 125 squarings each, then their inverses (one batch inversion): the others need only 1/s
-    b.ownRoots = invEncoded(sqrtEncoded(b.Y!));
+    const roots = sqrtEncoded(b.Y!);
+    yield;
+    b.ownRoots = invEncoded(roots);
     const xs: Uint8Array[] = [];
     const ys: Uint8Array[] = [];
     for (const c of b.closures!) {
@@ -1152,12 +1201,17 @@ export class Preprocessor {
       }
     }
     // [the nibbles' higher products | the closures' higher products], built and dealt in the kernel
-    this.grrSend({ xs, ys, nibbles: { r: b.r!, p2: b.p2!, first: true } }, b, 1, (_, row) => [row, b.ownRoots!]);
-    this.tryAdvance(b);
+    yield* this.grrSend({ xs, ys, nibbles: { r: b.r!, p2: b.p2!, first: true } }, b, 1, (_, row) => [row, b.ownRoots!]);
+    yield* this.tryAdvance(b);
   }
 
-  /** Completes the current phase-A round if every peer's message for it is here. */
-  private tryAdvance(b: Batch): void {
+  /**
+   * Completes the current phase-A round if every peer's message for it is here. The round's
+   * messages stay in b.incoming until the round is consumed (they were removed at once when the
+   * completion could not be interrupted): between pieces, canStillStage and needsFrom must still
+   * see them.
+   */
+  private *tryAdvance(b: Batch): Generator<void, void, void> {
     if (b.state !== 'running' || this.current !== b || !b.sent.has(b.round)) return;
     const got = b.incoming.get(b.round);
     const members = this.membersOf(b);
@@ -1165,10 +1219,11 @@ export class Preprocessor {
     if ((got?.size ?? 0) < n - 1) return;
     const self = this.host.self;
     const enc = (i: number, k: number): Uint8Array => got!.get(i)!.vectors[k] ?? EMPTY;
-    b.incoming.delete(b.round);
     const own = b.ownGrr![self - 1]!;
     const rows = members.map((i) => (i === self ? own : this.grrRowFrom(b, i, enc(i, 0), own.length / ELEMENT_BYTES)));
+    yield;
     const prod = this.recombine(rows, b);
+    yield;
     if (b.round === 0) {
       // the squares whose roots we take: the terms of every member of S (squareTerms) and our own
       const lambda = lagrange([...members], 0)[members.indexOf(self)]!;
@@ -1187,8 +1242,10 @@ export class Preprocessor {
       b.p2 = slice(prod, at, at + 6 * b.per.nibbles);
       b.items = { triples: interleave([b.a!, b.b!, slice(prod, 0, T)]), lex4: EMPTY, prod4: EMPTY, nibbles: EMPTY };
       b.a = b.b = b.y = undefined;
+      b.incoming.delete(0);
       b.round = 1;
-      this.round1(b);
+      yield;
+      yield* this.round1(b);
       return;
     }
     // round 1: inverse roots from every member, interleaved by index (the member at position p took p, p+|S|, ...)
@@ -1220,8 +1277,10 @@ export class Preprocessor {
       const higher = planOf(c.kind).higher.map(() => slice(prod, at, (at += Q)));
       b.items![c.kind] = interleave([...c.masks, ...c.pairs!, ...higher]);
     }
+    yield;
     b.items!.nibbles = nibblesOfSigns(b.r!, b.p2!, p3, roots);
     b.closures = b.r = b.Y = b.ownRoots = b.p2 = b.ownGrr = undefined;
+    b.incoming.delete(b.round);
     b.round = STAGED_ROUND;
     this.stage(b);
   }
@@ -2105,6 +2164,7 @@ export class Preprocessor {
     b.members = tag.members;
     b.incoming.clear();
     b.sent.clear();
+    b.epoch++;
     b.a = b.b = b.r = b.y = b.ownGrr = b.closures = undefined;
     // our round 0 under the old proposal is void: compute it again (now, or when the parked step runs)
     this.schedulePhaseA(b);
@@ -2158,17 +2218,28 @@ export class Preprocessor {
   // computation changes: messages, ready/commit/veto handling and the commit protocol are untouched
   // (see the header), a parked batch is still 'running' (so a lost peer still vetoes it), and peers
   // simply see our phase-A messages later.
+  //
+  // Pieces (PreprocessingOptions.pieces, ADR 0047): a step also holds the loop while no job runs,
+  // and a job that arrives then waits for the step's end at every party. In pieces, a step gives
+  // the loop back between its computations (3-6 pieces; the longest about half the step), so an
+  // arriving job's first messages and rounds run after at most one piece, and the rest of the step
+  // then follows the rule above (parked unless needed or urgent). The same values and messages.
 
   /** A batch whose next phase-A step waits for the running job to end. */
   private parked: Batch | undefined;
 
   private schedulePhaseA(b: Batch): void {
     if (b.inert) return;
-    if (!this.host.idle() && b.waiters.length === 0 && !this.urgent()) {
+    if (this.mayWait(b)) {
       this.parked = b;
       return;
     }
     this.runPhaseAStep(b);
+  }
+
+  /** b's phase-A work may wait for the job boundary: a job runs here, none waits for b, no kind is urgent. */
+  private mayWait(b: Batch): boolean {
+    return !this.host.idle() && b.waiters.length === 0 && !this.urgent();
   }
 
   /** Runs the parked step, if its batch is still the one in flight and still in phase A. */
@@ -2178,22 +2249,104 @@ export class Preprocessor {
     if (b && this.current === b && b.state === 'running' && !b.inert && !this.stopped) this.runPhaseAStep(b);
   }
 
+  /**
+   * Runs a phase-A step of b: our round's computation if our messages of it are not sent yet (round
+   * 0 right after start), otherwise the round's completion from what has arrived. Unsplit (the
+   * default) it runs whole, here. In pieces (PreprocessingOptions.pieces) it runs its first piece
+   * here and each next one from host.defer, so that what came in meanwhile (an online round's
+   * shares, its flush) runs first; if a job has started by then and the batch is not needed at once
+   * (the rule of schedulePhaseA), the rest is parked until the job ends. A call while a step of b is
+   * under way only notes that the round should be tried again after it.
+   */
   private runPhaseAStep(b: Batch): void {
     if (this.parked === b) this.parked = undefined;
-    const t0 = performance.now();
-    const round = b.round;
-    const busy = !this.host.idle();
-    // Our messages of the current round not sent yet: the round's own computation is due (round 0
-    // right after start); otherwise try to complete the round from what has arrived.
-    if (!b.sent.has(b.round)) this.phaseA(b);
-    else this.tryAdvance(b);
-    // Counted here, once: this is the only entry into phaseA/tryAdvance, which nest (round0 ->
-    // tryAdvance -> round1 -> tryAdvance), and each of them adding its own time counted the nested
-    // work two or three times (stats.productionMs read about 1.5-2x the time spent until 2026-12-04).
-    const ms = performance.now() - t0;
-    this.stats.productionMs += ms;
-    // how long this step held the event loop, and whether a job was running (bench:trace reads it)
-    this.host.log({ ev: 'prep-step', batch: b.id, round, busy, at: +(performance.timeOrigin + t0).toFixed(3), ms: +ms.toFixed(3) });
+    const s = b.step;
+    if (s) {
+      if (s.wait === 'parked') this.continueStep(b, s);
+      else s.again = true;
+      return;
+    }
+    const gen = b.sent.has(b.round) ? this.tryAdvance(b) : this.phaseA(b);
+    const step: StepInPieces = { gen, epoch: b.epoch, round: b.round, busy: !this.host.idle(), t0: performance.now(), ms: 0, maxMs: 0, pieces: 0, wait: 'running', again: false };
+    b.step = step;
+    this.continueStep(b, step);
+  }
+
+  private continueStep(b: Batch, s: StepInPieces): void {
+    for (;;) {
+      if (b.step !== s) return;
+      if (this.current !== b || b.state !== 'running' || b.inert || this.stopped || b.epoch !== s.epoch) {
+        // b was reset, went inert, was decided or we stopped between two pieces: this step is void
+        b.step = undefined;
+        s.gen.return();
+        this.logStep(b, s, performance.now(), 0, true);
+        if (b.epoch !== s.epoch && this.current === b && b.state === 'running' && !b.inert && !this.stopped) this.schedulePhaseA(b);
+        return;
+      }
+      // a job started since the last piece and b is not needed at once: the rest waits for its end
+      if (s.wait === 'deferred' && this.mayWait(b)) {
+        s.wait = 'parked';
+        this.parked = b;
+        return;
+      }
+      s.wait = 'running';
+      const t0 = performance.now();
+      let r: IteratorResult<void, void>;
+      try {
+        r = s.gen.next();
+      } catch (e) {
+        // a peer's malformed round (recombine's checks) ends the step as it ended the unsplit one;
+        // thrown here only when this piece runs inside a message handler (which logs it), never
+        // from host.defer, where nothing would catch it
+        if (b.step === s) b.step = undefined;
+        this.stats.productionMs += performance.now() - t0;
+        if (!this.pieces || s.pieces === 0) throw e;
+        this.host.log({ ev: 'prep-error', batch: b.id, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+        return;
+      }
+      const ms = performance.now() - t0;
+      s.ms += ms;
+      s.pieces++;
+      if (ms > s.maxMs) s.maxMs = ms;
+      // Counted here, once per piece: this is the only entry into phaseA/tryAdvance, which nest
+      // (round0 -> tryAdvance -> round1 -> tryAdvance), and each of them adding its own time counted
+      // the nested work two or three times (stats.productionMs read about 1.5-2x the time spent until
+      // 2026-12-04).
+      this.stats.productionMs += ms;
+      if (r.done) {
+        if (b.step === s) b.step = undefined;
+        this.logStep(b, s, t0, ms, false);
+        if (s.again && this.current === b && b.state === 'running' && !b.inert && !this.stopped) this.schedulePhaseA(b);
+        return;
+      }
+      if (!this.pieces) continue;
+      this.logPiece(b, s, t0, ms);
+      s.wait = 'deferred';
+      this.host.defer!(() => this.continueStep(b, s));
+      return;
+    }
+  }
+
+  /**
+   * How long the step held the event loop, and whether a job was running at its start (bench:trace
+   * reads at and ms as a span; stats.productionMs is the sum of ms). Unsplit: one event, the whole
+   * step. In pieces: one event per piece (`piece`: its index), the last one also with the step's
+   * piece count, its longest piece (maxMs), summed time (stepMs) and first-to-last wall time.
+   */
+  private logStep(b: Batch, s: StepInPieces, at: number, ms: number, abandoned: boolean): void {
+    if (!this.pieces) {
+      this.host.log({ ev: 'prep-step', batch: b.id, round: s.round, busy: s.busy, at: +(performance.timeOrigin + s.t0).toFixed(3), ms: +s.ms.toFixed(3) });
+      return;
+    }
+    this.host.log({
+      ev: 'prep-step', batch: b.id, round: s.round, busy: s.busy, at: +(performance.timeOrigin + at).toFixed(3), ms: +ms.toFixed(3), piece: s.pieces - (abandoned ? 0 : 1),
+      pieces: s.pieces, maxMs: +s.maxMs.toFixed(3), stepMs: +s.ms.toFixed(3), wallMs: +(performance.now() - s.t0).toFixed(3), ...(abandoned ? { abandoned } : {}),
+    });
+  }
+
+  /** A piece of a step in pieces that is not its last (see logStep). */
+  private logPiece(b: Batch, s: StepInPieces, at: number, ms: number): void {
+    this.host.log({ ev: 'prep-step', batch: b.id, round: s.round, busy: s.busy, at: +(performance.timeOrigin + at).toFixed(3), ms: +ms.toFixed(3), piece: s.pieces - 1 });
   }
 
   /** Peer connectivity changed. */

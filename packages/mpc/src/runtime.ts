@@ -586,6 +586,7 @@ class PartyImpl implements Party {
         emitBatch: (ev) => this.emit('prep-batch', ev),
         idle: () => this.job === undefined,
         setTimer: (fn, ms) => this.transport.clock.setTimeout(fn, ms),
+        defer: (fn) => this.deferPrep(fn),
         ...(opts.beforePrepVote ? { persistVote: opts.beforePrepVote } : {}),
         boundaryCursor: () => ({ ...(this.jobStart ?? this.prep.reserve.cursor) }),
         onVoidDecided: (_value, touched) => this.onVoidDecided(touched),
@@ -1135,6 +1136,18 @@ class PartyImpl implements Party {
     }
     job.queue.push(op);
     this.scheduleFlush(job);
+  }
+
+  /**
+   * The preprocessor's next phase-A piece (PreprocessingOptions.pieces): after what is pending, and
+   * after the running job's round flush if one is queued when it comes up (that flush was queued
+   * behind the piece; the online round goes first).
+   */
+  private deferPrep(fn: () => void): void {
+    this.transport.clock.defer(() => {
+      if (this.job?.flushScheduled) this.transport.clock.defer(fn);
+      else fn();
+    });
   }
 
   private scheduleFlush(job: JobRun): void {

@@ -8,8 +8,8 @@ import { cluster } from './helpers';
 type Stats = { prep: { stats: { productionMs: number; made: { nibbles: number } } } };
 
 describe('preprocessing production time', () => {
-  it('productionMs is at most the summed wall time of the phase-A steps', async () => {
-    const c = await cluster({ seed: 21, prep: { targetTriples: 200, targetBits: 4096, batch: 256 } });
+  for (const pieces of [false, true]) it(`productionMs is at most the summed wall time of the phase-A steps${pieces ? ' (in pieces: one prep-step per piece)' : ''}`, async () => {
+    const c = await cluster({ seed: 21, prep: { targetTriples: 200, targetBits: 4096, batch: 256, pieces } });
     for (const p of c.parties) {
       const id = (p as unknown as { id: number }).id;
       const steps = c.logs.filter((e) => (e as { ev?: string; party?: number }).ev === 'prep-step' && (e as { party?: number }).party === id);
