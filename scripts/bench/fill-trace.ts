@@ -22,7 +22,11 @@ import { FillWatch } from './fill-watch';
 import { ticker } from './section-meter';
 
 process.env.TENEBRA_TRACE_OPS = '1'; // inherited by every process the cluster spawns
-const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'quorum-nice', 'max-seconds', 'json', 'links', ...LINK_FLAGS], ['keep', 'no-round-trace']);
+const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'quorum-nice', 'max-seconds', 'json', 'links', 'windows-out', ...LINK_FLAGS], ['keep', 'no-round-trace']);
+// --windows-out FILE: every timed buy's window (the REST call to the pushed FILLED, epoch ms) and each
+// process's clock offset, for `profile-areas.ts DIR --windows FILE` with TENEBRA_CPU_PROF=DIR: the
+// processes' CPU on the fill's critical window only
+const WINDOWS_OUT = flags.str.get('windows-out');
 // --no-round-trace: the engine's per-round lines off (the round figures are then empty), to see
 // what logging them costs the nodes' job windows
 process.env.TENEBRA_TRACE_ROUNDS = flags.bool.has('no-round-trace') ? '0' : '1';
@@ -162,12 +166,30 @@ async function main(): Promise<void> {
     console.log(`CPU ms per pair during the pairs (clock ticks of 10 ms summed over ${pairs} pairs): ${perPair.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; all ${perPair.reduce((a, [, v]) => a + v, 0).toFixed(1)}`);
     await new Promise((r) => setTimeout(r, 1_500)); // the last lines reach the log files
     report(dataDir, samples);
+    if (WINDOWS_OUT) writeWindows(dataDir, samples, WINDOWS_OUT);
   } finally {
     await Promise.all(watches.map((w) => w.close().catch(() => undefined)));
     await cluster.stop();
     closeHttpClient();
     if (!flags.bool.has('keep')) rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The timed buys' windows and each process's epoch-to-monotonic offset (median over its trace lines), for profile-areas --windows. */
+function writeWindows(dataDir: string, samples: { t0: number; push: number }[], file: string): void {
+  const L = layout(dataDir);
+  const offsets: Record<string, number> = {};
+  for (const name of ['gateway', 'sequencer', ...Array.from({ length: N }, (_, k) => `node-${k + 1}`)]) {
+    const byPid = new Map<string, number[]>();
+    for (const l of lines(join(L.logsDir, `${name}.log`))) {
+      if (l.msg !== 'trace' || typeof l.mono !== 'number' || typeof l.at !== 'number' || l.pid === undefined) continue;
+      const k = String(l.pid);
+      byPid.set(k, [...(byPid.get(k) ?? []), l.at * 1000 - l.mono]);
+    }
+    for (const [pid, xs] of byPid) offsets[pid] = pct(xs, 50);
+  }
+  writeFileSync(file, JSON.stringify({ windows: samples.map((s) => [s.t0, s.push]), offsets }));
+  console.log(`windows of ${samples.length} fills and the clock offsets of ${Object.keys(offsets).length} processes written to ${file}`);
 }
 
 function report(dataDir: string, samples: { orderId: string; t0: number; ack: number; push: number }[]): void {
