@@ -49,9 +49,10 @@ process.stdout.on('error', () => process.exit(0)); // piped into head
 /**
  * --windows FILE (bench:trace --windows-out): only the samples inside the ops' windows, epoch ms
  * [from, to], mapped to each process's monotonic clock by its pid's offset (epoch µs - mono µs, from
- * the trace lines' `at` and `mono`); a profile whose pid the file does not name is left out.
+ * the trace lines' `at` and `mono`); a profile whose pid the file does not name is left out. With
+ * `byPid` a process's own windows replace the common ones.
  */
-interface Windows { windows: [number, number][]; offsets: Record<string, number> }
+interface Windows { windows: [number, number][]; offsets: Record<string, number>; byPid?: Record<string, [number, number][]> }
 const WINDOWS = FLAGS.str.has('windows') ? JSON.parse(readFileSync(FLAGS.str.get('windows')!, 'utf8')) as Windows : null;
 /** pid of a V8 profile from its file name (CPU.<date>.<time>.<pid>.<tid>.<n>.cpuprofile) */
 const pidOf = (f: string): string | undefined => /^CPU\.\d+\.\d+\.(\d+)\./.exec(basename(f))?.[1];
@@ -182,8 +183,10 @@ for (const file of chosen) {
   // the windows on this profile's clock (µs since its start), sorted
   let wins: [number, number][] | null = null;
   if (WINDOWS) {
-    const off = WINDOWS.offsets[pidOf(file) ?? ''];
-    wins = off === undefined ? [] : WINDOWS.windows.map(([a, b]): [number, number] => [a * 1000 - off - prof.startTime, b * 1000 - off - prof.startTime]).sort((x, y) => x[0] - y[0]);
+    const pid = pidOf(file) ?? '';
+    const off = WINDOWS.offsets[pid];
+    // byPid: windows of that process only (e.g. each node's own job windows), else the common ones
+    wins = off === undefined ? [] : (WINDOWS.byPid?.[pid] ?? WINDOWS.windows).map(([a, b]): [number, number] => [a * 1000 - off - prof.startTime, b * 1000 - off - prof.startTime]).sort((x, y) => x[0] - y[0]);
   }
   let w = 0;
   for (let i = 0; i < prof.samples.length; i++) {

@@ -1,0 +1,23 @@
+// A durable op goes to the nodes' feeds before its submitter hears the ack (ADR 0045): the fill an
+// order waits for starts with the nodes' job; the ack only answers the request.
+import { afterAll, describe, expect, it } from 'vitest';
+import { Sequencer } from '../src/sequencer';
+import { cleanupDirs, opaqueOp, silent, tmp } from './helpers';
+
+afterAll(cleanupDirs);
+
+describe('fan-out before the ack', () => {
+  it('the feeds hear of a durable op before its submitter gets the ack; a group commit is one notification', async () => {
+    const s = Sequencer.open(tmp(), 5, silent, undefined, 'intake');
+    const order: string[] = [];
+    s.onDurable(() => order.push(`fanout up to ${s.lastSeq}`));
+    const one = s.submit('r1', opaqueOp(5, 1)).then((a) => order.push(`ack ${a.t === 'ack' ? a.seq : a.t}`));
+    await one;
+    expect(order).toEqual(['fanout up to 1', 'ack 1']);
+    order.length = 0;
+    // three ops of one intake group: one fan-out for the group, then the three acks
+    await Promise.all([2, 3, 4].map((k) => s.submit(`r${k}`, opaqueOp(5, k)).then((a) => order.push(`ack ${a.t === 'ack' ? a.seq : a.t}`))));
+    expect(order).toEqual(['fanout up to 4', 'ack 2', 'ack 3', 'ack 4']);
+    await s.close();
+  });
+});
