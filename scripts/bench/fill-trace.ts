@@ -229,7 +229,7 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
     ['job-start', 'node-recv', 'node 1: op queued until its job starts'],
     ['job-end', 'job-start', "node 1: the job's MPC rounds"],
     ['result-sent', 'job-end', 'node 1: result frame sent'],
-    ['write-queued', 'job-end', 'node 1: waiting for the previous write'],
+    ['write-queued', 'job-end', 'node 1: the boundary hold and the previous write'],
     ['write-done', 'write-queued', 'node 1: boundary export and write (fsync)'],
     ['gw-result3', 'seq-durable', "gateway holds t+1 nodes' results (from durable)"],
     ['gw-decided', 'gw-result3', 'gateway decides (grace for more shares)'],
@@ -367,6 +367,31 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   const mean = (xs: number[]) => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
   console.log(`process CPU ms per job, per node (mean over ${segs[0]![0]!.length} jobs; p50 in brackets): ${segNames.join(' / ')}`);
   segs.forEach((s, k) => console.log(`  node-${k + 1}: ${s.map((xs) => `${f(mean(xs)).trim()} (${f(pct(xs, 50)).trim()})`).join(' / ')}; sum of means ${f(s.reduce((a, xs) => a + (xs.length ? mean(xs) : 0), 0)).trim()}`));
+  // How much of the nodes' boundary CPU (export, lmdb write: write-queued to write-done) began while
+  // the gateway still waited for its t+1-th result of the job's last seq, i.e. inside the fill's
+  // critical window, competing with the slower nodes' last round (ADR 0045's hold moves it out)
+  const resultsBySeq = new Map<bigint, number[]>();
+  for (const l of gw) if (l.stage === 'gw-result' && l.seq !== undefined) resultsBySeq.set(BigInt(l.seq), [...(resultsBySeq.get(BigInt(l.seq)) ?? []), l.at]);
+  let writes = 0;
+  let early = 0;
+  let earlyCpu = 0;
+  for (const ls of nodeTrace) {
+    const queued = new Map<string, TraceLine>();
+    for (const l of ls) {
+      if (l.stage === 'write-queued' && l.last !== undefined) queued.set(l.last, l);
+      if (l.stage !== 'write-done' || l.last === undefined) continue;
+      const q = queued.get(l.last);
+      const rs = resultsBySeq.get(BigInt(l.last))?.sort((a, b) => a - b);
+      if (!q || !rs || rs.length <= T) continue;
+      writes++;
+      if (q.at < rs[T]!) {
+        early++;
+        earlyCpu += (l.sched?.cpu ?? 0) - (q.sched?.cpu ?? 0);
+      }
+    }
+  }
+  const jobsSeen = Math.max(1, writes / N);
+  console.log(`boundary writes begun before the gateway held t+1 results: ${early} of ${writes}; their CPU ${f(earlyCpu / jobsSeen).trim()} ms per job over the ${N} nodes`);
   console.log(`node 1's result was the k-th to reach the gateway: ${[...nth].sort((a, b) => a[0] - b[0]).map(([k, c]) => `${k}th ${c}`).join(', ')}`);
   if (JSON_OUT) {
     const fig = Object.fromEntries(rows.map(([k]) => [k, { p50: pct(per.get(k)!, 50), p90: pct(per.get(k)!, 90) }]));
