@@ -31,12 +31,13 @@ const DEFAULT_PREP_BATCH = 2048;
 const STATUS_EVERY_MS = 2_000;
 /**
  * How long a job boundary's export and write wait after the job's results left, while no op is
- * queued (boundaryHold). Measured on the loaded 2-core host (docs/decisions/0045-boundary-hold.md),
- * the t+1-th result reaches the gateway 3.4 ms (p90 10 ms) after the first, and the fifth 10 ms (p90
- * 28 ms) after it: a node done early spent its 2-4 ms of export, lmdb write and fsync CPU while
- * the slower nodes still computed the job's last round. 20 ms covers the t+1-th result nearly always.
+ * queued (boundaryHold). Off by default: measured on the loaded 2-core host (docs/decisions/0045-fill-critical-window.md)
+ * the t+1-th result reached the gateway 3.4 ms (p90 10 ms) after the first, and a quarter of the
+ * nodes' boundary writes (2 ms of CPU each) began before it, competing with the slower nodes' last
+ * round; a hold of 20 ms moved all of them out of that window, but the order-to-fill p50 did not
+ * move beyond the run-to-run spread in 5 alternated pairs, as with hlat's similar hold (ADR 0023).
  */
-export const DEFAULT_BOUNDARY_HOLD_MS = 20;
+export const DEFAULT_BOUNDARY_HOLD_MS = 0;
 
 /** The hold in force: the config's, else TENEBRA_BOUNDARY_HOLD_MS (benches' A/B in one tree), else the default. */
 export function boundaryHoldMsOf(cfg: Pick<NodeConfig, 'boundaryHoldMs'>, env: NodeJS.ProcessEnv = process.env): number {

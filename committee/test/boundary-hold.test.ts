@@ -1,4 +1,5 @@
-// A job boundary's export and write wait a little after the job while no op is queued (ADR 0045):
+// With boundaryHoldMs (an option, off by default: ADR 0045) a job boundary's export and write wait a
+// little after the job while no op is queued:
 // on one host the peers still in the job's last round get the CPU first. Anything that needs the
 // boundary ends the wait at once: the next op (its job needs the export first), a preprocessing
 // vote (its write releases it), stop().
@@ -65,6 +66,8 @@ describe('boundary hold', () => {
 
   it('takes the config, else TENEBRA_BOUNDARY_HOLD_MS, else the default; refuses what is not whole ms from 0 to 1,000', () => {
     expect(boundaryHoldMsOf({}, {})).toBe(DEFAULT_BOUNDARY_HOLD_MS);
+    expect(DEFAULT_BOUNDARY_HOLD_MS).toBe(0); // off by default
+    expect(boundaryHoldMsOf({}, { TENEBRA_BOUNDARY_HOLD_MS: '20' })).toBe(20);
     expect(boundaryHoldMsOf({}, { TENEBRA_BOUNDARY_HOLD_MS: '0' })).toBe(0);
     expect(boundaryHoldMsOf({ boundaryHoldMs: 7 }, { TENEBRA_BOUNDARY_HOLD_MS: '0' })).toBe(7);
     expect(() => boundaryHoldMsOf({ boundaryHoldMs: -1 }, {})).toThrow(/boundaryHoldMs/);

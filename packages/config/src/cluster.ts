@@ -171,8 +171,8 @@ export interface NodeConfig {
   shareFanout?: ShareFanout;
   /**
    * How long a job boundary's export and write wait, at most, after the job's results left while no
-   * op is queued (committee/src/node.ts boundaryHold; docs/decisions/0045-boundary-hold.md). Absent:
-   * the node's default; 0: at once, as before. Whole ms, 0 to 1,000.
+   * op is queued (committee/src/node.ts boundaryHold; docs/decisions/0045-fill-critical-window.md). Absent:
+   * the node's default (0: at once, as before; the hold was measured and not made the default). Whole ms, 0 to 1,000.
    */
   boundaryHoldMs?: number;
 }
