@@ -227,7 +227,7 @@ export class Sequencer {
     ).catch((e: unknown) => this.onJournalFailure(e, item));
   }
 
-  private notifyScheduled = false;
+  private notifyScheduled: NodeJS.Immediate | null = null;
 
   private onDurableRecord(rec: OpRecord, entry: PendingEntry | null): void {
     if (OP_TRACE && entry) traceOp(this.log, 'seq-durable', { rid: rec.rid, seq: rec.seq.toString() });
@@ -240,17 +240,10 @@ export class Sequencer {
       this.dedupe.setDone(rec.rid, rec.seq, rec.tsNs, rec.digest);
       for (const w of entry.waiters) w(rec.seq, rec.tsNs);
     }
-    // The feeds' fan-out in this same turn, right behind the acks (a microtask, ADR 0045): the
-    // nodes' job is what an order's fill waits for. It was the next turn (setImmediate), 0.4-0.8 ms
-    // later on the loaded host. A group commit's records all become durable in one microtask run
-    // before this one, so a group still goes out in one write per feed.
-    if (!this.notifyScheduled) {
-      this.notifyScheduled = true;
-      queueMicrotask(() => {
-        this.notifyScheduled = false;
-        for (const fn of this.listeners) fn();
-      });
-    }
+    this.notifyScheduled ??= setImmediate(() => {
+      this.notifyScheduled = null;
+      for (const fn of this.listeners) fn();
+    });
   }
 
   private onJournalFailure(e: unknown, item: Intake | null): void {
@@ -282,6 +275,8 @@ export class Sequencer {
     while (this.intake.length > 0 || this.flushScheduled) {
       await new Promise((r) => setImmediate(r));
     }
+    if (this.notifyScheduled) clearImmediate(this.notifyScheduled);
+    this.notifyScheduled = null;
     await this.journal.close();
   }
 }
