@@ -29,6 +29,22 @@ const RECOVERY_STATUS_EVERY_MS = 10_000;
 const DEFAULT_PREP_BATCH = 2048;
 /** Period of the status log line. */
 const STATUS_EVERY_MS = 2_000;
+/**
+ * How long a job boundary's export and write wait after the job's results left, while no op is
+ * queued (boundaryHold). Off by default: measured on the loaded 2-core host (docs/decisions/0045-fill-critical-window.md)
+ * the t+1-th result reached the gateway 3.4 ms (p90 10 ms) after the first, and a quarter of the
+ * nodes' boundary writes (2 ms of CPU each) began before it, competing with the slower nodes' last
+ * round; a hold of 20 ms moved all of them out of that window, but the order-to-fill p50 did not
+ * move beyond the run-to-run spread in 5 alternated pairs, as with hlat's similar hold (ADR 0023).
+ */
+export const DEFAULT_BOUNDARY_HOLD_MS = 0;
+
+/** The hold in force: the config's, else TENEBRA_BOUNDARY_HOLD_MS (benches' A/B in one tree), else the default. */
+export function boundaryHoldMsOf(cfg: Pick<NodeConfig, 'boundaryHoldMs'>, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = cfg.boundaryHoldMs ?? (env.TENEBRA_BOUNDARY_HOLD_MS === undefined || env.TENEBRA_BOUNDARY_HOLD_MS === '' ? DEFAULT_BOUNDARY_HOLD_MS : Number(env.TENEBRA_BOUNDARY_HOLD_MS));
+  if (!Number.isInteger(raw) || raw < 0 || raw > 1_000) throw new Error(`boundaryHoldMs: whole ms from 0 to 1,000, got ${String(raw)}`);
+  return raw;
+}
 
 /** The node's Ed25519 link key (seed); a config from before link keys fails here, by name. */
 function readLinkKey(cfg: NodeConfig): Uint8Array {
@@ -85,12 +101,17 @@ export class CommitteeNode {
 
   /** every line of the node, the engine's and the transport's too; labelled in dealer mode */
   private readonly log: Logger;
+  /** ms a boundary's export and write wait after the job while nothing is queued (boundaryHold) */
+  private readonly holdMs: number;
+  /** ends the boundary hold in progress now (an op arrived, a vote waits for the boundary, stopping) */
+  private endHold: (() => void) | null = null;
 
   /** registry: where the node's series go (main.ts passes the process's; default a private one) */
   constructor(private readonly cfg: NodeConfig, log: Logger, registry: Registry = new Registry()) {
     // main.ts labels its root logger already; a node made elsewhere (tests, tools) is labelled here
     this.log = withDealerLabel(log, cfg.preprocessing.mode);
     checkFallbackLimits(cfg.recoveryFallback); // a bad bound fails at start, not in the recovery it would govern
+    this.holdMs = boundaryHoldMsOf(cfg);
     this.metrics = new NodeMetrics(registry, {
       index: cfg.index, n: cfg.n,
       status: () => this.party?.status(),
@@ -344,6 +365,7 @@ export class CommitteeNode {
     if (OP_TRACE) traceOp(this.log, 'node-recv', { seq: frame.seq });
     this.pending.push(this.applier!.decode(frame));
     if (OP_TRACE) traceOp(this.log, 'node-decoded', { seq: frame.seq });
+    this.endHold?.(); // the next job needs the boundary's export first: no more holding
     this.wake?.();
     if (this.pending.length >= MAX_PENDING_OPS) {
       await new Promise<void>((r) => { this.drained = r; });
@@ -430,6 +452,7 @@ export class CommitteeNode {
     // boundary or a staged preprocessing batch, must be done before this one is queued). The
     // results left already (the runJob callback above).
     this.link!.sendNow(results); // no-op if they did; else (link down then) from the store after the write
+    await this.boundaryHold();
     for (let prev = this.persisting; ; prev = this.persisting) {
       await prev;
       if (prev === this.persisting) break;
@@ -450,6 +473,28 @@ export class CommitteeNode {
       jobMs: Math.round(jobMs), exportMs: +exportMs.toFixed(1), writeMs: Math.round(performance.now() - tw),
     }));
     void this.persisting.catch((e: unknown) => this.fatal('persisting a job boundary failed', e));
+  }
+
+  /**
+   * Waits up to holdMs before the boundary's export and write while no op is queued, so that this
+   * node's CPU for them (export, lmdb's write, the fsync) does not compete with the peers still in
+   * the job's last round, whose results the gateway may be waiting for (ADR 0045). Ends at once when
+   * an op arrives (its job needs the export first), when a preprocessing vote waits for this
+   * boundary (persistStaged), or on stop(). Durability is ADR 0023's: the results left already, the
+   * state written is the same, and a node that dies before it re-runs the job from the boundary
+   * before with identical results.
+   */
+  private boundaryHold(): Promise<void> {
+    if (this.holdMs <= 0 || this.pending.length > 0 || !this.running || this.boundaryWaiters.length > 0 || this.stagedWrite) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.endHold = null;
+        resolve();
+      };
+      const timer = setTimeout(done, this.holdMs);
+      this.endHold = done;
+    });
   }
 
   /** The retry wait after an exhausted attempt (batch-attempts.ts untilProductionPossible) over this node's view. */
@@ -490,6 +535,7 @@ export class CommitteeNode {
     // prepare a vote at every party) the queue outgrew the writes, promises came later than the next
     // ballot, and no ballot ever completed (outage test, 2026-11-27; docs/decisions/0016).
     if (this.stagedWrite) return this.stagedWrite;
+    this.endHold?.(); // a vote waits for the boundary being held (its write releases it): write it now
     const pending = new Promise<void>((release, fail) => {
       const step = this.persisting.then(async () => {
         this.stagedWrite = null; // exported below: a vote from now on needs the next write
@@ -499,6 +545,7 @@ export class CommitteeNode {
         const covered = this.queuedSeq > store.lastSeq() ? this.queuedSeq : store.lastSeq();
         if (finished > covered) {
           this.boundaryWaiters.push({ seq: finished, release });
+          this.endHold?.();
           return;
         }
         await store.commitSnapshot(finished, party.exportStateParts());
@@ -530,6 +577,7 @@ export class CommitteeNode {
   async stop(): Promise<void> {
     this.running = false;
     if (this.statusTimer) clearInterval(this.statusTimer);
+    this.endHold?.();
     this.wake?.();
     await this.feed?.close();
     await this.loopDone.catch(() => undefined);

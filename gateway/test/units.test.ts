@@ -11,6 +11,9 @@ import { generateX25519, seal, PairBox, SealError } from '@tenebra/seal';
 import { resultAad, type ResultFrame } from '@tenebra/wire';
 import pino from 'pino';
 import { ResultCollector } from '../src/results/collector';
+import { OutcomeWaiters, ResultPipeline } from '../src/results/pipeline';
+import type { Clearing } from '../src/results/clearing';
+import { GatewayEvents } from '../src/events';
 import { decodeOutputs, ResultOpener } from '../src/sharing';
 import { initialMargin, feeMicro, reservation, effectiveLeverage } from '../src/orders/margin';
 import { averagePrice } from '../src/orders/view';
@@ -253,6 +256,42 @@ describe('result collector', () => {
     expect(c.decide(1n, new Set([1, 2, 3]), 0)).toBeNull();
     c.add(frame(1, 4, sh), 1n, 0);
     expect(c.decide(1n, new Set([1, 2, 3, 4]), 0)).toMatchObject({ values: [5n, 6n] });
+  });
+
+  it('checks a result that comes while its decided seq commits, after the batch\'s events are out (ADR 0045)', async () => {
+    // Before, such a result went into a fresh slot that the commit then dropped: a bad share from
+    // the 4th or 5th node of a fill was never named.
+    const lines: string[] = [];
+    const plog = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+    const o = opener();
+    let opened = 0;
+    const counting = { open: (...a: Parameters<ResultOpener['open']>) => { opened++; return o.open(...a); } } as unknown as ResultOpener;
+    const c = new ResultCollector({ n: 5, t: 2, opener: counting }, plog);
+    let commit: (() => void) | null = null;
+    const order: string[] = [];
+    const clearing = {
+      cursor: () => 1n,
+      applyBatch: () => new Promise((resolve) => {
+        commit = () => resolve({ orderEvents: [{ message_type: 'filled', order: { order_id: 'o1' } }], positionEvents: [], cancels: new Map(), placed: [] });
+      }),
+    } as unknown as Clearing;
+    const events = new GatewayEvents();
+    events.on('order', () => order.push(`pushed (opened ${opened})`));
+    const p = new ResultPipeline(c, clearing, new OutcomeWaiters(), events, { nowMs: () => 0, nowNs: () => 0n } as never, plog);
+    for (const nd of [1, 2, 3, 4, 5]) p.nodeUp(nd);
+    const sh = shareSecret([41n, 42n], 5, 2);
+    const bad = sh.map((v, i) => (i === 3 ? [v[0]! + 1n, v[1]!] : v));
+    for (const nd of [1, 2, 3]) p.onResult(frame(1, nd, sh));
+    await new Promise((r) => setImmediate(r)); // decided: its batch commits
+    expect(commit).not.toBeNull();
+    p.onResult(frame(1, 4, bad)); // while the commit is in flight
+    expect(opened).toBe(3); // not opened yet
+    commit!();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(order).toEqual(['pushed (opened 3)']);
+    expect(opened).toBe(4);
+    expect(lines.some((l) => l.includes('inconsistent output share from node 4 (arrived after the decision)'))).toBe(true);
+    expect(p.cursor).toBe(2n);
   });
 
   it('opens pair boxes from each node; refuses an anonymous box (anyone can make one) and a box from the wrong node', () => {

@@ -22,7 +22,11 @@ import { FillWatch } from './fill-watch';
 import { ticker } from './section-meter';
 
 process.env.TENEBRA_TRACE_OPS = '1'; // inherited by every process the cluster spawns
-const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'quorum-nice', 'max-seconds', 'json', 'links', ...LINK_FLAGS], ['keep', 'no-round-trace']);
+const flags = parseFlags(process.argv.slice(2), ['pairs', 'rate', 'nodes', 'threshold', 'node-nice', 'quorum-nice', 'max-seconds', 'json', 'links', 'windows-out', ...LINK_FLAGS], ['keep', 'no-round-trace']);
+// --windows-out FILE: every timed buy's window (the REST call to the pushed FILLED, epoch ms) and each
+// process's clock offset, for `profile-areas.ts DIR --windows FILE` with TENEBRA_CPU_PROF=DIR: the
+// processes' CPU on the fill's critical window only
+const WINDOWS_OUT = flags.str.get('windows-out');
 // --no-round-trace: the engine's per-round lines off (the round figures are then empty), to see
 // what logging them costs the nodes' job windows
 process.env.TENEBRA_TRACE_ROUNDS = flags.bool.has('no-round-trace') ? '0' : '1';
@@ -162,12 +166,30 @@ async function main(): Promise<void> {
     console.log(`CPU ms per pair during the pairs (clock ticks of 10 ms summed over ${pairs} pairs): ${perPair.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; all ${perPair.reduce((a, [, v]) => a + v, 0).toFixed(1)}`);
     await new Promise((r) => setTimeout(r, 1_500)); // the last lines reach the log files
     report(dataDir, samples);
+    if (WINDOWS_OUT) writeWindows(dataDir, samples, WINDOWS_OUT);
   } finally {
     await Promise.all(watches.map((w) => w.close().catch(() => undefined)));
     await cluster.stop();
     closeHttpClient();
     if (!flags.bool.has('keep')) rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The timed buys' windows and each process's epoch-to-monotonic offset (median over its trace lines), for profile-areas --windows. */
+function writeWindows(dataDir: string, samples: { t0: number; push: number }[], file: string): void {
+  const L = layout(dataDir);
+  const offsets: Record<string, number> = {};
+  for (const name of ['gateway', 'sequencer', ...Array.from({ length: N }, (_, k) => `node-${k + 1}`)]) {
+    const byPid = new Map<string, number[]>();
+    for (const l of lines(join(L.logsDir, `${name}.log`))) {
+      if (l.msg !== 'trace' || typeof l.mono !== 'number' || typeof l.at !== 'number' || l.pid === undefined) continue;
+      const k = String(l.pid);
+      byPid.set(k, [...(byPid.get(k) ?? []), l.at * 1000 - l.mono]);
+    }
+    for (const [pid, xs] of byPid) offsets[pid] = pct(xs, 50);
+  }
+  writeFileSync(file, JSON.stringify({ windows: samples.map((s) => [s.t0, s.push]), offsets }));
+  console.log(`windows of ${samples.length} fills and the clock offsets of ${Object.keys(offsets).length} processes written to ${file}`);
 }
 
 function report(dataDir: string, samples: { orderId: string; t0: number; ack: number; push: number }[]): void {
@@ -207,7 +229,7 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
     ['job-start', 'node-recv', 'node 1: op queued until its job starts'],
     ['job-end', 'job-start', "node 1: the job's MPC rounds"],
     ['result-sent', 'job-end', 'node 1: result frame sent'],
-    ['write-queued', 'job-end', 'node 1: waiting for the previous write'],
+    ['write-queued', 'job-end', 'node 1: the boundary hold and the previous write'],
     ['write-done', 'write-queued', 'node 1: boundary export and write (fsync)'],
     ['gw-result3', 'seq-durable', "gateway holds t+1 nodes' results (from durable)"],
     ['gw-decided', 'gw-result3', 'gateway decides (grace for more shares)'],
@@ -345,6 +367,31 @@ function report(dataDir: string, samples: { orderId: string; t0: number; ack: nu
   const mean = (xs: number[]) => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
   console.log(`process CPU ms per job, per node (mean over ${segs[0]![0]!.length} jobs; p50 in brackets): ${segNames.join(' / ')}`);
   segs.forEach((s, k) => console.log(`  node-${k + 1}: ${s.map((xs) => `${f(mean(xs)).trim()} (${f(pct(xs, 50)).trim()})`).join(' / ')}; sum of means ${f(s.reduce((a, xs) => a + (xs.length ? mean(xs) : 0), 0)).trim()}`));
+  // How much of the nodes' boundary CPU (export, lmdb write: write-queued to write-done) began while
+  // the gateway still waited for its t+1-th result of the job's last seq, i.e. inside the fill's
+  // critical window, competing with the slower nodes' last round (ADR 0045's hold moves it out)
+  const resultsBySeq = new Map<bigint, number[]>();
+  for (const l of gw) if (l.stage === 'gw-result' && l.seq !== undefined) resultsBySeq.set(BigInt(l.seq), [...(resultsBySeq.get(BigInt(l.seq)) ?? []), l.at]);
+  let writes = 0;
+  let early = 0;
+  let earlyCpu = 0;
+  for (const ls of nodeTrace) {
+    const queued = new Map<string, TraceLine>();
+    for (const l of ls) {
+      if (l.stage === 'write-queued' && l.last !== undefined) queued.set(l.last, l);
+      if (l.stage !== 'write-done' || l.last === undefined) continue;
+      const q = queued.get(l.last);
+      const rs = resultsBySeq.get(BigInt(l.last))?.sort((a, b) => a - b);
+      if (!q || !rs || rs.length <= T) continue;
+      writes++;
+      if (q.at < rs[T]!) {
+        early++;
+        earlyCpu += (l.sched?.cpu ?? 0) - (q.sched?.cpu ?? 0);
+      }
+    }
+  }
+  const jobsSeen = Math.max(1, writes / N);
+  console.log(`boundary writes begun before the gateway held t+1 results: ${early} of ${writes}; their CPU ${f(earlyCpu / jobsSeen).trim()} ms per job over the ${N} nodes`);
   console.log(`node 1's result was the k-th to reach the gateway: ${[...nth].sort((a, b) => a[0] - b[0]).map(([k, c]) => `${k}th ${c}`).join(', ')}`);
   if (JSON_OUT) {
     const fig = Object.fromEntries(rows.map(([k]) => [k, { p50: pct(per.get(k)!, 50), p90: pct(per.get(k)!, 90) }]));

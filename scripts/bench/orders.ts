@@ -4,7 +4,7 @@
 // takers sending limits, IOCs, markets, FOKs, cancels and modifies) with throughput and latency per
 // kind, the plaintext reference rate on the same stream, the stall after killing t nodes (two by
 // default), and the order-to-fill with t nodes down.
-//   npm run bench:orders -- [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--mix-open-rate R [--mix-open-quote-ms 1000]] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--max-catchup-seconds 120] [--project-rtt-ms 0.33] [--json FILE] [--job-boundaries intake|progress] [--share-fanout all|spare|minimal] [--links tcp|unix] [--keep]
+//   npm run bench:orders -- [--nodes 5 --threshold 2] [--link-latency-ms MS [--link-jitter-ms MS]] [--link-bandwidth-mbps MBPS] [--seconds 10] [--clients 24] [--rate 200] [--low-rate 4] [--mix-seconds 15] [--mix-rate 60] [--mix-open-rate R [--mix-open-quote-ms 1000]] [--makers 2] [--node-nice 19] [--stall-runs 3] [--revive-warm-pairs 100] [--only SECTIONS] [--max-catchup-seconds 120] [--project-rtt-ms 0.33] [--json FILE] [--job-boundaries intake|progress] [--share-fanout all|spare|minimal] [--links tcp|unix] [--no-poll] [--keep]
 // Long waits (a section's load, the committee catching up) print a progress line every 3 s, and
 // every wait is bounded (--max-catchup-seconds for catching up).
 import '@tenebra/transport/src/polyfill';
@@ -26,7 +26,7 @@ import { sumOf } from '@tenebra/metrics';
 const SYMBOL = 'ETH-USDC-PERP';
 const MID = 300_000; // ticks (3000.00)
 
-const flags = parseFlags(process.argv.slice(2), ['share-fanout', 'seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'mix-open-rate', 'mix-open-quote-ms', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols', 'nodes', 'threshold', 'max-catchup-seconds', 'project-rtt-ms', 'json', 'job-boundaries', 'links', ...LINK_FLAGS], ['keep']);
+const flags = parseFlags(process.argv.slice(2), ['share-fanout', 'seconds', 'clients', 'rate', 'low-rate', 'mix-seconds', 'makers', 'mix-rate', 'mix-open-rate', 'mix-open-quote-ms', 'node-nice', 'stall-runs', 'revive-warm-pairs', 'only', 'symbols', 'nodes', 'threshold', 'max-catchup-seconds', 'project-rtt-ms', 'json', 'job-boundaries', 'links', ...LINK_FLAGS], ['keep', 'no-poll']);
 /** the longest the bench waits for the committee to catch up (or settle) before it reports and moves on */
 const MAX_CATCHUP_MS = 1000 * Number(flags.str.get('max-catchup-seconds') ?? 120);
 /**
@@ -55,6 +55,12 @@ for (const s of ONLY) if (!SECTIONS.includes(s)) throw new Error(`--only: unknow
 const SECONDS = Number(flags.str.get('seconds') ?? 10);
 const CLIENTS = Number(flags.str.get('clients') ?? 24);
 const RATE = Number(flags.str.get('rate') ?? 200);
+/**
+ * --no-poll: the fill sections time the pushed FILLED only, without also polling GET /orders/{id}
+ * every 5 ms beside it (the figure before 11-25). The polls are gateway and bench CPU at niceness 0
+ * inside the window being timed, where the nodes run at --node-nice.
+ */
+const NO_POLL = flags.bool.has('no-poll');
 /** a second order-to-fill run at a rate the committee keeps up with: the matching latency without queueing */
 const LOW_RATE = Number(flags.str.get('low-rate') ?? 4);
 const MIX_SECONDS = Number(flags.str.get('mix-seconds') ?? 15);
@@ -582,9 +588,11 @@ async function main(): Promise<void> {
             if (!Number.isNaN(at)) fill.push(at - t0);
             else unfilled++;
           }));
-          polls.push(until(async () => (await u.order(id).catch(() => null))?.status === 'FILLED', 30_000, 5).then((d) => {
-            if (!Number.isNaN(d)) polled.push(performance.now() - t0);
-          }));
+          if (!NO_POLL) {
+            polls.push(until(async () => (await u.order(id).catch(() => null))?.status === 'FILLED', 30_000, 5).then((d) => {
+              if (!Number.isNaN(d)) polled.push(performance.now() - t0);
+            }));
+          }
         }
         await new Promise((r2) => setTimeout(r2, gap));
       }
@@ -622,12 +630,22 @@ async function main(): Promise<void> {
       // at the low rate every pair is sampled; 60 of them keep the p50 steadier than 20 did (±10 ms)
       const fillStart = performance.now();
       const fillTick = ticker(() => `order-to-fill at ~${rate}/s: ${((performance.now() - fillStart) / 1000).toFixed(0)} s; ${nodeProgress(dataDir)}`);
+      const fillBefore = await scrapeCluster(dataDir);
       const { fill, polled, unfilled } = await fills(rate, rate === LOW_RATE ? 60 : Math.max(20, Math.min(400, Math.round(rate * 3 / 2)))).finally(() => fillTick.stop());
+      // what the section cost each process, per op the nodes applied (at the low rate a one-op job each)
+      const fillCost = sectionCost(fillBefore, await scrapeCluster(dataDir));
+      const fillOps = Math.max(1, ...fillCost.nodes.map((n) => n.ops));
+      const perOp = (x: number): string => (x / fillOps).toFixed(2);
       (figures['fill'] ??= {} as Record<string, unknown>);
-      (figures['fill'] as Record<string, unknown>)[String(rate)] = { fills: fill.length, unfilled, p50Ms: pct(fill, 50), p99Ms: pct(fill, 99), polledP50Ms: pct(polled, 50) };
+      (figures['fill'] as Record<string, unknown>)[String(rate)] = {
+        fills: fill.length, unfilled, p50Ms: pct(fill, 50), p99Ms: pct(fill, 99), polledP50Ms: pct(polled, 50), polled: !NO_POLL, ops: fillOps,
+        nodeCpuMsPerOp: fillCost.nodes.map((n) => n.cpuMs / fillOps), gatewayCpuMsPerOp: fillCost.gatewayCpuMs / fillOps, sequencerCpuMsPerOp: fillCost.sequencerCpuMs / fillOps,
+      };
       console.log(`\n== order-to-fill at ~${rate} orders/s (${fill.length} sampled fills${unfilled ? `, ${unfilled} not filled within 30 s: the committee fell behind` : ''})`);
       console.log(`fill latency            p50 ${ms(pct(fill, 50))}  p99 ${ms(pct(fill, 99))}  (pushed on the buyer's orders channel)`);
-      console.log(`  polled                p50 ${ms(pct(polled, 50))}  p99 ${ms(pct(polled, 99))}  (GET /orders/{id} every 5 ms, the figure before 11-25)`);
+      if (!NO_POLL) console.log(`  polled                p50 ${ms(pct(polled, 50))}  p99 ${ms(pct(polled, 99))}  (GET /orders/{id} every 5 ms, the figure before 11-25)`);
+      else console.log('  polled                not run (--no-poll)');
+      console.log(`CPU ms per op over the section (${fillOps} ops applied): nodes ${fillCost.nodes.map((n) => perOp(n.cpuMs)).join(' / ')} (mean ${perOp(fillCost.nodes.reduce((a, n) => a + n.cpuMs, 0) / Math.max(1, fillCost.nodes.length))}), gateway ${perOp(fillCost.gatewayCpuMs)}, sequencer ${perOp(fillCost.sequencerCpuMs)}`);
     }
 
     // 3. The same kind of stream through the plaintext reference, in this process.

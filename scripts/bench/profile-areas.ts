@@ -23,9 +23,9 @@ import { parseFlags, positiveNumber } from '../src/flags';
 
 interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber?: number }
 interface ProfileNode { id: number; callFrame: CallFrame; children?: number[]; positionTicks?: { line: number; ticks: number }[] }
-interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number }
 
-const FLAGS = parseFlags(process.argv.slice(2), ['top', 'match', 'exclude', 'from', 'to', 'callers', 'under'], ['timeline', 'lines']);
+const FLAGS = parseFlags(process.argv.slice(2), ['top', 'match', 'exclude', 'from', 'to', 'callers', 'under', 'windows'], ['timeline', 'lines']);
 if (FLAGS.positional.length === 0) throw new Error('usage: profile-areas.ts DIR|FILE... [--top N] [--match RE] [--exclude RE] [--from S] [--to S] [--callers RE] [--under RE] [--timeline] [--lines]');
 const TOP = positiveNumber(FLAGS.str.get('top') ?? '40', 'top');
 const seconds = (name: string): number | null => {
@@ -46,6 +46,16 @@ const EXCLUDE = regex('exclude');
 const CALLERS = regex('callers');
 const UNDER = regex('under');
 process.stdout.on('error', () => process.exit(0)); // piped into head
+/**
+ * --windows FILE (bench:trace --windows-out): only the samples inside the ops' windows, epoch ms
+ * [from, to], mapped to each process's monotonic clock by its pid's offset (epoch µs - mono µs, from
+ * the trace lines' `at` and `mono`); a profile whose pid the file does not name is left out. With
+ * `byPid` a process's own windows replace the common ones.
+ */
+interface Windows { windows: [number, number][]; offsets: Record<string, number>; byPid?: Record<string, [number, number][]> }
+const WINDOWS = FLAGS.str.has('windows') ? JSON.parse(readFileSync(FLAGS.str.get('windows')!, 'utf8')) as Windows : null;
+/** pid of a V8 profile from its file name (CPU.<date>.<time>.<pid>.<tid>.<n>.cpuprofile) */
+const pidOf = (f: string): string | undefined => /^CPU\.\d+\.\d+\.(\d+)\./.exec(basename(f))?.[1];
 
 const files: string[] = [];
 for (const p of FLAGS.positional) {
@@ -170,6 +180,15 @@ for (const file of chosen) {
   // Self time per profile node inside the window. A sample's time is the delta to the next sample.
   const selfUs = new Map<number, number>();
   let at = 0;
+  // the windows on this profile's clock (µs since its start), sorted
+  let wins: [number, number][] | null = null;
+  if (WINDOWS) {
+    const pid = pidOf(file) ?? '';
+    const off = WINDOWS.offsets[pid];
+    // byPid: windows of that process only (e.g. each node's own job windows), else the common ones
+    wins = off === undefined ? [] : (WINDOWS.byPid?.[pid] ?? WINDOWS.windows).map(([a, b]): [number, number] => [a * 1000 - off - prof.startTime, b * 1000 - off - prof.startTime]).sort((x, y) => x[0] - y[0]);
+  }
+  let w = 0;
   for (let i = 0; i < prof.samples.length; i++) {
     at += prof.timeDeltas[i] ?? 0;
     const dt = prof.timeDeltas[i + 1] ?? 0;
@@ -177,6 +196,10 @@ for (const file of chosen) {
     if (!isIdle(byId.get(id)!)) add(perSecond, Math.floor(at / 1e6), dt);
     if (FROM !== null && at / 1e6 < FROM) continue;
     if (TO !== null && at / 1e6 >= TO) continue;
+    if (wins) {
+      while (w < wins.length && wins[w]![1] < at) w++;
+      if (w >= wins.length || wins[w]![0] > at) continue;
+    }
     add(selfUs, id, dt);
   }
   /** the node and its ancestors, leaf first, without the root */

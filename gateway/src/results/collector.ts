@@ -95,10 +95,16 @@ export class ResultCollector {
     return this.slots.size;
   }
 
+  /** Notes how far a node has reported (the grace waits only for nodes that keep up), without opening its result. */
+  seen(frame: Pick<ResultFrame, 'node' | 'seq'>): void {
+    const seq = BigInt(frame.seq);
+    if (seq > (this.lastSeq.get(frame.node) ?? 0n)) this.lastSeq.set(frame.node, seq);
+  }
+
   /** Records one node's result for a seq at or after the cursor; checks late ones against the decision. */
   add(frame: ResultFrame, cursor: bigint, nowMs: number): void {
     const seq = BigInt(frame.seq);
-    if (seq > (this.lastSeq.get(frame.node) ?? 0n)) this.lastSeq.set(frame.node, seq);
+    this.seen(frame);
     let values: bigint[] | null;
     try {
       values = this.opts.opener.open(frame.sealed, frame.seq, frame.node);

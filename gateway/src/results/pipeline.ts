@@ -51,6 +51,10 @@ export class ResultPipeline {
   private graceTimer: NodeJS.Timeout | null = null;
   private stopped = false;
   private cursorCache: bigint;
+  /** the last seq decided whose batch is not applied yet (committing, or kept for a retry); below the cursor otherwise */
+  private decidedLast = -1n;
+  /** results for decided seqs that came before their batch was applied: checked once its events are out */
+  private readonly late: ResultFrame[] = [];
 
   constructor(
     private readonly collector: ResultCollector,
@@ -105,9 +109,25 @@ export class ResultPipeline {
     const seq = BigInt(frame.seq);
     if (seq >= this.cursorCache + MAX_AHEAD) return false;
     if (OP_TRACE) traceOp(this.log, 'gw-result', { seq: frame.seq, node: frame.node });
+    if (seq >= this.cursorCache && seq <= this.decidedLast) {
+      // Decided, its batch not applied yet: the t+2-th and later results of a fill come while its
+      // clearing commits. Opening and checking them waits until the batch's events are out, so it
+      // does not delay them (ADR 0045), and it then checks them against the decision; before,
+      // such a result went into a fresh slot that the commit dropped unchecked.
+      this.collector.seen(frame);
+      this.late.push(frame);
+      return true;
+    }
     this.collector.add(frame, this.cursorCache, this.clock.nowMs());
     this.schedule();
     return true;
+  }
+
+  /** Checks the results that came for decided seqs while their batch was committing (onResult), now below the cursor. */
+  private checkLate(): void {
+    for (const frame of this.late.splice(0)) {
+      this.collector.add(frame, this.cursorCache, this.clock.nowMs());
+    }
   }
 
   /** Runs advance() once after the current I/O callbacks, so a burst of frames makes one transaction. */
@@ -153,17 +173,29 @@ export class ResultPipeline {
     if (batch.length === 0) return;
     const decided = batch;
     this.committing = true;
+    this.decidedLast = decided[decided.length - 1]!.seq;
     const onYield = OP_TRACE ? () => traceOp(this.log, 'gw-clear-yield', { first: decided[0]!.seq.toString() }) : undefined;
     this.clearing.applyBatch(decided, onYield).then(
       (fx) => {
         if (OP_TRACE) traceOp(this.log, 'gw-cleared', { first: decided[0]!.seq.toString(), last: decided[decided.length - 1]!.seq.toString() });
         this.committing = false;
         this.cursorCache = decided[decided.length - 1]!.seq + 1n;
+        this.decidedLast = this.cursorCache - 1n; // nothing decided waits to be applied
         this.collector.dropBelow(this.cursorCache);
         for (const [orderId, r] of fx.cancels) this.waiters.settle(orderId, r);
         for (const ev of fx.orderEvents) this.events.emit('order', ev);
         for (const ev of fx.positionEvents) this.events.emit('position', ev);
         if (OP_TRACE) traceOp(this.log, 'gw-pushed', { first: decided[0]!.seq.toString(), last: decided[decided.length - 1]!.seq.toString() });
+        if (this.late.length > 0) {
+          // after this turn's socket writes (the pushes) are handed to the kernel
+          setImmediate(() => {
+            try {
+              this.checkLate();
+            } catch (e) {
+              this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'checking late results failed');
+            }
+          });
+        }
         this.schedule();
       },
       (e: unknown) => {

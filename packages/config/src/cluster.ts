@@ -174,6 +174,12 @@ export interface NodeConfig {
    * the same (a mix works, it only wastes the savings).
    */
   shareFanout?: ShareFanout;
+  /**
+   * How long a job boundary's export and write wait, at most, after the job's results left while no
+   * op is queued (committee/src/node.ts boundaryHold; docs/decisions/0045-fill-critical-window.md). Absent:
+   * the node's default (0: at once, as before; the hold was measured and not made the default). Whole ms, 0 to 1,000.
+   */
+  boundaryHoldMs?: number;
 }
 
 /** Whom a node sends a job round's shares (NodeConfig.shareFanout; @tenebra/mpc PartyOptions.shareFanout). */

@@ -16,5 +16,7 @@ export function traceNow(): number {
 /** Logs stage `stage` of the op(s) in `fields` (seq, or first/last, or rid) at `at` (default now). */
 export function traceOp(log: InfoLog, stage: string, fields: Record<string, unknown>, at: number = traceNow()): void {
   if (!OP_TRACE) return;
-  log.info({ ...fields, stage, at: +at.toFixed(3) }, 'trace');
+  // mono: this process's monotonic clock in µs (V8's CPU profiles time their samples on it), so a
+  // profile's samples can be cut to an op's window (fill-trace --windows-out, profile-areas --windows)
+  log.info({ ...fields, stage, at: +at.toFixed(3), mono: Number(process.hrtime.bigint() / 1000n) }, 'trace');
 }
