@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { SimNetwork, type Transport } from '@tenebra/transport';
 import { Msg, decode, type Envelope } from '../src/messages';
 import type { JobContext } from '../src/api';
@@ -130,4 +131,15 @@ export function products(net: SimNetwork, team: Party[], id: string, xs: bigint[
     const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
     return ctx.open(await ctx.mul(x!, y!));
   }))), { maxTimeMs });
+}
+
+/** A job of products and comparisons of xs and ys on `team` (every live share checked); expects the opened values. */
+export async function productsAndComparisons(net: SimNetwork, team: Party[], id: string, xs: bigint[], ys: bigint[]): Promise<void> {
+  const inputs = deal(5, 2, xs, ys);
+  const outs = await net.settle(Promise.all(team.map((p) => p.runJob(id, async (ctx) => {
+    const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
+    return ctx.open(ctx.concat([await ctx.mul(x!, y!), await ctx.lt(x!, y!)]));
+  }))), { maxTimeMs: 120_000 });
+  const want = [...xs.map((x, i) => x * ys[i]!), ...xs.map((x, i) => (x < ys[i]! ? 1n : 0n))];
+  for (const o of outs) expect(o).toEqual(want);
 }

@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { Prng, SimNetwork } from '@tenebra/transport';
 import { createParty, type Party } from '../src/runtime';
-import { deal } from './helpers';
+import { productsAndComparisons } from './helpers';
 
 const prep = { targetTriples: 400, targetBits: 640, batch: 40 };
 
@@ -25,13 +25,7 @@ async function useReserve(net: SimNetwork, team: Party[], id: string, seed: numb
   const r = new Prng(seed);
   const xs = Array.from({ length: 12 }, () => BigInt(Math.floor(r.nextFloat() * 1e6)));
   const ys = Array.from({ length: 12 }, () => BigInt(Math.floor(r.nextFloat() * 1e6)));
-  const inputs = deal(5, 2, xs, ys);
-  const outs = await net.settle(Promise.all(team.map((p) => p.runJob(id, async (ctx) => {
-    const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
-    return ctx.open(ctx.concat([await ctx.mul(x!, y!), await ctx.lt(x!, y!)]));
-  }))), { maxTimeMs: 120_000 });
-  const want = [...xs.map((x, i) => x * ys[i]!), ...xs.map((x, i) => (x < ys[i]! ? 1n : 0n))];
-  for (const o of outs) expect(o).toEqual(want);
+  await productsAndComparisons(net, team, id, xs, ys);
 }
 
 describe('chaos during preprocessing: two die at random moments', () => {

@@ -11,7 +11,7 @@ import { SimNetwork, type Transport } from '@tenebra/transport';
 import { createParty, type Party } from '../src/runtime';
 import type { PreprocessingOptions } from '../src/preprocessing';
 import { Msg, decode } from '../src/messages';
-import { deal, wrapTransport } from './helpers';
+import { deal, productsAndComparisons, wrapTransport } from './helpers';
 
 type Internals = { prep: { current?: { id: number; step?: { wait: string } }; parked?: unknown; reserve: { chunks: Record<string, { start: number; bytes: Uint8Array }[]> } } };
 const inner = (p: Party): Internals['prep'] => (p as unknown as Internals).prep;
@@ -32,13 +32,7 @@ function watchingDefers(tr: Transport, onDefer: () => void): Transport {
 async function useReserve(net: SimNetwork, team: Party[], id: string): Promise<void> {
   const xs = [5n, 70n, 300n, 12n];
   const ys = [9n, 3n, 300n, 40n];
-  const inputs = deal(5, 2, xs, ys);
-  const outs = await net.settle(Promise.all(team.map((p) => p.runJob(id, async (ctx) => {
-    const [x, y] = inputs[p.id - 1]!.map((s) => ctx.fromShares(s));
-    return ctx.open(ctx.concat([await ctx.mul(x!, y!), await ctx.lt(x!, y!)]));
-  }))), { maxTimeMs: 120_000 });
-  const want = [...xs.map((x, i) => x * ys[i]!), ...xs.map((x, i) => (x < ys[i]! ? 1n : 0n))];
-  for (const o of outs) expect(o).toEqual(want);
+  await productsAndComparisons(net, team, id, xs, ys);
 }
 
 describe('phase-A steps in pieces', () => {
