@@ -218,9 +218,10 @@ async function runTaker<S>(
   const afterTest = (i: number): Promise<S> => goesAfter(priceLe, t.side, t.price as S, restSide[i] as RestingOrder<S>);
   // the known ends of price levels on the resting side ('levels' places pivots by them)
   const beatsNext = (i: number): boolean => book.beatsNext(restSide[i] as RestingOrder<S>);
-  // crossBet: the opposite head is the order the previous placement rested (a new best price)
-  const head0 = book.side(opposite(t.side))[0];
-  const bet = opts.crossBet === true && !allOrNone && t.price !== null && prevSeq !== undefined && head0 !== undefined && head0.seq === prevSeq;
+  // the opposite side's head: the first maker this order meets
+  const firstMaker = book.side(opposite(t.side))[0];
+  // crossBet: that head is the order the previous placement rested (a new best price)
+  const bet = opts.crossBet === true && !allOrNone && t.price !== null && prevSeq !== undefined && firstMaker !== undefined && firstMaker.seq === prevSeq;
   let firstStep: { pivots: number[]; bits: Promise<S>[] } | null = null;
   if (opts.prefetchRank && mayRest && restSide.length > 0 && !bet) {
     const pivots = firstStepPivots(book, restSide, opts);
@@ -233,7 +234,6 @@ async function runTaker<S>(
     firstStep = { pivots, bits };
   }
   // A first cross test computed ahead, against the order still at the head: reuse it.
-  const firstMaker = book.side(opposite(t.side))[0];
   const earlyCross = early && !allOrNone && t.price !== null && firstMaker !== undefined && early.maker === firstMaker ? early.cross : null;
   // A cross bit computed ahead without the prefetched step (that side changed, or it was not looked
   // ahead at) is ready now while the step is not: open it alone at once rather than wait for the step
