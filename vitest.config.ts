@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import LongestFirst from './vitest.sequencer.ts';
+import Timing from './vitest.timing.ts';
 
 // One vitest run over every workspace: `npm test` at the root.
 // Two groups: the unit and package tests run first, two files at a time; then the tests that start a whole
@@ -17,8 +18,9 @@ const clusterTests = 'scripts/test/**/*.test.ts';
 
 export default defineConfig({
   test: {
-    // The JSON report lets .ci/run print its own 'N passed, N failed' line.
-    reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
+    // The JSON report lets .ci/run print its own 'N passed, N failed' line; timing.json holds each
+    // file's wall time with its hooks (vitest.timing.ts), what vitest.sequencer.ts's seconds are.
+    reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }], new Timing()],
     // longest files first in each group (vitest.sequencer.ts), so its two workers end together
     sequence: { sequencer: LongestFirst },
     projects: [
