@@ -45,7 +45,10 @@ export default defineConfig({
           name: 'cluster',
           include: [clusterTests],
           // on a failure, print what the cluster's processes logged last (CI keeps no data folder)
-          setupFiles: [...shared.setupFiles, './scripts/test/failure-logs.ts'],
+          setupFiles: [...shared.setupFiles, './scripts/test/failure-logs.ts', './scripts/test/node-bundle-env.ts'],
+          // the committee nodes start from one bundle built for the run, not under tsx: a third of
+          // the group's CPU was tsx loading each node's modules (node-bundle-setup.ts, ADR 0026)
+          globalSetup: ['./scripts/test/node-bundle-setup.ts'],
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },
