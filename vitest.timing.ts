@@ -25,7 +25,12 @@ export default class TimingReporter implements Reporter {
   private readonly queued = new Map<string, number>();
   private readonly files: FileTiming[] = [];
 
-  constructor(private readonly outputFile = '.test-results/timing.json') {}
+  private readonly outputFile: string;
+
+  /** as `new Timing()` in the config, or `--reporter=./vitest.timing.ts` (vitest passes an options object) */
+  constructor(opts: { outputFile?: string } = {}) {
+    this.outputFile = opts.outputFile ?? '.test-results/timing.json';
+  }
 
   onTestModuleQueued(m: TestModule): void {
     this.queued.set(m.moduleId, Date.now() - this.t0);
