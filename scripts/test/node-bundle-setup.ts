@@ -2,9 +2,9 @@
 // committee/src/main.ts (scripts/bench/node-bundle.ts, TENEBRA_NODE_BUNDLE of scripts/src/cluster.ts)
 // built here once per run from the sources as they are, instead of `node --import tsx` per process.
 // Why: the cluster group is CPU-bound (two clusters side by side keep both cores busy), and most of
-// a node's start-up CPU is tsx's loader resolving and loading its module graph: 2.5-2.8 s of CPU per
-// start under tsx, 0.7-0.9 s from the bundle (quiet machine, 2026-12-04), times the ~150 node starts
-// of the group. The code the nodes run is the same; npm packages stay external imports.
+// a node's start-up CPU is tsx's loader resolving and loading its module graph: 2.6-2.9 s of CPU to
+// import it under tsx, 0.9-1.1 s from the bundle (quiet machine, 2026-12-04), for every node of every
+// cluster and every restart. The code the nodes run is the same; npm packages stay external imports.
 // TENEBRA_TEST_NODE_TSX=1 keeps tsx for every node, as `npm start` runs them; system.test.ts always
 // does, so the launcher's own way stays under test. A TENEBRA_NODE_BUNDLE already set is kept.
 import { rmSync } from 'node:fs';
