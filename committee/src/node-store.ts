@@ -106,6 +106,12 @@ export class NodeStore {
     for (const k of dropped) this.storedChunks.delete(k);
   }
 
+  /** The highest seq of a stored result (0n when none): no result on disk is above it. */
+  lastResultSeq(): bigint {
+    for (const key of this.results.getKeys({ reverse: true, limit: 1 })) return BigInt(key);
+    return 0n;
+  }
+
   /** Stored results with seq >= from, in order. */
   *resultsFrom(from: bigint): Generator<ResultFrame> {
     for (const { value } of this.results.getRange({ start: seqKey(from) })) {

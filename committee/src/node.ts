@@ -85,6 +85,8 @@ export class CommitteeNode {
   private persisting: Promise<void> = Promise.resolve();
   /** last seq whose boundary write is queued (runBatch) */
   private queuedSeq = 0n;
+  /** no result in the store has a higher seq (ResultsLink.notify skips the store read past it) */
+  private resultsStoredTo = 0n;
   /** the write for preprocessing votes that waits its turn (not started): later votes share it (persistStaged) */
   private stagedWrite: Promise<void> | null = null;
   /** staged preprocessing batches whose ready waits for the boundary write of a finished job (a failed write is fatal) */
@@ -176,6 +178,7 @@ export class CommitteeNode {
     this.applier = new BatchApplier({
       index: cfg.index, n: cfg.n, sealKey: readKeyFile(cfg.x25519KeyFile), gatewayPublicKey: fromHex(cfg.gatewayX25519PublicKey), log: this.log,
     });
+    this.resultsStoredTo = store.lastResultSeq();
     this.link = new ResultsLink(cfg.gatewayInternalUrl, cfg.index, linkKey, fromHex(cfg.gatewayLinkPublicKey), store, this.log);
     this.link.start();
 
@@ -514,7 +517,11 @@ export class CommitteeNode {
     if (OP_TRACE) traceOp(this.log, 'write-done', { last: last.toString(), sched: schedSample() });
     this.appliedSeq = last;
     this.boundaryWritten(last);
-    this.link!.notify();
+    for (const r of results) {
+      const seq = BigInt(r.seq);
+      if (seq > this.resultsStoredTo) this.resultsStoredTo = seq;
+    }
+    this.link!.notify(this.resultsStoredTo);
     // ms: from taking the batch to its boundary on disk (the MPC job, the export, waiting for the
     // previous write, this write)
     this.log.info(fields(), 'batch applied');

@@ -73,8 +73,14 @@ export class ResultsLink {
     }
   }
 
-  /** Called after each job commit: sends whatever the gateway has not yet got. */
-  notify(): void {
+  /**
+   * Called after each job commit: sends whatever the gateway has not yet got. `storedTo`: no result
+   * on disk has a higher seq. When the gateway's next seq is past it, every stored result went out on
+   * this connection already (sendNow, at the job's commit), and the store is not read: in a one-op
+   * job that read (an lmdb range over nothing) was about 0.13 ms of a node's CPU (ADR 0048).
+   */
+  notify(storedTo?: bigint): void {
+    if (storedTo !== undefined && this.nextSeq > storedTo) return;
     void this.pump().catch((e: unknown) => this.log.error({ err: String(e) }, 'results pump failed'));
   }
 
