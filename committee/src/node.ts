@@ -15,7 +15,7 @@ import { ResultsLink } from './results-link';
 import { BatchApplier, realOps, type IncomingOp } from './apply';
 import { NodeMetrics, PARTY_EVENTS } from './metrics';
 import { schedSample, traceGc } from './sched-sample';
-import { CapacityTracker, consumed, type Capacity, type KindCounts } from './capacity';
+import { CapacityTracker, consumedAt, type Capacity, type KindCounts } from './capacity';
 import { RecoveryFallback, checkFallbackLimits } from './recovery-fallback';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
@@ -408,23 +408,23 @@ export class CommitteeNode {
     let jobMs = 0;
     let rounds = 0;
     let tj = 0;
-    let before = consumed(party.status());
+    let before = consumedAt(party.reserveCursor());
     let ran = { jobId: '', attempt: 0 };
     const results = await runBatchAttempts<ResultFrame[]>(first, last, {
       party,
       attempt: (jobId, attempt) => {
         ran = { jobId, attempt };
         tj = performance.now();
-        before = consumed(party.status());
+        before = consumedAt(party.reserveCursor());
         // The results leave once the job has committed (the callback), before the engine's
         // end-of-job work and the boundary write: a node that dies before that write re-runs the
         // job from the boundary before, with identical results (ResultsLink.sendNow, ADR 0023).
         return party.runJob(jobId, async (ctx) => {
           if (OP_TRACE) traceOp(this.log, 'job-start', { first: first.toString(), last: last.toString(), queuedMs: +(performance.now() - tj).toFixed(2), sched: schedSample() });
           const out = await this.applier!.apply(ctx, batch, last);
-          if (OP_TRACE) traceOp(this.log, 'job-end', { first: first.toString(), last: last.toString(), rounds: party.status().jobProgress?.rounds ?? 0, sched: schedSample() });
+          if (OP_TRACE) traceOp(this.log, 'job-end', { first: first.toString(), last: last.toString(), rounds: party.jobRounds(), sched: schedSample() });
           // the engine counts a job's rounds only while it runs: read them as its last one completed
-          rounds += party.status().jobProgress?.rounds ?? 0;
+          rounds += party.jobRounds();
           return out;
         }, (out) => this.link!.sendNow(out));
       },
@@ -444,7 +444,7 @@ export class CommitteeNode {
     // job-end records ('progress' job boundaries) are no ops: counted, they would dilute the cost
     // per op and the ops metric (10-15% of the seqs of small jobs)
     const ops = realOps(batch);
-    this.capacityTracker.jobDone(before, consumed(party.status()), ops);
+    this.capacityTracker.jobDone(before, consumedAt(party.reserveCursor()), ops);
     if (wasExhausted) {
       this.log.info({ jobId: ran.jobId, attempts: ran.attempt + 1 }, 'preprocessing available again: the batch ran');
       this.reportCapacity();

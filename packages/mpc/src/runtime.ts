@@ -169,6 +169,10 @@ export interface Party {
   /** For a party started with `keys` only: fresh shares of every live value from t+1 helpers. */
   recover(): Promise<void>;
   status(): PartyStatus;
+  /** status().reserve.cursor alone (a copy), without building the rest of status(): read at every job (the node's consumption per op). */
+  reserveCursor(): Counts;
+  /** status().jobProgress.rounds alone: the rounds the running job has completed so far, 0 between jobs. */
+  jobRounds(): number;
   /** Produces preprocessing up to the targets now (all n must be up in committee mode); for benchmarks and warm-up. */
   fill(): Promise<void>;
   /** The last job this party finished (after recovery: the helpers' last finished job). */
@@ -726,6 +730,14 @@ class PartyImpl implements Party {
       ...(this.job ? { jobProgress: this.jobProgress(this.job) } : {}),
       ...(this.recovery ? { recovery: this.recovery.helperCounts() } : {}),
     };
+  }
+
+  reserveCursor(): Counts {
+    return { ...this.prep.reserve.cursor };
+  }
+
+  jobRounds(): number {
+    return this.job?.round ?? 0;
   }
 
   lastFinishedJob(): string | undefined {
