@@ -11,6 +11,7 @@ import {
 import { newChallenge } from '@tenebra/seal';
 import { OP_TRACE, traceOp } from '@tenebra/config';
 import type { NodeStore } from './node-store';
+import { resultText } from './result-text';
 
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 3_000;
@@ -67,7 +68,7 @@ export class ResultsLink {
     if (results.length === 0 || this.pumping || !ws || !this.resumed || ws.readyState !== WebSocket.OPEN) return;
     if (BigInt(results[0]!.seq) !== this.nextSeq || ws.bufferedAmount > MAX_BUFFERED_BYTES) return;
     for (const r of results) {
-      ws.send(JSON.stringify(r satisfies ResultFrame));
+      ws.send(resultText(r));
       if (OP_TRACE) traceOp(this.log, 'result-sent', { seq: r.seq });
       this.nextSeq = BigInt(r.seq) + 1n;
     }
