@@ -29,6 +29,11 @@ export interface FlowStats {
   ackTimes: number[];
   /** client_order_ids never answered definitely (MAX_ATTEMPTS) */
   unsettled: string[];
+  /**
+   * Cancels answered 409 after an attempt that may have executed (ours or the SDK's retry), and how
+   * many of them had in fact cancelled the order (recorded): chaos-real seed 25's race, counted.
+   */
+  inDoubt: { cancels: number; applied: number };
 }
 
 /** Tries (every ~0.5 s or the SDK's backoff) before an operation counts as unsettled. */
@@ -38,7 +43,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A book's stream: seeded limit orders (and cancels) around a mid, one at a time, every `paceMs`. */
 export class Flow {
-  readonly stats: FlowStats = { acked: 0, refused: 0, ackTimes: [], unsettled: [] };
+  readonly stats: FlowStats = { acked: 0, refused: 0, ackTimes: [], unsettled: [], inDoubt: { cancels: 0, applied: 0 } };
   private stopping = false;
   private running: Promise<void> | null = null;
   /** what the last operation is doing (the progress line) */
@@ -228,7 +233,13 @@ export class Flow {
           // answer was lost: one of this loop's (sent) or one the SDK retried itself (the error
           // says so). Chaos-real seed 25 missed the latter: the SDK's first DELETE timed out at 10 s,
           // the committee applied it, the retry got this 409, and the reference kept the order NEW.
-          if ((sent || e.earlierAttemptMaybeExecuted) && (await this.cancelledByUs(acct, victim.orderId))) record();
+          if (sent || e.earlierAttemptMaybeExecuted) {
+            this.stats.inDoubt.cancels++;
+            if (await this.cancelledByUs(acct, victim.orderId)) {
+              this.stats.inDoubt.applied++;
+              record();
+            }
+          }
           return;
         }
         if (e instanceof ApiError && e.httpStatus < 500 && e.httpStatus !== 429) {
