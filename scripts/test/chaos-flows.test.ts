@@ -31,11 +31,15 @@ describe('chaos:real flow: a cancel whose first attempt timed out', () => {
 
   it('is recorded when the SDK retry finds the order already cancelled by the first attempt', async () => {
     let id = '';
+    let retries = 0;
     const rest = new TenebraRestClient({
       baseUrl: rig.gw.urls.baseUrl, credentials: { apiKey: acct.api_key, apiSecret: acct.api_secret, passphrase: acct.passphrase },
-      timeoutMs: 300, outcomeTimeoutMs: 300, maxRetries: 2, random: () => 0,
+      timeoutMs: 1_000, outcomeTimeoutMs: 1_000, maxRetries: 2, random: () => 0,
       // the SDK's backoff before its retry: meanwhile the committee applies the first attempt's cancel
       sleep: async () => {
+        retries++;
+        // the first attempt's cancel reached the journal (not a token request that timed out)
+        await until(() => rig.seq.journal.some((j) => j.op.kind === 'cancel' && String(j.op.pub.order_id) === id), 10_000, 'the cancel to be journaled');
         rig.committee.resume();
         await until(async () => (await venueState(id)).status === 'CANCELLED', 10_000, 'the cancel to apply');
       },
@@ -49,8 +53,10 @@ describe('chaos:real flow: a cancel whose first attempt timed out', () => {
     const acked: AckedOp[] = [place];
     const flow = new Flow('rest', 'ETH-USDC-PERP', 'rest', [account], acked, new Map([[id, account]]), rng(25), { midTicks: 300_000n, minSteps: 50, maxSteps: 500, stepDecimals: 3, tickDecimals: 2 }, 2_500);
 
+    await rest.accessToken(); // the token first: only the DELETE meets the short timeout
     rig.committee.hold = true;
     await flow.cancel(place);
+    expect(retries).toBe(1); // one SDK retry, inside the flow's first attempt
 
     expect(acked.map((a) => a.kind)).toEqual(['place', 'cancel']);
     const want = (await expectedStates(acked)).get(id)!;
