@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import LongestFirst from './vitest.sequencer.ts';
+import Timing from './vitest.timing.ts';
 
 // One vitest run over every workspace: `npm test` at the root.
 // Two groups: the unit and package tests run first, two files at a time; then the tests that start a whole
@@ -17,8 +18,9 @@ const clusterTests = 'scripts/test/**/*.test.ts';
 
 export default defineConfig({
   test: {
-    // The JSON report lets .ci/run print its own 'N passed, N failed' line.
-    reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
+    // The JSON report lets .ci/run print its own 'N passed, N failed' line; timing.json holds each
+    // file's wall time with its hooks (vitest.timing.ts), what vitest.sequencer.ts's seconds are.
+    reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }], new Timing()],
     // longest files first in each group (vitest.sequencer.ts), so its two workers end together
     sequence: { sequencer: LongestFirst },
     projects: [
@@ -34,6 +36,12 @@ export default defineConfig({
           // and risk-monitor.test.ts read a settlement batch of the 2 s wall-clock timer as the
           // last position change. No test may depend on how long it took to get somewhere.
           maxWorkers: 2,
+          // Each worker runs file after file in one process (no fresh fork and module graph per
+          // file): the group's 147 files spent 83 s importing and about 50 s starting forks, and its
+          // CPU went from 450 to 320 s (2026-12-04, ADR 0026). So a file may leave nothing behind
+          // that another reads: the spies and fake timers are restored in their files, the process
+          // listeners removed, and metrics live in registries of their own, not prom-client's global.
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },
@@ -43,7 +51,11 @@ export default defineConfig({
           name: 'cluster',
           include: [clusterTests],
           // on a failure, print what the cluster's processes logged last (CI keeps no data folder)
-          setupFiles: [...shared.setupFiles, './scripts/test/failure-logs.ts'],
+          setupFiles: [...shared.setupFiles, './scripts/test/failure-logs.ts', './scripts/test/node-bundle-env.ts'],
+          // the committee nodes start from one bundle built for the run, not under tsx (most of a
+          // node's start-up CPU was tsx loading its modules): the nodes' CPU over a suite run fell
+          // from 557 to 355 s (node-bundle-setup.ts, ADR 0026)
+          globalSetup: ['./scripts/test/node-bundle-setup.ts'],
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },

@@ -1,50 +1,60 @@
 // Longest test files first (LPT scheduling) in each project, so that the two workers of a group
 // finish near the same time. Vitest's own order on a clean clone (CI: no results cache) is the
 // largest file first, which left the cluster group's longest file (committee-restarts, ~230 s)
-// starting halfway through and one worker idle at the end. Seconds per file: the cluster group's
-// from the clean-clone run of 2026-12-01, the packages group's below (a file not listed keeps
-// Vitest's order, after the listed ones).
+// starting halfway through and one worker idle at the end. Seconds per file as timing.json
+// (vitest.timing.ts) measures them, below (a file not listed keeps Vitest's order, after the listed
+// ones; those are a few seconds each). Refresh: the files of .test-results/timing.json, longest first.
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const SECONDS: Record<string, number> = {
-  'scripts/test/committee-restarts.test.ts': 205, // 230 on 2026-12-01; its third death now waits 20 s, not 45 (ADR 0026)
-  'scripts/test/chaos.test.ts': 105,
-  'scripts/test/committee-size.test.ts': 97,
-  'scripts/test/console.test.ts': 68,
-  'scripts/test/system.test.ts': 60,
-  'scripts/test/chaos-real.test.ts': 58,
-  'scripts/test/partial-production.test.ts': 56,
-  'scripts/test/outage.test.ts': 49,
-  'scripts/test/client-recovery.test.ts': 43,
-  'scripts/test/frozen-node.test.ts': 43,
-  'scripts/test/ccxt.test.ts': 35,
-  'scripts/test/dealer-mode.test.ts': 26,
-  'scripts/test/orders.test.ts': 23,
-  'scripts/test/privacy.test.ts': 20,
-  'scripts/test/chaos-sim.test.ts': 12,
-  // packages: the first two-worker run of 2026-12-02 (load average 7-13 from other work: every
-  // file took about twice its quiet time, the order is what counts)
-  'packages/matching/test/search.test.ts': 59,
-  'packages/matching/test/differential.test.ts': 57,
-  'committee/test/differential.test.ts': 53,
-  'packages/mpc/test/partial-production.test.ts': 30,
-  'committee/test/node-store-exit.test.ts': 23,
-  'packages/journal/test/journal.test.ts': 22,
-  'gateway/test/crash.test.ts': 20,
-  'packages/transport/test/multiprocess.test.ts': 20,
+  // cluster: the clean-tree run of 2026-12-04 21:20 (`--project cluster`, load 9-14, most of it the
+  // two clusters' own processes), each file's wall time in its worker with its hooks
+  // (.test-results/timing.json of vitest.timing.ts; the JSON report counts the tests only)
+  'scripts/test/committee-restarts.test.ts': 209,
+  'scripts/test/committee-size.test.ts': 115,
+  'scripts/test/chaos-real.test.ts': 84,
+  'scripts/test/frozen-node.test.ts': 74,
+  'scripts/test/console.test.ts': 67,
+  'scripts/test/chaos.test.ts': 66,
+  'scripts/test/outage.test.ts': 58,
+  'scripts/test/ccxt.test.ts': 52,
+  'scripts/test/partial-production.test.ts': 51,
+  'scripts/test/chaos-sim.test.ts': 46,
+  'scripts/test/system.test.ts': 41,
+  'scripts/test/orders.test.ts': 30,
+  'scripts/test/client-recovery.test.ts': 28,
+  'scripts/test/privacy.test.ts': 28,
+  'scripts/test/unix-links.test.ts': 26,
+  'scripts/test/link-persist.test.ts': 21,
+  'scripts/test/dealer-mode.test.ts': 21,
+  'scripts/test/environments.test.ts': 8,
+  'scripts/test/flags.test.ts': 7,
+  'scripts/test/operator-token.test.ts': 3,
+  // packages: `--project packages` with one process per worker (isolate: false) of 2026-12-04 21:43
+  // (load 5-8; about twice a quiet run's time per file: the order is what counts)
+  'packages/matching/test/differential.test.ts': 84,
+  'packages/matching/test/search.test.ts': 63,
+  'committee/test/differential.test.ts': 38,
+  'committee/test/node-store-exit.test.ts': 20,
   'gateway/test/fuzz.test.ts': 19,
-  'packages/mpc/test/composition.test.ts': 18,
-  'packages/matching/test/reference.test.ts': 16,
-  'gateway/test/risk-monitor.test.ts': 16,
-  'packages/mpc/test/libp2p.test.ts': 15,
-  'packages/transport/test/link-fuzz.test.ts': 14,
-  'gateway/test/ws-flows.test.ts': 13,
-  'gateway/test/withdrawals.test.ts': 12,
-  'packages/mpc/test/chaos.test.ts': 12,
-  'packages/mpc/test/recovery-combine.test.ts': 11,
-  'gateway/test/ws-sdk.test.ts': 11,
-  'packages/mpc/test/prep-chaos.test.ts': 11,
+  'packages/mpc/test/partial-production.test.ts': 14,
+  'gateway/test/risk-monitor.test.ts': 14,
+  'gateway/test/crash.test.ts': 13,
+  'packages/matching/test/reference.test.ts': 12,
+  'packages/matching/test/levels.test.ts': 11,
+  'packages/mpc/test/libp2p.test.ts': 10,
+  'packages/transport/test/multiprocess.test.ts': 10,
+  'gateway/test/ws-sdk.test.ts': 8,
+  'packages/transport/test/link-fuzz.test.ts': 7,
+  'gateway/test/orders.test.ts': 6,
+  'gateway/test/order-risk.test.ts': 6,
+  'gateway/test/ws-flows.test.ts': 6,
+  'packages/mpc/test/kernel.test.ts': 6,
+  'sequencer-enclave/test/crash.test.ts': 5,
+  'packages/transport/test/unix-links.test.ts': 5,
+  'gateway/test/withdrawals.test.ts': 5,
+  'gateway/test/ws-health.test.ts': 4,
 };
 
 export default class LongestFirst extends BaseSequencer {

@@ -27,7 +27,11 @@ export interface Capacity {
 
 /** Consumption cursors of a status in the node's kinds (absolute: items ever consumed). */
 export function consumed(st: PartyStatus): KindCounts {
-  const c = st.reserve.cursor;
+  return consumedAt(st.reserve.cursor);
+}
+
+/** Consumption cursors (Party.reserveCursor(), or a status's) in the node's kinds. */
+export function consumedAt(c: PartyStatus['reserve']['cursor']): KindCounts {
   return { bits: 4 * c.nibbles, lex4: c.lex4, prod4: c.prod4, triples: c.triples };
 }
 

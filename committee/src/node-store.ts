@@ -6,6 +6,7 @@
 import { open, type RootDatabase, type Database } from 'lmdb';
 import type { SplitState } from '@tenebra/mpc';
 import type { ResultFrame } from '@tenebra/wire';
+import { resultText } from './result-text';
 
 /** Results older than this many sequence numbers behind the newest are pruned once the gateway has them. */
 const RESULT_RETENTION = 1_000_000n;
@@ -78,7 +79,7 @@ export class NodeStore {
    */
   async commitJob(results: ResultFrame[], lastSeq: bigint, partyState: SplitState): Promise<void> {
     await this.writeState(lastSeq, partyState, () => {
-      for (const r of results) this.results.put(seqKey(BigInt(r.seq)), JSON.stringify(r));
+      for (const r of results) this.results.put(seqKey(BigInt(r.seq)), resultText(r));
     });
   }
 
@@ -104,6 +105,12 @@ export class NodeStore {
     });
     for (const k of added) this.storedChunks.add(k);
     for (const k of dropped) this.storedChunks.delete(k);
+  }
+
+  /** The highest seq of a stored result (0n when none): no result on disk is above it. */
+  lastResultSeq(): bigint {
+    for (const key of this.results.getKeys({ reverse: true, limit: 1 })) return BigInt(key);
+    return 0n;
   }
 
   /** Stored results with seq >= from, in order. */

@@ -15,7 +15,7 @@ import { ResultsLink } from './results-link';
 import { BatchApplier, realOps, type IncomingOp } from './apply';
 import { NodeMetrics, PARTY_EVENTS } from './metrics';
 import { schedSample, traceGc } from './sched-sample';
-import { CapacityTracker, consumed, type Capacity, type KindCounts } from './capacity';
+import { CapacityTracker, consumedAt, type Capacity, type KindCounts } from './capacity';
 import { RecoveryFallback, checkFallbackLimits } from './recovery-fallback';
 
 /** Sequenced ops waiting for their job before the feed is paused. */
@@ -85,6 +85,8 @@ export class CommitteeNode {
   private persisting: Promise<void> = Promise.resolve();
   /** last seq whose boundary write is queued (runBatch) */
   private queuedSeq = 0n;
+  /** no result in the store has a higher seq (ResultsLink.notify skips the store read past it) */
+  private resultsStoredTo = 0n;
   /** the write for preprocessing votes that waits its turn (not started): later votes share it (persistStaged) */
   private stagedWrite: Promise<void> | null = null;
   /** staged preprocessing batches whose ready waits for the boundary write of a finished job (a failed write is fatal) */
@@ -176,6 +178,7 @@ export class CommitteeNode {
     this.applier = new BatchApplier({
       index: cfg.index, n: cfg.n, sealKey: readKeyFile(cfg.x25519KeyFile), gatewayPublicKey: fromHex(cfg.gatewayX25519PublicKey), log: this.log,
     });
+    this.resultsStoredTo = store.lastResultSeq();
     this.link = new ResultsLink(cfg.gatewayInternalUrl, cfg.index, linkKey, fromHex(cfg.gatewayLinkPublicKey), store, this.log);
     this.link.start();
 
@@ -405,23 +408,23 @@ export class CommitteeNode {
     let jobMs = 0;
     let rounds = 0;
     let tj = 0;
-    let before = consumed(party.status());
+    let before = consumedAt(party.reserveCursor());
     let ran = { jobId: '', attempt: 0 };
     const results = await runBatchAttempts<ResultFrame[]>(first, last, {
       party,
       attempt: (jobId, attempt) => {
         ran = { jobId, attempt };
         tj = performance.now();
-        before = consumed(party.status());
+        before = consumedAt(party.reserveCursor());
         // The results leave once the job has committed (the callback), before the engine's
         // end-of-job work and the boundary write: a node that dies before that write re-runs the
         // job from the boundary before, with identical results (ResultsLink.sendNow, ADR 0023).
         return party.runJob(jobId, async (ctx) => {
           if (OP_TRACE) traceOp(this.log, 'job-start', { first: first.toString(), last: last.toString(), queuedMs: +(performance.now() - tj).toFixed(2), sched: schedSample() });
           const out = await this.applier!.apply(ctx, batch, last);
-          if (OP_TRACE) traceOp(this.log, 'job-end', { first: first.toString(), last: last.toString(), rounds: party.status().jobProgress?.rounds ?? 0, sched: schedSample() });
+          if (OP_TRACE) traceOp(this.log, 'job-end', { first: first.toString(), last: last.toString(), rounds: party.jobRounds(), sched: schedSample() });
           // the engine counts a job's rounds only while it runs: read them as its last one completed
-          rounds += party.status().jobProgress?.rounds ?? 0;
+          rounds += party.jobRounds();
           return out;
         }, (out) => this.link!.sendNow(out));
       },
@@ -441,7 +444,7 @@ export class CommitteeNode {
     // job-end records ('progress' job boundaries) are no ops: counted, they would dilute the cost
     // per op and the ops metric (10-15% of the seqs of small jobs)
     const ops = realOps(batch);
-    this.capacityTracker.jobDone(before, consumed(party.status()), ops);
+    this.capacityTracker.jobDone(before, consumedAt(party.reserveCursor()), ops);
     if (wasExhausted) {
       this.log.info({ jobId: ran.jobId, attempts: ran.attempt + 1 }, 'preprocessing available again: the batch ran');
       this.reportCapacity();
@@ -514,7 +517,11 @@ export class CommitteeNode {
     if (OP_TRACE) traceOp(this.log, 'write-done', { last: last.toString(), sched: schedSample() });
     this.appliedSeq = last;
     this.boundaryWritten(last);
-    this.link!.notify();
+    for (const r of results) {
+      const seq = BigInt(r.seq);
+      if (seq > this.resultsStoredTo) this.resultsStoredTo = seq;
+    }
+    this.link!.notify(this.resultsStoredTo);
     // ms: from taking the batch to its boundary on disk (the MPC job, the export, waiting for the
     // previous write, this write)
     this.log.info(fields(), 'batch applied');

@@ -50,4 +50,25 @@ describe('NodeStore and public-value chunks', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('names the highest stored result seq (0 when none), across a restart and a prune', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tenebra-store-results-'));
+    let store = new NodeStore(dir);
+    try {
+      expect(store.lastResultSeq()).toBe(0n);
+      const r = (seq: number) => ({ t: 'result' as const, node: 1, seq: String(seq), pub: { kind: 'cancel' as const }, sealed: '', job: `batch:${seq}-${seq}:0` });
+      await store.commitJob([r(9), r(10)], 10n, state([], new Map()));
+      await store.commitJob([], 11n, state([], new Map())); // a job-end record: no result
+      await store.commitJob([r(12)], 12n, state([], new Map()));
+      expect(store.lastResultSeq()).toBe(12n);
+      await store.close();
+      store = new NodeStore(dir);
+      expect(store.lastResultSeq()).toBe(12n); // 12 > 9 and 10 numerically, as keys too
+      await store.prune(11n);
+      expect(store.lastResultSeq()).toBe(12n);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

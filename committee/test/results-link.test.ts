@@ -14,8 +14,11 @@ import type { NodeStore } from '../src/node-store';
 const nodeKey = generateEd25519();
 const gatewayKey = generateEd25519();
 const results: ResultFrame[] = [1, 2, 3].map((seq) => ({ t: 'result', node: 4, seq: String(seq), pub: { kind: 'cancel' }, sealed: '', job: `batch:${seq}-${seq}:0` }));
+/** reads of the store's results (resultsFrom calls) */
+let reads = 0;
 const store = {
   *resultsFrom(from: bigint) {
+    reads++;
     yield* results.filter((r) => BigInt(r.seq) >= from);
   },
   prune: async () => {},
@@ -104,6 +107,21 @@ describe('results link (node side)', () => {
     await waitFor(() => gw.got.length === 7);
     await new Promise((r) => setTimeout(r, 100));
     expect(gw.got.map((r) => r.seq)).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+  });
+
+  it('reads the store after a write only when a stored result may not have gone out yet', async () => {
+    const gw = await listener(gatewayKey.privateKey);
+    const { link: l } = link(gw.url);
+    await waitFor(() => gw.got.length === 3); // 1-3 from the store at the resume
+    await new Promise((r) => setTimeout(r, 20));
+    const before = reads;
+    l.notify(3n); // nothing stored past 3, and 3 went out: no read
+    expect(reads).toBe(before);
+    l.notify(4n); // a result 4 may be stored and was not sent: read
+    await waitFor(() => reads > before);
+    l.notify(); // no bound given: read, as before
+    await waitFor(() => reads > before + 1);
+    expect(gw.got.map((r) => r.seq)).toEqual(['1', '2', '3']);
   });
 
   it('sends nothing to a listener that cannot prove the gateway\'s link key', async () => {

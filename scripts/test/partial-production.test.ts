@@ -88,8 +88,10 @@ describe('a committee of n=7, t=2 with 2 nodes killed', () => {
     const before2 = await Promise.all(five.map((k) => itemsMade(tc!.cluster, k)));
     // enough orders to take the reserve below its target: it may be full here, up to a batch over
     // it (with two-round batches, ADR 0027, the refill after the recovery is often done by
-    // now, and 15 orders left every kind above target: production idle, nothing to grow)
-    await orders.run(40);
+    // now, and 15 orders left every kind above target: production idle, nothing to grow). A batch
+    // of 1,024 nibbles is 4,096 bits over the target at most (ADR 0047's default since session
+    // 10); 40 orders at about 75 bits each once left every kind above it.
+    await orders.run(80);
     await orders.verifyAll(120_000);
     await waitFor(async () => {
       const now = await Promise.all(five.map((k) => itemsMade(tc!.cluster, k)));

@@ -3,11 +3,15 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scrape, sumOf, type Sample } from '@tenebra/metrics';
+import { ROOT } from '../src/cluster';
 import { startTestCluster, createAccount, Trader, waitFor, type TestCluster } from './harness';
 
 describe('local cluster of real processes', () => {
   let tc: TestCluster;
   beforeAll(async () => {
+    // the other cluster files start their nodes from one bundle for the run (node-bundle-setup.ts);
+    // this one starts them as `npm start` does, under tsx
+    delete process.env.TENEBRA_NODE_BUNDLE;
     tc = await startTestCluster();
   }, 120_000);
   afterAll(async () => {
@@ -25,6 +29,10 @@ describe('local cluster of real processes', () => {
     for (const p of file.processes) expect(p.pid).toBeGreaterThan(0);
     for (const p of file.processes.filter((q) => q.role === 'committee')) expect(p.peerId).toMatch(/^12D3Koo/);
     expect(file.gateway.baseUrl).toBe(tc.baseUrl);
+    // as `npm start` runs them: each node under tsx from its sources
+    for (const p of file.processes.filter((q) => q.role === 'committee')) {
+      expect(readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0')).toEqual(expect.arrayContaining(['--import', 'tsx', join(ROOT, 'committee', 'src', 'main.ts')]));
+    }
   });
 
   it('matches a crossing pair of limit orders on shares and reports the fills', async () => {

@@ -25,7 +25,7 @@ import { Prss, makeOwnKeys, prssSubsetsOf, subsetKey, type PrssKeys } from './pr
 import { KINDS, WIDTH, zeroCounts, type Counts, type Kind, type Reserve } from './reserve';
 import { Recovery, answerRecovery } from './recovery';
 import { assertParams, interpolateEncoded, interpolateToBytes, lagrange, nameBadParty, reconstructChecked } from './shamir';
-import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type PartySnapshot, type PrepLog, type PubChunkCache, type SplitState } from './state';
+import { decodeSnapshot, encodeSnapshot, encodeSplit, itemsOf, type ChunkRef, type PartySnapshot, type PrepLog, type PubChunkCache, type SplitState } from './state';
 
 /** Options of createParty. */
 export interface PartyOptions {
@@ -169,6 +169,10 @@ export interface Party {
   /** For a party started with `keys` only: fresh shares of every live value from t+1 helpers. */
   recover(): Promise<void>;
   status(): PartyStatus;
+  /** status().reserve.cursor alone (a copy), without building the rest of status(): read at every job (the node's consumption per op). */
+  reserveCursor(): Counts;
+  /** status().jobProgress.rounds alone: the rounds the running job has completed so far, 0 between jobs. */
+  jobRounds(): number;
   /** Produces preprocessing up to the targets now (all n must be up in committee mode); for benchmarks and warm-up. */
   fill(): Promise<void>;
   /** The last job this party finished (after recovery: the helpers' last finished job). */
@@ -534,6 +538,8 @@ class PartyImpl implements Party {
   private readonly chunkEpoch = randomBytes(4).toString('hex');
   /** exportStateParts(): the chunk of each long public value while it stays the same (state.ts encodeSplit) */
   private readonly pubChunks: PubChunkCache = new Map();
+  /** exportStateParts(): each reserve chunk's reference, by the chunk's bytes (chunkRef) */
+  private readonly chunkRefs = new WeakMap<Uint8Array, { gen: number; ref: ChunkRef & { bytes: Uint8Array } }>();
   /** the PRSS keys as a snapshot lists them (hex, sorted), for the keys map and size they were made from: keys are only added (setup) or the map replaced (install) */
   private keysHex: { of: PrssKeys; size: number; hex: [string, string][] } | undefined;
   private startedTransport = false;
@@ -726,6 +732,14 @@ class PartyImpl implements Party {
     };
   }
 
+  reserveCursor(): Counts {
+    return { ...this.prep.reserve.cursor };
+  }
+
+  jobRounds(): number {
+    return this.job?.round ?? 0;
+  }
+
   lastFinishedJob(): string | undefined {
     return this.finished[this.finished.length - 1];
   }
@@ -804,8 +818,22 @@ class PartyImpl implements Party {
     const r = this.prep.reserve;
     const cursor = { ...(this.jobStart ?? r.cursor) };
     // The generation names the chunking: a reset (recovery, state import) re-chunks the reserve.
-    const chunks = r.chunksFrom(cursor).map((c) => ({ ...c, key: `g${this.chunkEpoch}.${r.generation}/${c.kind}/${c.start}+${c.count}` }));
+    const gen = r.generation;
+    const chunks = r.chunksFrom(cursor).map((c) => this.chunkRef(c, gen));
     return encodeSplit(this.snapshotCore(true, cursor, false), chunks, this.pubChunks);
+  }
+
+  /**
+   * A reserve chunk's reference as exportStateParts lists it, the same object at every boundary
+   * while the chunk stays (chunks never change once appended; a reset or a drop bumps the
+   * generation, which the key names): encodeSplit then makes its JSON once, not per job.
+   */
+  private chunkRef(c: { kind: Kind; start: number; count: number; bytes: Uint8Array }, gen: number): ChunkRef & { bytes: Uint8Array } {
+    const had = this.chunkRefs.get(c.bytes);
+    if (had !== undefined && had.gen === gen && had.ref.kind === c.kind && had.ref.start === c.start && had.ref.count === c.count) return had.ref;
+    const ref = { kind: c.kind, start: c.start, count: c.count, bytes: c.bytes, key: `g${this.chunkEpoch}.${gen}/${c.kind}/${c.start}+${c.count}` };
+    this.chunkRefs.set(c.bytes, { gen, ref });
+    return ref;
   }
 
   exportKeys(): Uint8Array {

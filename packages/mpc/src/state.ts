@@ -16,6 +16,8 @@ import { ELEMENT_BYTES, decodeFieldVector, encodeFieldVector, readElement, write
 import { KINDS, WIDTH, countsOf, emptyItems, fromBytes, type Counts, type ItemVectors, type Items, type Kind } from './reserve';
 import type { BatchVote, VoidVote } from './preprocessing';
 
+const textEncoder = new TextEncoder();
+
 /** Everything a party persists. */
 export interface PartySnapshot {
   n: number;
@@ -97,9 +99,17 @@ export function encodeSnapshot(s: PartySnapshot): Uint8Array {
  * without one every long value gets a new chunk at every call.
  */
 export function encodeSplit(s: Omit<PartySnapshot, 'items'>, chunks: readonly (ChunkRef & { bytes: Uint8Array })[], pubCache: PubChunkCache = new Map()): SplitState {
-  const refs = chunks.map(({ key, kind, start, count }) => ({ key, kind, start, count }));
   const stored = s.store.map(([, v]) => storeChunkOf(v));
-  const out = new Map(chunks.map((c) => [c.key, c.bytes]));
+  const out = new Map<string, Uint8Array>();
+  // the chunk list's JSON, each reference's text made once per reference object (a caller that
+  // passes the same objects while its chunks stay, as exportStateParts does, makes each once)
+  let refsJson = '[';
+  for (let i = 0; i < chunks.length; i++) {
+    const c = chunks[i]!;
+    out.set(c.key, c.bytes);
+    refsJson += (i === 0 ? '' : ',') + refJsonOf(c);
+  }
+  refsJson += ']';
   for (const c of stored) out.set(c.key, c.bytes);
   const inline: [string, string][] = [];
   const pubChunks: [string, string][] = [];
@@ -116,8 +126,20 @@ export function encodeSplit(s: Omit<PartySnapshot, 'items'>, chunks: readonly (C
   }
   // a name gone from the store (or now short) leaves the cache: it stays the size of the store
   for (const name of pubCache.keys()) if (!seen.has(name)) pubCache.delete(name);
-  const core = encode({ ...s, store: [], pub: inline, items: emptyItems() }, refs, { names: s.store.map(([k, v]) => [k, v.length]), keys: stored.map((c) => c.key), pub: pubChunks });
+  const core = encode({ ...s, store: [], pub: inline, items: emptyItems() }, refsJson, { names: s.store.map(([k, v]) => [k, v.length]), keys: stored.map((c) => c.key), pub: pubChunks });
   return { core, chunks: out };
+}
+
+/** The JSON of a chunk reference as JSON.stringify writes { key, kind, start, count }, by reference object. */
+const refJson = new WeakMap<ChunkRef, string>();
+
+function refJsonOf(c: ChunkRef): string {
+  let j = refJson.get(c);
+  if (j === undefined) {
+    j = JSON.stringify({ key: c.key, kind: c.kind, start: c.start, count: c.count });
+    refJson.set(c, j);
+  }
+  return j;
 }
 
 /**
@@ -164,9 +186,14 @@ function storeChunkOf(v: readonly bigint[]): { key: string; bytes: Uint8Array } 
   return c;
 }
 
-function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined, inChunks?: { names: [string, number][]; keys: string[]; pub: [string, string][] }): Uint8Array {
-  const meta: Meta = {
-    v: inChunks ? 7 : chunks ? 5 : 4, ...(chunks ? { chunks } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
+/**
+ * `chunks`: the chunk references, or (a split state, v7) their JSON text already made: the meta's
+ * text is then that of JSON.stringify on the same meta, the list spliced in (encodeSplit).
+ */
+function encode(s: PartySnapshot, chunks: ChunkRef[] | string | undefined, inChunks?: { names: [string, number][]; keys: string[]; pub: [string, string][] }): Uint8Array {
+  const listed = typeof chunks === 'string' ? undefined : chunks;
+  const meta: Omit<Meta, 'v'> = {
+    ...(listed ? { chunks: listed } : {}), n: s.n, t: s.t, L: s.L, kappa: s.kappa, mode: s.mode, keys: s.keys,
     store: inChunks ? inChunks.names : s.store.map(([k, v]) => [k, v.length]),
     ...(inChunks ? { storeChunks: inChunks.keys, pubChunks: inChunks.pub } : {}),
     pub: s.pub,
@@ -185,7 +212,12 @@ function encode(s: PartySnapshot, chunks: ChunkRef[] | undefined, inChunks?: { n
   };
   const vectors: (readonly bigint[] | Uint8Array)[] = [...s.store.map(([, v]) => v), ...KINDS.map((k) => s.items[k])];
   if (s.prep.staged) for (const k of KINDS) vectors.push(s.prep.staged.items[k]);
-  const metaBytes = new TextEncoder().encode(JSON.stringify(meta));
+  const version = inChunks ? 7 : chunks ? 5 : 4;
+  // JSON.stringify({ v, chunks?, ...meta }) written in parts: `v` first, then the list, then the rest
+  // (meta always has n, so its text is never '{}')
+  const rest = JSON.stringify(meta);
+  const metaText = typeof chunks === 'string' ? `{"v":${version},"chunks":${chunks},${rest.slice(1)}` : `{"v":${version},${rest.slice(1)}`;
+  const metaBytes = textEncoder.encode(metaText);
   let count = 0;
   for (const v of vectors) count += v instanceof Uint8Array ? v.length / ELEMENT_BYTES : v.length;
   const out = new Uint8Array(4 + metaBytes.length + count * ELEMENT_BYTES);

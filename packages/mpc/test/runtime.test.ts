@@ -39,3 +39,32 @@ describe('runJob committed callback', () => {
     expect(failed).toEqual([]);
   });
 });
+
+describe('reserveCursor and jobRounds (what status() gives, without the rest of it)', () => {
+  it('match status().reserve.cursor and status().jobProgress.rounds during a job and between jobs', async () => {
+    const c = await cluster({ seed: 9 });
+    const inputs = deal(5, 2, [6n, 2n], [7n, 3n]);
+    const p = c.parties[0]!;
+    expect(p.reserveCursor()).toEqual(p.status().reserve.cursor);
+    expect(p.jobRounds()).toBe(0);
+    const seen: [number, number | undefined][] = [];
+    await c.net.settle(Promise.all(c.parties.map((q) => q.runJob('j', async (ctx) => {
+      const [xsh, ysh] = inputs[q.id - 1]!;
+      const m = await ctx.mul(ctx.fromShares(xsh!), ctx.fromShares(ysh!));
+      const l = await ctx.lt(m, ctx.fromShares(xsh!));
+      if (q === p) seen.push([q.jobRounds(), q.status().jobProgress?.rounds]);
+      const out = await ctx.open(l);
+      if (q === p) seen.push([q.jobRounds(), q.status().jobProgress?.rounds]);
+      return out;
+    }))));
+    expect(seen).toHaveLength(2);
+    for (const [mine, theirs] of seen) expect(mine).toBe(theirs);
+    expect(seen[1]![0]).toBeGreaterThan(1);
+    const after = p.reserveCursor();
+    expect(after).toEqual(p.status().reserve.cursor);
+    expect(after.triples + after.lex4 + after.nibbles).toBeGreaterThan(0); // the job consumed some
+    after.triples += 1000; // a copy: the party's cursor is not changed through it
+    expect(p.reserveCursor().triples).toBe(p.status().reserve.cursor.triples);
+    expect(p.jobRounds()).toBe(0);
+  });
+});

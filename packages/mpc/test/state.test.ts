@@ -111,3 +111,37 @@ describe('split state, version 7: long public values in chunks', () => {
     expect(prepLogOf(withMeta({ ...metaOf(split.core), v: 8 }))).toBeUndefined();
   });
 });
+
+describe('split state: the chunk list written once per reference (ADR 0048)', () => {
+  const KINDS4 = ['triples', 'lex4', 'prod4', 'nibbles'] as const;
+  const refs = (n: number) => Array.from({ length: n }, (_, i) => ({
+    key: `gabcd.0/${KINDS4[i % 4]!}/${i * 100}+100`, kind: KINDS4[i % 4]!, start: i * 100, count: 100, bytes: new Uint8Array(16 * (i + 1)).fill(i),
+  }));
+  const fixed: Core = {
+    n: 5, t: 2, L: 48, kappa: 64, mode: 'production', keys: [['1,2', 'aa'], ['1,3', 'bb']], store: [],
+    pub: [['budget', '{"bits":"12"}'], ['feed', '"7"']],
+    cursor: { triples: 5, lex4: 6, prod4: 0, nibbles: 9 }, finished: ['batch:1-1:0', 'batch:2-2:0'],
+    prep: { resolved: 3, committed: 3, running: 4, last: { id: 3, c: 1, start: { triples: 0, lex4: 0, prod4: 0, nibbles: 0 }, count: { triples: 1, lex4: 2, prod4: 0, nibbles: 3 } } },
+  };
+  const sha = async (b: Uint8Array) => (await import('node:crypto')).createHash('sha256').update(b).digest('hex');
+
+  it('writes the same bytes as the encoder before it (JSON.stringify of the whole meta; digests from main 48c9b32)', async () => {
+    expect(await sha(encodeSplit(fixed, refs(7)).core)).toBe('51e7a038844227989b11c31858cb8a6ef7dd76f4a3368cfd331d62af2700bcf1');
+    expect(await sha(encodeSplit(fixed, []).core)).toBe('8ab44a90e59fd523b1303757456a7bebc47610199924c7f8aac62e69b8b52f56');
+  });
+
+  it('the meta is JSON.stringify of itself, and the same reference objects give the same bytes as fresh ones', () => {
+    const kept = refs(40);
+    const first = encodeSplit(fixed, kept).core;
+    const again = encodeSplit(fixed, kept).core; // the cached texts
+    const fresh = encodeSplit(fixed, refs(40)).core;
+    expect(Buffer.from(again).equals(Buffer.from(first))).toBe(true);
+    expect(Buffer.from(fresh).equals(Buffer.from(first))).toBe(true);
+    const len = new DataView(first.buffer, first.byteOffset).getUint32(0);
+    const text = new TextDecoder().decode(first.subarray(4, 4 + len));
+    expect(JSON.stringify(JSON.parse(text))).toBe(text);
+    expect(metaOf(first).chunks).toEqual(kept.map(({ key, kind, start, count }) => ({ key, kind, start, count })));
+    // a shorter list (chunks consumed) from the same objects
+    expect(metaOf(encodeSplit(fixed, kept.slice(3)).core).chunks).toHaveLength(37);
+  });
+});
