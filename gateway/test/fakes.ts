@@ -231,9 +231,24 @@ export class FakeCommittee {
   /** plaintext inputs the nodes reconstructed, by order id (to check the gateway's sharing) */
   readonly inputs = new Map<string, { price: bigint; qty: bigint }>();
 
+  /** when set, journaled ops wait (no outcome) until resume(): a committee slower than the client */
+  hold = false;
+  private held: Journaled[] = [];
+
   constructor(private readonly env: TestEnv, sequencer: FakeSequencer) {
     this.nodes = Array.from({ length: env.config.n }, (_, i) => new FakeNode(i + 1, env.nodeLinkKeys[i]!.privateKey));
-    sequencer.on('op', (j: Journaled) => this.apply(j));
+    sequencer.on('op', (j: Journaled) => {
+      if (this.hold) this.held.push(j);
+      else this.apply(j);
+    });
+  }
+
+  /** Applies the ops held so far, in journal order, and stops holding. */
+  resume(): void {
+    this.hold = false;
+    const h = this.held;
+    this.held = [];
+    for (const j of h) this.apply(j);
   }
 
   async connect(url: string, which: number[] = this.nodes.map((n) => n.index)): Promise<void> {

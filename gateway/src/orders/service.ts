@@ -104,6 +104,11 @@ interface Candidate {
 
 type SubmitOutcome = { ok: true } | { ok: false; error: ApiError };
 
+/** How long a request waits for the journal's ack (then 202 QUEUED). The SDK's waits must exceed ack + outcome. */
+export const DEFAULT_ACK_TIMEOUT_MS = 5_000;
+/** How long a cancel, modify or mass quote then waits for the committee's outcome (then 202 QUEUED). */
+export const DEFAULT_CANCEL_TIMEOUT_MS = 10_000;
+
 /** A request's hold on a client_order_id while its placement runs (claimPlacement). */
 export interface PlacementClaim {
   /** Lets waiting duplicates look again (idempotent). */
@@ -145,8 +150,8 @@ export class OrderService {
   constructor(deps: OrderServiceDeps, opts: OrderServiceOptions = {}) {
     ({ db: this.db, registry: this.registry, sealer: this.sealer, sequencer: this.sequencer, waiters: this.waiters,
       events: this.events, clock: this.clock, log: this.log, oracle: this.oracle } = deps);
-    this.ackTimeoutMs = opts.ackTimeoutMs ?? 5_000;
-    this.cancelTimeoutMs = opts.cancelTimeoutMs ?? 10_000;
+    this.ackTimeoutMs = opts.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
+    this.cancelTimeoutMs = opts.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS;
     this.maxBookDepth = opts.maxBookDepth ?? DEFAULT_MAX_BOOK_DEPTH;
     this.priceBandBps = opts.priceBandBps ?? 0;
     this.matchingPaused = opts.matchingPaused ?? (() => null);

@@ -14,6 +14,13 @@ export class ApiError extends Error {
     readonly data: unknown = undefined,
     /** For 429: how long the server asked us to wait. */
     readonly retryAfterMs: number | undefined = undefined,
+    /**
+     * True when this error answers a retry and an earlier attempt of the same call may have reached
+     * the venue (its connection failed or timed out after sending). The error is then the retry's
+     * answer, not the call's: e.g. a cancel's 409 ORDER_NOT_LIVE may mean the earlier attempt
+     * cancelled the order. Read the order (status, cancel_reason) to know (ADR 0050).
+     */
+    readonly earlierAttemptMaybeExecuted = false,
   ) {
     super(message);
   }

@@ -65,6 +65,13 @@ export interface RestClientOptions {
   refreshMarginMs?: number;
   /** Per-request timeout (default 10 s). */
   timeoutMs?: number;
+  /**
+   * Per-request timeout of the calls that wait for the committee's outcome: cancels, modifies and
+   * mass quotes (default 20 s). The gateway answers them within its journal wait (5 s) plus its
+   * outcome wait (10 s), with 202 / 1502 QUEUED when the outcome is late; a shorter timeout would
+   * end the attempt just before that answer and retry a cancel whose outcome is unknown (ADR 0050).
+   */
+  outcomeTimeoutMs?: number;
   /** Retries per call for 429, 503 and network failures (default 4). */
   maxRetries?: number;
   /** A 429 asking to wait longer than this is thrown instead of waited out (default 30 s). */
@@ -94,6 +101,9 @@ export interface RestClientOptions {
 /** Default maximum age of a placement (RestClientOptions.placementMaxAgeMs). */
 export const DEFAULT_PLACEMENT_MAX_AGE_MS = 500;
 
+/** Default RestClientOptions.outcomeTimeoutMs: above the gateway's 5 s + 10 s waits before a 202. */
+export const DEFAULT_OUTCOME_TIMEOUT_MS = 20_000;
+
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 interface Call {
@@ -112,6 +122,8 @@ interface Call {
   /** No attempt starts later than this many ms after the call (placements): StaleOrderError instead. */
   maxAgeMs?: number;
   clientOrderId?: string;
+  /** The call waits for the committee's outcome at the gateway (outcomeTimeoutMs, not timeoutMs). */
+  waitsOutcome?: boolean;
 }
 
 interface Answer {
@@ -178,7 +190,7 @@ export class TenebraRestClient {
   readonly baseUrl: string;
   /** Rate-limit headers of the most recent response. */
   readonly rateLimit: RateLimitState = { limit: null, remaining: null, reset: null };
-  readonly #o: Required<Pick<RestClientOptions, 'refreshMarginMs' | 'timeoutMs' | 'maxRetries' | 'maxRetryDelayMs' | 'backoffStartMs'>>;
+  readonly #o: Required<Pick<RestClientOptions, 'refreshMarginMs' | 'timeoutMs' | 'outcomeTimeoutMs' | 'maxRetries' | 'maxRetryDelayMs' | 'backoffStartMs'>>;
   readonly #credentials: Credentials | undefined;
   readonly #fetch: typeof fetch;
   readonly #now: () => number;
@@ -204,6 +216,7 @@ export class TenebraRestClient {
     this.#o = {
       refreshMarginMs: options.refreshMarginMs ?? 60_000,
       timeoutMs: options.timeoutMs ?? 10_000,
+      outcomeTimeoutMs: options.outcomeTimeoutMs ?? DEFAULT_OUTCOME_TIMEOUT_MS,
       maxRetries: options.maxRetries ?? 4,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
       backoffStartMs: options.backoffStartMs ?? 1000,
@@ -381,12 +394,12 @@ export class TenebraRestClient {
 
   /** DELETE /orders/{orderId}. The spec leaves the body open: order fields present are normalised. */
   async cancelOrder(orderId: string): Promise<OrderLike> {
-    return toOrderLike((await this.#call({ method: 'DELETE', path: `/orders/${encodeURIComponent(orderId)}`, auth: true, shape: 'envelope', repeatable: true, action: 'cancel' })).data);
+    return toOrderLike((await this.#call({ method: 'DELETE', path: `/orders/${encodeURIComponent(orderId)}`, auth: true, shape: 'envelope', repeatable: true, action: 'cancel', waitsOutcome: true })).data);
   }
 
   /** DELETE /orders?client_order_id=... */
   async cancelOrderByClientId(clientOrderId: string): Promise<OrderLike> {
-    return toOrderLike((await this.#call({ method: 'DELETE', path: '/orders', query: { client_order_id: clientOrderId }, auth: true, shape: 'envelope', repeatable: true, action: 'cancel' })).data);
+    return toOrderLike((await this.#call({ method: 'DELETE', path: '/orders', query: { client_order_id: clientOrderId }, auth: true, shape: 'envelope', repeatable: true, action: 'cancel', waitsOutcome: true })).data);
   }
 
   /** PATCH /orders/{orderId}. Not repeated after a network failure (only after 429/401). */
@@ -397,7 +410,7 @@ export class TenebraRestClient {
       time_in_force: changes.time_in_force,
       expiry_time: changes.expiry_time === undefined ? undefined : expiryLiteral(changes.expiry_time),
     };
-    return toOrderLike((await this.#call({ method: 'PATCH', path: `/orders/${encodeURIComponent(orderId)}`, body, auth: true, shape: 'envelope', repeatable: false, action: 'modify' })).data);
+    return toOrderLike((await this.#call({ method: 'PATCH', path: `/orders/${encodeURIComponent(orderId)}`, body, auth: true, shape: 'envelope', repeatable: false, action: 'modify', waitsOutcome: true })).data);
   }
 
   /** POST /orders/mass-quote (Prime and Apex): at most 20 cancel-replace legs; place legs get client_order_ids. */
@@ -410,7 +423,7 @@ export class TenebraRestClient {
       cancel_client_order_id: l.cancel_client_order_id,
       place: l.place ? placementBody({ ...l.place, client_order_id: l.place.client_order_id ?? newClientOrderId() }) : undefined,
     }));
-    const ans = await this.#call({ method: 'POST', path: '/orders/mass-quote', body: { legs }, auth: true, shape: 'envelope', repeatable: true, action: 'massQuote', maxAgeMs: opts.maxAgeMs ?? this.#placementMaxAgeMs });
+    const ans = await this.#call({ method: 'POST', path: '/orders/mass-quote', body: { legs }, auth: true, shape: 'envelope', repeatable: true, action: 'massQuote', waitsOutcome: true, maxAgeMs: opts.maxAgeMs ?? this.#placementMaxAgeMs });
     return ans.data as MassQuoteResult;
   }
 
@@ -527,7 +540,7 @@ export class TenebraRestClient {
 
       let res: Response;
       try {
-        res = await this.#fetch(url, { method: c.method, headers, body, signal: AbortSignal.timeout(this.#o.timeoutMs) });
+        res = await this.#fetch(url, { method: c.method, headers, body, signal: AbortSignal.timeout(c.waitsOutcome ? this.#o.outcomeTimeoutMs : this.#o.timeoutMs) });
       } catch (e) {
         // Refused connections never reached the server; anything else (reset, timeout) may have.
         const code = (e as { cause?: { code?: string } }).cause?.code;
@@ -538,7 +551,8 @@ export class TenebraRestClient {
           backoff *= 2;
           continue;
         }
-        throw new NetworkError(`${c.method} ${c.path} failed: ${(e as Error).message}`, sent, e);
+        // maybeSent, not this attempt's sent: an earlier attempt that timed out may have executed
+        throw new NetworkError(`${c.method} ${c.path} failed: ${(e as Error).message}`, maybeSent, e);
       }
       this.#noteRateLimit(res.headers);
       if (res.status === 304 || res.status === 204) {
@@ -550,7 +564,7 @@ export class TenebraRestClient {
       try {
         parsed = text === '' ? undefined : parseJson(text);
       } catch {
-        throw new ApiError(res.status, 0, `non-JSON response: ${text.slice(0, 200)}`, res.headers.get('x-request-id') ?? undefined);
+        throw new ApiError(res.status, 0, `non-JSON response: ${text.slice(0, 200)}`, res.headers.get('x-request-id') ?? undefined, undefined, undefined, undefined, maybeSent);
       }
       const env = parsed !== null && typeof parsed === 'object' ? (parsed as JsonObject) : {};
       const isEnvelope = c.shape === 'envelope' || (typeof env['code'] === 'number' && ('data' in env || env['code'] !== 0 || 'request_id' in env));
@@ -569,7 +583,7 @@ export class TenebraRestClient {
           backoff *= 2;
           continue;
         }
-        throw new ApiError(429, code, message, requestId, name, env['data'], wait);
+        throw new ApiError(429, code, message, requestId, name, env['data'], wait, maybeSent);
       }
       if (res.status === 401 && c.auth && !refreshed && this.#credentials && (name === 'token_expired' || name === 'invalid_token' || name === undefined)) {
         refreshed = true;
@@ -581,7 +595,8 @@ export class TenebraRestClient {
         backoff *= 2;
         continue;
       }
-      throw new ApiError(res.status, code, message, requestId, name, env['data']);
+      // an answer to a retry: if an earlier attempt may have executed, the caller must be told (ADR 0050)
+      throw new ApiError(res.status, code, message, requestId, name, env['data'], undefined, maybeSent);
     }
   }
 

@@ -238,4 +238,44 @@ describe('orders', () => {
     expect(e.maybeExecuted).toBe(false);
     expect(sleeps).toEqual([1000, 2000]);
   });
+
+  // ADR 0050: an attempt that timed out may have executed at the venue; what the retry then answers
+  // must not read as the call's own outcome (chaos-real seed 25: a cancel's retry got 409).
+  describe('after an attempt that may have executed', () => {
+    const timedOut = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    const refused = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    /** A fetch that answers each attempt from the script: a response, or a transport failure. */
+    const scripted = (answers: Array<() => Response | Error>) => {
+      const f = (async () => {
+        const a = answers.shift()!();
+        if (a instanceof Error) throw a;
+        return a;
+      }) as typeof fetch;
+      return { f };
+    };
+    const notLive = () => new Response(JSON.stringify({ code: 1421, error: 'ORDER_NOT_LIVE', message: 'ORDER_NOT_LIVE: order 7 is CANCELLED and cannot be cancelled', timestamp: 't', request_id: 'r' }), { status: 409 });
+
+    it("a retry's error says an earlier attempt may have executed", async () => {
+      const { f } = scripted([timedOut, notLive]);
+      const c = new TenebraRestClient({ baseUrl: 'http://venue.test/api/v1', accessToken: 'tok', fetch: f, maxRetries: 2, sleep: async (ms) => void sleeps.push(ms), random: () => 0 });
+      const e = (await c.cancelOrder('7').catch((x: unknown) => x)) as ApiError;
+      expect(e).toBeInstanceOf(ApiError);
+      expect([e.httpStatus, e.error, e.earlierAttemptMaybeExecuted]).toEqual([409, 'ORDER_NOT_LIVE', true]);
+      expect(sleeps).toEqual([1000]);
+    });
+
+    it('the first answer is the call\'s own: no doubt', async () => {
+      const { f } = scripted([notLive]);
+      const c = new TenebraRestClient({ baseUrl: 'http://venue.test/api/v1', accessToken: 'tok', fetch: f });
+      expect(await c.cancelOrder('7').catch((x: unknown) => x)).toMatchObject({ httpStatus: 409, earlierAttemptMaybeExecuted: false });
+    });
+
+    it('a NetworkError after a timed-out attempt and a refused one may have executed', async () => {
+      const { f } = scripted([timedOut, refused]);
+      const c = new TenebraRestClient({ baseUrl: 'http://venue.test/api/v1', accessToken: 'tok', fetch: f, maxRetries: 1, sleep: async (ms) => void sleeps.push(ms), random: () => 0 });
+      const e = (await c.cancelOrder('7').catch((x: unknown) => x)) as NetworkError;
+      expect(e).toBeInstanceOf(NetworkError);
+      expect(e.maybeExecuted).toBe(true); // the last attempt was refused, the first may have landed
+    });
+  });
 });

@@ -51,6 +51,8 @@ export interface RunResult {
   lost: number;
   wrong: number;
   unsettled: number;
+  /** cancels answered 409 after an attempt that may have executed, and those that had cancelled (FlowStats.inDoubt) */
+  cancelsInDoubt: { cancels: number; applied: number };
   /** deposits − fees + bonuses − Σ(balance + position margin + unrealized at a common mark), micro-USDC */
   driftMicro: bigint;
   driftTolerance: bigint;
@@ -108,6 +110,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
       const t0 = Date.now();
       const before = flows.reduce((s, f) => s + f.stats.acked, 0);
       const unsettledBefore = flows.reduce((s, f) => s + f.stats.unsettled.length, 0);
+      const doubtBefore = inDoubt(flows);
       const problems: string[] = [];
       for (const f of flows) f.start();
       // 1. a kill -9 at a random moment, restarted after a random pause
@@ -181,6 +184,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
         acked: flows.reduce((s, f) => s + f.stats.acked, 0) - before,
         lost: check.lost, wrong: check.wrong,
         unsettled: flows.reduce((s, f) => s + f.stats.unsettled.length, 0) - unsettledBefore,
+        cancelsInDoubt: { cancels: inDoubt(flows).cancels - doubtBefore.cancels, applied: inDoubt(flows).applied - doubtBefore.applied },
         driftMicro: money.drift, driftTolerance: money.tolerance, problems, durationMs: Date.now() - t0,
       };
       results.push(res);
@@ -194,6 +198,10 @@ export async function runCampaign(opts: CampaignOptions): Promise<{ results: Run
     await Promise.all(flows.map((f) => f.stop()));
     await tc.cleanup();
   }
+}
+
+function inDoubt(flows: Flow[]): { cancels: number; applied: number } {
+  return flows.reduce((s, f) => ({ cancels: s.cancels + f.stats.inDoubt.cancels, applied: s.applied + f.stats.inDoubt.applied }), { cancels: 0, applied: 0 });
 }
 
 function pick(rand: () => number, from: number[], k: number): number[] {
@@ -413,5 +421,6 @@ export function runLine(r: RunResult): string {
   return `run ${String(r.run).padStart(2)}: kill ${kill}: stall ${s(r.kill.stallMs)} (matching ${s(r.kill.matchStallMs)}), recovered ${s(r.kill.recoverMs)} after restart | ` +
     `cut ${r.partition.nodes.join('+')} for ${s(r.partition.heldMs)}: stall ${s(r.partition.stallMs)} (matching ${s(r.partition.matchStallMs)}), recovered ${s(r.partition.recoverMs)} after healing | ` +
     `acked ${r.acked}, lost ${r.lost}, wrong ${r.wrong}, unsettled ${r.unsettled}, settled in ${s(r.settleMs)} | ${money} | ${s(r.durationMs)}` +
+    (r.cancelsInDoubt.cancels ? ` | cancels in doubt ${r.cancelsInDoubt.cancels} (${r.cancelsInDoubt.applied} had applied)` : '') +
     (r.problems.length ? `\n    ${r.problems.join('\n    ')}` : '');
 }

@@ -29,6 +29,11 @@ export interface FlowStats {
   ackTimes: number[];
   /** client_order_ids never answered definitely (MAX_ATTEMPTS) */
   unsettled: string[];
+  /**
+   * Cancels answered 409 after an attempt that may have executed (ours or the SDK's retry), and how
+   * many of them had in fact cancelled the order (recorded): chaos-real seed 25's race, counted.
+   */
+  inDoubt: { cancels: number; applied: number };
 }
 
 /** Tries (every ~0.5 s or the SDK's backoff) before an operation counts as unsettled. */
@@ -38,7 +43,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A book's stream: seeded limit orders (and cancels) around a mid, one at a time, every `paceMs`. */
 export class Flow {
-  readonly stats: FlowStats = { acked: 0, refused: 0, ackTimes: [], unsettled: [] };
+  readonly stats: FlowStats = { acked: 0, refused: 0, ackTimes: [], unsettled: [], inDoubt: { cancels: 0, applied: 0 } };
   private stopping = false;
   private running: Promise<void> | null = null;
   /** what the last operation is doing (the progress line) */
@@ -171,6 +176,25 @@ export class Flow {
     this.stats.unsettled.push(cid); // no definite answer in two minutes: a liveness failure, reported
   }
 
+  /**
+   * Whether a cancel of ours ended `orderId`: it is CANCELLED at user request (nothing else in the
+   * campaign cancels so) and no cancel of it is recorded yet (a victim can be drawn twice). The
+   * read is retried until answered: a guess either way would make the reference wrong.
+   */
+  private async cancelledByUs(acct: Account, orderId: string): Promise<boolean> {
+    if (this.acked.some((a) => a.kind === 'cancel' && a.orderId === orderId)) return false;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      try {
+        const o = await acct.rest.getOrder(orderId);
+        return o.status === 'CANCELLED' && o.cancel_reason === 'USER_REQUESTED';
+      } catch {
+        await sleep(500);
+      }
+    }
+    this.stats.unsettled.push(`cancel of ${orderId} (its order never read)`);
+    return false;
+  }
+
   /** The order of a client_order_id, once the gateway answers (undefined: it has none). */
   private async lookup(acct: Account, cid: string): Promise<string | undefined> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -184,7 +208,8 @@ export class Flow {
     return undefined;
   }
 
-  private async cancel(victim: AckedPlace): Promise<void> {
+  /** One cancel of `victim`, settled: recorded if it took effect (public for tests). */
+  async cancel(victim: AckedPlace): Promise<void> {
     const acct = this.owners.get(victim.orderId)!;
     const record = (): void => {
       this.acked.push({ kind: 'cancel', orderId: victim.orderId, symbol: this.symbol });
@@ -204,10 +229,16 @@ export class Flow {
           return;
         }
         if (e instanceof ApiError && e.httpStatus === 409) {
-          // not live: filled or cancelled before; or cancelled by our own earlier attempt whose answer was lost
-          if (sent) {
-            const o = await acct.rest.getOrder(victim.orderId).catch(() => null);
-            if (o?.cancel_reason === 'USER_REQUESTED') record();
+          // Not live: filled or cancelled before; or cancelled by an earlier attempt of ours whose
+          // answer was lost: one of this loop's (sent) or one the SDK retried itself (the error
+          // says so). Chaos-real seed 25 missed the latter: the SDK's first DELETE timed out at 10 s,
+          // the committee applied it, the retry got this 409, and the reference kept the order NEW.
+          if (sent || e.earlierAttemptMaybeExecuted) {
+            this.stats.inDoubt.cancels++;
+            if (await this.cancelledByUs(acct, victim.orderId)) {
+              this.stats.inDoubt.applied++;
+              record();
+            }
           }
           return;
         }
